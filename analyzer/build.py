@@ -1,0 +1,183 @@
+"""Build layer: run a kernel builder, build it with TVM, collect emitted source and launch extents.
+
+TVM's runtime module for CUDA and Metal is source only: it carries no launch metadata, so the
+extents are read from the lowered device TIR (the ``thread_extent`` attributes) after the
+host/device split, exactly where TVM's own codegen reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import io
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import KernelraceError
+
+TARGETS = ("cuda", "metal")
+CUDA_ARCH = "sm_80"
+LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal"}
+
+
+@dataclass
+class BuiltKernel:
+    name: str
+    # threadIdx.x/y/z and blockIdx.x/y/z -> int, or a string for a symbolic extent
+    extents: dict[str, int | str]
+
+
+@dataclass
+class BuiltModule:
+    builder: str
+    target: str
+    params: dict[str, Any]
+    source: str
+    kernels: list[BuiltKernel] = field(default_factory=list)
+
+    @property
+    def lang(self) -> str:
+        return LANG_OF_TARGET[self.target]
+
+
+def load_builder(spec: str) -> Callable[..., Any]:
+    """Resolve ``module:function`` (the function part may be dotted) to a callable."""
+    if ":" not in spec:
+        raise KernelraceError(f"builder '{spec}' must be written MODULE:FUNCTION")
+    mod_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(mod_name)
+    except Exception as exc:  # any import failure is a usage error, reported in one line
+        raise KernelraceError(f"cannot import module '{mod_name}' of builder '{spec}': {exc}") from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise KernelraceError(f"module '{mod_name}' has no attribute '{attr}'") from None
+    if not callable(obj):
+        raise KernelraceError(f"builder '{spec}' is not callable")
+    return obj
+
+
+def make_target(name: str):
+    import tvm
+
+    if name == "cuda":
+        return tvm.target.Target({"kind": "cuda", "arch": CUDA_ARCH})
+    if name == "metal":
+        return tvm.target.Target("metal")
+    raise KernelraceError(f"unsupported target '{name}' (expected one of: {', '.join(TARGETS)})")
+
+
+def _call_builder(fn: Callable[..., Any], spec: str, params: dict[str, Any], target) -> Any:
+    kwargs = dict(params)
+    try:
+        sig = inspect.signature(fn)
+        if "target" in sig.parameters and "target" not in kwargs:
+            kwargs["target"] = target
+    except (TypeError, ValueError):
+        pass
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    try:
+        with target:
+            return fn(**kwargs)
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()
+        first = msg[-1] if msg else type(exc).__name__
+        raise KernelraceError(f"builder {spec}({shown}) raised {type(exc).__name__}: {first}") from exc
+
+
+def _as_module(obj: Any, spec: str):
+    import tvm
+
+    if isinstance(obj, tvm.IRModule):
+        return obj
+    if isinstance(obj, tvm.tirx.PrimFunc):
+        name = spec.rpartition(":")[2].split(".")[-1].lstrip("_") or "kernel"
+        if obj.attrs is None or "global_symbol" not in obj.attrs:
+            obj = obj.with_attr("global_symbol", name)
+        return tvm.IRModule({obj.attrs["global_symbol"]: obj})
+    raise KernelraceError(
+        f"builder {spec} returned {type(obj).__name__}, expected a TIR PrimFunc or IRModule"
+    )
+
+
+def _schedule(mod, target):
+    """Schedule PrimFuncs that carry no schedule with dlight's Fallback, as TVM's own pipeline does."""
+    import tvm
+    from tvm.s_tir import dlight as dl
+
+    needs = [
+        gv for gv, f in mod.functions.items()
+        if isinstance(f, tvm.tirx.PrimFunc) and not (f.attrs and f.attrs.get("tirx.is_scheduled", False))
+    ]
+    if not needs:
+        return mod
+    with target:
+        return dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
+
+
+def _walk(node, visit) -> None:
+    """Pre-order walk over TIR statements (the wheel exposes no Python visitor for tirx)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        visit(n)
+        seq = getattr(n, "seq", None)
+        if seq is not None:
+            stack.extend(reversed(list(seq)))
+        for attr in ("body", "then_case", "else_case", "block"):
+            child = getattr(n, attr, None)
+            if child is not None and hasattr(child, "span"):
+                stack.append(child)
+
+
+def _extents(func) -> dict[str, int | str]:
+    import tvm
+
+    found: dict[str, int | str] = {}
+
+    def visit(n):
+        if getattr(n, "attr_key", None) == "thread_extent":
+            tag = n.node.thread_tag
+            value = n.value
+            found[tag] = int(value.value) if isinstance(value, tvm.tirx.IntImm) else str(value)
+
+    _walk(func.body, visit)
+    return found
+
+
+def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
+    """Build one builder for one target; raise KernelraceError with a one-line reason on failure."""
+    import tvm
+
+    b = importlib.import_module("tvm.tirx.build")
+    fn = load_builder(spec)
+    target = make_target(target_name)
+    mod = _as_module(_call_builder(fn, spec, params, target), spec)
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    try:
+        # TVM prints schedule warnings to stdout; keep our output clean.
+        with contextlib.redirect_stdout(io.StringIO()):
+            mod = _schedule(mod, target)
+            rt = tvm.tirx.build(mod, target=target)
+            source = rt.imports[0].inspect_source()
+            bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
+            pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+            _, device = b.split_host_device_mods(pipeline(bound))
+    except KernelraceError:
+        raise
+    except Exception as exc:
+        lines = str(exc).strip().splitlines()
+        raise KernelraceError(
+            f"TVM failed to build {spec}({shown}) for {target_name}: {lines[-1] if lines else type(exc).__name__}"
+        ) from exc
+    kernels = []
+    for dev_mod in device.values():
+        for gv, func in dev_mod.functions.items():
+            kernels.append(BuiltKernel(gv.name_hint, _extents(func)))
+    kernels.sort(key=lambda k: k.name)
+    return BuiltModule(spec, target_name, dict(params), source, kernels)

@@ -1,0 +1,1 @@
+"""Front ends: parse a dialect's source with its Lark grammar and lower it into the kernel IR."""

@@ -1,0 +1,104 @@
+"""One memoised LALR parser per dialect, and the lexer hack that tells type names from names."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..errors import KernelraceError
+
+GRAMMAR_DIR = Path(__file__).resolve().parent.parent.parent / "grammars"
+DIALECTS = ("cuda", "metal")
+
+BUILTIN_TYPES = frozenset(
+    """void bool char int float double half bfloat size_t ptrdiff_t auto
+    int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t uint ushort uchar ulong
+    __half __half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 nv_bfloat162 half2 half3 half4 half8
+    bfloat16_t
+    """.split()
+    + [f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                 "longlong", "ulonglong", "float", "double", "half", "bool", "bfloat")
+       for n in (2, 3, 4, 8)]
+)
+
+# Names that a file introduces as types: struct/union/class, using-aliases, typedefs,
+# template parameters, and `#define uint unsigned int` style type macros.
+_TYPE_INTRO = re.compile(
+    r"\b(?:struct|union|class)\s+(?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)?([A-Za-z_]\w*)"
+    r"|\btypename\s+([A-Za-z_]\w*)"
+    r"|\busing\s+([A-Za-z_]\w*)\s*="
+    r"|\busing\s+(?:[A-Za-z_]\w*::)+([A-Za-z_]\w*)\s*;"
+    r"|\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*;"
+    r"|#\s*define\s+([A-Za-z_]\w*)\s+(?:unsigned|signed|int|char|short|long|float|double)\b"
+)
+
+
+def type_names_of(text: str) -> frozenset[str]:
+    found = {name for m in _TYPE_INTRO.finditer(text) for name in m.groups() if name}
+    return BUILTIN_TYPES | found
+
+
+class TypeNamePostLex:
+    """Turn NAME into TYPE_NAME for the names known to be types in this file."""
+
+    always_accept = ("NAME",)
+
+    def __init__(self) -> None:
+        self.types: frozenset[str] = BUILTIN_TYPES
+
+    def process(self, stream):
+        types = self.types
+        for tok in stream:
+            if tok.type == "NAME" and tok.value in types:
+                tok.type = "TYPE_NAME"
+            yield tok
+
+
+@functools.lru_cache(maxsize=None)
+def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
+    post = TypeNamePostLex()
+    parser = Lark.open(
+        str(GRAMMAR_DIR / f"{dialect}.lark"),
+        parser="lalr",
+        lexer="basic",
+        postlex=post,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        strict=True,
+        cache=False,
+    )
+    return parser, post
+
+
+def parse(text: str, dialect: str, filename: str) -> Tree:
+    """Parse a whole file; a syntax error becomes a one-line KernelraceError with file:line:col."""
+    if dialect not in DIALECTS:
+        raise KernelraceError(f"{filename}: unknown language '{dialect}' (expected one of: {', '.join(DIALECTS)})")
+    parser, post = _parser(dialect)
+    post.types = type_names_of(text)
+    try:
+        return parser.parse(text)
+    except UnexpectedInput as exc:
+        raise KernelraceError(syntax_error_message(exc, text, filename)) from None
+
+
+def syntax_error_message(exc: UnexpectedInput, text: str, filename: str) -> str:
+    line, col = getattr(exc, "line", None), getattr(exc, "column", None)
+    if isinstance(exc, UnexpectedEOF) or line is None or line < 1:
+        lines = text.splitlines() or [""]
+        line, col = len(lines), len(lines[-1]) + 1
+        what = "unexpected end of file"
+    elif isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        what = "unexpected end of file" if tok.type == "$END" else f"unexpected '{tok.value}'"
+    elif isinstance(exc, UnexpectedCharacters):
+        what = f"unexpected character {text[exc.pos_in_stream]!r}" if exc.pos_in_stream < len(text) else "unexpected input"
+    else:
+        what = "syntax error"
+    src_lines = text.splitlines()
+    src = src_lines[line - 1].strip() if 0 < line <= len(src_lines) else ""
+    return f"{filename}:{line}:{col}: syntax error: {what}: {src}"
