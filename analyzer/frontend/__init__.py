@@ -1,1 +1,33 @@
 """Front ends: parse a dialect's source with its Lark grammar and lower it into the kernel IR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import KernelraceError
+from .. import ir
+from .dialects import lowering_for
+from .lower import Unsupported
+from .parser import parse
+
+EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal"}
+
+
+def lang_of(path: str) -> str | None:
+    return EXTENSIONS.get(Path(path).suffix)
+
+
+def lower_source(text: str, lang: str, filename: str) -> list[ir.Kernel]:
+    """Parse and lower every kernel of one file; any failure is a one-line KernelraceError."""
+    tree = parse(text, lang, filename)
+    lowering = lowering_for(lang)(tree, text, filename)
+    try:
+        kernels = lowering.lower()
+    except Unsupported as exc:
+        meta = getattr(exc.node, "meta", None)
+        line = getattr(meta, "line", None) or getattr(exc.node, "line", 0)
+        col = getattr(meta, "column", None) or getattr(exc.node, "column", 0)
+        raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
+    if not kernels:
+        raise KernelraceError(f"{filename}: no kernel found (no {'__global__' if lang == 'cuda' else 'kernel'} function)")
+    return kernels

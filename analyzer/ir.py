@@ -1,0 +1,213 @@
+"""The kernel IR every front end lowers into, and the only program form rules and analyses see.
+
+Expressions are integer-valued trees (C semantics: signed, truncating division). Values the
+analysis does not interpret (floats, math functions) are `Call`s of uninterpreted functions, so
+equal inputs still give provably equal outputs. Memory is addressed in bytes from a buffer's base.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+# Memory spaces.
+SHARED = "shared"      # CUDA __shared__, Metal threadgroup
+GLOBAL = "global"      # CUDA global, Metal device
+PRIVATE = "private"    # per-thread arrays
+CONSTANT = "constant"  # read-only for the kernel
+SPACES = (SHARED, GLOBAL, PRIVATE, CONSTANT)
+
+# Barrier execution scopes.
+BLOCK = "block"
+WARP = "warp"
+
+
+@dataclass(frozen=True)
+class Span:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+# ---------- expressions ----------
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+
+@dataclass(frozen=True)
+class Var:
+    """A local scalar variable (or a component of a local vector or private array)."""
+    name: str
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """Thread/block/warp builtins: tid.x, bid.y, bdim.z, gdim.x, lane, warp."""
+    name: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar kernel parameter (or a field of a constant argument struct)."""
+    name: str
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * / % << >> & | ^ == != < <= > >= && ||
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class UnOp:
+    op: str  # - ! ~
+    a: "Expr"
+
+
+@dataclass(frozen=True)
+class Select:
+    cond: "Expr"
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Call:
+    """A pure function the analysis does not interpret (float math, conversions, ...)."""
+    fn: str
+    args: tuple["Expr", ...]
+
+
+@dataclass(frozen=True)
+class Read:
+    """The value read by a memory access (the access also appears as an event)."""
+    access: "Access"
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value the front end cannot express (e.g. a warp shuffle): different per thread."""
+    why: str
+    site: int
+
+
+Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
+
+
+# ---------- statements ----------
+
+@dataclass(eq=False)
+class Access:
+    """One memory access site: `width` bytes at byte `offset` of `buffer`."""
+    buffer: str
+    space: str
+    offset: Expr
+    width: int
+    is_write: bool
+    span: Span
+    elem_size: int = 1          # element size of the buffer's declared type, for reporting
+    atomic: bool = False
+    value: Expr | None = None   # the stored value, for writes
+    id: int = 0
+
+    @property
+    def kind(self) -> str:
+        return "write" if self.is_write else "read"
+
+
+@dataclass(eq=False)
+class Assign:
+    target: str
+    value: Expr
+    span: Span
+
+
+@dataclass(eq=False)
+class MemOp:
+    """Evaluate accesses in order (reads already sit inside the expressions they feed)."""
+    access: Access
+
+
+@dataclass(eq=False)
+class Barrier:
+    scope: str                  # BLOCK or WARP
+    spaces: frozenset[str]      # memory spaces it orders
+    span: Span
+    text: str = ""
+
+
+@dataclass(eq=False)
+class If:
+    cond: Expr
+    then: list["Stmt"]
+    orelse: list["Stmt"]
+    span: Span
+
+
+@dataclass(eq=False)
+class Loop:
+    """`for (init; cond; update) body`; `while` has no init/update; cond None means forever."""
+    init: list["Stmt"]
+    cond: Expr | None
+    update: list["Stmt"]
+    body: list["Stmt"]
+    span: Span
+    id: int = 0
+
+
+@dataclass(eq=False)
+class Break:
+    span: Span
+
+
+@dataclass(eq=False)
+class Continue:
+    span: Span
+
+
+@dataclass(eq=False)
+class Return:
+    span: Span
+
+
+@dataclass(eq=False)
+class Eval:
+    """An expression evaluated for its reads only (e.g. a discarded call result)."""
+    value: Expr
+    span: Span
+
+
+Stmt = Union[Assign, MemOp, Barrier, If, Loop, Break, Continue, Return, Eval]
+
+
+@dataclass
+class Buffer:
+    name: str
+    space: str
+    elem_type: str
+    elem_size: int
+
+
+@dataclass
+class Kernel:
+    name: str
+    file: str
+    lang: str
+    body: list[Stmt]
+    buffers: dict[str, Buffer]
+    params: list[str]                      # scalar parameters, in order
+    warp_size: int = 32
+    # Launch extents: name ("tid.x", "bid.x", ...) -> int, or None when symbolic.
+    block_dim: dict[str, int | None] = field(default_factory=dict)
+    grid_dim: dict[str, int | None] = field(default_factory=dict)
+    source_lines: list[str] = field(default_factory=list)
+    unsupported: list[tuple[Span, str]] = field(default_factory=list)
+
+    def line(self, n: int) -> str:
+        return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""
