@@ -192,6 +192,7 @@ class Buffer:
     space: str
     elem_type: str
     elem_size: int
+    size_bytes: int | None = None   # fixed-size arrays (shared, private); None for parameters
 
 
 @dataclass
@@ -206,6 +207,7 @@ class Kernel:
     # Launch extents: name ("tid.x", "bid.x", ...) -> int, or None when symbolic.
     block_dim: dict[str, int | None] = field(default_factory=dict)
     grid_dim: dict[str, int | None] = field(default_factory=dict)
+    bindings: dict[str, int] = field(default_factory=dict)   # scalar parameters fixed by the user
     source_lines: list[str] = field(default_factory=list)
     unsupported: list[tuple[Span, str]] = field(default_factory=list)
 

@@ -51,6 +51,7 @@ class Pointer:
     space: str
     elem: str           # pointee type
     offset: ir.Expr     # bytes from the buffer's base
+    inner: tuple[int, ...] = ()  # remaining dimensions of a multi-dimensional array
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,22 @@ class CLowering:
             space = ir.SHARED if set(ty.quals) & self.shared_qualifiers else ir.PRIVATE
             bname = self.fresh_var(name)
             self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, elem_size)
-            self.declare_local(name, Pointer(bname, space, ty.base, ir.Const(0)))
+            extents = []
+            for dim in dims:
+                n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
+                if not isinstance(n, ir.Const):
+                    if dim is dims[0] and n is None:
+                        extents.append(None)  # `extern __shared__ float s[];`: size set at launch
+                        continue
+                    raise Unsupported(dim, "array dimension that is not a constant")
+                extents.append(n.value)
+            if None not in extents:
+                total = elem_size
+                for n in extents:
+                    total *= n
+                self.kernel.buffers[bname].size_bytes = total
+            extents = extents[1:]
+            self.declare_local(name, Pointer(bname, space, ty.base, ir.Const(0), tuple(extents)))
             if init is not None:
                 raise Unsupported(init, "array initializer")
             return []
@@ -499,7 +515,9 @@ class CLowering:
             if isinstance(base, Pointer):
                 idx = self._scalar(self.rvalue(node.children[1]))
                 size = size_of(base.elem) or 4
-                return replace(base, offset=_add(base.offset, _mul(idx, size)))
+                for n in base.inner:
+                    size *= n
+                return replace(base, offset=_add(base.offset, _mul(idx, size)), inner=base.inner[1:])
         if k == "deref":
             base = self.rvalue(node.children[0])
             if isinstance(base, Pointer):
@@ -737,7 +755,10 @@ class CLowering:
             raise Unsupported(node, "vector lane selected by a variable")
         if isinstance(base, ParamStruct):
             return self._param_path(node)
-        return self.load(self.lvalue_pointer(node), self.span(node))
+        ptr = self.lvalue_pointer(node)
+        if isinstance(base, Pointer) and base.inner:
+            return ptr  # a row of a multi-dimensional array
+        return self.load(ptr, self.span(node))
 
     def _param_path(self, node) -> Scalar:
         """arg.H[0] on a constant argument struct: a uniform scalar parameter named by its path."""
@@ -816,6 +837,12 @@ class CLowering:
         special = self.call_value(fn, args, node)
         if special is not None:
             return special
+        if fn.startswith("make_") and vector_shape(fn[5:]):
+            ty = fn[5:]
+            comps = tuple(self._scalar(self.rvalue(a)) for a in args)
+            if len(comps) != vector_shape(ty)[1]:  # type: ignore[index]
+                raise Unsupported(node, f"{fn} with {len(comps)} values")
+            return Vector(comps, ty)
         if self.barrier(fn, node) is not None:
             raise Unsupported(node, f"barrier '{fn}' inside an expression")
         if fn in self.functions and self._should_inline(fn):

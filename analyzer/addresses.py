@@ -1,0 +1,127 @@
+"""Address algebra: turn the overlap of two flattened indices into linear component equalities.
+
+TVM flattens `B[i, j, k]` of a buffer shaped `(N, H, D)` into `(i*H + j)*D + k`, with `H` and `D`
+kernel parameters. Asking a bit-vector solver whether two such products collide is nonlinear and
+slow. Under the in-bounds assumption that every access stays inside its buffer's dimensions
+(`0 <= k` and `k + width <= D`), `(r1*D + k1)` and `(r2*D + k2)` overlap exactly when `r1 == r2`
+and the `k` ranges overlap, which is linear; applied recursively this peels one dimension at a time.
+"""
+
+from __future__ import annotations
+
+from . import ir
+
+
+def contains_param(t, p: str) -> bool:
+    if isinstance(t, ir.Param):
+        return t.name == p
+    if isinstance(t, ir.BinOp):
+        return contains_param(t.a, p) or contains_param(t.b, p)
+    if isinstance(t, ir.UnOp):
+        return contains_param(t.a, p)
+    if isinstance(t, ir.Select):
+        return contains_param(t.cond, p) or contains_param(t.a, p) or contains_param(t.b, p)
+    args = getattr(t, "args", None)
+    if args:
+        return any(contains_param(a, p) for a in args)
+    return False
+
+
+_ZERO = ir.Const(0)
+_ONE = ir.Const(1)
+
+
+def _add(op: str, a, b):
+    if is_zero(b):
+        return a
+    if is_zero(a) and op == "+":
+        return b
+    return ir.BinOp(op, a, b)
+
+
+def _mul(a, b):
+    if is_zero(a) or is_zero(b):
+        return _ZERO
+    if a == _ONE:
+        return b
+    if b == _ONE:
+        return a
+    return ir.BinOp("*", a, b)
+
+
+def split(t, p: str):
+    """(R, C) with t == R*p + C and neither mentioning p; None when t is not of that shape."""
+    if isinstance(t, ir.Param) and t.name == p:
+        return _ONE, _ZERO
+    if isinstance(t, ir.BinOp) and t.op in ("+", "-"):
+        a, b = split(t.a, p), split(t.b, p)
+        if a is None or b is None:
+            return None
+        return _add(t.op, a[0], b[0]), _add(t.op, a[1], b[1])
+    if isinstance(t, ir.BinOp) and t.op == "*":
+        ca, cb = contains_param(t.a, p), contains_param(t.b, p)
+        if ca and cb:
+            return None
+        if ca:
+            s = split(t.a, p)
+            return None if s is None else (_mul(s[0], t.b), _mul(s[1], t.b))
+        if cb:
+            s = split(t.b, p)
+            return None if s is None else (_mul(t.a, s[0]), _mul(t.a, s[1]))
+        return _ZERO, t
+    if contains_param(t, p):
+        return None
+    return _ZERO, t
+
+
+def params_multiplied(t, out: set[str]) -> set[str]:
+    """Parameters that occur as a factor of a product inside t."""
+    if isinstance(t, ir.BinOp):
+        if t.op == "*":
+            for side in (t.a, t.b):
+                if isinstance(side, ir.Param):
+                    out.add(side.name)
+        params_multiplied(t.a, out)
+        params_multiplied(t.b, out)
+    elif isinstance(t, ir.UnOp):
+        params_multiplied(t.a, out)
+    return out
+
+
+def is_zero(t) -> bool:
+    if isinstance(t, ir.Const):
+        return t.value == 0
+    if isinstance(t, ir.BinOp) and t.op in ("+", "-"):
+        return is_zero(t.a) and is_zero(t.b)
+    if isinstance(t, ir.BinOp) and t.op == "*":
+        return is_zero(t.a) or is_zero(t.b)
+    return False
+
+
+def peel_scale(t):
+    """(scale, index) with t == index*scale for a constant scale (1 when there is none)."""
+    if isinstance(t, ir.BinOp) and t.op == "*" and isinstance(t.b, ir.Const) and t.b.value > 0:
+        return t.b.value, t.a
+    if isinstance(t, ir.BinOp) and t.op == "+":
+        sa, ia = peel_scale(t.a)
+        sb, ib = peel_scale(t.b)
+        if sa == sb:
+            return sa, ir.BinOp("+", ia, ib)
+        if isinstance(t.a, ir.Const) and t.a.value == 0:
+            return sb, ib
+        if isinstance(t.b, ir.Const) and t.b.value == 0:
+            return sa, ia
+    return 1, t
+
+
+def radix_split(i1, i2):
+    """A stride parameter p splitting both indices into (row, column) with parameter-free columns."""
+    candidates = sorted(params_multiplied(i1, set()) & params_multiplied(i2, set()))
+    for p in candidates:
+        s1, s2 = split(i1, p), split(i2, p)
+        if s1 is None or s2 is None or is_zero(s1[0]) or is_zero(s2[0]):
+            continue
+        if params_multiplied(s1[1], set()) or params_multiplied(s2[1], set()):
+            continue
+        return p, s1, s2
+    return None

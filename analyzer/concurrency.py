@@ -1,0 +1,196 @@
+"""Which access instances two threads can execute between the same pair of barriers.
+
+Barriers are aligned (a barrier reached divergently is its own finding), so two threads are in the
+same barrier interval exactly when both left the same synchronisation point S (kernel entry or a
+barrier) and reached their accesses without crossing another barrier. We walk the control-flow
+graph from each S, counting how many times each loop's back edge is crossed on the way; those
+counts become the loop-iteration relation of the two threads' accesses: same iteration, one
+iteration apart, or unbounded when a loop body has a barrier-free path around it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from . import ir
+
+MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
+
+
+@dataclass(frozen=True)
+class LoopPos:
+    """The iteration of one loop where an access instance sits, relative to the sync point."""
+    loop: int
+    relative: bool   # True: iteration = (iteration of S) + k; False: iteration = k (entered after S)
+    k: int           # 0, 1, or MANY meaning k >= MANY
+
+
+@dataclass
+class Cfg:
+    succ: dict[int, list[tuple[int, tuple | None]]] = field(default_factory=dict)
+    access_node: dict[int, int] = field(default_factory=dict)     # access id -> node
+    node_access: dict[int, ir.Access] = field(default_factory=dict)
+    barrier_node: dict[int, ir.Barrier] = field(default_factory=dict)
+    node_loops: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    entry: int = 0
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.cfg = Cfg()
+        self.ids = itertools.count()
+        self.loops: list[int] = []
+        self.exit = self.node()
+
+    def node(self) -> int:
+        n = next(self.ids)
+        self.cfg.succ[n] = []
+        self.cfg.node_loops[n] = tuple(getattr(self, "loops", ()))
+        return n
+
+    def edge(self, a: int, b: int, label=None) -> None:
+        self.cfg.succ[a].append((b, label))
+
+    def reads(self, e, cur: list[int]) -> list[int]:
+        for acc in reads_in(e):
+            cur = self.access(acc, cur)
+        return cur
+
+    def access(self, acc: ir.Access, cur: list[int]) -> list[int]:
+        n = self.node()
+        self.cfg.access_node[acc.id] = n
+        self.cfg.node_access[n] = acc
+        for c in cur:
+            self.edge(c, n)
+        return [n]
+
+    def block(self, stmts, cur: list[int], loop_ctx) -> list[int]:
+        for s in stmts:
+            cur = self.stmt(s, cur, loop_ctx)
+        return cur
+
+    def stmt(self, s, cur: list[int], loop_ctx) -> list[int]:
+        if isinstance(s, ir.Assign):
+            return self.reads(s.value, cur)
+        if isinstance(s, ir.Eval):
+            return self.reads(s.value, cur)
+        if isinstance(s, ir.MemOp):
+            cur = self.reads(s.access.offset, cur)
+            if s.access.value is not None:
+                cur = self.reads(s.access.value, cur)
+            return self.access(s.access, cur)
+        if isinstance(s, ir.Barrier):
+            n = self.node()
+            self.cfg.barrier_node[n] = s
+            for c in cur:
+                self.edge(c, n)
+            return [n]
+        if isinstance(s, ir.If):
+            cur = self.reads(s.cond, cur)
+            return self.block(s.then, cur, loop_ctx) + self.block(s.orelse, cur, loop_ctx)
+        if isinstance(s, ir.Loop):
+            head = self.node()
+            for c in cur:
+                self.edge(c, head, ("enter", s.id))
+            self.loops.append(s.id)
+            latch = self.node()
+            exit_join = []
+            body_start = [head]
+            if s.cond is not None:
+                body_start = self.reads(s.cond, body_start)
+                exit_join.extend(body_start)
+            ctx = {"latch": latch, "breaks": [], "loop": s.id}
+            end = self.block(s.body, body_start, ctx)
+            for c in end:
+                self.edge(c, latch)
+            upd_end = self.block(s.update, [latch], ctx)
+            for c in upd_end:
+                self.edge(c, head, ("back", s.id))
+            self.loops.pop()
+            out = self.node()
+            for c in exit_join + ctx["breaks"]:
+                self.edge(c, out, ("exit", s.id))
+            return [out]
+        if isinstance(s, ir.Break):
+            if loop_ctx is not None:
+                loop_ctx["breaks"].extend(cur)
+            return []
+        if isinstance(s, ir.Continue):
+            if loop_ctx is not None:
+                for c in cur:
+                    self.edge(c, loop_ctx["latch"])
+            return []
+        if isinstance(s, ir.Return):
+            for c in cur:
+                self.edge(c, self.exit)
+            return []
+        raise TypeError(f"unknown IR statement {s!r}")
+
+
+def reads_in(e):
+    """Memory reads of an expression, in evaluation order (an index is read before its access)."""
+    if isinstance(e, ir.Read):
+        yield from reads_in(e.access.offset)
+        yield e.access
+    elif isinstance(e, ir.BinOp):
+        yield from reads_in(e.a)
+        yield from reads_in(e.b)
+    elif isinstance(e, ir.UnOp):
+        yield from reads_in(e.a)
+    elif isinstance(e, ir.Select):
+        yield from reads_in(e.cond)
+        yield from reads_in(e.a)
+        yield from reads_in(e.b)
+    elif isinstance(e, ir.Call):
+        for a in e.args:
+            yield from reads_in(a)
+
+
+def build_cfg(kernel: ir.Kernel) -> Cfg:
+    b = _Builder()
+    entry = b.node()
+    b.cfg.entry = entry
+    end = b.block(kernel.body, [entry], None)
+    for c in end:
+        b.edge(c, b.exit)
+    return b.cfg
+
+
+Positions = tuple[LoopPos, ...]
+
+
+def intervals(cfg: Cfg, cut_warp_barriers: bool) -> dict[int, list[tuple[int, Positions]]]:
+    """For each access node, the (sync point, loop positions) from which it is barrier-free reachable."""
+    starts = [cfg.entry] + [n for n, b in cfg.barrier_node.items()
+                            if b.scope == ir.BLOCK or cut_warp_barriers]
+    reached: dict[int, list[tuple[int, Positions]]] = {}
+    for s in starts:
+        init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
+        seen: set[tuple[int, Positions]] = set()
+        stack = [(t, _step(init, lab)) for t, lab in cfg.succ[s]]
+        while stack:
+            n, pos = stack.pop()
+            if (n, pos) in seen:
+                continue
+            seen.add((n, pos))
+            bar = cfg.barrier_node.get(n)
+            if bar is not None and (bar.scope == ir.BLOCK or cut_warp_barriers):
+                continue
+            if n in cfg.node_access:
+                reached.setdefault(n, []).append((s, pos))
+            for t, lab in cfg.succ[n]:
+                stack.append((t, _step(pos, lab)))
+    return reached
+
+
+def _step(pos: Positions, label) -> Positions:
+    if label is None:
+        return pos
+    what, loop = label
+    if what == "enter":
+        return pos + (LoopPos(loop, False, 0),)
+    if what == "exit":
+        return tuple(p for p in pos if p.loop != loop)
+    # back edge
+    return tuple(LoopPos(p.loop, p.relative, min(p.k + 1, MANY)) if p.loop == loop else p for p in pos)

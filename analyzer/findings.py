@@ -1,0 +1,69 @@
+"""What a check reports: findings with both accesses, a witness, and the run's summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ERROR, WARNING, NOTE = "error", "warning", "note"
+SEVERITY_RANK = {NOTE: 0, WARNING: 1, ERROR: 2}
+
+
+@dataclass
+class Location:
+    file: str
+    line: int
+    col: int
+    kind: str           # read, write, atomic, barrier
+    buffer: str | None = None
+    memory: str | None = None
+    text: str = ""      # the source line
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "col": self.col, "kind": self.kind,
+                "buffer": self.buffer, "memory": self.memory}
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str
+    message: str
+    kernel: str
+    file: str
+    second: Location                  # primary location: the later access (or the barrier)
+    first: Location | None = None     # the earlier access, when there is one
+    witness: dict[str, Any] | None = None
+    target: str | None = None
+    params: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "severity": self.severity, "message": self.message,
+            "kernel": self.kernel, "target": self.target, "params": self.params, "file": self.file,
+            "first": self.first.as_dict() if self.first else None,
+            "second": self.second.as_dict(), "witness": self.witness, "notes": list(self.notes),
+        }
+
+    def sort_key(self):
+        return (self.file, self.kernel, self.second.line, self.second.col, self.rule,
+                self.first.line if self.first else 0, self.first.col if self.first else 0)
+
+
+@dataclass
+class KernelResult:
+    """One kernel checked: its findings, and whether anything was left undecided."""
+    kernel: str
+    file: str
+    target: str | None
+    params: dict[str, Any] | None
+    findings: list[Finding]
+    seconds: float = 0.0
+    queries: int = 0
+
+    @property
+    def status(self) -> str:
+        if any(f.rule == "unknown" for f in self.findings):
+            return "unknown"
+        return "findings" if any(f.rule != "unknown" for f in self.findings) else "clean"

@@ -1,0 +1,15 @@
+"""Every user-facing message template, in one place (lowercase, naming the entities)."""
+
+RACE = {
+    "write-after-read": "write to {buf}[{elem}] ({mem}) by thread {t2} may land before thread {t1} reads it at line {l1}",
+    "read-after-write": "read of {buf}[{elem}] ({mem}) by thread {t2} may see or miss the write by thread {t1} at line {l1}",
+    "write-after-write": "write to {buf}[{elem}] ({mem}) by thread {t2} races with the write by thread {t1} at line {l1}",
+}
+BENIGN_SUFFIX = " (both threads store the same value)"
+DIVERGENT_BARRIER = "barrier {text} is reached only by threads where the condition at line {line} holds, which differs between threads of a block"
+UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
+
+WARPS_BOTH = "threads of different warps collide, and so do threads of one warp"
+WARPS_DIFFERENT_ONLY = "it needs threads in two different warps: it shows once a block spans more than one warp"
+WARPS_SAME_ONLY = "only threads of one warp collide: lockstep execution may hide it, but warps are not guaranteed to run in lockstep"
+WARP_BARRIER_ONLY = "only a warp-level barrier lies between the accesses, and it does not order threads of different warps"

@@ -1,0 +1,137 @@
+"""Directs the passes: front end -> symbolic execution -> concurrency -> pairs -> rules."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from . import ir, messages
+from .analysis import KernelAnalysis
+from .build import BuiltModule, build
+from .concurrency import build_cfg
+from .errors import KernelraceError
+from .findings import Finding, KernelResult, Location
+from .frontend import lang_of, lower_source
+from .races import analyse_pairs
+from .symbolic import SymbolicExecutor
+
+DIMS = ("x", "y", "z")
+
+
+@dataclass
+class Options:
+    strict: bool = False
+    timeout_ms: int = 10_000
+    select: tuple[str, ...] = ()     # rule names; empty means all
+
+
+def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
+                   params: dict[str, Any] | None = None) -> KernelResult:
+    from rules import RULES
+
+    t0 = time.perf_counter()
+    evaluation = SymbolicExecutor(kernel).run()
+    cfg = build_cfg(kernel)
+    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms)
+    analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params)
+    findings: list[Finding] = []
+    for name, rule in RULES.items():
+        if options.select and name not in options.select:
+            continue
+        findings.extend(rule.check(analysis))
+    for u in pairs.undecided:
+        loc = analysis.location(u.second)
+        msg = messages.UNKNOWN.format(what=f"{u.first.access.kind} and {u.second.access.kind}",
+                                      l1=u.first.access.span.line, l2=u.second.access.span.line,
+                                      buf=u.second.access.buffer, reason=u.reason)
+        findings.append(analysis.finding("unknown", "warning", msg, loc, analysis.location(u.first)))
+    findings.sort(key=Finding.sort_key)
+    return KernelResult(kernel.name, kernel.file, target, params, findings,
+                        time.perf_counter() - t0, pairs.queries)
+
+
+def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
+    for d, v in zip(DIMS, block_dim or ()):
+        kernel.block_dim[d] = v
+    if block_dim:
+        for d in DIMS[len(block_dim):]:
+            kernel.block_dim[d] = 1
+    else:
+        for d in DIMS:
+            kernel.block_dim.setdefault(d, None)
+    for d, v in zip(DIMS, grid_dim or ()):
+        kernel.grid_dim[d] = v
+    if grid_dim:
+        for d in DIMS[len(grid_dim):]:
+            kernel.grid_dim[d] = 1
+    kernel.bindings.update(defines or {})
+
+
+def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[str, int],
+               options: Options) -> list[KernelResult]:
+    p = Path(path)
+    lang = lang or lang_of(path)
+    if lang is None:
+        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal, or a .cu/.cuh/.metal file)")
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise KernelraceError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelraceError(f"{path}: cannot read: {exc}") from None
+    results = []
+    for kernel in lower_source(text, lang, path):
+        _apply_dims(kernel, block_dim, grid_dim, defines)
+        results.append(analyse_kernel(kernel, options))
+    return results
+
+
+def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for d in DIMS:
+        v = extents.get(f"{prefix}.{d}", 1)
+        out[d] = v if isinstance(v, int) else None
+    return out
+
+
+def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
+    fn_name = mod.builder.rpartition(":")[2].split(".")[-1]
+    filename = f"{fn_name}.{'cu' if mod.lang == 'cuda' else 'metal'}"
+    kernels = lower_source(mod.source, mod.lang, filename)
+    by_name = {k.name: k for k in mod.kernels}
+    results = []
+    for kernel in kernels:
+        built = by_name.get(kernel.name)
+        if built is not None:
+            kernel.block_dim = _extent_dims(built.extents, "threadIdx")
+            kernel.grid_dim = _extent_dims(built.extents, "blockIdx")
+        else:
+            _apply_dims(kernel, None, None, None)
+        results.append(analyse_kernel(kernel, options, mod.target, mod.params))
+    return results
+
+
+def param_grid(params: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    names = list(params)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(params[n] for n in names))]
+
+
+@dataclass
+class LintJob:
+    builder: str
+    target: str
+    params: dict[str, Any]
+
+
+def lint_jobs(builder: str, targets: list[str], params: dict[str, list[Any]]) -> list[LintJob]:
+    return [LintJob(builder, t, p) for p in param_grid(params) for t in targets]
+
+
+def run_lint_job(job: LintJob, options: Options) -> tuple[list[KernelResult], float]:
+    t0 = time.perf_counter()
+    mod = build(job.builder, job.params, job.target)
+    build_seconds = time.perf_counter() - t0
+    return check_built(mod, options), build_seconds

@@ -1,0 +1,342 @@
+"""Pairs of access instances of two threads that touch the same bytes with nothing ordering them.
+
+For every pair of access sites on one buffer (at least one a write, not both atomic) that can
+share a barrier interval, one solver query per hazard kind asks for two distinct threads of one
+block, their loop iterations, and an overlapping byte. Cheap tests run first: sites on different
+buffers, read-only pairs, and pairs no barrier interval contains never reach the solver.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import z3
+
+from . import ir
+from .addresses import peel_scale, radix_split
+from .concurrency import MANY, Cfg, LoopPos, intervals
+from .solver import DIMS, Encoder, as_int, bv, truth
+from .symbolic import AccessEvent, Evaluation
+
+WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
+
+
+@dataclass
+class Thread:
+    index: tuple[int, int, int]
+    warp: int
+    iterations: dict[int, int]      # loop line -> iteration number
+
+
+@dataclass
+class Witness:
+    first: Thread
+    second: Thread
+    block: tuple[int, int, int]
+    element: int
+    byte: int
+    same_warp: bool
+    params: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "first_thread": list(self.first.index), "second_thread": list(self.second.index),
+            "block": list(self.block),
+            "first_iterations": {str(k): v for k, v in self.first.iterations.items()},
+            "second_iterations": {str(k): v for k, v in self.second.iterations.items()},
+            "element": self.element, "byte_offset": self.byte,
+            "first_warp": self.first.warp, "second_warp": self.second.warp,
+            "same_warp": self.same_warp, "params": dict(self.params),
+        }
+
+
+@dataclass
+class Hazard:
+    kind: str
+    first: AccessEvent      # the access one thread executes first
+    second: AccessEvent
+    witness: Witness
+    benign: bool = False    # a write-write pair that provably stores the same value
+    warp_synchronised: bool = False  # only warp-level barriers separate them
+    warps: frozenset = frozenset()   # {"same", "different"}: which warp placements can collide
+
+
+@dataclass
+class Undecided:
+    first: AccessEvent
+    second: AccessEvent
+    reason: str
+
+
+@dataclass
+class PairAnalysis:
+    hazards: list[Hazard] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+    queries: int = 0
+
+
+def _order_key(pos: tuple[LoopPos, ...], order: int):
+    return tuple((0 if p.relative else 1, p.k) for p in pos), order
+
+
+def _first(pa, pb, ea: AccessEvent, eb: AccessEvent) -> str:
+    """'a', 'b' or 'either': which instance one thread would execute first."""
+    ka = [(p.loop, p.relative, p.k) for p in pa]
+    kb = [(p.loop, p.relative, p.k) for p in pb]
+    for (la, ra, xa), (lb, rb, xb) in zip(ka, kb):
+        if la != lb or ra != rb:
+            return "either"
+        if xa != xb:
+            return "a" if xa < xb else "b"
+        if xa == MANY:
+            return "either"
+    if ea.access is eb.access:
+        return "same"
+    return "a" if ea.order < eb.order else "b"
+
+
+def _kind(first: ir.Access, second: ir.Access) -> str | None:
+    if first.is_write and second.is_write:
+        return WAW
+    if first.is_write:
+        return RAW
+    if second.is_write:
+        return WAR
+    return None
+
+
+class PairChecker:
+    def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000):
+        self.kernel = kernel
+        self.ev = ev
+        self.cfg = cfg
+        self.exact = Encoder(kernel, kernel.warp_size, exact=True)
+        self.fast = Encoder(kernel, kernel.warp_size, exact=False)
+        self.enc = self.exact
+        self.timeout_ms = timeout_ms
+        has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
+        self.block_reach = intervals(cfg, cut_warp_barriers=False)
+        self.warp_reach = intervals(cfg, cut_warp_barriers=True) if has_warp_barriers else self.block_reach
+        self.loop_line = {lid: info.loop.span.line for lid, info in ev.loops.items()}
+
+    def run(self) -> PairAnalysis:
+        out = PairAnalysis()
+        by_buffer: dict[str, list[AccessEvent]] = defaultdict(list)
+        for e in sorted(self.ev.accesses.values(), key=lambda e: e.order):
+            by_buffer[e.access.buffer].append(e)
+        for buf in sorted(by_buffer):
+            events = by_buffer[buf]
+            for i, a in enumerate(events):
+                for b in events[i:]:
+                    if not (a.access.is_write or b.access.is_write):
+                        continue
+                    if a.access.atomic and b.access.atomic:
+                        continue
+                    self.check_pair(a, b, out)
+        return out
+
+    def _combos(self, a: AccessEvent, b: AccessEvent, reach):
+        ra = reach.get(self.cfg.access_node[a.access.id], [])
+        rb = reach.get(self.cfg.access_node[b.access.id], [])
+        by_start = defaultdict(list)
+        for s, p in rb:
+            by_start[s].append(p)
+        for s, pa in ra:
+            for pb in by_start.get(s, ()):
+                yield s, pa, pb
+
+    def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
+        combos = list(self._combos(a, b, self.block_reach))
+        if not combos:
+            return
+        warp_combos = set()
+        if self.warp_reach is not self.block_reach:
+            warp_combos = {(s, pa, pb) for s, pa, pb in self._combos(a, b, self.warp_reach)}
+        groups: dict[str, list] = defaultdict(list)
+        for s, pa, pb in combos:
+            who = _first(pa, pb, a, b)
+            if who == "either":
+                groups["a"].append((s, pa, pb))
+                groups["b"].append((s, pa, pb))
+            else:
+                groups[who].append((s, pa, pb))
+        for who in ("a", "b", "same"):
+            if who not in groups:
+                continue
+            first, second = (a, b) if who in ("a", "same") else (b, a)
+            kind = _kind(first.access, second.access)
+            if kind is None:
+                continue
+            self.query(kind, a, b, first, groups[who], warp_combos, out)
+
+    def _constraints(self, enc: Encoder, a, b, combos, warp_combos):
+        """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""
+        self.enc = enc
+        off1, off2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
+        cs = [z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])]
+        cs += self._overlap(a, b) + self._in_bounds(a, off1) + self._in_bounds(b, off2)
+        cs += [truth(enc.term(g, 1)) for g in a.guard] + [truth(enc.term(g, 2)) for g in b.guard]
+        alts = []
+        for s, pa, pb in combos:
+            rel = self._relation(s, pa, 1) + self._relation(s, pb, 2)
+            if warp_combos and (s, pa, pb) not in warp_combos:
+                # Only warp barriers lie between: the threads must sit in different warps.
+                rel.append(enc.warp(1) != enc.warp(2))
+            alts.append(z3.And(*rel) if rel else z3.BoolVal(True))
+        cs.append(z3.Or(*alts))
+        return cs + enc.base, alts, (off1, off2)
+
+    def _solve(self, constraints, out: PairAnalysis):
+        solver = z3.Solver()
+        solver.set("timeout", self.timeout_ms)
+        solver.add(*constraints)
+        out.queries += 1
+        res = solver.check()
+        return res, solver
+
+    def query(self, kind, a, b, first, combos, warp_combos, out: PairAnalysis) -> None:
+        second = b if first is a else a
+        # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
+        fast, _, _ = self._constraints(self.fast, a, b, combos, warp_combos)
+        res, _ = self._solve(fast, out)
+        if res == z3.unsat:
+            return
+        exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos, warp_combos)
+        res, solver = self._solve(exact, out)
+        if res == z3.unknown:
+            out.undecided.append(Undecided(first, second, f"solver gave up ({solver.reason_unknown()})"))
+            return
+        if res == z3.unsat:
+            return
+        model = solver.model()
+        benign = False
+        if kind == WAW and a.value is not None and b.value is not None:
+            differ = lambda enc: as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))  # noqa: E731
+            self.enc = self.fast
+            res2, _ = self._solve(fast + [differ(self.fast)], out)
+            if res2 == z3.unsat:
+                benign = True
+            else:
+                self.enc = self.exact
+                solver.add(differ(self.exact))
+                out.queries += 1
+                res3 = solver.check()
+                if res3 == z3.unsat:
+                    benign = True
+                elif res3 == z3.sat:
+                    model = solver.model()
+        self.enc = self.exact
+        model = self._readable(solver, model)
+        warp_sync = bool(warp_combos) and not any(
+            z3.is_true(model.eval(alt, model_completion=True))
+            for alt, c in zip(alts, combos) if c in warp_combos)
+        wit = self._witness(model, a, b, off1, off2)
+        if first is b:
+            wit.first, wit.second = wit.second, wit.first
+        out.hazards.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps)))
+
+    def _readable(self, solver, model):
+        """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters."""
+        enc = self.exact
+        self.last_warps = set()
+        for same in (True, False):
+            solver.push()
+            solver.add(enc.warp(1) == enc.warp(2) if same else enc.warp(1) != enc.warp(2))
+            if solver.check() == z3.sat:
+                self.last_warps.add("same" if same else "different")
+            solver.pop()
+        wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
+        small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync", "load", "opaque"))
+                 and z3.is_bv(v) and z3.is_const(v)]
+        wishes.append([z3.And(v >= 0, v <= 16) for v in small])
+        wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
+        solver.set("timeout", max(self.timeout_ms // 10, 200))
+        for wish in wishes:
+            if not wish:
+                continue
+            solver.push()
+            solver.add(*wish)
+            if solver.check() == z3.sat:
+                model = solver.model()
+                solver.pop()
+                solver.add(*wish)
+            else:
+                solver.pop()
+        return model
+
+    def _in_bounds(self, e: AccessEvent, off) -> list:
+        """Accesses stay inside their buffer: from its base, and within a fixed-size array."""
+        facts = [off >= 0]
+        buf = self.kernel.buffers.get(e.access.buffer)
+        if buf is not None and buf.size_bytes:
+            facts.append(off + e.access.width <= buf.size_bytes)
+        return facts
+
+    def _overlap(self, a: AccessEvent, b: AccessEvent) -> list:
+        """Constraints meaning: a's bytes (thread 1) overlap b's bytes (thread 2)."""
+        enc = self.enc
+        s1, i1 = peel_scale(a.offset)
+        s2, i2 = peel_scale(b.offset)
+        wa, wb = a.access.width, b.access.width
+        if s1 != s2 or wa % s1 or wb % s2:
+            o1, o2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
+            return [o1 < o2 + bv(wb), o2 < o1 + bv(wa)]
+        out: list = []
+        w1, w2 = wa // s1, wb // s2
+        while True:
+            r = radix_split(i1, i2)
+            if r is None:
+                break
+            p, (r1, c1), (r2, c2) = r
+            stride = enc.param(p)
+            e1, e2 = enc.term(c1, 1), enc.term(c2, 2)
+            # In bounds of the innermost dimension: the columns stay within a row of length p.
+            out += [e1 >= 0, e1 + bv(w1) <= stride, e2 >= 0, e2 + bv(w2) <= stride,
+                    e1 < e2 + bv(w2), e2 < e1 + bv(w1)]
+            i1, i2, w1, w2 = r1, r2, 1, 1
+        x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
+        out += [x1 < x2 + bv(w2), x2 < x1 + bv(w1)]
+        return out
+
+    def _relation(self, s: int, pos, k: int) -> list:
+        enc = self.enc
+        rel = []
+        for p in pos:
+            i = enc.iteration(k, p.loop)
+            if p.relative:
+                base = enc.param(f"sync{s}.iter{p.loop}")
+                rel.append(base >= 0)
+                rel.append(i == base + p.k if p.k < MANY else i >= base + MANY)
+            else:
+                rel.append(i == p.k if p.k < MANY else i >= MANY)
+        return rel
+
+    def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:
+        enc = self.enc
+        val = lambda e: enc.value_of(model, e)  # noqa: E731
+        t1 = tuple(val(enc.tid[1][d]) for d in DIMS)
+        t2 = tuple(val(enc.tid[2][d]) for d in DIMS)
+        o1, o2 = val(off1), val(off2)
+        byte = max(o1, o2)
+        elem = byte // max(a.access.elem_size, 1)
+
+        def thread(k, ev, idx):
+            iters = {self.loop_line.get(l, l): val(enc.iteration(k, l)) for l in ev.loops}
+            return Thread(idx, val(enc.warp(k)), iters)
+
+        first, second = thread(1, a, t1), thread(2, b, t2)
+        params = {}
+        for name in self.kernel.params:
+            if name in enc.shared:
+                params[name] = val(enc.shared[name])
+        return Witness(first, second, tuple(val(enc.bid[d]) for d in DIMS), elem, byte,
+                       first.warp == second.warp, params)
+
+
+def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000) -> PairAnalysis:
+    return PairChecker(kernel, ev, cfg, timeout_ms).run()
+
+
+__all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW", "itertools"]

@@ -1,0 +1,79 @@
+"""Reporters: they read findings only. Text (rich) and JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from .findings import ERROR, KernelResult
+
+STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
+
+
+def summary(results: list[KernelResult]) -> dict[str, Any]:
+    findings = [f for r in results for f in r.findings]
+    by_rule: dict[str, int] = {}
+    for f in findings:
+        by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+    return {
+        "kernels": len(results),
+        "clean": sum(r.status == "clean" for r in results),
+        "with_findings": sum(r.status == "findings" for r in results),
+        "unknown": sum(r.status == "unknown" for r in results),
+        "errors": sum(f.severity == ERROR for f in findings),
+        "warnings": sum(f.severity == "warning" for f in findings),
+        "by_rule": dict(sorted(by_rule.items())),
+    }
+
+
+def to_json(results: list[KernelResult]) -> str:
+    findings = [f.as_dict() for r in results for f in r.findings]
+    kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
+                "status": r.status, "findings": len(r.findings)} for r in results]
+    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results)}, indent=2)
+
+
+def _thread(t: list[int]) -> str:
+    return "(" + ",".join(str(v) for v in t) + ")"
+
+
+def print_text(results: list[KernelResult], console: Console) -> None:
+    for r in results:
+        where = f" [{r.target}, {', '.join(f'{k}={v!r}' for k, v in (r.params or {}).items())}]" if r.target else ""
+        for f in r.findings:
+            sev = STYLE.get(f.severity, "")
+            loc = f"{f.file}:{f.second.line}:{f.second.col}"
+            console.print(f"[bold]{escape(loc)}[/]: [{sev}]{f.severity}[/]{escape('[' + f.rule + ']')} "
+                          f"{escape(f.message)}  [dim]kernel {escape(f.kernel)}{escape(where)}[/]")
+            rows = []
+            if f.first is not None:
+                rows.append((f.first, "first"))
+            rows.append((f.second, "second"))
+            for loc_, role in rows:
+                what = loc_.kind + (f" {loc_.buffer} ({loc_.memory})" if loc_.buffer else "")
+                console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
+                console.print(f"  [dim]      |[/] [cyan]{role}: {escape(what)} at {loc_.line}:{loc_.col}[/]")
+            w = f.witness
+            if w:
+                blk = _thread(w["block"])
+                console.print(
+                    f"  witness: block {blk}, thread {_thread(w['first_thread'])} (warp {w['first_warp']}) "
+                    f"then thread {_thread(w['second_thread'])} (warp {w['second_warp']}), "
+                    f"element {w['element']} (byte {w['byte_offset']})")
+                iters = []
+                for label, key in (("first", "first_iterations"), ("second", "second_iterations")):
+                    if w[key]:
+                        iters.append(f"{label} in " + ", ".join(f"loop@{k} iteration {v}" for k, v in w[key].items()))
+                if iters:
+                    console.print("  iterations: " + "; ".join(iters))
+                if w.get("params"):
+                    console.print("  parameters: " + ", ".join(f"{k}={v}" for k, v in w["params"].items()))
+            for note in f.notes:
+                console.print(f"  [dim]note: {escape(note)}[/]")
+    s = summary(results)
+    style = "bold red" if s["errors"] else "bold green"
+    console.print(f"[{style}]{s['kernels']} kernel(s): {s['clean']} clean, {s['with_findings']} with findings, "
+                  f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)[/]")

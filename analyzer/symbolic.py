@@ -1,0 +1,468 @@
+"""Symbolic execution of one thread over the IR, and the uniformity analysis that rides on it.
+
+Every access and barrier becomes an event whose address, value and guard are terms over the
+thread's builtins, the kernel's parameters and the iteration numbers of its enclosing loops. A
+term is *uniform* when it has the same value in every thread of a block at the same point of the
+(aligned) execution: it mentions no thread index, lane or warp index, and no value derived from
+one. Loop state kept in private arrays (`batch_idx_ptr[0]`) and loads at uniform addresses stay
+uniform, which is what keeps TVM's `while (1)` tile loops from looking divergent.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from . import ir
+
+NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
+
+
+@dataclass(frozen=True)
+class Iter:
+    """The iteration number (from 0) of loop `loop` in the executing thread."""
+    loop: int
+
+
+@dataclass(frozen=True)
+class Sym:
+    """An uninterpreted function of `args`; shared by all threads when uniform, else per thread."""
+    name: str
+    uniform: bool
+    args: tuple = ()
+
+
+Term = object  # ir.Expr | Iter | Sym
+
+
+_uniform_memo: dict[int, tuple[object, bool]] = {}
+
+
+def is_uniform(t) -> bool:
+    """Memoised by identity: terms are shared DAGs, and hashing them structurally is quadratic."""
+    hit = _uniform_memo.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    u = _is_uniform(t)
+    _uniform_memo[id(t)] = (t, u)
+    return u
+
+
+def _clear_uniform_memo() -> None:
+    _uniform_memo.clear()
+
+
+is_uniform.cache_clear = _clear_uniform_memo  # type: ignore[attr-defined]
+
+
+def _is_uniform(t) -> bool:
+    if isinstance(t, ir.Const | ir.Param):
+        return True
+    if isinstance(t, ir.Builtin):
+        return not t.name.startswith(NON_UNIFORM_BUILTINS)
+    if isinstance(t, ir.BinOp):
+        return is_uniform(t.a) and is_uniform(t.b)
+    if isinstance(t, ir.UnOp):
+        return is_uniform(t.a)
+    if isinstance(t, ir.Select):
+        return is_uniform(t.cond) and is_uniform(t.a) and is_uniform(t.b)
+    if isinstance(t, ir.Call):
+        return all(is_uniform(a) for a in t.args)
+    if isinstance(t, Iter):
+        return t.loop not in _divergent_loops
+    if isinstance(t, Sym):
+        return t.uniform and all(is_uniform(a) for a in t.args)
+    return False  # Opaque
+
+
+# Loops whose trip count differs between threads: their iteration number is not uniform.
+_divergent_loops: set[int] = set()
+
+
+@dataclass
+class AccessEvent:
+    access: ir.Access
+    offset: Term
+    value: Term | None
+    guard: tuple            # terms that are all nonzero when the access executes
+    loops: tuple[int, ...]  # enclosing loop ids, outermost first
+    order: int              # position in program order
+
+
+@dataclass
+class BarrierEvent:
+    barrier: ir.Barrier
+    guard: tuple
+    loops: tuple[int, ...]
+    divergent_because: Term | None   # the first non-uniform condition it sits under
+    divergent_span: ir.Span | None
+
+
+@dataclass
+class LoopInfo:
+    loop: ir.Loop
+    parent_loops: tuple[int, ...]
+    uniform: bool = True
+
+
+@dataclass
+class Evaluation:
+    accesses: dict[int, AccessEvent] = field(default_factory=dict)
+    barriers: list[BarrierEvent] = field(default_factory=list)
+    loops: dict[int, LoopInfo] = field(default_factory=dict)
+
+
+class _Terminated(Exception):
+    pass
+
+
+@dataclass
+class _State:
+    env: dict
+    private: dict          # (buffer, byte offset) -> term, for private arrays at constant offsets
+    guard: tuple
+    divergent: tuple       # (cond term, span) of the first non-uniform enclosing condition, or ()
+    dead: bool = False
+
+
+def _simplify_not(t):
+    if isinstance(t, ir.UnOp) and t.op == "!":
+        return t.a
+    return ir.UnOp("!", t)
+
+
+class SymbolicExecutor:
+    """Executes a kernel once, emitting one event per access site and barrier."""
+
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.result = Evaluation()
+        self.emit = True
+        self.order = itertools.count()
+        self.loop_stack: list[int] = []
+        self.fresh = itertools.count()
+        _divergent_loops.clear()
+        is_uniform.cache_clear()
+
+    def run(self) -> Evaluation:
+        st = _State({}, {}, (), ())
+        try:
+            self.block(self.kernel.body, st)
+        except _Terminated:
+            pass
+        return self.result
+
+    # ---------- expressions ----------
+    def term(self, e, st: _State):
+        if isinstance(e, ir.Const | ir.Param | ir.Builtin):
+            return e
+        if isinstance(e, ir.Var):
+            if e.name in st.env:
+                return st.env[e.name]
+            return Sym(f"undef:{e.name}", False)
+        if isinstance(e, ir.BinOp):
+            a, b = self.term(e.a, st), self.term(e.b, st)
+            if e.op in ("&&", "||"):
+                return ir.BinOp(e.op, a, b)
+            if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+                folded = _fold(e.op, a.value, b.value)
+                if folded is not None:
+                    return ir.Const(folded)
+            return ir.BinOp(e.op, a, b)
+        if isinstance(e, ir.UnOp):
+            return ir.UnOp(e.op, self.term(e.a, st))
+        if isinstance(e, ir.Select):
+            return ir.Select(self.term(e.cond, st), self.term(e.a, st), self.term(e.b, st))
+        if isinstance(e, ir.Call):
+            return ir.Call(e.fn, tuple(self.term(a, st) for a in e.args))
+        if isinstance(e, ir.Read):
+            return self.read(e.access, st)
+        if isinstance(e, ir.Opaque):
+            return Sym(f"opaque{e.site}", False, self.iters())
+        raise TypeError(f"unknown IR expression {e!r}")
+
+    def iters(self) -> tuple:
+        return tuple(Iter(lid) for lid in self.loop_stack)
+
+    def read(self, acc: ir.Access, st: _State):
+        offset = self.term(acc.offset, st)
+        if acc.space == ir.PRIVATE:
+            if isinstance(offset, ir.Const):
+                key = (acc.buffer, offset.value, acc.width)
+                if key in st.private:
+                    return st.private[key]
+            return Sym(f"private:{acc.buffer}", False, (offset,) + self.iters())
+        self.record(acc, offset, None, st)
+        # Same site, same address, same iterations: the same value in every thread (race-free reading).
+        return Sym(f"load{acc.id}", True, (offset,) + self.iters())
+
+    def record(self, acc: ir.Access, offset, value, st: _State) -> None:
+        if not self.emit or st.dead or acc.space in (ir.PRIVATE, ir.CONSTANT):
+            return
+        self.result.accesses[acc.id] = AccessEvent(acc, offset, value, st.guard, tuple(self.loop_stack),
+                                                   next(self.order))
+
+    # ---------- statements ----------
+    def block(self, stmts, st: _State) -> None:
+        for s in stmts:
+            if st.dead:
+                return
+            self.stmt(s, st)
+
+    def stmt(self, s, st: _State) -> None:
+        if isinstance(s, ir.Assign):
+            st.env[s.target] = self.term(s.value, st)
+        elif isinstance(s, ir.MemOp):
+            acc = s.access
+            offset = self.term(acc.offset, st)
+            value = self.term(acc.value, st) if acc.value is not None else None
+            if acc.space == ir.PRIVATE:
+                self.write_private(acc, offset, value, st)
+            else:
+                self.record(acc, offset, value, st)
+        elif isinstance(s, ir.Eval):
+            self.term(s.value, st)
+        elif isinstance(s, ir.Barrier):
+            if self.emit and not st.dead:
+                cond, span = st.divergent if st.divergent else (None, None)
+                self.result.barriers.append(BarrierEvent(s, st.guard, tuple(self.loop_stack), cond, span))
+        elif isinstance(s, ir.If):
+            self.if_(s, st)
+        elif isinstance(s, ir.Loop):
+            self.loop(s, st)
+        elif isinstance(s, (ir.Break, ir.Continue, ir.Return)):
+            st.dead = True
+        else:
+            raise TypeError(f"unknown IR statement {s!r}")
+
+    def write_private(self, acc: ir.Access, offset, value, st: _State) -> None:
+        if isinstance(offset, ir.Const):
+            # A store of `width` bytes replaces every tracked cell it overlaps.
+            lo, hi = offset.value, offset.value + acc.width
+            for key in [k for k in st.private if k[0] == acc.buffer and k[1] < hi and lo < k[1] + k[2]]:
+                del st.private[key]
+            st.private[(acc.buffer, offset.value, acc.width)] = value
+            if value is not None and acc.width > acc.elem_size and isinstance(value, ir.Call) and value.fn == "vec":
+                for i, comp in enumerate(value.args):
+                    st.private[(acc.buffer, offset.value + i * acc.elem_size, acc.elem_size)] = comp
+        else:
+            # Unknown element: every cell of the array now holds an unknown per-thread value.
+            uniform = is_uniform(offset) and (value is None or is_uniform(value)) and not st.divergent
+            for key in [k for k in st.private if k[0] == acc.buffer]:
+                st.private[key] = Sym(f"private:{acc.buffer}@{next(self.fresh)}", uniform, self.iters())
+
+    def _branch(self, stmts, st: _State, cond, span) -> _State:
+        sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent)
+        if not st.divergent and not is_uniform(cond):
+            sub.divergent = (cond, span)
+        self.block(stmts, sub)
+        return sub
+
+    def if_(self, s: ir.If, st: _State) -> None:
+        cond = self.term(s.cond, st)
+        if isinstance(cond, ir.Const):
+            self.block(s.then if cond.value else s.orelse, st)
+            return
+        t = self._branch(s.then, st, cond, s.span)
+        f = self._branch(s.orelse, st, _simplify_not(cond), s.span)
+        if t.dead and f.dead:
+            st.dead = True
+            return
+        if t.dead or f.dead:
+            live, dead_cond = (f, cond) if t.dead else (t, _simplify_not(cond))
+            st.env, st.private = live.env, live.private
+            # The rest runs only where the terminating branch was not taken.
+            st.guard = st.guard + (_simplify_not(dead_cond),)
+            if not st.divergent and not is_uniform(cond):
+                st.divergent = (cond, s.span)
+            return
+        st.env = _join(cond, t.env, f.env)
+        st.private = _join(cond, t.private, f.private)
+        if not is_uniform(cond) and not st.divergent and (_has_exit(s.then) or _has_exit(s.orelse)):
+            st.divergent = (cond, s.span)
+
+    def loop(self, s: ir.Loop, st: _State) -> None:
+        lid = s.id
+        info = LoopInfo(s, tuple(self.loop_stack))
+        self.result.loops[lid] = info
+        assigned = _assigned(s.body) | _assigned(s.update)
+        inductions = self._inductions(s, st, assigned)
+        # Uniformity of loop-carried state is a fixpoint: start from "all uniform", widen.
+        non_uniform: set[str] = set()
+        saved_emit = self.emit
+        for _ in range(len(assigned) + 2):
+            self.emit = False
+            changed = self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=False)
+            if not changed:
+                break
+        self.emit = saved_emit
+        self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=True)
+
+    def _inductions(self, s: ir.Loop, st: _State, assigned: set[str]) -> dict[str, object]:
+        """Variables stepped only by the update clause: closed forms in the iteration number."""
+        out = {}
+        body_assigned = _assigned(s.body)
+        for u in s.update:
+            if not isinstance(u, ir.Assign) or u.target in body_assigned or u.target not in st.env:
+                continue
+            v = u.value
+            if isinstance(v, ir.BinOp) and isinstance(v.a, ir.Var) and v.a.name == u.target:
+                step = v.b
+                if _mentions(step, assigned):
+                    continue
+                init = st.env[u.target]
+                it = Iter(s.id)
+                step_t = self.term(step, st)
+                if v.op == "+":
+                    out[u.target] = ir.BinOp("+", init, ir.BinOp("*", it, step_t))
+                elif v.op == "-":
+                    out[u.target] = ir.BinOp("-", init, ir.BinOp("*", it, step_t))
+                elif v.op == ">>":
+                    out[u.target] = ir.BinOp(">>", init, ir.BinOp("*", it, step_t))
+                elif v.op == "<<":
+                    out[u.target] = ir.BinOp("<<", init, ir.BinOp("*", it, step_t))
+        return out
+
+    def _loop_pass(self, s, st: _State, assigned, inductions, non_uniform: set[str], info: LoopInfo,
+                   final: bool) -> bool:
+        lid = s.id
+        env = dict(st.env)
+        for v in assigned:
+            if v in inductions:
+                env[v] = inductions[v]
+            else:
+                env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (Iter(lid),))
+        private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (Iter(lid),))
+                   for k in st.private}
+        assigned_private = _assigned_private(s.body)
+        private = {k: (v if k[0] in assigned_private else st.private[k]) for k, v in private.items()}
+        self.loop_stack.append(lid)
+        body_st = _State(env, private, st.guard, st.divergent)
+        cond = self.term(s.cond, body_st) if s.cond is not None else None
+        if cond is not None:
+            body_st.guard = body_st.guard + (cond,)
+            if not is_uniform(cond):
+                info.uniform = False
+        if not info.uniform:
+            _divergent_loops.add(lid)
+            is_uniform.cache_clear()
+            if not body_st.divergent:
+                body_st.divergent = (cond if cond is not None else ir.Const(1), s.span)
+        self.block(s.body, body_st)
+        cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent)
+        self.block(s.update, cont)
+        self.loop_stack.pop()
+        changed = False
+        for v in assigned:
+            if v in inductions or v in non_uniform:
+                continue
+            end = cont.env.get(v)
+            if end is not None and not is_uniform(end):
+                non_uniform.add(v)
+                changed = True
+        if _breaks_non_uniformly(s.body, self, body_st) and info.uniform:
+            info.uniform = False
+            _divergent_loops.add(lid)
+            is_uniform.cache_clear()
+            changed = True
+        if final:
+            # After the loop: carried state is whatever the last iteration left, unknown here.
+            loop_uniform = info.uniform
+            for v in assigned:
+                uniform = loop_uniform and v not in non_uniform and not st.divergent
+                st.env[v] = Sym(f"{v}@exit{lid}", uniform, self.iters())
+            for k in list(st.private):
+                if k[0] in assigned_private:
+                    st.private[k] = Sym(f"private:{k[0]}+{k[1]}@exit{lid}", loop_uniform, self.iters())
+        return changed
+
+
+def _breaks_non_uniformly(body, ex: SymbolicExecutor, st: _State) -> bool:
+    # Divergent exits are recorded by the If handling in `st.divergent`; a loop whose body made it
+    # divergent via a break or continue has a thread-dependent trip count.
+    return bool(st.divergent) and _has_exit(body)
+
+
+def _has_exit(stmts) -> bool:
+    for s in stmts:
+        if isinstance(s, (ir.Break, ir.Return)):
+            return True
+        if isinstance(s, ir.If) and (_has_exit(s.then) or _has_exit(s.orelse)):
+            return True
+    return False
+
+
+def _assigned(stmts) -> set[str]:
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            out.add(s.target)
+        elif isinstance(s, ir.If):
+            out |= _assigned(s.then) | _assigned(s.orelse)
+        elif isinstance(s, ir.Loop):
+            out |= _assigned(s.body) | _assigned(s.update)
+    return out
+
+
+def _assigned_private(stmts) -> set[str]:
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ir.MemOp) and s.access.space == ir.PRIVATE:
+            out.add(s.access.buffer)
+        elif isinstance(s, ir.If):
+            out |= _assigned_private(s.then) | _assigned_private(s.orelse)
+        elif isinstance(s, ir.Loop):
+            out |= _assigned_private(s.body) | _assigned_private(s.update)
+    return out
+
+
+def _mentions(e, names: set[str]) -> bool:
+    if isinstance(e, ir.Var):
+        return e.name in names
+    if isinstance(e, ir.BinOp):
+        return _mentions(e.a, names) or _mentions(e.b, names)
+    if isinstance(e, ir.UnOp):
+        return _mentions(e.a, names)
+    if isinstance(e, ir.Select):
+        return _mentions(e.cond, names) or _mentions(e.a, names) or _mentions(e.b, names)
+    if isinstance(e, ir.Call):
+        return any(_mentions(a, names) for a in e.args)
+    return isinstance(e, ir.Read | ir.Opaque)
+
+
+def _join(cond, a: dict, b: dict) -> dict:
+    out = {}
+    for k in a.keys() & b.keys():
+        va, vb = a[k], b[k]
+        out[k] = va if va == vb else ir.Select(cond, va, vb)
+    return out
+
+
+def _fold(op: str, a: int, b: int) -> int | None:
+    try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/" and b:
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b >= 0) else -q
+        if op == "%" and b:
+            return a - b * _fold("/", a, b)  # type: ignore[operator]
+        if op == "<<" and 0 <= b < 64:
+            return a << b
+        if op == ">>" and 0 <= b < 64:
+            return a >> b
+        if op == "&":
+            return a & b
+        if op == "|":
+            return a | b
+        if op == "^":
+            return a ^ b
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            return int({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op])
+    except (ValueError, OverflowError):
+        return None
+    return None

@@ -1,0 +1,39 @@
+"""read-after-write: a thread may read an address before or after another thread writes it.
+
+## What it does
+Finds a write by one thread and a read of the same address by another thread of the same block,
+with no barrier between them, where the write comes first in program order (including a write in
+loop iteration k against a read in iteration k+1).
+
+## Why is this bad?
+Nothing makes the writer finish first: the reader sees either the old or the new value depending
+on scheduling. This is the classic missing barrier between producing a tile in shared memory and
+consuming it.
+
+## Example
+```cuda
+sh[tid] = in[tid];
+out[tid] = sh[(tid + 1) % N];    // may read the neighbour's element before it is written
+```
+
+Use instead:
+```cuda
+sh[tid] = in[tid];
+__syncthreads();
+out[tid] = sh[(tid + 1) % N];
+```
+
+## References
+- CUDA C++ Programming Guide, "Shared Memory" and `__syncthreads()`.
+"""
+
+from analyzer.analysis import KernelAnalysis
+from analyzer.races import RAW
+
+NAME = RAW
+SEVERITY = "error"
+SUMMARY = "a read by one thread may happen before or after another thread's write of the same address"
+
+
+def check(analysis: KernelAnalysis):
+    return analysis.race_findings(NAME, SEVERITY)
