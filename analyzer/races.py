@@ -151,17 +151,18 @@ class PairChecker:
         combos = list(self._combos(a, b, self.block_reach))
         if not combos:
             return
-        warp_combos = set()
+        warp_combos = None
         if self.warp_reach is not self.block_reach:
             warp_combos = {(s, pa, pb) for s, pa, pb in self._combos(a, b, self.warp_reach)}
         groups: dict[str, list] = defaultdict(list)
         for s, pa, pb in combos:
             who = _first(pa, pb, a, b)
             if who == "either":
-                groups["a"].append((s, pa, pb))
-                groups["b"].append((s, pa, pb))
+                # The iteration numbers decide which runs first: constrain each group accordingly.
+                groups["a"].append((s, pa, pb, "a"))
+                groups["b"].append((s, pa, pb, "b"))
             else:
-                groups[who].append((s, pa, pb))
+                groups[who].append((s, pa, pb, None))
         for who in ("a", "b", "same"):
             if who not in groups:
                 continue
@@ -179,9 +180,12 @@ class PairChecker:
         cs += self._overlap(a, b) + self._in_bounds(a, off1) + self._in_bounds(b, off2)
         cs += [truth(enc.term(g, 1)) for g in a.guard] + [truth(enc.term(g, 2)) for g in b.guard]
         alts = []
-        for s, pa, pb in combos:
+        for s, pa, pb, before in combos:
             rel = self._relation(s, pa, 1) + self._relation(s, pb, 2)
-            if warp_combos and (s, pa, pb) not in warp_combos:
+            if before is not None:
+                rel.append(self._precedes(a, b, pa, pb) if before == "a" else
+                           self._precedes(b, a, pb, pa, swap=True))
+            if warp_combos is not None and (s, pa, pb) not in warp_combos:
                 # Only warp barriers lie between: the threads must sit in different warps.
                 rel.append(enc.warp(1) != enc.warp(2))
             alts.append(z3.And(*rel) if rel else z3.BoolVal(True))
@@ -229,9 +233,9 @@ class PairChecker:
                     model = solver.model()
         self.enc = self.exact
         model = self._readable(solver, model)
-        warp_sync = bool(warp_combos) and not any(
+        warp_sync = warp_combos is not None and not any(
             z3.is_true(model.eval(alt, model_completion=True))
-            for alt, c in zip(alts, combos) if c in warp_combos)
+            for alt, c in zip(alts, combos) if c[:3] in warp_combos)
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
@@ -299,6 +303,17 @@ class PairChecker:
         x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
         out += [x1 < x2 + bv(w2), x2 < x1 + bv(w1)]
         return out
+
+    def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):
+        """x's instance comes before y's in one thread's order: lexicographic on shared loops."""
+        enc = self.enc
+        kx, ky = (2, 1) if swap else (1, 2)
+        common = [p.loop for p, q in zip(px, py) if p.loop == q.loop]
+        result = z3.BoolVal(x.order < y.order)
+        for loop in reversed(common):
+            ix, iy = enc.iteration(kx, loop), enc.iteration(ky, loop)
+            result = z3.Or(ix < iy, z3.And(ix == iy, result))
+        return result
 
     def _relation(self, s: int, pos, k: int) -> list:
         enc = self.enc

@@ -900,14 +900,18 @@ class CLowering:
         self.return_var = self.fresh_var(f"{fn}.ret")
         self.scopes = [self.scopes[0], scope]
         self.inline_depth += 1
+        # Effects of the arguments come first, then the parameter bindings, then the body.
+        outer, self.pending = self.pending + stmts, []
         try:
             body_ir = self._block(body)
         finally:
             self.inline_depth -= 1
             ret_var = self.return_var
             self.scopes, self.return_var = saved
+            self.pending = outer
+        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in _walk_stmts(body_ir)):
+            raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
         # A `return` inside an inlined body ends the call, not the kernel: wrap it in a one-trip loop.
-        self.pending.extend(self._flush(stmts))
         if any(isinstance(s, ir.Return) for s in _walk_stmts(body_ir)):
             body_ir = _returns_to_breaks(body_ir)
             body_ir.append(ir.Break(span))
@@ -917,6 +921,17 @@ class CLowering:
         if ret_ty == "void":
             return Scalar(ir.Const(0), "int")
         return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _has_return(stmts) -> bool:
+    for s in stmts:
+        if isinstance(s, ir.Return):
+            return True
+        if isinstance(s, ir.If) and (_has_return(s.then) or _has_return(s.orelse)):
+            return True
+        if isinstance(s, ir.Loop) and _has_return(s.body):
+            return True
+    return False
 
 
 def _walk_stmts(stmts):

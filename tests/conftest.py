@@ -1,0 +1,29 @@
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def run_cli(args, capsys):
+    """Run the CLI in-process; return (exit status, parsed JSON or stdout text, stderr)."""
+    code = main(list(args))
+    out = capsys.readouterr()
+    if "--format" in args and args[args.index("--format") + 1] == "json" and code != 2:
+        return code, json.loads(out.out), out.err
+    return code, out.out, out.err
+
+
+def fixture_args(path: Path) -> list[str]:
+    first = path.read_text().splitlines()[0]
+    marker = "kernelrace-args:"
+    return shlex.split(first.split(marker, 1)[1]) if marker in first else []
+
+
+@pytest.fixture
+def cli(capsys):
+    return lambda *args: run_cli(list(args), capsys)

@@ -1,0 +1,41 @@
+"""Each fixture carries its expected findings as `// expect: RULE` on the reported line.
+
+A fixture fails on a missing finding and on an unexpected one, so a fixture without expectations
+must be clean. Every racy fixture has a synchronised `_fixed` twin.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, fixture_args
+
+EXPECT = re.compile(r"//\s*expect:\s*([a-z\-, ]+)")
+FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal"))
+
+
+def expectations(path: Path) -> set[tuple[int, str]]:
+    out = set()
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        m = EXPECT.search(line)
+        if m:
+            out |= {(n, rule.strip()) for rule in m.group(1).split(",") if rule.strip()}
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_findings_match_expectations(path, cli):
+    code, report, err = cli("check", str(path), *fixture_args(path), "--format", "json")
+    assert code in (0, 1), err
+    got = {(f["second"]["line"], f["rule"]) for f in report["findings"]}
+    assert got == expectations(path)
+    assert code == (1 if got else 0)
+
+
+def test_every_racy_fixture_has_a_fixed_twin():
+    racy = [p for p in FILES if expectations(p) and not p.stem.endswith("_fixed")]
+    twinless = {"stride_loop_neighbour"}
+    missing = [p.name for p in racy if p.stem not in twinless
+               and not p.with_name(p.stem + "_fixed" + p.suffix).exists()]
+    assert not missing
