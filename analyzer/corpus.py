@@ -1,0 +1,53 @@
+"""The kernel builders TVM ships for its LLM runtime, with the parameters each one takes.
+
+Used by the benchmark and the corpus tests; `shape` follows `../shared/notes/tvm-kernels.md`
+(8 KV heads, 32 query heads, float16, page size 16, no RoPE scaling).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DECODE = "tvm.relax.frontend.nn.llm._decode_kernels"
+PREFILL = "tvm.relax.frontend.nn.llm._prefill_kernels"
+PAGE = "tvm.relax.frontend.nn.llm._page_kernels"
+KV = "tvm.relax.frontend.nn.llm.kv_cache"
+ROPE = "tvm.relax.frontend.nn.llm.position_embedding"
+TREE = "tvm.relax.frontend.nn.llm.tree_attn"
+GENERIC = "tvm.relax.backend.gpu_generic"
+
+MERGE_STATE = f"{DECODE}:_merge_state_inplace"
+
+
+def builders(head_dim: int, dtype: str = "float16", kv_heads: int = 8, qo_heads: int = 32,
+             page_size: int = 16) -> list[tuple[str, dict[str, Any]]]:
+    hd, kv, qo = head_dim, kv_heads, qo_heads
+    return [
+        (f"{DECODE}:_attention_decode", dict(num_kv_heads=kv, num_qo_heads=qo, head_dim=hd, qkv_dtype=dtype,
+                                             sliding_window=False, rope_scaling={}, page_size=page_size)),
+        (MERGE_STATE, dict(num_heads=qo, head_dim=hd, v_dtype=dtype)),
+        (f"{PREFILL}:_attention_prefill", dict(h_kv=kv, h_q=qo, d=hd, dtype=dtype, sliding_window=False,
+                                               rope_scaling={}, page_size=page_size)),
+        (f"{PREFILL}:_attention_prefill_ragged", dict(h_kv=kv, h_q=qo, d_qk=hd, d_v=hd, dtype=dtype, rope_scaling={})),
+        (f"{PREFILL}:_attention_sequence_prefill", dict(h_kv=kv, h_q=qo, d=hd, dtype=dtype)),
+        (f"{PREFILL}:_attention_sequence_prefill_with_mask", dict(h_kv=kv, h_q=qo, d=hd, dtype=dtype)),
+        (f"{PREFILL}:_attention_prefill_mla", dict(h_q=qo, d_latent=hd, d_rope=64, dtype=dtype,
+                                                   sliding_window=False, page_size=page_size)),
+        (f"{TREE}:tree_attn", dict(h_kv=kv, h_q=qo, d=hd, dtype=dtype, rope_scaling={})),
+        (f"{TREE}:tree_attn_with_paged_kv_cache", dict(h_kv=kv, h_q=qo, d=hd, dtype=dtype, rope_scaling={})),
+        (f"{PAGE}:_copy_single_page", dict(num_heads=kv, page_size=page_size, head_dim=hd, dtype=dtype)),
+        (f"{PAGE}:_copy_single_page_mla", dict(page_size=page_size, head_dim=hd, dtype=dtype)),
+        (f"{PAGE}:_compact_kv_copy", dict(num_heads=kv, head_dim=hd, dtype=dtype, page_size=page_size)),
+        (f"{KV}:_kv_cache_transpose_append", dict(num_key_value_heads=kv, head_dim=hd, dtype=dtype, page_size=page_size)),
+        (f"{KV}:_kv_cache_transpose_append_mla", dict(d_qk=hd, dtype=dtype, page_size=page_size)),
+        (f"{KV}:_kv_cache_debug_get_kv", dict(num_hidden_layers=4, num_key_value_heads=kv, head_dim=hd, dtype=dtype)),
+        (f"{KV}:_kv_cache_debug_get_kv_mla", dict(num_hidden_layers=4, d_qk=hd, dtype=dtype)),
+        (f"{ROPE}:llama_rope_with_position_map", dict(theta=10000.0, scale=1.0, head_dim=hd, num_q_heads=qo,
+                                                      num_kv_heads=kv, dtype=dtype, rope_scaling={})),
+        (f"{ROPE}:llama4_rope_with_position_map", dict(theta=10000.0, scale=1.0, head_dim=hd, num_q_heads=qo,
+                                                       num_kv_heads=kv, dtype=dtype, rope_scaling={})),
+        (f"{GENERIC}:gpu_2d_continuous_cumsum", {}),
+        (f"{GENERIC}:gpu_3d_axis_1_cumsum", {}),
+        (f"{GENERIC}:gpu_multinomial_from_uniform", {}),
+        (f"{GENERIC}:generic_get_sample_index", {}),
+    ]

@@ -1,0 +1,90 @@
+"""The command line: exit statuses, one-line errors, JSON shape, rules and explain."""
+
+import subprocess
+import sys
+
+from conftest import FIXTURES
+
+RACY = FIXTURES / "cuda" / "neighbour_shift.cu"
+FIXED = FIXTURES / "cuda" / "neighbour_shift_fixed.cu"
+
+
+def test_exit_status_1_on_error_finding_and_0_when_clean(cli):
+    assert cli("check", str(RACY), "--block-dim", "128")[0] == 1
+    assert cli("check", str(FIXED), "--block-dim", "128")[0] == 0
+
+
+def test_json_report_names_both_accesses_and_the_witness(cli):
+    code, report, _ = cli("check", str(RACY), "--block-dim", "128", "--format", "json")
+    (f,) = report["findings"]
+    assert f["rule"] == "read-after-write" and f["severity"] == "error"
+    assert f["params"] is None and f["target"] is None and f["kernel"] == "neighbour_shift"
+    assert f["first"] == {"file": str(RACY), "line": 7, "col": 5, "kind": "write", "buffer": "sh", "memory": "shared"}
+    assert f["second"]["line"] == 8 and f["second"]["kind"] == "read"
+    w = f["witness"]
+    # the writer stores element e and the reader, one thread below, reads (tid + 1) % 128 == e
+    assert w["first_thread"][0] == w["element"]
+    assert (w["second_thread"][0] + 1) % 128 == w["element"]
+    assert w["first_thread"] != w["second_thread"] and w["block"] == [0, 0, 0]
+    assert report["summary"]["errors"] == 1 and report["summary"]["kernels"] == 1
+
+
+def test_missing_file_is_one_line_error_exit_2(cli, tmp_path):
+    code, out, err = cli("check", str(tmp_path / "nope.cu"))
+    assert code == 2
+    assert err.strip() == f"kernelrace: error: {tmp_path / 'nope.cu'}: no such file"
+
+
+def test_syntax_error_exit_2_with_location(cli, tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k(int* a) {\n  a[0] = = 1;\n}\n")
+    code, out, err = cli("check", str(bad))
+    assert code == 2 and out == ""
+    assert err.startswith(f"kernelrace: error: {bad}:2:10: syntax error")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_unsupported_construct_exit_2_with_location(cli, tmp_path):
+    bad = tmp_path / "dowhile.cu"
+    bad.write_text("__global__ void k(int* a) {\n  do { a[0] = 1; } while (a[1]);\n}\n")
+    code, out, err = cli("check", str(bad))
+    assert code == 2
+    assert f"{bad}:2:3: unsupported construct: do-while loop" in err
+
+
+def test_builder_that_raises_is_named_with_its_parameters(cli):
+    code, out, err = cli("lint", "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace",
+                         "--target", "cuda", "--param", "num_heads=8", "--param", "head_dim=128",
+                         "--param", "bogus=1")
+    assert code == 2
+    assert "_merge_state_inplace(num_heads=8, head_dim=128, bogus=1) raised TypeError" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_builder_module_exit_2(cli):
+    code, _, err = cli("lint", "no_such_module_xyz:f", "--target", "cuda")
+    assert code == 2 and "cannot import module 'no_such_module_xyz'" in err
+
+
+def test_bad_usage_exit_2(cli):
+    import pytest
+    with pytest.raises(SystemExit) as exc:
+        cli("check", str(RACY), "--block-dim", "0,x")
+    assert exc.value.code == 2
+
+
+def test_rules_and_explain(cli):
+    code, out, _ = cli("rules")
+    assert code == 0
+    for name in ("write-after-read", "read-after-write", "write-after-write", "divergent-barrier"):
+        assert name in out
+    code, out, _ = cli("explain", "write-after-read")
+    assert code == 0 and "## Why is this bad?" in out
+
+
+def test_console_script_runs_without_traceback():
+    # The installed entry point, as a user runs it.
+    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "check", str(RACY), "--block-dim", "128"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "read-after-write" in proc.stdout and "Traceback" not in proc.stderr
