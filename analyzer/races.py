@@ -108,8 +108,10 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 
 class PairChecker:
-    def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000):
+    def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
+                 strict: bool = False):
         self.kernel = kernel
+        self.strict = strict
         self.ev = ev
         self.cfg = cfg
         self.exact = Encoder(kernel, kernel.warp_size, exact=True)
@@ -204,35 +206,38 @@ class PairChecker:
         second = b if first is a else a
         # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
         fast, _, _ = self._constraints(self.fast, a, b, combos, warp_combos)
+        valued = kind == WAW and a.value is not None and b.value is not None
+        benign = False
+        if valued:
+            # Same value stored by both threads? Then the pair is benign, and without --strict
+            # it needs no exact query at all.
+            self.enc = self.fast
+            res, _ = self._solve(fast + [self._differ(a, b)], out)
+            if res == z3.unsat:
+                benign = True
+                if not self.strict:
+                    return
         res, _ = self._solve(fast, out)
         if res == z3.unsat:
             return
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos, warp_combos)
+        if valued and not benign:
+            exact.append(self._differ(a, b))
         res, solver = self._solve(exact, out)
+        if res == z3.unsat and valued and not benign:
+            # They collide only where they store equal values: benign.
+            benign = True
+            if not self.strict:
+                return
+            exact.pop()
+            res, solver = self._solve(exact, out)
         if res == z3.unknown:
             out.undecided.append(Undecided(first, second, f"solver gave up ({solver.reason_unknown()})"))
             return
         if res == z3.unsat:
             return
-        model = solver.model()
-        benign = False
-        if kind == WAW and a.value is not None and b.value is not None:
-            differ = lambda enc: as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))  # noqa: E731
-            self.enc = self.fast
-            res2, _ = self._solve(fast + [differ(self.fast)], out)
-            if res2 == z3.unsat:
-                benign = True
-            else:
-                self.enc = self.exact
-                solver.add(differ(self.exact))
-                out.queries += 1
-                res3 = solver.check()
-                if res3 == z3.unsat:
-                    benign = True
-                elif res3 == z3.sat:
-                    model = solver.model()
         self.enc = self.exact
-        model = self._readable(solver, model)
+        model = self._readable(solver, solver.model())
         warp_sync = warp_combos is not None and not any(
             z3.is_true(model.eval(alt, model_completion=True))
             for alt, c in zip(alts, combos) if c[:3] in warp_combos)
@@ -240,6 +245,10 @@ class PairChecker:
         if first is b:
             wit.first, wit.second = wit.second, wit.first
         out.hazards.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps)))
+
+    def _differ(self, a: AccessEvent, b: AccessEvent):
+        enc = self.enc
+        return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
 
     def _readable(self, solver, model):
         """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters."""
@@ -253,7 +262,7 @@ class PairChecker:
             solver.pop()
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync", "load", "opaque"))
-                 and z3.is_bv(v) and z3.is_const(v)]
+                 and z3.is_bv(v)]
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         solver.set("timeout", max(self.timeout_ms // 10, 200))
@@ -350,8 +359,9 @@ class PairChecker:
                        first.warp == second.warp, params)
 
 
-def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000) -> PairAnalysis:
-    return PairChecker(kernel, ev, cfg, timeout_ms).run()
+def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
+                  strict: bool = False) -> PairAnalysis:
+    return PairChecker(kernel, ev, cfg, timeout_ms, strict).run()
 
 
 __all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW", "itertools"]

@@ -14,9 +14,18 @@ from .symbolic import Iter, Sym
 
 W = 64
 DIMS = ("x", "y", "z")
-PARAM_BOUND = 1 << 31
-ITER_BOUND = 1 << 24
-MAX_EXTENT = 1 << 16
+ITER_BITS = 24
+MAX_BLOCK = 1024          # threads per block on CUDA and Metal
+MAX_GRID = (1 << 31) - 1
+
+
+def _bits(extent, limit: int) -> int:
+    n = extent if isinstance(extent, int) else limit
+    return max(1, (n - 1).bit_length())
+
+
+def _narrow(name: str, bits: int):
+    return z3.ZeroExt(W - bits, z3.BitVec(name, bits))
 
 
 def _is_const(e) -> bool:
@@ -48,22 +57,24 @@ class Encoder:
         self.shared: dict[str, object] = {}
         self.funcs: dict[tuple[str, int], object] = {}
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
-        self.tid = {k: {d: z3.BitVec(f"t{k}.{d}", W) for d in DIMS} for k in (1, 2)}
-        self.bid = {d: z3.BitVec(f"block.{d}", W) for d in DIMS}
-        self.bdim = {d: self._extent("blockDim", d, kernel.block_dim.get(d, 1)) for d in DIMS}
-        self.gdim = {d: self._extent("gridDim", d, kernel.grid_dim.get(d)) for d in DIMS}
+        # Narrow variables zero- or sign-extended to 64 bits: the high bits are constants, which
+        # the bit-blaster propagates, so the 64-bit arithmetic stays cheap.
+        bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
+        self.tid = {k: {d: _narrow(f"t{k}.{d}", _bits(bdims[d], MAX_BLOCK)) for d in DIMS} for k in (1, 2)}
+        self.bid = {d: _narrow(f"block.{d}", _bits(kernel.grid_dim.get(d), MAX_GRID)) for d in DIMS}
+        self.bdim = {d: self._extent("blockDim", d, bdims[d], MAX_BLOCK) for d in DIMS}
+        self.gdim = {d: self._extent("gridDim", d, kernel.grid_dim.get(d), MAX_GRID) for d in DIMS}
         for d in DIMS:
             for k in (1, 2):
-                t = self.tid[k][d]
-                self.base += [t >= 0, t < self.bdim[d]]
-            self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
+                self.base.append(z3.ULT(self.tid[k][d], self.bdim[d]))
+            self.base.append(z3.ULT(self.bid[d], self.gdim[d]))
         self.iter_vars: dict[tuple[int, int], object] = {}
 
-    def _extent(self, what: str, d: str, value):
+    def _extent(self, what: str, d: str, value, limit: int):
         if isinstance(value, int):
             return bv(value)
-        v = z3.BitVec(f"{what}.{d}", W)
-        self.base += [v >= 1, v <= MAX_EXTENT]
+        v = _narrow(f"{what}.{d}", limit.bit_length())
+        self.base += [z3.UGE(v, 1), z3.ULE(v, limit)]
         self.shared[f"{what}.{d}"] = v
         return v
 
@@ -72,17 +83,15 @@ class Encoder:
             return bv(self.kernel.bindings[name])
         v = self.shared.get(name)
         if v is None:
-            v = z3.BitVec(name, W)
+            v = z3.SignExt(W - 32, z3.BitVec(name, 32))   # a C int
             self.shared[name] = v
-            self.base += [v >= -PARAM_BOUND, v < PARAM_BOUND]
         return v
 
     def iteration(self, k: int, loop: int):
         v = self.iter_vars.get((k, loop))
         if v is None:
-            v = z3.BitVec(f"t{k}.iter{loop}", W)
+            v = _narrow(f"t{k}.iter{loop}", ITER_BITS)
             self.iter_vars[(k, loop)] = v
-            self.base += [v >= 0, v < ITER_BOUND]
         return v
 
     def linear(self, k: int):
