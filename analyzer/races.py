@@ -17,7 +17,7 @@ import z3
 from . import ir
 from .addresses import peel_scale, radix_split
 from .concurrency import MANY, Cfg, LoopPos, intervals
-from .solver import DIMS, Encoder, as_int, bv, truth
+from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
 WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
@@ -262,7 +262,7 @@ class PairChecker:
             solver.pop()
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync", "load", "opaque"))
-                 and z3.is_bv(v)]
+                 and z3.is_int(v)]
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         solver.set("timeout", max(self.timeout_ms // 10, 200))
@@ -295,7 +295,7 @@ class PairChecker:
         wa, wb = a.access.width, b.access.width
         if s1 != s2 or wa % s1 or wb % s2:
             o1, o2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
-            return [o1 < o2 + bv(wb), o2 < o1 + bv(wa)]
+            return [o1 < o2 + num(wb), o2 < o1 + num(wa)]
         out: list = []
         w1, w2 = wa // s1, wb // s2
         while True:
@@ -306,11 +306,11 @@ class PairChecker:
             stride = enc.param(p)
             e1, e2 = enc.term(c1, 1), enc.term(c2, 2)
             # In bounds of the innermost dimension: the columns stay within a row of length p.
-            out += [e1 >= 0, e1 + bv(w1) <= stride, e2 >= 0, e2 + bv(w2) <= stride,
-                    e1 < e2 + bv(w2), e2 < e1 + bv(w1)]
+            out += [e1 >= 0, e1 + num(w1) <= stride, e2 >= 0, e2 + num(w2) <= stride,
+                    e1 < e2 + num(w2), e2 < e1 + num(w1)]
             i1, i2, w1, w2 = r1, r2, 1, 1
         x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
-        out += [x1 < x2 + bv(w2), x2 < x1 + bv(w1)]
+        out += [x1 < x2 + num(w2), x2 < x1 + num(w1)]
         return out
 
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):

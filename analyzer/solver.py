@@ -1,8 +1,10 @@
 """Z3 encoding of two threads of one block executing symbolic terms, with C integer semantics.
 
-Integers are 64-bit bit-vectors with signed, truncating `/` and `%` and arithmetic `>>`, which is
-what TVM's index arithmetic means; parameters and extents are bounded well below 2**62 so that no
-product of two of them wraps (C makes signed overflow undefined, so no kernel relies on it).
+Values are mathematical integers (no wrap-around: C leaves signed overflow undefined, and an
+in-bounds index never overflows), which keeps queries in linear integer arithmetic plus
+uninterpreted functions, where Z3 is fast. C's operators keep their meaning: `/` and `%`
+truncate toward zero, `>>` is an arithmetic (flooring) shift, `& (2**k - 1)` is a Euclidean
+remainder. Bitwise operations other than masks go through 32-bit vectors, exactly.
 """
 
 from __future__ import annotations
@@ -12,36 +14,47 @@ import z3
 from . import ir
 from .symbolic import Iter, Sym
 
-W = 64
 DIMS = ("x", "y", "z")
-ITER_BITS = 24
+ITER_LIMIT = 1 << 24
 MAX_BLOCK = 1024          # threads per block on CUDA and Metal
 MAX_GRID = (1 << 31) - 1
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def _bits(extent, limit: int) -> int:
-    n = extent if isinstance(extent, int) else limit
-    return max(1, (n - 1).bit_length())
-
-
-def _narrow(name: str, bits: int):
-    return z3.ZeroExt(W - bits, z3.BitVec(name, bits))
-
-
-def _is_const(e) -> bool:
-    return z3.is_bv_value(e)
-
-
-def bv(n: int):
-    return z3.BitVecVal(n, W)
+def num(n: int):
+    return z3.IntVal(n)
 
 
 def truth(e):
-    return e if z3.is_bool(e) else e != bv(0)
+    return e if z3.is_bool(e) else e != 0
 
 
 def as_int(e):
-    return z3.If(e, bv(1), bv(0)) if z3.is_bool(e) else e
+    return z3.If(e, num(1), num(0)) if z3.is_bool(e) else e
+
+
+def _const(e) -> int | None:
+    return e.as_long() if z3.is_int_value(e) else None
+
+
+def _pow2(n: int) -> int | None:
+    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
+
+
+def _trunc_div(a, b):
+    """C division: truncates toward zero (SMT-LIB `div` is Euclidean)."""
+    q = a / b
+    return z3.If(z3.Or(a >= 0, a % b == 0), q, z3.If(b > 0, q + 1, q - 1))
+
+
+def _bits32(e):
+    return z3.Int2BV(e, 32)
+
+
+def _from_bits32(e):
+    # signed reading of a 32-bit vector
+    u = z3.BV2Int(e, is_signed=False)
+    return z3.If(u >= 1 << 31, u - (1 << 32), u)
 
 
 class Encoder:
@@ -49,63 +62,68 @@ class Encoder:
 
     def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True):
         self.kernel = kernel
-        # Inexact mode reads a product of two non-constants as an uninterpreted function: an
-        # over-approximation (unsat stays unsat) that spares the solver 64-bit multipliers.
-        self.exact = exact
         self.warp_size = warp_size
+        # Inexact mode reads a product or quotient of two non-constants as an uninterpreted
+        # function: an over-approximation (unsat stays unsat) that keeps the query linear.
+        self.exact = exact
         self.base: list = []          # constraints that always hold
         self.shared: dict[str, object] = {}
         self.funcs: dict[tuple[str, int], object] = {}
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
-        # Narrow variables zero- or sign-extended to 64 bits: the high bits are constants, which
-        # the bit-blaster propagates, so the 64-bit arithmetic stays cheap.
+        self.iter_vars: dict[tuple[int, int], object] = {}
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
-        self.tid = {k: {d: _narrow(f"t{k}.{d}", _bits(bdims[d], MAX_BLOCK)) for d in DIMS} for k in (1, 2)}
-        self.bid = {d: _narrow(f"block.{d}", _bits(kernel.grid_dim.get(d), MAX_GRID)) for d in DIMS}
+        self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
+        self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
         self.bdim = {d: self._extent("blockDim", d, bdims[d], MAX_BLOCK) for d in DIMS}
         self.gdim = {d: self._extent("gridDim", d, kernel.grid_dim.get(d), MAX_GRID) for d in DIMS}
         for d in DIMS:
             for k in (1, 2):
-                self.base.append(z3.ULT(self.tid[k][d], self.bdim[d]))
-            self.base.append(z3.ULT(self.bid[d], self.gdim[d]))
-        self.iter_vars: dict[tuple[int, int], object] = {}
+                t = self.tid[k][d]
+                self.base += [t >= 0, t < self.bdim[d]]
+            self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
 
     def _extent(self, what: str, d: str, value, limit: int):
         if isinstance(value, int):
-            return bv(value)
-        v = _narrow(f"{what}.{d}", limit.bit_length())
-        self.base += [z3.UGE(v, 1), z3.ULE(v, limit)]
+            return num(value)
+        v = z3.Int(f"{what}.{d}")
+        self.base += [v >= 1, v <= limit]
         self.shared[f"{what}.{d}"] = v
+        return v
+
+    def _c_int(self, name: str):
+        v = self.shared.get(name)
+        if v is None:
+            v = z3.Int(name)
+            self.shared[name] = v
+            self.base += [v >= INT_MIN, v <= INT_MAX]
         return v
 
     def param(self, name: str):
         if name in self.kernel.bindings:
-            return bv(self.kernel.bindings[name])
-        v = self.shared.get(name)
-        if v is None:
-            v = z3.SignExt(W - 32, z3.BitVec(name, 32))   # a C int
-            self.shared[name] = v
-        return v
+            return num(self.kernel.bindings[name])
+        return self._c_int(name)
 
     def iteration(self, k: int, loop: int):
         v = self.iter_vars.get((k, loop))
         if v is None:
-            v = _narrow(f"t{k}.iter{loop}", ITER_BITS)
+            v = z3.Int(f"t{k}.iter{loop}")
             self.iter_vars[(k, loop)] = v
+            self.base += [v >= 0, v < ITER_LIMIT]
         return v
 
     def linear(self, k: int):
         t = self.tid[k]
-        return t["x"] + t["y"] * self.bdim["x"] + t["z"] * (self.bdim["x"] * self.bdim["y"])
+        bx, by = self.bdim["x"], self.bdim["y"]
+        return t["x"] + self.mul(t["y"], bx) + self.mul(t["z"], self.mul(bx, by))
 
     def warp(self, k: int):
-        return z3.UDiv(self.linear(k), bv(self.warp_size))
+        return self.linear(k) / self.warp_size
 
     def func(self, name: str, arity: int):
         key = (name, arity)
         f = self.funcs.get(key)
         if f is None:
-            f = z3.Function(name, *([z3.BitVecSort(W)] * arity), z3.BitVecSort(W))
+            f = z3.Function(name, *([z3.IntSort()] * arity), z3.IntSort())
             self.funcs[key] = f
         return f
 
@@ -120,7 +138,7 @@ class Encoder:
 
     def _term(self, t, k: int):
         if isinstance(t, ir.Const):
-            return bv(t.value)
+            return num(t.value)
         if isinstance(t, ir.Param):
             return self.param(t.name)
         if isinstance(t, ir.Builtin):
@@ -130,18 +148,9 @@ class Encoder:
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
-            if not args:
-                v = self.shared.get(name)
-                if v is None:
-                    v = z3.BitVec(name, W)
-                    self.shared[name] = v
-                return v
-            return self.func(name, len(args))(*args)
+            return self.func(name, len(args))(*args) if args else self._c_int(name)
         if isinstance(t, ir.BinOp):
-            a, b = self.term(t.a, k), self.term(t.b, k)
-            if t.op == "*" and not self.exact and not (_is_const(a) or _is_const(b)):
-                return self.func("mul", 2)(as_int(a), as_int(b))
-            return self.binop(t.op, a, b)
+            return self.binop(t.op, self.term(t.a, k), self.term(t.b, k))
         if isinstance(t, ir.UnOp):
             a = self.term(t.a, k)
             if t.op == "!":
@@ -149,7 +158,7 @@ class Encoder:
             if t.op == "-":
                 return -as_int(a)
             if t.op == "~":
-                return ~as_int(a)
+                return -as_int(a) - 1
         if isinstance(t, ir.Select):
             return z3.If(truth(self.term(t.cond, k)), as_int(self.term(t.a, k)), as_int(self.term(t.b, k)))
         if isinstance(t, ir.Call):
@@ -157,13 +166,7 @@ class Encoder:
             if t.fn in ("min", "max") and len(args) == 2:
                 a, b = args
                 return z3.If(a < b, a, b) if t.fn == "min" else z3.If(a < b, b, a)
-            if not args:
-                v = self.shared.get(t.fn)
-                if v is None:
-                    v = z3.BitVec(t.fn, W)
-                    self.shared[t.fn] = v
-                return v
-            return self.func(t.fn, len(args))(*args)
+            return self.func(t.fn, len(args))(*args) if args else self._c_int(t.fn)
         raise TypeError(f"cannot encode {t!r}")
 
     def builtin(self, name: str, k: int):
@@ -176,55 +179,66 @@ class Encoder:
         if name.startswith("gdim."):
             return self.gdim[name[5:]]
         if name == "lane":
-            return z3.URem(self.linear(k), bv(self.warp_size))
+            return self.linear(k) % self.warp_size
         if name == "warp":
             return self.warp(k)
         if name == "linear_tid":
             return self.linear(k)
         raise TypeError(f"unknown builtin {name}")
 
-    @staticmethod
-    def binop(op: str, a, b):
+    def mul(self, a, b):
+        if self.exact or _const(a) is not None or _const(b) is not None:
+            return a * b
+        return self.func("mul", 2)(a, b)
+
+    def binop(self, op: str, a, b):
         if op == "&&":
             return z3.And(truth(a), truth(b))
         if op == "||":
             return z3.Or(truth(a), truth(b))
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            a, b = as_int(a), as_int(b)
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
         a, b = as_int(a), as_int(b)
+        ca, cb = _const(a), _const(b)
         if op == "+":
             return a + b
         if op == "-":
             return a - b
         if op == "*":
-            return a * b
-        if op == "/":
-            return a / b          # signed, truncating (bvsdiv)
-        if op == "%":
-            return z3.SRem(a, b)  # C's remainder takes the dividend's sign
-        if op == "<<":
-            return a << b
-        if op == ">>":
-            return a >> b         # arithmetic
+            return self.mul(a, b)
+        if op in ("/", "%"):
+            if cb is None and not self.exact:
+                return self.func("div" if op == "/" else "rem", 2)(a, b)
+            if cb is not None and cb > 0:
+                if op == "/":
+                    return _trunc_div(a, b)
+                return a - b * _trunc_div(a, b)
+            q = _trunc_div(a, b)
+            return q if op == "/" else a - b * q
+        if op == ">>" and cb is not None and 0 <= cb < 63:
+            return a / (1 << cb)          # Euclidean div by a positive power of two = floor
+        if op == "<<" and cb is not None and 0 <= cb < 63:
+            return a * (1 << cb)
         if op == "&":
-            return a & b
+            for x, c in ((a, cb), (b, ca)):
+                if c is not None and c >= 0 and _pow2(c + 1) is not None:
+                    return x % (c + 1)    # mask of the low bits: Euclidean remainder
+                if c is not None and c < 0 and _pow2(-c) is not None:
+                    return x - x % (-c)   # clears the low bits
+        # Other bitwise operations: exactly, on 32-bit vectors (C int).
+        x, y = _bits32(a), _bits32(b)
+        if op == "&":
+            return _from_bits32(x & y)
         if op == "|":
-            return a | b
+            return _from_bits32(x | y)
         if op == "^":
-            return a ^ b
-        if op == "==":
-            return a == b
-        if op == "!=":
-            return a != b
-        if op == "<":
-            return a < b
-        if op == "<=":
-            return a <= b
-        if op == ">":
-            return a > b
-        if op == ">=":
-            return a >= b
+            return _from_bits32(x ^ y)
+        if op == "<<":
+            return _from_bits32(x << y)
+        if op == ">>":
+            return _from_bits32(x >> y)
         raise TypeError(f"unknown operator {op}")
 
     def value_of(self, model, e) -> int:
-        v = model.eval(e, model_completion=True)
-        n = v.as_long()
-        return n - (1 << W) if n >= 1 << (W - 1) else n
+        return model.eval(e, model_completion=True).as_long()
