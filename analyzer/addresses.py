@@ -125,3 +125,40 @@ def radix_split(i1, i2):
             continue
         return p, s1, s2
     return None
+
+
+def linearize(t, out: dict | None = None, k: int = 1) -> dict:
+    """t as {atom: coefficient} (key 1 for the constant); non-linear sub-terms are atoms."""
+    if out is None:
+        out = {}
+    if isinstance(t, ir.Const):
+        out[1] = out.get(1, 0) + k * t.value
+    elif isinstance(t, ir.BinOp) and t.op in ("+", "-"):
+        linearize(t.a, out, k)
+        linearize(t.b, out, k if t.op == "+" else -k)
+    elif isinstance(t, ir.BinOp) and t.op == "*" and isinstance(t.b, ir.Const):
+        linearize(t.a, out, k * t.b.value)
+    elif isinstance(t, ir.BinOp) and t.op == "*" and isinstance(t.a, ir.Const):
+        linearize(t.b, out, k * t.a.value)
+    elif isinstance(t, ir.UnOp) and t.op == "-":
+        linearize(t.a, out, -k)
+    else:
+        out[t] = out.get(t, 0) + k
+    return out
+
+
+def inner_index(index, stride: int, offset_param: str | None):
+    """The part of a flattened index below a row of `stride` elements (the buffer's own offset
+    parameter excluded), as a term; in bounds it lies in [0, stride)."""
+    parts = []
+    for atom, coef in linearize(index).items():
+        if isinstance(atom, ir.Param) and atom.name == offset_param:
+            continue
+        c = coef % stride
+        if c == 0:
+            continue
+        parts.append(ir.Const(c) if atom == 1 else (atom if c == 1 else ir.BinOp("*", atom, ir.Const(c))))
+    out = ir.Const(0)
+    for p in parts:
+        out = p if isinstance(out, ir.Const) and out.value == 0 else ir.BinOp("+", out, p)
+    return out

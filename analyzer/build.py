@@ -35,6 +35,8 @@ class BuiltModule:
     params: dict[str, Any]
     source: str
     kernels: list[BuiltKernel] = field(default_factory=list)
+    # buffer parameter -> (shape with None for symbolic extents, name of its elem_offset variable)
+    buffers: dict[str, tuple[tuple[int | None, ...], str | None]] = field(default_factory=dict)
 
     @property
     def lang(self) -> str:
@@ -175,9 +177,28 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
         raise KernelraceError(
             f"TVM failed to build {spec}({shown}) for {target_name}: {lines[-1] if lines else type(exc).__name__}"
         ) from exc
+    buffers = _buffer_shapes(mod)
     kernels = []
     for dev_mod in device.values():
         for gv, func in dev_mod.functions.items():
             kernels.append(BuiltKernel(gv.name_hint, _extents(func)))
     kernels.sort(key=lambda k: k.name)
-    return BuiltModule(spec, target_name, dict(params), source, kernels)
+    return BuiltModule(spec, target_name, dict(params), source, kernels, buffers)
+
+
+def _buffer_shapes(mod) -> dict[str, tuple[tuple[int | None, ...], str | None]]:
+    """Declared shapes of the buffer parameters: the dimensions every in-bounds access respects."""
+    import tvm
+
+    out = {}
+    for _, func in mod.functions.items():
+        for p in getattr(func, "params", ()):
+            try:
+                shape = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else None for d in p.shape)
+            except Exception:  # a scalar parameter has no shape
+                continue
+            off = p.elem_offset
+            off_name = getattr(off, "name", None) if not isinstance(off, tvm.tirx.IntImm) else None
+            for name in (p.name, f"{p.name}_ptr"):
+                out[name] = (shape, off_name)
+    return out

@@ -193,6 +193,10 @@ class Buffer:
     elem_type: str
     elem_size: int
     size_bytes: int | None = None   # fixed-size arrays (shared, private); None for parameters
+    # Declared shape, when known (TVM builds): constant row strides in elements, and the parameter
+    # holding the buffer's element offset. In-bounds accesses keep each inner index below its stride.
+    strides: tuple[int, ...] = ()
+    offset_param: str | None = None
 
 
 @dataclass

@@ -110,8 +110,25 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
             kernel.grid_dim = _extent_dims(built.extents, "blockIdx")
         else:
             _apply_dims(kernel, None, None, None)
+        _apply_shapes(kernel, mod.buffers)
         results.append(analyse_kernel(kernel, options, mod.target, mod.params))
     return results
+
+
+def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
+    for name, buf in kernel.buffers.items():
+        if name not in shapes:
+            continue
+        shape, offset_param = shapes[name]
+        strides, acc = [], 1
+        for extent in reversed(shape[1:]):
+            if extent is None:
+                break
+            acc *= extent
+            if acc > 1:
+                strides.append(acc)
+        buf.strides = tuple(strides)
+        buf.offset_param = offset_param
 
 
 def param_grid(params: dict[str, list[Any]]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import z3
 
 from . import ir
-from .addresses import peel_scale, radix_split
+from .addresses import inner_index, peel_scale, radix_split
 from .concurrency import MANY, Cfg, LoopPos, intervals
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
@@ -179,7 +179,7 @@ class PairChecker:
         self.enc = enc
         off1, off2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
         cs = [z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])]
-        cs += self._overlap(a, b) + self._in_bounds(a, off1) + self._in_bounds(b, off2)
+        cs += self._overlap(a, b) + self._in_bounds(a, off1, 1) + self._in_bounds(b, off2, 2)
         cs += [truth(enc.term(g, 1)) for g in a.guard] + [truth(enc.term(g, 2)) for g in b.guard]
         alts = []
         for s, pa, pb, before in combos:
@@ -279,12 +279,21 @@ class PairChecker:
                 solver.pop()
         return model
 
-    def _in_bounds(self, e: AccessEvent, off) -> list:
-        """Accesses stay inside their buffer: from its base, and within a fixed-size array."""
+    def _in_bounds(self, e: AccessEvent, off, k: int) -> list:
+        """Accesses stay inside their buffer: from its base, within a fixed-size array, and, where
+        the declared shape is known, each inner index within its dimension."""
         facts = [off >= 0]
         buf = self.kernel.buffers.get(e.access.buffer)
-        if buf is not None and buf.size_bytes:
+        if buf is None:
+            return facts
+        if buf.size_bytes:
             facts.append(off + e.access.width <= buf.size_bytes)
+        scale, index = peel_scale(e.offset)
+        if buf.strides and scale == buf.elem_size and e.access.width % scale == 0:
+            width = e.access.width // scale
+            for stride in buf.strides:
+                inner = self.enc.term(inner_index(index, stride, buf.offset_param), k)
+                facts += [inner >= 0, inner + width <= stride]
         return facts
 
     def _overlap(self, a: AccessEvent, b: AccessEvent) -> list:

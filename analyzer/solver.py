@@ -191,6 +191,16 @@ class Encoder:
             return a * b
         return self.func("mul", 2)(a, b)
 
+    def _division(self, a, b):
+        """Quotient and remainder by a non-constant as functions, tied by a = q*b + r, 0 <= r < b
+        for a >= 0 < b (C's truncation agrees with flooring there): linear, and exact enough to
+        prove two quotient/remainder pairs equal only when the dividends are."""
+        q = self.func("div", 2)(a, b)
+        r = self.func("rem", 2)(a, b)
+        self.base.append(z3.Implies(z3.And(a >= 0, b > 0),
+                                    z3.And(a == self.mul(q, b) + r, r >= 0, r < b)))
+        return q, r
+
     def binop(self, op: str, a, b):
         if op == "&&":
             return z3.And(truth(a), truth(b))
@@ -209,7 +219,7 @@ class Encoder:
             return self.mul(a, b)
         if op in ("/", "%"):
             if cb is None and not self.exact:
-                return self.func("div" if op == "/" else "rem", 2)(a, b)
+                return self._division(a, b)[0 if op == "/" else 1]
             if cb is not None and cb > 0:
                 if op == "/":
                     return _trunc_div(a, b)

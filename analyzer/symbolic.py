@@ -141,6 +141,8 @@ class SymbolicExecutor:
         self.order = itertools.count()
         self.loop_stack: list[int] = []
         self.fresh = itertools.count()
+        self.non_uniform: dict[int, set[str]] = {}
+        self._iters: tuple = ()
         _divergent_loops.clear()
         is_uniform.cache_clear()
 
@@ -182,7 +184,10 @@ class SymbolicExecutor:
         raise TypeError(f"unknown IR expression {e!r}")
 
     def iters(self) -> tuple:
-        return tuple(Iter(lid) for lid in self.loop_stack)
+        if len(self._iters) != len(self.loop_stack) or any(
+                i.loop != l for i, l in zip(self._iters, self.loop_stack)):
+            self._iters = tuple(Iter(lid) for lid in self.loop_stack)
+        return self._iters
 
     def read(self, acc: ir.Access, st: _State):
         offset = self.term(acc.offset, st)
@@ -283,12 +288,14 @@ class SymbolicExecutor:
 
     def loop(self, s: ir.Loop, st: _State) -> None:
         lid = s.id
-        info = LoopInfo(s, tuple(self.loop_stack))
-        self.result.loops[lid] = info
+        info = self.result.loops.get(lid)
+        if info is None:
+            info = self.result.loops[lid] = LoopInfo(s, tuple(self.loop_stack))
         assigned = _assigned(s.body) | _assigned(s.update)
         inductions = self._inductions(s, st, assigned)
-        # Uniformity of loop-carried state is a fixpoint: start from "all uniform", widen.
-        non_uniform: set[str] = set()
+        # Uniformity of loop-carried state is a fixpoint: start from "all uniform", widen. Outer
+        # passes only ever make things less uniform, so a nested loop resumes from its last result.
+        non_uniform = self.non_uniform.setdefault(lid, set())
         saved_emit = self.emit
         for _ in range(len(assigned) + 2):
             self.emit = False

@@ -127,6 +127,11 @@ class MetalLowering(CLowering):
         return line.strip().rstrip(";")
 
     def call_value(self, fn, args, node):
+        if fn in ("select", "metal::select") and len(args) == 3:
+            # select(a, b, c) is c ? b : a
+            a, b = self.rvalue(args[0]), self.rvalue(args[1])
+            c = self.cond(args[2])
+            return Scalar(ir.Select(c, self._scalar(b), self._scalar(a)), getattr(a, "ty", "int"))
         if fn.startswith(("simd_", "quad_")):
             for a in args:
                 self.rvalue(a)
