@@ -150,6 +150,16 @@ class Encoder:
             args = [as_int(self.term(a, k)) for a in t.args]
             return self.func(name, len(args))(*args) if args else self._c_int(name)
         if isinstance(t, ir.BinOp):
+            if t.op in ("/", "%") and not self.exact and not isinstance(t.b, ir.Const):
+                # Keep the divisor's constant factor visible: with b = x*c the identity reads
+                # a = (q*x)*c + r, so the solver still knows q*b is a multiple of c.
+                x, c = t.b, 1
+                if isinstance(x, ir.BinOp) and x.op == "*" and isinstance(x.b, ir.Const):
+                    x, c = x.a, x.b.value
+                elif isinstance(x, ir.BinOp) and x.op == "*" and isinstance(x.a, ir.Const):
+                    x, c = x.b, x.a.value
+                q, r = self._division(as_int(self.term(t.a, k)), as_int(self.term(x, k)), c)
+                return q if t.op == "/" else r
             return self.binop(t.op, self.term(t.a, k), self.term(t.b, k))
         if isinstance(t, ir.UnOp):
             a = self.term(t.a, k)
@@ -191,14 +201,15 @@ class Encoder:
             return a * b
         return self.func("mul", 2)(a, b)
 
-    def _division(self, a, b):
-        """Quotient and remainder by a non-constant as functions, tied by a = q*b + r, 0 <= r < b
-        for a >= 0 < b (C's truncation agrees with flooring there): linear, and exact enough to
-        prove two quotient/remainder pairs equal only when the dividends are."""
+    def _division(self, a, x, c: int = 1):
+        """Quotient and remainder by b = x*c as functions, tied by a = q*b + r, 0 <= r < b for
+        a >= 0 < b (C's truncation agrees with flooring there): linear, and exact enough to prove
+        two quotient/remainder pairs equal only when the dividends are."""
+        b = x * c
         q = self.func("div", 2)(a, b)
         r = self.func("rem", 2)(a, b)
         self.base.append(z3.Implies(z3.And(a >= 0, b > 0),
-                                    z3.And(a == self.mul(q, b) + r, r >= 0, r < b)))
+                                    z3.And(a == self.mul(q, x) * c + r, r >= 0, r < b)))
         return q, r
 
     def binop(self, op: str, a, b):
