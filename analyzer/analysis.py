@@ -26,10 +26,14 @@ class KernelAnalysis:
     def memory(self, space: str) -> str:
         return SPACE_NAMES.get(self.kernel.lang, {}).get(space, space)
 
+    def buffer_name(self, name: str) -> str:
+        buf = self.kernel.buffers.get(name)
+        return (buf.display or name) if buf is not None else name
+
     def location(self, e: AccessEvent) -> Location:
         acc = e.access
         kind = "atomic" if acc.atomic else acc.kind
-        return Location(acc.span.file, acc.span.line, acc.span.col, kind, acc.buffer,
+        return Location(acc.span.file, acc.span.line, acc.span.col, kind, self.buffer_name(acc.buffer),
                         self.memory(acc.space), self.kernel.line(acc.span.line).strip())
 
     def finding(self, rule: str, severity: str, message: str, second: Location,
@@ -50,7 +54,7 @@ class KernelAnalysis:
         w = h.witness
         fmt = lambda t: "(" + ",".join(str(v) for v in t) + ")"  # noqa: E731
         msg = messages.RACE[h.kind].format(
-            buf=h.second.access.buffer, elem=w.element, mem=self.memory(h.second.access.space),
+            buf=self.buffer_name(h.second.access.buffer), elem=w.element, mem=self.memory(h.second.access.space),
             t1=fmt(w.first.index), t2=fmt(w.second.index), l1=h.first.access.span.line)
         if h.benign:
             msg += messages.BENIGN_SUFFIX

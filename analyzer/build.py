@@ -11,6 +11,8 @@ import contextlib
 import importlib
 import inspect
 import io
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -48,6 +50,9 @@ def load_builder(spec: str) -> Callable[..., Any]:
     if ":" not in spec:
         raise KernelraceError(f"builder '{spec}' must be written MODULE:FUNCTION")
     mod_name, _, attr = spec.partition(":")
+    # Builders live in the user's repository: import them from the working directory, as pytest does.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         obj: Any = importlib.import_module(mod_name)
     except Exception as exc:  # any import failure is a usage error, reported in one line

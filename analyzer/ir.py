@@ -197,6 +197,7 @@ class Buffer:
     # holding the buffer's element offset. In-bounds accesses keep each inner index below its stride.
     strides: tuple[int, ...] = ()
     offset_param: str | None = None
+    display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
 
 
 @dataclass

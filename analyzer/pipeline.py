@@ -120,6 +120,8 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         if name not in shapes:
             continue
         shape, offset_param = shapes[name]
+        if name.endswith("_ptr") and name[:-4] in shapes:
+            buf.display = name[:-4]
         strides, acc = [], 1
         for extent in reversed(shape[1:]):
             if extent is None:

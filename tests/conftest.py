@@ -1,12 +1,16 @@
 import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from analyzer.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+TESTS = Path(__file__).parent
+FIXTURES = TESTS / "fixtures"
+# Test builders (tests/builders) are imported by `kernelrace lint` as a user's would be.
+sys.path.insert(0, str(TESTS))
 
 
 def run_cli(args, capsys):
