@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from . import ir
 
 MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
+ANY = 3   # after compression: any number of crossings
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,34 @@ def intervals(cfg: Cfg, cut_warp_barriers: bool) -> dict[int, list[tuple[int, Po
                 reached.setdefault(n, []).append((s, pos))
             for t, lab in cfg.succ[n]:
                 stack.append((t, _step(pos, lab)))
-    return reached
+    return {n: _compress(r) for n, r in reached.items()}
+
+
+def _compress(reached: list[tuple[int, Positions]]) -> list[tuple[int, Positions]]:
+    """Merge positions that differ only in one loop's count and cover 0, 1 and MANY into ANY:
+    a loop with a barrier-free way around allows every iteration, and one disjunct says so."""
+    by_start: dict[int, set[Positions]] = {}
+    for s, pos in reached:
+        by_start.setdefault(s, set()).add(pos)
+    out = []
+    for s, positions in by_start.items():
+        changed = True
+        while changed:
+            changed = False
+            for pos in sorted(positions, key=repr):
+                for j, p in enumerate(pos):
+                    if p.k == ANY:
+                        continue
+                    variants = [pos[:j] + (LoopPos(p.loop, p.relative, k),) + pos[j + 1:] for k in (0, 1, MANY)]
+                    if all(v in positions for v in variants):
+                        positions -= set(variants)
+                        positions.add(pos[:j] + (LoopPos(p.loop, p.relative, ANY),) + pos[j + 1:])
+                        changed = True
+                        break
+                if changed:
+                    break
+        out.extend((s, pos) for pos in sorted(positions, key=repr))
+    return out
 
 
 def _step(pos: Positions, label) -> Positions:

@@ -16,7 +16,7 @@ import z3
 
 from . import ir
 from .addresses import inner_index, peel_scale, radix_split
-from .concurrency import MANY, Cfg, LoopPos, intervals
+from .concurrency import ANY, MANY, Cfg, LoopPos, intervals
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
@@ -88,10 +88,14 @@ def _first(pa, pb, ea: AccessEvent, eb: AccessEvent) -> str:
     for (la, ra, xa), (lb, rb, xb) in zip(ka, kb):
         if la != lb or ra != rb:
             return "either"
+        if xa >= MANY or xb >= MANY:
+            if xa < MANY and xb >= MANY and xb != ANY:
+                return "a"
+            if xb < MANY and xa >= MANY and xa != ANY:
+                return "b"
+            return "either"
         if xa != xb:
             return "a" if xa < xb else "b"
-        if xa == MANY:
-            return "either"
     if ea.access is eb.access:
         return "same"
     return "a" if ea.order < eb.order else "b"
@@ -117,6 +121,7 @@ class PairChecker:
         self.exact = Encoder(kernel, kernel.warp_size, exact=True)
         self.fast = Encoder(kernel, kernel.warp_size, exact=False)
         self.enc = self.exact
+        self._relations: dict = {}
         self.timeout_ms = timeout_ms
         has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
         self.block_reach = intervals(cfg, cut_warp_barriers=False)
@@ -156,15 +161,18 @@ class PairChecker:
         warp_combos = None
         if self.warp_reach is not self.block_reach:
             warp_combos = {(s, pa, pb) for s, pa, pb in self._combos(a, b, self.warp_reach)}
-        groups: dict[str, list] = defaultdict(list)
+        # Interval starts only matter through the positions they give: one disjunct per distinct
+        # (positions, order, different-warps) shape, however many barriers share it.
+        groups: dict[str, dict] = defaultdict(dict)
         for s, pa, pb in combos:
+            cross_warp = warp_combos is not None and (s, pa, pb) not in warp_combos
             who = _first(pa, pb, a, b)
             if who == "either":
                 # The iteration numbers decide which runs first: constrain each group accordingly.
-                groups["a"].append((s, pa, pb, "a"))
-                groups["b"].append((s, pa, pb, "b"))
+                groups["a"][(pa, pb, "a", cross_warp)] = None
+                groups["b"][(pa, pb, "b", cross_warp)] = None
             else:
-                groups[who].append((s, pa, pb, None))
+                groups[who][(pa, pb, None, cross_warp)] = None
         for who in ("a", "b", "same"):
             if who not in groups:
                 continue
@@ -172,27 +180,30 @@ class PairChecker:
             kind = _kind(first.access, second.access)
             if kind is None:
                 continue
-            self.query(kind, a, b, first, groups[who], warp_combos, out)
+            self.query(kind, a, b, first, list(groups[who]), out)
 
-    def _constraints(self, enc: Encoder, a, b, combos, warp_combos):
+    def _constraints(self, enc: Encoder, a, b, combos):
         """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""
         self.enc = enc
+        enc.collecting()
         off1, off2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
         cs = [z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])]
         cs += self._overlap(a, b) + self._in_bounds(a, off1, 1) + self._in_bounds(b, off2, 2)
         cs += [truth(enc.term(g, 1)) for g in a.guard] + [truth(enc.term(g, 2)) for g in b.guard]
         alts = []
-        for s, pa, pb, before in combos:
-            rel = self._relation(s, pa, 1) + self._relation(s, pb, 2)
+        for pa, pb, before, cross_warp in combos:
+            rel = self._relation(pa, 1) + self._relation(pb, 2)
             if before is not None:
                 rel.append(self._precedes(a, b, pa, pb) if before == "a" else
                            self._precedes(b, a, pb, pa, swap=True))
-            if warp_combos is not None and (s, pa, pb) not in warp_combos:
+            if cross_warp:
                 # Only warp barriers lie between: the threads must sit in different warps.
                 rel.append(enc.warp(1) != enc.warp(2))
             alts.append(z3.And(*rel) if rel else z3.BoolVal(True))
         cs.append(z3.Or(*alts))
-        return cs + enc.base, alts, (off1, off2)
+        if a.value is not None and b.value is not None:
+            enc.term(a.value, 1), enc.term(b.value, 2)   # their side constraints too
+        return cs + enc.needed(), alts, (off1, off2)
 
     def _solve(self, constraints, out: PairAnalysis):
         solver = z3.Solver()
@@ -202,10 +213,10 @@ class PairChecker:
         res = solver.check()
         return res, solver
 
-    def query(self, kind, a, b, first, combos, warp_combos, out: PairAnalysis) -> None:
+    def query(self, kind, a, b, first, combos, out: PairAnalysis) -> None:
         second = b if first is a else a
         # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
-        fast, _, _ = self._constraints(self.fast, a, b, combos, warp_combos)
+        fast, _, _ = self._constraints(self.fast, a, b, combos)
         valued = kind == WAW and a.value is not None and b.value is not None
         benign = False
         if valued:
@@ -220,7 +231,7 @@ class PairChecker:
         res, _ = self._solve(fast, out)
         if res == z3.unsat:
             return
-        exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos, warp_combos)
+        exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
             exact.append(self._differ(a, b))
         res, solver = self._solve(exact, out)
@@ -238,9 +249,8 @@ class PairChecker:
             return
         self.enc = self.exact
         model = self._readable(solver, solver.model())
-        warp_sync = warp_combos is not None and not any(
-            z3.is_true(model.eval(alt, model_completion=True))
-            for alt, c in zip(alts, combos) if c[:3] in warp_combos)
+        warp_sync = all(c[3] for alt, c in zip(alts, combos)
+                        if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
@@ -261,7 +271,7 @@ class PairChecker:
                 self.last_warps.add("same" if same else "different")
             solver.pop()
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
-        small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync", "load", "opaque"))
+        small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
                  and z3.is_int(v)]
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
@@ -324,6 +334,13 @@ class PairChecker:
 
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):
         """x's instance comes before y's in one thread's order: lexicographic on shared loops."""
+        key = (id(self.enc), x.order < y.order, px, py, swap)
+        hit = self._relations.get(key)
+        if hit is None:
+            hit = self._relations[key] = self._make_precedes(x, y, px, py, swap)
+        return hit
+
+    def _make_precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool):
         enc = self.enc
         kx, ky = (2, 1) if swap else (1, 2)
         common = [p.loop for p, q in zip(px, py) if p.loop == q.loop]
@@ -333,17 +350,26 @@ class PairChecker:
             result = z3.Or(ix < iy, z3.And(ix == iy, result))
         return result
 
-    def _relation(self, s: int, pos, k: int) -> list:
+    def _relation(self, pos, k: int) -> list:
+        key = (id(self.enc), pos, k)
+        hit = self._relations.get(key)
+        if hit is None:
+            hit = self._relations[key] = self._make_relation(pos, k)
+        return list(hit)
+
+    def _make_relation(self, pos, k: int) -> list:
         enc = self.enc
         rel = []
         for p in pos:
             i = enc.iteration(k, p.loop)
             if p.relative:
-                base = enc.param(f"sync{s}.iter{p.loop}")
+                # The iteration the two threads synchronised in; one variable serves every
+                # disjunct, each of which may pick its own value.
+                base = enc.param(f"sync.iter{p.loop}")
                 rel.append(base >= 0)
-                rel.append(i == base + p.k if p.k < MANY else i >= base + MANY)
+                rel.append(i == base + p.k if p.k < MANY else i >= base + (0 if p.k == ANY else MANY))
             else:
-                rel.append(i == p.k if p.k < MANY else i >= MANY)
+                rel.append(i == p.k if p.k < MANY else i >= (0 if p.k == ANY else MANY))
         return rel
 
     def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:

@@ -81,6 +81,10 @@ class Encoder:
                 t = self.tid[k][d]
                 self.base += [t >= 0, t < self.bdim[d]]
             self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
+        self._fixed = len(self.base)
+        self._using: list[set[int]] = []
+        self._mark = self._fixed
+        self.iter_bounds: list = []   # always included: relations use iterations outside terms
 
     def _extent(self, what: str, d: str, value, limit: int):
         if isinstance(value, int):
@@ -108,7 +112,7 @@ class Encoder:
         if v is None:
             v = z3.Int(f"t{k}.iter{loop}")
             self.iter_vars[(k, loop)] = v
-            self.base += [v >= 0, v < ITER_LIMIT]
+            self.iter_bounds += [v >= 0, v < ITER_LIMIT]
         return v
 
     def linear(self, k: int):
@@ -128,13 +132,35 @@ class Encoder:
         return f
 
     def term(self, t, k: int):
-        """Z3 term for thread k. Memoised by identity (terms are shared DAGs)."""
+        """Z3 term for thread k. Memoised by identity (terms are shared DAGs); records which
+        side constraints (bounds, division identities) the term depends on."""
         hit = self.memo.get((id(t), k))
         if hit is not None and hit[0] is t:
+            if self._using:
+                self._using[-1] |= hit[2]
             return hit[1]
-        out = self._term(t, k)
-        self.memo[(id(t), k)] = (t, out)
+        before = len(self.base)
+        self._using.append(set())
+        try:
+            out = self._term(t, k)
+        finally:
+            deps = self._using.pop()
+        deps |= set(range(before, len(self.base)))
+        self.memo[(id(t), k)] = (t, out, frozenset(deps))
+        if self._using:
+            self._using[-1] |= deps
         return out
+
+    def collecting(self):
+        """Start recording the side constraints the next terms need (see `needed`)."""
+        self._using = [set()]
+        self._mark = len(self.base)
+
+    def needed(self) -> list:
+        """Thread and block bounds, plus the side constraints of the terms built since `collecting`."""
+        idx = self._using[0] | set(range(self._mark, len(self.base))) | set(range(self._fixed))
+        self._using = []
+        return [self.base[i] for i in sorted(idx)] + self.iter_bounds
 
     def _term(self, t, k: int):
         if isinstance(t, ir.Const):
