@@ -38,7 +38,8 @@ class Cfg:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, uniform: set[int]) -> None:
+        self.uniform = uniform      # ids of Ifs and Loops whose condition is uniform
         self.cfg = Cfg()
         self.ids = itertools.count()
         self.loops: list[int] = []
@@ -89,6 +90,14 @@ class _Builder:
             return [n]
         if isinstance(s, ir.If):
             cur = self.reads(s.cond, cur)
+            if id(s) in self.uniform and (_shapes_intervals(s.then) or _shapes_intervals(s.orelse)):
+                # Every thread takes the same branch of a uniform condition: remember which one,
+                # so that two threads' paths through it must agree.
+                t, f = self.node(), self.node()
+                for c in cur:
+                    self.edge(c, t, ("branch", id(s), 1))
+                    self.edge(c, f, ("branch", id(s), 0))
+                return self.block(s.then, [t], loop_ctx) + self.block(s.orelse, [f], loop_ctx)
             return self.block(s.then, cur, loop_ctx) + self.block(s.orelse, cur, loop_ctx)
         if isinstance(s, ir.Loop):
             head = self.node()
@@ -100,7 +109,15 @@ class _Builder:
             body_start = [head]
             if s.cond is not None:
                 body_start = self.reads(s.cond, body_start)
-                exit_join.extend(body_start)
+                if id(s) in self.uniform and _shapes_intervals(s.body):
+                    stay, leave = self.node(), self.node()
+                    for c in body_start:
+                        self.edge(c, stay, ("branch", id(s), 1))
+                        self.edge(c, leave, ("branch", id(s), 0))
+                    body_start = [stay]
+                    exit_join.append(leave)
+                else:
+                    exit_join.extend(body_start)
             ctx = {"latch": latch, "breaks": [], "loop": s.id}
             end = self.block(s.body, body_start, ctx)
             for c in end:
@@ -148,8 +165,30 @@ def reads_in(e):
             yield from reads_in(a)
 
 
-def build_cfg(kernel: ir.Kernel) -> Cfg:
-    b = _Builder()
+def _shapes_intervals(stmts) -> bool:
+    """Whether a branch holds a barrier or a jump, so that taking it changes barrier intervals."""
+    for s in stmts:
+        if isinstance(s, (ir.Barrier, ir.Break, ir.Continue, ir.Return)):
+            return True
+        if isinstance(s, ir.If) and (_shapes_intervals(s.then) or _shapes_intervals(s.orelse)):
+            return True
+        if isinstance(s, ir.Loop) and any(isinstance(x, ir.Barrier) for x in _walk(s.body)):
+            return True
+    return False
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, ir.If):
+            yield from _walk(s.then)
+            yield from _walk(s.orelse)
+        elif isinstance(s, ir.Loop):
+            yield from _walk(s.body)
+
+
+def build_cfg(kernel: ir.Kernel, uniform: set[int] | None = None) -> Cfg:
+    b = _Builder(uniform or set())
     entry = b.node()
     b.cfg.entry = entry
     end = b.block(kernel.body, [entry], None)
@@ -159,40 +198,65 @@ def build_cfg(kernel: ir.Kernel) -> Cfg:
 
 
 Positions = tuple[LoopPos, ...]
+# Branch decisions on uniform conditions: (condition id, loop positions when taken, branch).
+Decisions = frozenset
 
 
-def intervals(cfg: Cfg, cut_warp_barriers: bool) -> dict[int, list[tuple[int, Positions]]]:
-    """For each access node, the (sync point, loop positions) from which it is barrier-free reachable."""
+@dataclass(frozen=True)
+class Reach:
+    start: int
+    pos: Positions
+    decisions: Decisions = frozenset()
+
+
+def agree(a: Decisions, b: Decisions) -> bool:
+    """Two threads' paths agree on every uniform condition both met in the same instance."""
+    if not a or not b:
+        return True
+    taken = {(key, pos): br for key, pos, br in a if all(p.k < MANY for p in pos)}
+    return all(taken.get((key, pos), br) == br for key, pos, br in b)
+
+
+def intervals(cfg: Cfg, cut_warp_barriers: bool) -> dict[int, list[Reach]]:
+    """For each access node, the (sync point, loop positions, uniform branch decisions) from which
+    it is reachable without crossing a barrier."""
     starts = [cfg.entry] + [n for n, b in cfg.barrier_node.items()
                             if b.scope == ir.BLOCK or cut_warp_barriers]
-    reached: dict[int, list[tuple[int, Positions]]] = {}
+    reached: dict[int, list[Reach]] = {}
     for s in starts:
         init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
-        seen: set[tuple[int, Positions]] = set()
-        stack = [(t, _step(init, lab)) for t, lab in cfg.succ[s]]
+        seen: set = set()
+        stack = [(t, _step(init, lab), _decide(frozenset(), init, lab)) for t, lab in cfg.succ[s]]
         while stack:
-            n, pos = stack.pop()
-            if (n, pos) in seen:
+            state = stack.pop()
+            if state in seen:
                 continue
-            seen.add((n, pos))
+            seen.add(state)
+            n, pos, dec = state
             bar = cfg.barrier_node.get(n)
             if bar is not None and (bar.scope == ir.BLOCK or cut_warp_barriers):
                 continue
             if n in cfg.node_access:
-                reached.setdefault(n, []).append((s, pos))
+                reached.setdefault(n, []).append(Reach(s, pos, dec))
             for t, lab in cfg.succ[n]:
-                stack.append((t, _step(pos, lab)))
+                stack.append((t, _step(pos, lab), _decide(dec, pos, lab)))
     return {n: _compress(r) for n, r in reached.items()}
 
 
-def _compress(reached: list[tuple[int, Positions]]) -> list[tuple[int, Positions]]:
+def _decide(dec: Decisions, pos: Positions, label) -> Decisions:
+    if label is not None and label[0] == "branch":
+        return dec | {(label[1], pos, label[2])}
+    return dec
+
+
+def _compress(reached: list[Reach]) -> list[Reach]:
     """Merge positions that differ only in one loop's count and cover 0, 1 and MANY into ANY:
     a loop with a barrier-free way around allows every iteration, and one disjunct says so."""
-    by_start: dict[int, set[Positions]] = {}
-    for s, pos in reached:
-        by_start.setdefault(s, set()).add(pos)
+    by_start: dict[tuple, set[Positions]] = {}
+    for r in reached:
+        by_start.setdefault((r.start, r.decisions), set()).add(r.pos)
     out = []
-    for s, positions in by_start.items():
+    for (s, dec), positions in by_start.items():
         changed = True
         while changed:
             changed = False
@@ -208,12 +272,12 @@ def _compress(reached: list[tuple[int, Positions]]) -> list[tuple[int, Positions
                         break
                 if changed:
                     break
-        out.extend((s, pos) for pos in sorted(positions, key=repr))
+        out.extend(Reach(s, pos, dec) for pos in sorted(positions, key=repr))
     return out
 
 
 def _step(pos: Positions, label) -> Positions:
-    if label is None:
+    if label is None or label[0] == "branch":
         return pos
     what, loop = label
     if what == "enter":

@@ -16,7 +16,7 @@ import z3
 
 from . import ir
 from .addresses import inner_index, peel_scale, radix_split
-from .concurrency import ANY, MANY, Cfg, LoopPos, intervals
+from .concurrency import ANY, MANY, Cfg, LoopPos, agree, intervals
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
@@ -148,11 +148,12 @@ class PairChecker:
         ra = reach.get(self.cfg.access_node[a.access.id], [])
         rb = reach.get(self.cfg.access_node[b.access.id], [])
         by_start = defaultdict(list)
-        for s, p in rb:
-            by_start[s].append(p)
-        for s, pa in ra:
-            for pb in by_start.get(s, ()):
-                yield s, pa, pb
+        for r in rb:
+            by_start[r.start].append(r)
+        for x in ra:
+            for y in by_start.get(x.start, ()):
+                if agree(x.decisions, y.decisions):
+                    yield x.start, x.pos, y.pos
 
     def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
         combos = list(self._combos(a, b, self.block_reach))

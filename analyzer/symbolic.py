@@ -110,6 +110,7 @@ class Evaluation:
     accesses: dict[int, AccessEvent] = field(default_factory=dict)
     barriers: list[BarrierEvent] = field(default_factory=list)
     loops: dict[int, LoopInfo] = field(default_factory=dict)
+    uniform_conditions: set[int] = field(default_factory=set)   # ids of Ifs and Loops
 
 
 class _Terminated(Exception):
@@ -265,6 +266,8 @@ class SymbolicExecutor:
 
     def if_(self, s: ir.If, st: _State) -> None:
         cond = self.term(s.cond, st)
+        if self.emit and is_uniform(cond):
+            self.result.uniform_conditions.add(id(s))
         if isinstance(cond, ir.Const):
             self.block(s.then if cond.value else s.orelse, st)
             return
@@ -372,6 +375,8 @@ class SymbolicExecutor:
             _divergent_loops.add(lid)
             is_uniform.cache_clear()
             changed = True
+        if final and info.uniform:
+            self.result.uniform_conditions.add(id(s))
         if final:
             # After the loop: carried state is whatever the last iteration left, unknown here.
             loop_uniform = info.uniform

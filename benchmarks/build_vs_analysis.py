@@ -1,0 +1,62 @@
+"""TVM build time against kernelrace analysis time, kernel by kernel, measured side by side.
+
+For every builder in `analyzer.corpus` (head_dim 128 by default) on cuda and metal: the time TVM
+takes to build it, and the time kernelrace takes to parse, lower and analyse what TVM emitted.
+Both run in this one process, one after the other for each kernel, so machine noise hits both.
+The last line is the ratio of the totals and of the medians:
+
+    python benchmarks/build_vs_analysis.py [--head-dim 128] [--targets cuda,metal]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from analyzer.build import build  # noqa: E402
+from analyzer.corpus import builders  # noqa: E402
+from analyzer.errors import KernelraceError  # noqa: E402
+from analyzer.pipeline import Options, check_built  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--targets", default="cuda,metal")
+    ap.add_argument("--timeout", type=float, default=10.0, help="solver limit per query, seconds")
+    args = ap.parse_args()
+    options = Options(timeout_ms=int(args.timeout * 1000))
+    rows = []
+    print(f"{'builder':42} {'target':6} {'lines':>6} {'build s':>8} {'analysis s':>10} {'ratio':>6}  status")
+    for spec, params in builders(args.head_dim):
+        for target in args.targets.split(","):
+            t0 = time.perf_counter()
+            try:
+                mod = build(spec, params, target)
+            except KernelraceError as exc:
+                print(f"{spec.split(':')[1]:42} {target:6} build failed: {exc}")
+                continue
+            t1 = time.perf_counter()
+            results = check_built(mod, options)
+            t2 = time.perf_counter()
+            b, a = t1 - t0, t2 - t1
+            status = ",".join(sorted({r.status for r in results}))
+            rows.append((b, a))
+            print(f"{spec.split(':')[1]:42} {target:6} {len(mod.source.splitlines()):6d} {b:8.2f} {a:10.2f} "
+                  f"{a / b:6.2f}  {status}", flush=True)
+    builds = [b for b, _ in rows]
+    analyses = [a for _, a in rows]
+    print(f"total: build {sum(builds):.1f} s, analysis {sum(analyses):.1f} s over {len(rows)} builds")
+    print(f"median: build {statistics.median(builds):.2f} s, analysis {statistics.median(analyses):.2f} s")
+    print(f"median kernel analysis/build time ratio: {statistics.median(a / b for b, a in rows):.2f}")
+    print(f"analysis/build time ratio: {sum(analyses) / sum(builds):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
