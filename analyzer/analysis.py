@@ -59,6 +59,10 @@ class KernelAnalysis:
         if h.benign:
             msg += messages.BENIGN_SUFFIX
         notes = []
+        if h.data_dependent:
+            # The race needs two different elements of an index map to hold the same value.
+            severity = "warning"
+            notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.warp_synchronised:
             notes.append(messages.WARP_BARRIER_ONLY)
         if h.warps == {"same", "different"}:
@@ -69,5 +73,6 @@ class KernelAnalysis:
             notes.append(messages.WARPS_SAME_ONLY)
         witness = w.as_dict()
         witness["benign"] = h.benign
+        witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         return self.finding(h.kind, severity, msg, self.location(h.second), self.location(h.first),
                             witness, notes)

@@ -13,3 +13,6 @@ WARPS_BOTH = "threads of different warps collide, and so do threads of one warp"
 WARPS_DIFFERENT_ONLY = "it needs threads in two different warps: it shows once a block spans more than one warp"
 WARPS_SAME_ONLY = "only threads of one warp collide: lockstep execution may hide it, but warps are not guaranteed to run in lockstep"
 WARP_BARRIER_ONLY = "only a warp-level barrier lies between the accesses, and it does not order threads of different warps"
+DATA_DEPENDENT = ("it needs particular contents of {bufs} (it disappears when their values increase with "
+                  "their index, as a sorted index map or a cumulative sum does): a warning, since "
+                  "kernelrace cannot see the contents of memory")

@@ -61,6 +61,9 @@ class Hazard:
     benign: bool = False    # a write-write pair that provably stores the same value
     warp_synchronised: bool = False  # only warp-level barriers separate them
     warps: frozenset = frozenset()   # {"same", "different"}: which warp placements can collide
+    # Buffers whose contents decide the collision: the addresses meet only if two different
+    # elements of these hold equal values (indirect indexing through a map the analysis cannot see).
+    data_dependent: tuple[str, ...] = ()
 
 
 @dataclass
@@ -249,17 +252,45 @@ class PairChecker:
         if res == z3.unsat:
             return
         self.enc = self.exact
-        model = self._readable(solver, solver.model())
+        model = solver.model()
+        data_dependent = self._data_dependent(solver, exact)
+        model = self._readable(solver, model)
         warp_sync = all(c[3] for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
-        out.hazards.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps)))
+        out.hazards.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps),
+                                  data_dependent))
 
     def _differ(self, a: AccessEvent, b: AccessEvent):
         enc = self.enc
         return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
+
+    def _data_dependent(self, solver, terms) -> tuple[str, ...]:
+        """Does the race need particular memory contents? Ask again with every value loaded from
+        memory strictly increasing in its address, as an index map that is a sorted permutation or
+        a cumulative distribution is: if the race goes away, it depends on the data."""
+        apps = [(self._load_buffer(x), x) for x in _loads_in(terms)]
+        pairs = [(x, y) for i, (bx, x) in enumerate(apps) for by, y in apps[i + 1:] if bx and bx == by]
+        if not pairs:
+            return ()
+        ordered = [z3.And(z3.Implies(x.arg(0) < y.arg(0), x < y), z3.Implies(y.arg(0) < x.arg(0), y < x),
+                          z3.Implies(x.arg(0) == y.arg(0), x == y))
+                   for x, y in pairs]
+        solver.push()
+        solver.add(*ordered)
+        res = solver.check()
+        solver.pop()
+        if res != z3.unsat:
+            return ()
+        return tuple(sorted({self._load_buffer(x) for pair in pairs for x in pair}))
+
+    def _load_buffer(self, app) -> str | None:
+        """The buffer a load function reads (`load17` is access site 17)."""
+        site = app.decl().name()[4:]
+        ev = self.ev.accesses.get(int(site)) if site.isdigit() else None
+        return ev.access.buffer if ev is not None else None
 
     def _readable(self, solver, model):
         """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters."""
@@ -393,6 +424,20 @@ class PairChecker:
                 params[name] = val(enc.shared[name])
         return Witness(first, second, tuple(val(enc.bid[d]) for d in DIMS), elem, byte,
                        first.warp == second.warp, params)
+
+
+def _loads_in(terms) -> list:
+    """Applications of load functions (values read from memory) inside Z3 terms."""
+    out, seen, stack = [], set(), list(terms)
+    while stack:
+        x = stack.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_app(x) and x.num_args() and x.decl().name().startswith("load"):
+            out.append(x)
+        stack.extend(x.children())
+    return out
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,

@@ -199,6 +199,9 @@ class Encoder:
             return z3.If(truth(self.term(t.cond, k)), as_int(self.term(t.a, k)), as_int(self.term(t.b, k)))
         if isinstance(t, ir.Call):
             args = [as_int(self.term(a, k)) for a in t.args]
+            if t.fn.startswith("fcmp") and len(args) == 2:
+                # Floating-point values are opaque but ordered: compare them as such (NaN aside).
+                return self.binop(t.fn[4:], args[0], args[1])
             if t.fn in ("min", "max") and len(args) == 2:
                 a, b = args
                 return z3.If(a < b, a, b) if t.fn == "min" else z3.If(a < b, b, a)
