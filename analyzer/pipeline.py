@@ -48,9 +48,21 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                                       l1=u.first.access.span.line, l2=u.second.access.span.line,
                                       buf=u.second.access.buffer, reason=u.reason)
         findings.append(analysis.finding("unknown", "warning", msg, loc, analysis.location(u.first)))
-    findings.sort(key=Finding.sort_key)
+    findings = _dedupe(sorted(findings, key=Finding.sort_key))
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per rule and pair of source lines: the lanes of a vector access, or the four
+    reads of one `make_float4(...)`, are one problem to the reader."""
+    seen, out = set(), []
+    for f in findings:
+        key = (f.rule, f.kernel, f.second.line, f.first.line if f.first else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
 
 
 def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:

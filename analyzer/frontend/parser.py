@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 
@@ -58,6 +59,16 @@ class TypeNamePostLex:
             yield tok
 
 
+def _cache_path(dialect: str) -> str | bool:
+    """Lark caches the built LALR tables (keyed on grammar, options and Lark version) per user."""
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kernelrace"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(base / f"{dialect}.lark.cache")
+
+
 @functools.lru_cache(maxsize=None)
 def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
     post = TypeNamePostLex()
@@ -69,7 +80,7 @@ def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
         propagate_positions=True,
         maybe_placeholders=True,
         strict=True,
-        cache=False,
+        cache=_cache_path(dialect),
     )
     return parser, post
 

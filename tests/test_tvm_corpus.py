@@ -1,0 +1,52 @@
+"""TVM's own kernels: every file it emits for the corpus parses and lowers, and the analysis of
+each finds no error beyond the known real races."""
+
+import pytest
+
+from analyzer.build import build
+from analyzer.corpus import MERGE_STATE, builders
+from analyzer.frontend import lower_source
+from analyzer.pipeline import Options, check_built
+
+TARGETS = ("cuda", "metal")
+_BUILDS: dict = {}
+
+
+def built(spec, params, target):
+    key = (spec, repr(sorted(params.items())), target)
+    if key not in _BUILDS:
+        _BUILDS[key] = build(spec, params, target)
+    return _BUILDS[key]
+
+
+def _cases(head_dims):
+    return [pytest.param(spec, params, target, id=f"{spec.split(':')[1]}-{params.get('head_dim', params.get('d', params.get('d_qk', params.get('d_latent', ''))))}-{target}")
+            for hd in head_dims for spec, params in builders(hd) for target in TARGETS]
+
+
+@pytest.mark.parametrize("spec,params,target", _cases((64, 128, 256, 512)))
+def test_every_emitted_file_parses_and_lowers(spec, params, target):
+    mod = built(spec, params, target)
+    kernels = lower_source(mod.source, mod.lang, "emitted")
+    assert {k.name for k in kernels} == {k.name for k in mod.kernels}
+    assert all(k.body for k in kernels)
+
+
+# Real races in TVM's kernels at head_dim 128, each written up in the closing note of the core issue:
+# the merge-state race, and the Hillis-Steele scans of the cumsum/sampling kernels, which read a
+# neighbour's element and overwrite their own between the same two barriers (within one warp).
+KNOWN_RACES = {
+    MERGE_STATE: {("write-after-read", "S")},
+    "tvm.relax.backend.gpu_generic:gpu_2d_continuous_cumsum": {("write-after-read", "shared_buf")},
+    "tvm.relax.backend.gpu_generic:gpu_multinomial_from_uniform": {("write-after-read", "shared_buf")},
+}
+
+
+@pytest.mark.parametrize("spec,params,target", _cases((128,)))
+def test_no_error_finding_but_the_known_races(spec, params, target):
+    results = check_built(built(spec, params, target), Options(timeout_ms=5000))
+    errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
+              for r in results for f in r.findings if f.severity == "error"}
+    assert errors <= KNOWN_RACES.get(spec, set())
+    if spec in KNOWN_RACES:
+        assert errors, "a known race was not found"
