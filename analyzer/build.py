@@ -39,6 +39,8 @@ class BuiltModule:
     kernels: list[BuiltKernel] = field(default_factory=list)
     # buffer parameter -> (shape with None for symbolic extents, name of its elem_offset variable)
     buffers: dict[str, tuple[tuple[int | None, ...], str | None]] = field(default_factory=dict)
+    # per kernel: its scalar parameters as the host computes them (`cse_v37 = cse_v36 - 1`), as IR
+    definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def lang(self) -> str:
@@ -136,7 +138,7 @@ def _walk(node, visit) -> None:
         seq = getattr(n, "seq", None)
         if seq is not None:
             stack.extend(reversed(list(seq)))
-        for attr in ("body", "then_case", "else_case", "block"):
+        for attr in ("body", "then_case", "else_case", "block", "rest"):
             child = getattr(n, attr, None)
             if child is not None and hasattr(child, "span"):
                 stack.append(child)
@@ -174,7 +176,7 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
             source = rt.imports[0].inspect_source()
             bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
             pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
-            _, device = b.split_host_device_mods(pipeline(bound))
+            host, device = b.split_host_device_mods(pipeline(bound))
     except KernelraceError:
         raise
     except Exception as exc:
@@ -183,12 +185,112 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
             f"TVM failed to build {spec}({shown}) for {target_name}: {lines[-1] if lines else type(exc).__name__}"
         ) from exc
     buffers = _buffer_shapes(mod)
+    definitions = _host_definitions(host, device)
     kernels = []
     for dev_mod in device.values():
         for gv, func in dev_mod.functions.items():
             kernels.append(BuiltKernel(gv.name_hint, _extents(func)))
     kernels.sort(key=lambda k: k.name)
-    return BuiltModule(spec, target_name, dict(params), source, kernels, buffers)
+    return BuiltModule(spec, target_name, dict(params), source, kernels, buffers, definitions)
+
+
+def _host_definitions(host, device) -> dict[str, dict[str, Any]]:
+    """For each kernel, what the host passes for its scalar parameters, as IR over host values.
+
+    Walks the host code in scope order: a loop variable becomes `NAME@k` with its range, a `let`
+    its value (over renamed variables), and each `call_ffi_kernel` binds the kernel's parameters to
+    its arguments, so that `cse_v37 = cse_v36 - 1` and `0 <= i < rounds` reach the analysis.
+    """
+    from . import ir
+
+    params = {gv.name_hint: [p.name for p in f.params] for m in device.values() for gv, f in m.functions.items()}
+    values: dict[str, Any] = {}          # host variable (renamed) -> IR definition
+    per_kernel: dict[str, dict[str, Any]] = {}
+    counter = [0]
+
+    def conv(e, env):
+        return _to_ir(e, env)
+
+    def walk(n, env):
+        kind = type(n).__name__
+        if kind == "SeqStmt":
+            for c in n.seq:
+                env = walk(c, env)
+            return env
+        if kind == "For":
+            counter[0] += 1
+            name = f"{n.loop_var.name}@{counter[0]}"
+            lo, extent = conv(n.min, env), conv(n.extent, env)
+            if lo is not None and extent is not None:
+                values[name] = ir.Call("range", (lo, ir.BinOp("+", lo, extent)))
+            walk(n.body, {**env, n.loop_var.name: name})
+            return env
+        if kind in ("LetStmt", "Bind"):
+            value = conv(n.value, env)
+            if value is not None:
+                values.setdefault(n.var.name, value)
+            if getattr(n, "body", None) is not None:
+                walk(n.body, env)
+            return env
+        if kind == "Evaluate":
+            call = n.value
+            if getattr(getattr(call, "op", None), "name", "") == "tirx.call_ffi_kernel":
+                kernel = str(call.args[0].value)
+                bound = per_kernel.setdefault(kernel, {})
+                for pname, arg in zip(params.get(kernel, ()), list(call.args)[1:]):
+                    value = conv(arg, env)
+                    if value is not None and not (isinstance(value, ir.Param) and value.name == pname):
+                        bound[pname] = value
+            return env
+        for attr in ("body", "then_case", "else_case"):
+            child = getattr(n, attr, None)
+            if child is not None and hasattr(child, "span"):
+                walk(child, env)
+        return env
+
+    for _, func in host.functions.items():
+        body = getattr(func, "body", None)
+        if body is not None:
+            try:
+                walk(body, {})
+            except Exception:  # an unfamiliar host node: fewer known relations, never a wrong one
+                continue
+    return {k: {**values, **bound} for k, bound in per_kernel.items()} | {"*": values}
+
+
+def _to_ir(e, env=None):
+    """A TIR integer expression as a kernel-IR expression; None when it has no IR counterpart.
+    `env` renames variables (host loop variables are made unique)."""
+    import tvm
+
+    from . import ir
+
+    t = tvm.tirx
+    binops = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "FloorDiv": "fdiv",
+              "FloorMod": "fmod", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "EQ": "==", "NE": "!=",
+              "And": "&&", "Or": "||", "RShift": ">>", "LShift": "<<"}
+    name = type(e).__name__
+    if isinstance(e, t.IntImm):
+        return ir.Const(int(e.value))
+    if name == "Var" or isinstance(e, t.Var):
+        return ir.Param((env or {}).get(e.name, e.name))
+    if name in binops:
+        a, b = _to_ir(e.a, env), _to_ir(e.b, env)
+        return None if a is None or b is None else ir.BinOp(binops[name], a, b)
+    if name in ("Min", "Max"):
+        a, b = _to_ir(e.a, env), _to_ir(e.b, env)
+        return None if a is None or b is None else ir.Call(name.lower(), (a, b))
+    if name == "Cast":
+        inner = _to_ir(e.value, env)
+        return inner if inner is not None and "int" in str(getattr(e, "ty", getattr(e, "dtype", ""))) else None
+    if name == "Select":
+        c, a, b = _to_ir(e.condition, env), _to_ir(e.true_value, env), _to_ir(e.false_value, env)
+        return None if None in (c, a, b) else ir.Select(c, a, b)
+    if name == "Call" and str(getattr(e.op, "name", "")) in ("tirx.shift_right", "tirx.shift_left"):
+        a, b = _to_ir(e.args[0], env), _to_ir(e.args[1], env)
+        op = ">>" if "right" in str(e.op.name) else "<<"
+        return None if a is None or b is None else ir.BinOp(op, a, b)
+    return None
 
 
 def _buffer_shapes(mod) -> dict[str, tuple[tuple[int | None, ...], str | None]]:

@@ -213,6 +213,8 @@ class Kernel:
     block_dim: dict[str, int | None] = field(default_factory=dict)
     grid_dim: dict[str, int | None] = field(default_factory=dict)
     bindings: dict[str, int] = field(default_factory=dict)   # scalar parameters fixed by the user
+    # Parameters the launching code computes from other values (TVM's host `cse_v` bindings).
+    definitions: dict[str, "Expr"] = field(default_factory=dict)
     source_lines: list[str] = field(default_factory=list)
     unsupported: list[tuple[Span, str]] = field(default_factory=list)
 

@@ -123,6 +123,7 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
         else:
             _apply_dims(kernel, None, None, None)
         _apply_shapes(kernel, mod.buffers)
+        kernel.definitions = dict(mod.definitions.get(kernel.name, mod.definitions.get("*", {})))
         results.append(analyse_kernel(kernel, options, mod.target, mod.params))
     return results
 

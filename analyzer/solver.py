@@ -4,7 +4,7 @@ Values are mathematical integers (no wrap-around: C leaves signed overflow undef
 in-bounds index never overflows), which keeps queries in linear integer arithmetic plus
 uninterpreted functions, where Z3 is fast. C's operators keep their meaning: `/` and `%`
 truncate toward zero, `>>` is an arithmetic (flooring) shift, `& (2**k - 1)` is a Euclidean
-remainder. Bitwise operations other than masks go through 32-bit vectors, exactly.
+remainder. Bitwise operations other than masks go through 64-bit vectors, exactly.
 """
 
 from __future__ import annotations
@@ -47,14 +47,15 @@ def _trunc_div(a, b):
     return z3.If(z3.Or(a >= 0, a % b == 0), q, z3.If(b > 0, q + 1, q - 1))
 
 
-def _bits32(e):
-    return z3.Int2BV(e, 32)
+def _bits(e):
+    # 64 bits: wide enough for int64_t indices, and exact for int values
+    return z3.Int2BV(e, 64)
 
 
-def _from_bits32(e):
-    # signed reading of a 32-bit vector
+def _from_bits(e):
+    # signed reading of a 64-bit vector
     u = z3.BV2Int(e, is_signed=False)
-    return z3.If(u >= 1 << 31, u - (1 << 32), u)
+    return z3.If(u >= 1 << 63, u - (1 << 64), u)
 
 
 class Encoder:
@@ -105,7 +106,17 @@ class Encoder:
     def param(self, name: str):
         if name in self.kernel.bindings:
             return num(self.kernel.bindings[name])
-        return self._c_int(name)
+        fresh = name not in self.shared
+        v = self._c_int(name)
+        definition = self.kernel.definitions.get(name)
+        if fresh and isinstance(definition, ir.Call) and definition.fn == "range":
+            # A host loop variable: within its loop's range.
+            lo, hi = (as_int(self.term(a, 1)) for a in definition.args)
+            self.base += [v >= lo, v < hi]
+        elif fresh and definition is not None:
+            # The host computed this value: keep the relation (not the value) it was computed by.
+            self.base.append(v == as_int(self.term(definition, 1)))
+        return v
 
     def iteration(self, k: int, loop: int):
         v = self.iter_vars.get((k, loop))
@@ -257,6 +268,9 @@ class Encoder:
             return a - b
         if op == "*":
             return self.mul(a, b)
+        if op in ("fdiv", "fmod"):   # TIR's flooring division (host-side definitions)
+            q = z3.If(b > 0, a / b, (-a) / (-b))
+            return q if op == "fdiv" else a - b * q
         if op in ("/", "%"):
             if cb is None and not self.exact:
                 return self._division(a, b)[0 if op == "/" else 1]
@@ -276,18 +290,18 @@ class Encoder:
                     return x % (c + 1)    # mask of the low bits: Euclidean remainder
                 if c is not None and c < 0 and _pow2(-c) is not None:
                     return x - x % (-c)   # clears the low bits
-        # Other bitwise operations: exactly, on 32-bit vectors (C int).
-        x, y = _bits32(a), _bits32(b)
+        # Other bitwise operations: exactly, on 64-bit vectors.
+        x, y = _bits(a), _bits(b)
         if op == "&":
-            return _from_bits32(x & y)
+            return _from_bits(x & y)
         if op == "|":
-            return _from_bits32(x | y)
+            return _from_bits(x | y)
         if op == "^":
-            return _from_bits32(x ^ y)
+            return _from_bits(x ^ y)
         if op == "<<":
-            return _from_bits32(x << y)
+            return _from_bits(x << y)
         if op == ">>":
-            return _from_bits32(x >> y)
+            return _from_bits(x >> y)
         raise TypeError(f"unknown operator {op}")
 
     def value_of(self, model, e) -> int:

@@ -775,6 +775,12 @@ class CLowering:
                 return f"{text(n.children[0])}[{idx.value}]"
             raise Unsupported(n, "argument struct expression")
         name = text(node)
+        # TVM's Metal argument struct holds each scalar as `arg.NAME[0]`: call it NAME.
+        root, _, rest = name.partition(".")
+        if rest.endswith("[0]") and "." not in rest and rest.count("[") == 1:
+            name = rest[:-3]
+        elif rest and "." not in rest and "[" not in rest:
+            name = rest
         if name not in self.kernel.params:
             self.kernel.params.append(name)
         return Scalar(ir.Param(name), "int")
