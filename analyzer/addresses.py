@@ -59,6 +59,11 @@ def split(t, p: str):
             return None
         return _add(t.op, a[0], b[0]), _add(t.op, a[1], b[1])
     if isinstance(t, ir.BinOp) and t.op == "*":
+        # x * p is a row x of stride p, whatever x mentions (a quotient by p, say).
+        if isinstance(t.b, ir.Param) and t.b.name == p:
+            return t.a, _ZERO
+        if isinstance(t.a, ir.Param) and t.a.name == p:
+            return t.b, _ZERO
         ca, cb = contains_param(t.a, p), contains_param(t.b, p)
         if ca and cb:
             return None
@@ -69,8 +74,8 @@ def split(t, p: str):
             s = split(t.b, p)
             return None if s is None else (_mul(t.a, s[0]), _mul(t.a, s[1]))
         return _ZERO, t
-    if contains_param(t, p):
-        return None
+    # Any other node (a select, a quotient or remainder by p, ...) stays whole in the column part:
+    # t == 0*p + t holds whatever it mentions.
     return _ZERO, t
 
 

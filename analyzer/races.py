@@ -21,6 +21,9 @@ from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
 WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
+# Z3 resource units per second of the time limit (measured on the corpus: about 2-4 M/s here), so
+# that the deterministic limit binds well before the clock on an ordinary machine.
+RLIMIT_PER_SECOND = 1_000_000
 
 
 @dataclass
@@ -126,6 +129,7 @@ class PairChecker:
         self.enc = self.exact
         self._relations: dict = {}
         self.timeout_ms = timeout_ms
+        self.rlimit = RLIMIT_PER_SECOND * max(timeout_ms, 100) // 1000
         has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
         self.block_reach = intervals(cfg, cut_warp_barriers=False)
         self.warp_reach = intervals(cfg, cut_warp_barriers=True) if has_warp_barriers else self.block_reach
@@ -211,6 +215,9 @@ class PairChecker:
 
     def _solve(self, constraints, out: PairAnalysis):
         solver = z3.Solver()
+        # A resource limit, not only a clock: the same kernel gets the same verdicts on every run
+        # and every machine. The clock stays as a backstop.
+        solver.set("rlimit", self.rlimit)
         solver.set("timeout", self.timeout_ms)
         solver.add(*constraints)
         out.queries += 1
@@ -247,7 +254,8 @@ class PairChecker:
             exact.pop()
             res, solver = self._solve(exact, out)
         if res == z3.unknown:
-            out.undecided.append(Undecided(first, second, f"solver gave up ({solver.reason_unknown()})"))
+            out.undecided.append(Undecided(first, second, "the solver reached its limit "
+                                           f"({self.timeout_ms / 1000:g} s budget, --timeout): {solver.reason_unknown()}"))
             return
         if res == z3.unsat:
             return
@@ -308,6 +316,7 @@ class PairChecker:
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         solver.set("timeout", max(self.timeout_ms // 10, 200))
+        solver.set("rlimit", max(self.rlimit // 10, 200_000))
         for wish in wishes:
             if not wish:
                 continue
