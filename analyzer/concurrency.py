@@ -260,7 +260,7 @@ def _compress(reached: list[Reach]) -> list[Reach]:
         changed = True
         while changed:
             changed = False
-            for pos in sorted(positions, key=repr):
+            for pos in sorted(positions, key=_pos_key):
                 for j, p in enumerate(pos):
                     if p.k == ANY:
                         continue
@@ -272,8 +272,12 @@ def _compress(reached: list[Reach]) -> list[Reach]:
                         break
                 if changed:
                     break
-        out.extend(Reach(s, pos, dec) for pos in sorted(positions, key=repr))
+        out.extend(Reach(s, pos, dec) for pos in sorted(positions, key=_pos_key))
     return out
+
+
+def _pos_key(pos: Positions):
+    return tuple((p.loop, p.relative, p.k) for p in pos)
 
 
 def _step(pos: Positions, label) -> Positions:

@@ -108,9 +108,18 @@ class LoopInfo:
 @dataclass
 class Evaluation:
     accesses: dict[int, AccessEvent] = field(default_factory=dict)
-    barriers: list[BarrierEvent] = field(default_factory=list)
+    barrier_events: dict[int, BarrierEvent] = field(default_factory=dict)   # by id of the barrier
     loops: dict[int, LoopInfo] = field(default_factory=dict)
-    uniform_conditions: set[int] = field(default_factory=set)   # ids of Ifs and Loops
+    # id of an If or Loop -> whether its condition is uniform (the last pass over it decides)
+    condition_uniform: dict[int, bool] = field(default_factory=dict)
+
+    @property
+    def barriers(self) -> list[BarrierEvent]:
+        return sorted(self.barrier_events.values(), key=lambda b: (b.barrier.span.line, b.barrier.span.col))
+
+    @property
+    def uniform_conditions(self) -> set[int]:
+        return {k for k, v in self.condition_uniform.items() if v}
 
 
 class _Terminated(Exception):
@@ -231,7 +240,7 @@ class SymbolicExecutor:
         elif isinstance(s, ir.Barrier):
             if self.emit and not st.dead:
                 cond, span = st.divergent if st.divergent else (None, None)
-                self.result.barriers.append(BarrierEvent(s, st.guard, tuple(self.loop_stack), cond, span))
+                self.result.barrier_events[id(s)] = BarrierEvent(s, st.guard, tuple(self.loop_stack), cond, span)
         elif isinstance(s, ir.If):
             self.if_(s, st)
         elif isinstance(s, ir.Loop):
@@ -266,8 +275,8 @@ class SymbolicExecutor:
 
     def if_(self, s: ir.If, st: _State) -> None:
         cond = self.term(s.cond, st)
-        if self.emit and is_uniform(cond):
-            self.result.uniform_conditions.add(id(s))
+        if self.emit:
+            self.result.condition_uniform[id(s)] = is_uniform(cond)
         if isinstance(cond, ir.Const):
             self.block(s.then if cond.value else s.orelse, st)
             return
@@ -299,14 +308,13 @@ class SymbolicExecutor:
         # Uniformity of loop-carried state is a fixpoint: start from "all uniform", widen. Outer
         # passes only ever make things less uniform, so a nested loop resumes from its last result.
         non_uniform = self.non_uniform.setdefault(lid, set())
-        saved_emit = self.emit
-        for _ in range(len(assigned) + 2):
-            self.emit = False
-            changed = self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=False)
-            if not changed:
+        # Every pass is complete (events, exit values); a later pass overwrites an earlier one's
+        # events, so the last, stable pass is what remains. One pass when nothing changes.
+        env, private = dict(st.env), dict(st.private)
+        for _ in range(len(assigned) + 3):
+            st.env, st.private = dict(env), dict(private)
+            if not self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=True):
                 break
-        self.emit = saved_emit
-        self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=True)
 
     def _inductions(self, s: ir.Loop, st: _State, assigned: set[str]) -> dict[str, object]:
         """Variables stepped only by the update clause: closed forms in the iteration number."""
@@ -375,8 +383,8 @@ class SymbolicExecutor:
             _divergent_loops.add(lid)
             is_uniform.cache_clear()
             changed = True
-        if final and info.uniform:
-            self.result.uniform_conditions.add(id(s))
+        if final and self.emit:
+            self.result.condition_uniform[id(s)] = info.uniform
         if final:
             # After the loop: carried state is whatever the last iteration left, unknown here.
             loop_uniform = info.uniform
@@ -446,7 +454,8 @@ def _join(cond, a: dict, b: dict) -> dict:
     out = {}
     for k in a.keys() & b.keys():
         va, vb = a[k], b[k]
-        out[k] = va if va == vb else ir.Select(cond, va, vb)
+        # Identity, not structural equality: comparing deep terms would cost more than a select.
+        out[k] = va if va is vb else ir.Select(cond, va, vb)
     return out
 
 
