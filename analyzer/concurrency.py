@@ -260,18 +260,18 @@ def _compress(reached: list[Reach]) -> list[Reach]:
         changed = True
         while changed:
             changed = False
-            for pos in sorted(positions, key=_pos_key):
+            groups: dict[tuple, set[int]] = {}
+            for pos in positions:
                 for j, p in enumerate(pos):
-                    if p.k == ANY:
-                        continue
-                    variants = [pos[:j] + (LoopPos(p.loop, p.relative, k),) + pos[j + 1:] for k in (0, 1, MANY)]
-                    if all(v in positions for v in variants):
-                        positions -= set(variants)
-                        positions.add(pos[:j] + (LoopPos(p.loop, p.relative, ANY),) + pos[j + 1:])
+                    if p.k != ANY:
+                        groups.setdefault((pos[:j], p.loop, p.relative, pos[j + 1:]), set()).add(p.k)
+            for (pre, loop, rel, post), ks in groups.items():
+                if {0, 1, MANY} <= ks:
+                    variants = {pre + (LoopPos(loop, rel, k),) + post for k in (0, 1, MANY)}
+                    if variants <= positions:
+                        positions -= variants
+                        positions.add(pre + (LoopPos(loop, rel, ANY),) + post)
                         changed = True
-                        break
-                if changed:
-                    break
         out.extend(Reach(s, pos, dec) for pos in sorted(positions, key=_pos_key))
     return out
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import KernelraceError
 from .. import ir
 from .dialects import lowering_for
-from .lower import Unsupported
+from .lower import Unsupported, position
 from .parser import parse
 
 EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal"}
@@ -24,9 +24,7 @@ def lower_source(text: str, lang: str, filename: str) -> list[ir.Kernel]:
     try:
         kernels = lowering.lower()
     except Unsupported as exc:
-        meta = getattr(exc.node, "meta", None)
-        line = getattr(meta, "line", None) or getattr(exc.node, "line", 0)
-        col = getattr(meta, "column", None) or getattr(exc.node, "column", 0)
+        line, col = position(exc.node)
         raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
     if not kernels:
         raise KernelraceError(f"{filename}: no kernel found (no {'__global__' if lang == 'cuda' else 'kernel'} function)")

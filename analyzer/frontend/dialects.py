@@ -123,7 +123,8 @@ class MetalLowering(CLowering):
         return None
 
     def _text(self, node) -> str:
-        line = self.lines[node.meta.line - 1] if node.meta.line <= len(self.lines) else ""
+        n = self.span(node).line
+        line = self.lines[n - 1] if 0 < n <= len(self.lines) else ""
         return line.strip().rstrip(";")
 
     def call_value(self, fn, args, node):

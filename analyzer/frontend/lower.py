@@ -24,6 +24,19 @@ def kind(t: Tree) -> str:
     return d[len(_PREFIX):] if d.startswith(_PREFIX) else d
 
 
+_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN"})
+
+
+def position(node) -> tuple[int, int]:
+    """(line, column) of a node's first token. Computed on demand for the few nodes that need a
+    span: Lark's propagate_positions would do it for every node and double the parse time."""
+    while isinstance(node, Tree):
+        node = next((c for c in node.children if c is not None), None)
+    if isinstance(node, Token) and node.line is not None:
+        return node.line, node.column
+    return 0, 0
+
+
 class Unsupported(Exception):
     def __init__(self, node, what: str):
         super().__init__(what)
@@ -159,12 +172,8 @@ class CLowering:
         return [self._lower_kernel(k) for k in self.kernels]
 
     def span(self, node) -> ir.Span:
-        meta = getattr(node, "meta", None)
-        if meta is not None and not getattr(meta, "empty", True):
-            return ir.Span(self.filename, meta.line, meta.column)
-        if isinstance(node, Token):
-            return ir.Span(self.filename, node.line, node.column)
-        return ir.Span(self.filename, 0, 0)
+        line, col = position(node)
+        return ir.Span(self.filename, line, col)
 
     # ---------- declarations ----------
     def _type_of(self, node: Tree) -> TypeInfo:
@@ -287,6 +296,11 @@ class CLowering:
             raise Unsupported(node, f"statement '{k}'")
         return method(node)
 
+    @staticmethod
+    def parts(node: Tree) -> list:
+        """A statement's children without its keywords (kept in the tree for positions only)."""
+        return [c for c in node.children if not (isinstance(c, Token) and c.type in _KEYWORDS)]
+
     def stmt_compound_stmt(self, node):
         return self._block(node)
 
@@ -310,8 +324,9 @@ class CLowering:
 
     def stmt_return_stmt(self, node):
         pre: list[ir.Stmt] = []
-        if node.children and node.children[0] is not None:
-            val = self.rvalue(node.children[0])
+        parts = self.parts(node)
+        if parts and parts[0] is not None:
+            val = self.rvalue(parts[0])
             if self.inline_depth and isinstance(val, (Scalar, Vector)):
                 pre.append(ir.Assign(self.return_var, self._scalar(val), self.span(node)))
             elif isinstance(val, Scalar):
@@ -319,8 +334,9 @@ class CLowering:
         return self._flush(pre) + [ir.Return(self.span(node))]
 
     def stmt_if_stmt(self, node):
-        cond_n, then_n = node.children[0], node.children[1]
-        else_n = node.children[2] if len(node.children) > 2 else None
+        parts = self.parts(node)
+        cond_n, then_n = parts[0], parts[1]
+        else_n = parts[2] if len(parts) > 2 else None
         cond = self.cond(cond_n)
         pre = self._flush([])
         self.scopes.append({})
@@ -332,7 +348,7 @@ class CLowering:
         return pre + [ir.If(cond, then, orelse, self.span(node))]
 
     def stmt_while_stmt(self, node):
-        cond_n, body_n = node.children
+        cond_n, body_n = self.parts(node)
         cond = self.cond(cond_n)
         if self.pending:
             raise Unsupported(cond_n, "side effect in a loop condition")
@@ -347,7 +363,7 @@ class CLowering:
         raise Unsupported(node, "do-while loop")
 
     def stmt_for_stmt(self, node):
-        init_n, cond_n, upd_n, body_n = node.children
+        init_n, cond_n, upd_n, body_n = self.parts(node)
         self.scopes.append({})
         init = self.stmt(init_n)
         cond = self.cond(cond_n) if cond_n is not None else None
@@ -519,7 +535,7 @@ class CLowering:
                     size *= n
                 return replace(base, offset=_add(base.offset, _mul(idx, size)), inner=base.inner[1:])
         if k == "deref":
-            base = self.rvalue(node.children[0])
+            base = self.rvalue(node.children[-1])
             if isinstance(base, Pointer):
                 return base
         raise Unsupported(node, "memory access through a non-pointer")
@@ -646,7 +662,7 @@ class CLowering:
         return self._binop("^", self.rvalue(node.children[0]), self.rvalue(node.children[1]), node)
 
     def expr_band(self, node):
-        return self._binop("&", self.rvalue(node.children[0]), self.rvalue(node.children[1]), node)
+        return self._binop("&", self.rvalue(node.children[0]), self.rvalue(node.children[-1]), node)
 
     def expr_ternary(self, node):
         c = self.cond(node.children[0])
@@ -722,13 +738,13 @@ class CLowering:
         return Scalar(ir.Const(8 if ty.ptr else (size_of(ty.base) or 4)), "int")
 
     def expr_addr_of(self, node):
-        target = node.children[0]
+        target = node.children[-1]
         if isinstance(target, Tree) and kind(target) in ("index", "deref"):
             return self.lvalue_pointer(target)
         raise Unsupported(node, "address of a non-memory value")
 
     def expr_deref(self, node):
-        ptr = self.rvalue(node.children[0])
+        ptr = self.rvalue(node.children[-1])
         if not isinstance(ptr, Pointer):
             raise Unsupported(node, "dereference of a non-pointer")
         return self.load(ptr, self.span(node))

@@ -77,9 +77,8 @@ def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
         parser="lalr",
         lexer="basic",
         postlex=post,
-        propagate_positions=True,
+        propagate_positions=False,   # spans come from tokens, on demand (lower.position)
         maybe_placeholders=True,
-        strict=True,
         cache=_cache_path(dialect),
     )
     return parser, post
