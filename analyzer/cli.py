@@ -115,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+    except RecursionError:
+        err.print("kernelrace: error: input nested too deeply to analyse", markup=False)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug of ours: still one line, and never a partial report
+        err.print(f"kernelrace: internal error: {type(exc).__name__}: {exc} (please report this)", markup=False)
+        return EXIT_BAD_INPUT
 
 
 def _run(args, out: Console, err: Console) -> int:
