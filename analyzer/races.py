@@ -196,9 +196,8 @@ class PairChecker:
         self.enc = enc
         enc.collecting()
         off1, off2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
-        cs = [z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])]
-        cs += self._overlap(a, b) + self._in_bounds(a, off1, 1) + self._in_bounds(b, off2, 2)
-        cs += [truth(enc.term(g, 1)) for g in a.guard] + [truth(enc.term(g, 2)) for g in b.guard]
+        cs = [self._distinct(enc)]
+        cs += self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
         alts = []
         for pa, pb, before, cross_warp in combos:
             rel = self._relation(pa, 1) + self._relation(pb, 2)
@@ -213,6 +212,29 @@ class PairChecker:
         if a.value is not None and b.value is not None:
             enc.term(a.value, 1), enc.term(b.value, 2)   # their side constraints too
         return cs + enc.needed(), alts, (off1, off2)
+
+    def _distinct(self, enc):
+        key = (id(enc), "distinct")
+        if key not in self._relations:
+            self._relations[key] = z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])
+        return self._relations[key]
+
+    def _side(self, e: AccessEvent, k: int) -> list:
+        """In-bounds facts and the guard of one access by thread k (built once per encoder)."""
+        enc = self.enc
+        key = (id(enc), "side", e.access.id, k)
+        hit = self._relations.get(key)
+        if hit is None:
+            off = enc.term(e.offset, k)
+            hit = self._in_bounds(e, off, k) + [truth(enc.term(g, k)) for g in e.guard]
+            self._relations[key] = hit
+        else:
+            # replay the terms so that their side constraints are collected for this query
+            enc.term(e.offset, k)
+            for g in e.guard:
+                enc.term(g, k)
+            self._replay_bounds(e, k)
+        return hit
 
     def _solve(self, constraints, out: PairAnalysis):
         # Preprocessing (simplify, propagate values, solve equalities) before the SMT core: the
@@ -333,6 +355,21 @@ class PairChecker:
                 solver.pop()
         return model
 
+    def _replay_bounds(self, e: AccessEvent, k: int) -> None:
+        buf = self.kernel.buffers.get(e.access.buffer)
+        if buf is not None and buf.strides:
+            scale, index = peel_scale(e.offset)
+            if scale == buf.elem_size:
+                for stride in buf.strides:
+                    self.enc.term(self._inner(index, stride, buf.offset_param), k)
+
+    def _inner(self, index, stride, offset_param):
+        key = ("inner", id(index), stride)
+        hit = self._relations.get(key)
+        if hit is None or hit[0] is not index:
+            hit = self._relations[key] = (index, inner_index(index, stride, offset_param))
+        return hit[1]
+
     def _in_bounds(self, e: AccessEvent, off, k: int) -> list:
         """Accesses stay inside their buffer: from its base, within a fixed-size array, and, where
         the declared shape is known, each inner index within its dimension."""
@@ -346,7 +383,7 @@ class PairChecker:
         if buf.strides and scale == buf.elem_size and e.access.width % scale == 0:
             width = e.access.width // scale
             for stride in buf.strides:
-                inner = self.enc.term(inner_index(index, stride, buf.offset_param), k)
+                inner = self.enc.term(self._inner(index, stride, buf.offset_param), k)
                 facts += [inner >= 0, inner + width <= stride]
         return facts
 
