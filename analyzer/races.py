@@ -264,8 +264,14 @@ class PairChecker:
                 benign = True
                 if not self.strict:
                     return
-        res, _ = self._solve(fast, out)
+        res, fast_solver = self._solve(fast, out)
         if res == z3.unsat:
+            return
+        if res == z3.unknown:
+            # The over-approximation is already out of budget; the exact query would be harder.
+            out.undecided.append(Undecided(first, second, "the solver reached its limit "
+                                           f"({self.timeout_ms / 1000:g} s budget, --timeout): "
+                                           f"{fast_solver.reason_unknown()}"))
             return
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
