@@ -85,11 +85,17 @@ class LocalRef:
 
 
 @dataclass(frozen=True)
+class SharedScalar:
+    """A `__shared__ float total;` scalar: every use is a memory access of a one-element buffer."""
+    ptr: "Pointer"
+
+
+@dataclass(frozen=True)
 class FuncRef:
     name: str
 
 
-Value = Scalar | Vector | Pointer | BuiltinVec | ParamStruct | LocalRef | FuncRef
+Value = Scalar | Vector | Pointer | BuiltinVec | ParamStruct | LocalRef | SharedScalar | FuncRef
 
 
 @dataclass
@@ -422,6 +428,15 @@ class CLowering:
             return []
         if ty.ref:
             raise Unsupported(d, "local reference variable")
+        if set(ty.quals) & self.shared_qualifiers:
+            bname = self.fresh_var(name)
+            size = size_of(ty.base) or 4
+            self.kernel.buffers[bname] = ir.Buffer(bname, ir.SHARED, ty.base, size, size_bytes=size)
+            ptr = Pointer(bname, ir.SHARED, ty.base, ir.Const(0))
+            self.declare_local(name, SharedScalar(ptr))
+            if init is not None:
+                raise Unsupported(init, "initializer of a shared variable")
+            return []
         vname = self.fresh_var(name)
         ref = LocalRef(vname, ty.base)
         out: list[ir.Stmt] = []
@@ -484,6 +499,8 @@ class CLowering:
             ref = self.lookup(str(target.children[0]), target)
             if isinstance(ref, LocalRef):
                 return self._assign_local(ref, val, span)
+            if isinstance(ref, SharedScalar):
+                return [self._access_stmt(ref.ptr, True, val, span)]
             if isinstance(ref, Pointer) and isinstance(val, Pointer):
                 # reassigning a local pointer variable
                 self.scopes[-1][str(target.children[0])] = val
@@ -552,6 +569,8 @@ class CLowering:
         if method is None:
             raise Unsupported(node, f"expression '{k}'")
         val = method(node)
+        if isinstance(val, SharedScalar):
+            return self.load(val.ptr, self.span(node))
         if isinstance(val, LocalRef):
             shape = vector_shape(val.ty)
             if shape:
@@ -739,6 +758,10 @@ class CLowering:
 
     def expr_addr_of(self, node):
         target = node.children[-1]
+        if isinstance(target, Tree) and kind(target) == "name":
+            ref = self.lookup(str(target.children[0]), target)
+            if isinstance(ref, SharedScalar):
+                return ref.ptr
         if isinstance(target, Tree) and kind(target) in ("index", "deref"):
             return self.lvalue_pointer(target)
         raise Unsupported(node, "address of a non-memory value")
