@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--strict", action="store_true",
                         help="also report writes of provably equal values (benign write-write races)")
         sp.add_argument("--select", default="", help="comma-separated rule names to run (default: all)")
-        sp.add_argument("--timeout", type=float, default=3.0, help="solver budget per query, in seconds of a typical machine (deterministic)")
+        sp.add_argument("--timeout", type=float, default=1.0, help="solver budget per query, in seconds of a typical machine (deterministic)")
 
     c = sub.add_parser("check", help="check CUDA (.cu, .cuh) or Metal (.metal) source files")
     c.add_argument("files", nargs="+", metavar="FILE")

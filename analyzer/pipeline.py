@@ -24,7 +24,7 @@ DIMS = ("x", "y", "z")
 @dataclass
 class Options:
     strict: bool = False
-    timeout_ms: int = 3_000
+    timeout_ms: int = 1_000
     select: tuple[str, ...] = ()     # rule names; empty means all
 
 
