@@ -28,7 +28,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--targets", default="cuda,metal")
-    ap.add_argument("--timeout", type=float, default=10.0, help="solver limit per query, seconds")
+    ap.add_argument("--timeout", type=float, default=Options.timeout_ms / 1000,
+                    help="solver budget per query, seconds (the CLI default)")
     args = ap.parse_args()
     options = Options(timeout_ms=int(args.timeout * 1000))
     rows = []
