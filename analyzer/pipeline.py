@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from . import ir, messages
 from .analysis import KernelAnalysis
 from .build import BuiltModule, build
 from .concurrency import build_cfg
 from .errors import KernelraceError
-from .findings import Finding, KernelResult, Location
+from .findings import Finding, KernelResult
 from .frontend import lang_of, lower_source
 from .races import analyse_pairs
 from .symbolic import SymbolicExecutor

@@ -8,7 +8,6 @@ buffers, read-only pairs, and pairs no barrier interval contains never reach the
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -500,4 +499,4 @@ def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int =
     return PairChecker(kernel, ev, cfg, timeout_ms, strict).run()
 
 
-__all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW", "itertools"]
+__all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW"]

@@ -378,7 +378,7 @@ class SymbolicExecutor:
             if end is not None and not is_uniform(end):
                 non_uniform.add(v)
                 changed = True
-        if _breaks_non_uniformly(s.body, self, body_st) and info.uniform:
+        if _breaks_non_uniformly(s.body, body_st) and info.uniform:
             info.uniform = False
             _divergent_loops.add(lid)
             is_uniform.cache_clear()
@@ -397,7 +397,7 @@ class SymbolicExecutor:
         return changed
 
 
-def _breaks_non_uniformly(body, ex: SymbolicExecutor, st: _State) -> bool:
+def _breaks_non_uniformly(body, st: _State) -> bool:
     # Divergent exits are recorded by the If handling in `st.divergent`; a loop whose body made it
     # divergent via a break or continue has a thread-dependent trip count.
     return bool(st.divergent) and _has_exit(body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lark import Tree
 
 from .. import ir
-from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, kind
+from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
 
@@ -145,5 +145,3 @@ class MetalLowering(CLowering):
 def lowering_for(lang: str):
     return {"cuda": CudaLowering, "metal": MetalLowering}[lang]
 
-
-__all__ = ["CudaLowering", "MetalLowering", "lowering_for", "kind"]

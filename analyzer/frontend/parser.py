@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from lark import Lark, Token, Tree
+from lark import Lark, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import KernelraceError
