@@ -130,6 +130,9 @@ class PairChecker:
         self._relations: dict = {}
         self.timeout_ms = timeout_ms
         self.rlimit = RLIMIT_PER_SECOND * max(timeout_ms, 100) // 1000
+        # The clock is only a backstop, well above the resource budget, so that a loaded machine
+        # does not change verdicts.
+        self.clock_ms = 5 * max(timeout_ms, 100)
         has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
         self.block_reach = intervals(cfg, cut_warp_barriers=False)
         self.warp_reach = intervals(cfg, cut_warp_barriers=True) if has_warp_barriers else self.block_reach
@@ -242,7 +245,7 @@ class PairChecker:
         # A resource limit, not only a clock: the same kernel gets the same verdicts on every run
         # and every machine. The clock stays as a backstop.
         solver.set("rlimit", self.rlimit)
-        solver.set("timeout", self.timeout_ms)
+        solver.set("timeout", self.clock_ms)
         solver.add(*constraints)
         out.queries += 1
         res = solver.check()
@@ -345,7 +348,7 @@ class PairChecker:
                  and z3.is_int(v)]
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
-        solver.set("timeout", max(self.timeout_ms // 10, 200))
+        solver.set("timeout", max(self.clock_ms // 10, 200))
         solver.set("rlimit", max(self.rlimit // 10, 200_000))
         for wish in wishes:
             if not wish:
