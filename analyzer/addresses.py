@@ -9,6 +9,8 @@ and the `k` ranges overlap, which is linear; applied recursively this peels one 
 
 from __future__ import annotations
 
+import math
+
 from . import ir
 
 
@@ -120,7 +122,9 @@ def peel_scale(t):
 
 
 def radix_split(i1, i2):
-    """A stride parameter p splitting both indices into (row, column) with parameter-free columns."""
+    """A row stride `p*K` (p a kernel parameter, K the rows' common constant factor) splitting both
+    indices into (row, column), with parameter-free columns; None when there is none.
+    Returns (stride term, (row1, column1), (row2, column2))."""
     candidates = sorted(params_multiplied(i1, set()) & params_multiplied(i2, set()))
     for p in candidates:
         s1, s2 = split(i1, p), split(i2, p)
@@ -128,8 +132,19 @@ def radix_split(i1, i2):
             continue
         if params_multiplied(s1[1], set()) or params_multiplied(s2[1], set()):
             continue
-        return p, s1, s2
+        # x*(K*p): the row stride is K*p, not p, and the column may reach it.
+        k = math.gcd(_content(s1[0]), _content(s2[0]))
+        stride = ir.Param(p) if k == 1 else ir.BinOp("*", ir.Param(p), ir.Const(k))
+        return stride, s1, s2
     return None
+
+
+def _content(t) -> int:
+    """The gcd of a term's linear coefficients (0 for a constant term)."""
+    g = 0
+    for coef in linearize(t).values():
+        g = math.gcd(g, abs(coef))
+    return g or 1
 
 
 def linearize(t, out: dict | None = None, k: int = 1) -> dict:
@@ -150,6 +165,32 @@ def linearize(t, out: dict | None = None, k: int = 1) -> dict:
     else:
         out[t] = out.get(t, 0) + k
     return out
+
+
+def _sum(parts):
+    out = ir.Const(0)
+    for p in parts:
+        out = p if isinstance(out, ir.Const) and out.value == 0 else ir.BinOp("+", out, p)
+    return out
+
+
+def _scaled(atom, c: int):
+    return ir.Const(c) if atom == 1 else (atom if c == 1 else ir.BinOp("*", atom, ir.Const(c)))
+
+
+def split_rows(index, stride: int, offset_param: str | None):
+    """(row, column) with index == row*stride + column + (the buffer's own offset parameter);
+    the column keeps every coefficient below the stride, so in bounds it lies in [0, stride)."""
+    rows, cols = [], []
+    for atom, coef in linearize(index).items():
+        if isinstance(atom, ir.Param) and atom.name == offset_param:
+            continue
+        q, r = divmod(coef, stride)
+        if q:
+            rows.append(_scaled(atom, q))
+        if r:
+            cols.append(_scaled(atom, r))
+    return _sum(rows), _sum(cols)
 
 
 def inner_index(index, stride: int, offset_param: str | None):

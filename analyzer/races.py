@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import z3
 
 from . import ir
-from .addresses import inner_index, peel_scale, radix_split
+from .addresses import inner_index, peel_scale, radix_split, split_rows
 from .concurrency import ANY, MANY, Cfg, LoopPos, agree, intervals
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
@@ -396,7 +396,12 @@ class PairChecker:
         return facts
 
     def _overlap(self, a: AccessEvent, b: AccessEvent) -> list:
-        """Constraints meaning: a's bytes (thread 1) overlap b's bytes (thread 2)."""
+        """Constraints meaning: a's bytes (thread 1) overlap b's bytes (thread 2).
+
+        Flattened indices are taken apart one dimension at a time under the in-bounds assumption:
+        first the buffer's known constant strides (TVM builds), innermost dimensions last, then
+        rows whose stride is a kernel parameter. Each step turns a product into an equality of
+        rows plus a bounded column, which keeps the query linear."""
         enc = self.enc
         s1, i1 = peel_scale(a.offset)
         s2, i2 = peel_scale(b.offset)
@@ -406,15 +411,35 @@ class PairChecker:
             return [o1 < o2 + num(wb), o2 < o1 + num(wa)]
         out: list = []
         w1, w2 = wa // s1, wb // s2
+        buf = self.kernel.buffers.get(a.access.buffer)
+        if buf is not None and buf.strides and s1 == buf.elem_size:
+            # Both sides share the buffer's offset parameter, which cancels.
+            rows = None
+            for stride in sorted(buf.strides, reverse=True):
+                if w1 > stride or w2 > stride:
+                    break
+                r1, c1 = split_rows(i1, stride, buf.offset_param)
+                r2, c2 = split_rows(i2, stride, buf.offset_param)
+                e1, e2 = enc.term(c1, 1), enc.term(c2, 2)
+                out += [e1 >= 0, e1 + num(w1) <= stride, e2 >= 0, e2 + num(w2) <= stride]
+                if rows is None:
+                    rows = (r1, r2)     # the outer, possibly symbolic, dimensions
+                else:
+                    out.append(enc.term(r1, 1) == enc.term(r2, 2))
+                i1, i2 = c1, c2
+            if rows is not None:
+                x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
+                out += [x1 < x2 + num(w2), x2 < x1 + num(w1)]
+                i1, i2, w1, w2 = rows[0], rows[1], 1, 1
         while True:
             r = radix_split(i1, i2)
             if r is None:
                 break
-            p, (r1, c1), (r2, c2) = r
-            stride = enc.param(p)
+            stride, (r1, c1), (r2, c2) = r
+            size = enc.term(stride, 1)
             e1, e2 = enc.term(c1, 1), enc.term(c2, 2)
-            # In bounds of the innermost dimension: the columns stay within a row of length p.
-            out += [e1 >= 0, e1 + num(w1) <= stride, e2 >= 0, e2 + num(w2) <= stride,
+            # In bounds of the dimension: the columns stay within a row of `stride` elements.
+            out += [e1 >= 0, e1 + num(w1) <= size, e2 >= 0, e2 + num(w2) <= size,
                     e1 < e2 + num(w2), e2 < e1 + num(w1)]
             i1, i2, w1, w2 = r1, r2, 1, 1
         x1, x2 = enc.term(i1, 1), enc.term(i2, 2)

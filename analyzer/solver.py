@@ -187,7 +187,7 @@ class Encoder:
             args = [as_int(self.term(a, k)) for a in t.args]
             return self.func(name, len(args))(*args) if args else self._c_int(name)
         if isinstance(t, ir.BinOp):
-            if t.op in ("/", "%") and not self.exact and not isinstance(t.b, ir.Const):
+            if t.op in ("/", "%", "fdiv", "fmod") and not self.exact and not isinstance(t.b, ir.Const):
                 # Keep the divisor's constant factor visible: with b = x*c the identity reads
                 # a = (q*x)*c + r, so the solver still knows q*b is a multiple of c.
                 x, c = t.b, 1
@@ -195,8 +195,9 @@ class Encoder:
                     x, c = x.a, x.b.value
                 elif isinstance(x, ir.BinOp) and x.op == "*" and isinstance(x.a, ir.Const):
                     x, c = x.b, x.a.value
-                q, r = self._division(as_int(self.term(t.a, k)), as_int(self.term(x, k)), c)
-                return q if t.op == "/" else r
+                q, r = self._division(as_int(self.term(t.a, k)), as_int(self.term(x, k)), c,
+                                      floor=t.op in ("fdiv", "fmod"))
+                return q if t.op in ("/", "fdiv") else r
             return self.binop(t.op, self.term(t.a, k), self.term(t.b, k))
         if isinstance(t, ir.UnOp):
             a = self.term(t.a, k)
@@ -241,15 +242,16 @@ class Encoder:
             return a * b
         return self.func("mul", 2)(a, b)
 
-    def _division(self, a, x, c: int = 1):
+    def _division(self, a, x, c: int = 1, floor: bool = False):
         """Quotient and remainder by b = x*c as functions, tied by a = q*b + r, 0 <= r < b for
         a >= 0 < b (C's truncation agrees with flooring there): linear, and exact enough to prove
         two quotient/remainder pairs equal only when the dividends are."""
         b = x * c
-        q = self.func("div", 2)(a, b)
-        r = self.func("rem", 2)(a, b)
-        self.base.append(z3.Implies(z3.And(a >= 0, b > 0),
-                                    z3.And(a == self.mul(q, x) * c + r, r >= 0, r < b)))
+        q = self.func("fdiv" if floor else "div", 2)(a, b)
+        r = self.func("fmod" if floor else "rem", 2)(a, b)
+        # Floor division satisfies the identity for every dividend; C's truncation for a >= 0.
+        when = b > 0 if floor else z3.And(a >= 0, b > 0)
+        self.base.append(z3.Implies(when, z3.And(a == self.mul(q, x) * c + r, r >= 0, r < b)))
         return q, r
 
     def binop(self, op: str, a, b):
@@ -268,7 +270,7 @@ class Encoder:
             return a - b
         if op == "*":
             return self.mul(a, b)
-        if op in ("fdiv", "fmod"):   # TIR's flooring division (host-side definitions)
+        if op in ("fdiv", "fmod"):   # flooring division (TIR's, and TVM's spelled-out C form)
             q = z3.If(b > 0, a / b, (-a) / (-b))
             return q if op == "fdiv" else a - b * q
         if op in ("/", "%"):
