@@ -216,7 +216,6 @@ class Kernel:
     # Parameters the launching code computes from other values (TVM's host `cse_v` bindings).
     definitions: dict[str, "Expr"] = field(default_factory=dict)
     source_lines: list[str] = field(default_factory=list)
-    unsupported: list[tuple[Span, str]] = field(default_factory=list)
 
     def line(self, n: int) -> str:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""

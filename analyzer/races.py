@@ -15,7 +15,7 @@ import z3
 
 from . import ir
 from .addresses import inner_index, peel_scale, radix_split, split_rows
-from .concurrency import ANY, MANY, Cfg, LoopPos, agree, intervals
+from .concurrency import ANY, MANY, Cfg, agree, intervals
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
@@ -83,10 +83,6 @@ class PairAnalysis:
     queries: int = 0
 
 
-def _order_key(pos: tuple[LoopPos, ...], order: int):
-    return tuple((0 if p.relative else 1, p.k) for p in pos), order
-
-
 def _first(pa, pb, ea: AccessEvent, eb: AccessEvent) -> str:
     """'a', 'b' or 'either': which instance one thread would execute first."""
     ka = [(p.loop, p.relative, p.k) for p in pa]
@@ -127,7 +123,7 @@ class PairChecker:
         self.exact = Encoder(kernel, kernel.warp_size, exact=True)
         self.fast = Encoder(kernel, kernel.warp_size, exact=False)
         self.enc = self.exact
-        self._relations: dict = {}
+        self._cache: dict = {}   # per-encoder constraint pieces shared by many pairs
         self.timeout_ms = timeout_ms
         self.rlimit = RLIMIT_PER_SECOND * max(timeout_ms, 100) // 1000
         # The clock is only a backstop, well above the resource budget, so that a loaded machine
@@ -217,19 +213,19 @@ class PairChecker:
 
     def _distinct(self, enc):
         key = (id(enc), "distinct")
-        if key not in self._relations:
-            self._relations[key] = z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])
-        return self._relations[key]
+        if key not in self._cache:
+            self._cache[key] = z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS])
+        return self._cache[key]
 
     def _side(self, e: AccessEvent, k: int) -> list:
         """In-bounds facts and the guard of one access by thread k (built once per encoder)."""
         enc = self.enc
         key = (id(enc), "side", e.access.id, k)
-        hit = self._relations.get(key)
+        hit = self._cache.get(key)
         if hit is None:
             off = enc.term(e.offset, k)
             hit = self._in_bounds(e, off, k) + [truth(enc.term(g, k)) for g in e.guard]
-            self._relations[key] = hit
+            self._cache[key] = hit
         else:
             # replay the terms so that their side constraints are collected for this query
             enc.term(e.offset, k)
@@ -373,9 +369,9 @@ class PairChecker:
 
     def _inner(self, index, stride, offset_param):
         key = ("inner", id(index), stride)
-        hit = self._relations.get(key)
+        hit = self._cache.get(key)
         if hit is None or hit[0] is not index:
-            hit = self._relations[key] = (index, inner_index(index, stride, offset_param))
+            hit = self._cache[key] = (index, inner_index(index, stride, offset_param))
         return hit[1]
 
     def _in_bounds(self, e: AccessEvent, off, k: int) -> list:
@@ -449,9 +445,9 @@ class PairChecker:
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):
         """x's instance comes before y's in one thread's order: lexicographic on shared loops."""
         key = (id(self.enc), x.order < y.order, px, py, swap)
-        hit = self._relations.get(key)
+        hit = self._cache.get(key)
         if hit is None:
-            hit = self._relations[key] = self._make_precedes(x, y, px, py, swap)
+            hit = self._cache[key] = self._make_precedes(x, y, px, py, swap)
         return hit
 
     def _make_precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool):
@@ -466,9 +462,9 @@ class PairChecker:
 
     def _relation(self, pos, k: int) -> list:
         key = (id(self.enc), pos, k)
-        hit = self._relations.get(key)
+        hit = self._cache.get(key)
         if hit is None:
-            hit = self._relations[key] = self._make_relation(pos, k)
+            hit = self._cache[key] = self._make_relation(pos, k)
         return list(hit)
 
     def _make_relation(self, pos, k: int) -> list:
