@@ -84,14 +84,35 @@ def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
     return parser, post
 
 
+# TVM prefixes every CUDA file with the same preamble (headers, half-precision helpers, macros).
+# A file is parsed as that prefix plus the rest; the prefix's tree is kept per process, so each
+# distinct preamble is parsed once. The rest is parsed with the prefix's lines blanked, so that its
+# positions are the file's own.
+_FIRST_KERNEL = re.compile(r'^extern "C" __global__', re.MULTILINE)
+_prefix_trees: dict[tuple, list] = {}
+
+
 def parse(text: str, dialect: str, filename: str) -> Tree:
     """Parse a whole file; a syntax error becomes a one-line KernelraceError with file:line:col."""
     if dialect not in DIALECTS:
         raise KernelraceError(f"{filename}: unknown language '{dialect}' (expected one of: {', '.join(DIALECTS)})")
     parser, post = _parser(dialect)
-    post.types = type_names_of(text)
+    types = type_names_of(text)
+    post.types = types
+    split = _FIRST_KERNEL.search(text) if dialect == "cuda" else None
     try:
-        return parser.parse(text)
+        if split is None or split.start() == 0:
+            return parser.parse(text)
+        prefix, rest = text[:split.start()], text[split.start():]
+        key = (dialect, prefix, types)
+        items = _prefix_trees.get(key)
+        if items is None:
+            items = list(parser.parse(prefix).children)
+            if len(_prefix_trees) > 64:
+                _prefix_trees.clear()
+            _prefix_trees[key] = items
+        tail = parser.parse("\n" * prefix.count("\n") + rest)
+        return Tree("start", items + list(tail.children))
     except UnexpectedInput as exc:
         raise KernelraceError(syntax_error_message(exc, text, filename)) from None
 
