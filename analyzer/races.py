@@ -257,19 +257,21 @@ class PairChecker:
             # Same value stored by both threads? Then the pair is benign, and without --strict
             # it needs no exact query at all.
             self.enc = self.fast
-            res, _ = self._solve(fast + [self._differ(a, b)], out)
+            res, fast_solver = self._solve(fast + [self._differ(a, b)], out)
             if res == z3.unsat:
                 benign = True
                 if not self.strict:
                     return
+            elif res == z3.unknown:
+                # Out of budget with the values; without them the query is no easier to decide.
+                self._undecided(first, second, fast_solver, out)
+                return
         res, fast_solver = self._solve(fast, out)
         if res == z3.unsat:
             return
         if res == z3.unknown:
             # The over-approximation is already out of budget; the exact query would be harder.
-            out.undecided.append(Undecided(first, second, "the solver reached its limit "
-                                           f"({self.timeout_ms / 1000:g} s budget, --timeout): "
-                                           f"{fast_solver.reason_unknown()}"))
+            self._undecided(first, second, fast_solver, out)
             return
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
@@ -283,8 +285,7 @@ class PairChecker:
             exact.pop()
             res, solver = self._solve(exact, out)
         if res == z3.unknown:
-            out.undecided.append(Undecided(first, second, "the solver reached its limit "
-                                           f"({self.timeout_ms / 1000:g} s budget, --timeout): {solver.reason_unknown()}"))
+            self._undecided(first, second, solver, out)
             return
         if res == z3.unsat:
             return
@@ -299,6 +300,11 @@ class PairChecker:
             wit.first, wit.second = wit.second, wit.first
         out.hazards.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps),
                                   data_dependent))
+
+    def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
+        out.undecided.append(Undecided(first, second, "the solver reached its limit "
+                                       f"({self.timeout_ms / 1000:g} s budget, --timeout): "
+                                       f"{solver.reason_unknown()}"))
 
     def _differ(self, a: AccessEvent, b: AccessEvent):
         enc = self.enc
