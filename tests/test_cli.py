@@ -88,3 +88,21 @@ def test_console_script_runs_without_traceback():
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert "read-after-write" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_param_values_are_python_literals_and_bare_words_are_strings():
+    from analyzer.cli import _param
+
+    assert _param("rope_scaling={}") == ("rope_scaling", [{}])
+    assert _param("head_dim=128,256,512") == ("head_dim", [128, 256, 512])
+    assert _param("dtype=float16") == ("dtype", ["float16"])
+    assert _param("sliding_window=False") == ("sliding_window", [False])
+    assert _param("shape=(1, 2)") == ("shape", [(1, 2)])
+
+
+def test_lint_builds_every_combination_for_every_target(cli):
+    code, report, _ = cli("lint", "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace",
+                          "--target", "cuda,metal", "--param", "num_heads=8", "--param", "head_dim=128,256",
+                          "--param", "v_dtype=float16", "--format", "json")
+    builds = {(k["target"], k["params"]["head_dim"]) for k in report["kernels"]}
+    assert builds == {("cuda", 128), ("cuda", 256), ("metal", 128), ("metal", 256)}
