@@ -172,19 +172,9 @@ def _shapes_intervals(stmts) -> bool:
             return True
         if isinstance(s, ir.If) and (_shapes_intervals(s.then) or _shapes_intervals(s.orelse)):
             return True
-        if isinstance(s, ir.Loop) and any(isinstance(x, ir.Barrier) for x in _walk(s.body)):
+        if isinstance(s, ir.Loop) and any(isinstance(x, ir.Barrier) for x in ir.walk_stmts(s.body)):
             return True
     return False
-
-
-def _walk(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, ir.If):
-            yield from _walk(s.then)
-            yield from _walk(s.orelse)
-        elif isinstance(s, ir.Loop):
-            yield from _walk(s.body)
 
 
 def build_cfg(kernel: ir.Kernel, uniform: set[int] | None = None) -> Cfg:

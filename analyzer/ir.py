@@ -186,6 +186,17 @@ class Eval:
 Stmt = Union[Assign, MemOp, Barrier, If, Loop, Break, Continue, Return, Eval]
 
 
+def walk_stmts(stmts, into_loops: bool = True):
+    """Every statement of a block, nested ones included (loop bodies only when asked)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk_stmts(s.then, into_loops)
+            yield from walk_stmts(s.orelse, into_loops)
+        elif into_loops and isinstance(s, Loop):
+            yield from walk_stmts(s.body, into_loops)
+
+
 @dataclass
 class Buffer:
     name: str

@@ -954,10 +954,10 @@ class CLowering:
             ret_var = self.return_var
             self.scopes, self.return_var = saved
             self.pending = outer
-        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in _walk_stmts(body_ir)):
+        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
             raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
         # A `return` inside an inlined body ends the call, not the kernel: wrap it in a one-trip loop.
-        if any(isinstance(s, ir.Return) for s in _walk_stmts(body_ir)):
+        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
             body_ir = _returns_to_breaks(body_ir)
             body_ir.append(ir.Break(span))
             self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
@@ -977,14 +977,6 @@ def _has_return(stmts) -> bool:
         if isinstance(s, ir.Loop) and _has_return(s.body):
             return True
     return False
-
-
-def _walk_stmts(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, ir.If):
-            yield from _walk_stmts(s.then)
-            yield from _walk_stmts(s.orelse)
 
 
 def _returns_to_breaks(stmts):

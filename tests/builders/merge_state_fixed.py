@@ -1,6 +1,6 @@
 """TVM's `_merge_state_inplace` with the upstream fix for its race applied (test data).
 
-Copied from the `apache-tvm==0.27.0.post1` wheel, with the LSE store preceded by a barrier and
+Copied from the `apache-tvm==0.27.0.post1` wheel (Apache License 2.0), with the LSE store preceded by a barrier and
 guarded to one thread, as in apache/tvm#20449 (`../shared/seeds/`).
 """
 
