@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from . import ir
 
@@ -19,9 +20,9 @@ MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
 ANY = 3   # after compression: any number of crossings
 
 
-@dataclass(frozen=True)
-class LoopPos:
-    """The iteration of one loop where an access instance sits, relative to the sync point."""
+class LoopPos(NamedTuple):
+    """The iteration of one loop where an access instance sits, relative to the sync point.
+    (A named tuple: these are hashed by the million in the reachability walk.)"""
     loop: int
     relative: bool   # True: iteration = (iteration of S) + k; False: iteration = k (entered after S)
     k: int           # 0, 1, or MANY meaning k >= MANY
