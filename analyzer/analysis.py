@@ -8,7 +8,8 @@ from typing import Any
 from . import ir, messages
 from .findings import Finding, Location
 from .races import Hazard, PairAnalysis
-from .symbolic import AccessEvent, Evaluation
+from .solver import DIMS, Encoder, truth
+from .symbolic import AccessEvent, BarrierEvent, Evaluation
 
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"}}
@@ -40,6 +41,31 @@ class KernelAnalysis:
                 first: Location | None = None, witness=None, notes=None) -> Finding:
         return Finding(rule, severity, message, self.kernel.name, self.kernel.file, second, first,
                        witness, self.target, self.params, list(notes or []))
+
+    def divergence_witness(self, ev: BarrierEvent, budget_ms: int = 1000) -> dict | None | bool:
+        """Two threads of one block of which one reaches the barrier and the other does not.
+
+        Returns the witness, False when the solver proves no two threads differ (the condition
+        only looks thread-dependent, like `threadIdx.x < blockDim.x`), None when undecided."""
+        import z3
+
+        enc = Encoder(self.kernel, self.kernel.warp_size)
+        enc.collecting()
+        reach = [truth(enc.term(g, 1)) for g in ev.guard]
+        skip = z3.Not(z3.And(*[truth(enc.term(g, 2)) for g in ev.guard])) if ev.guard else z3.BoolVal(False)
+        solver = z3.Solver()
+        solver.set("timeout", budget_ms)
+        solver.add(*reach, skip, *enc.needed())
+        res = solver.check()
+        if res == z3.unsat:
+            return False
+        if res != z3.sat:
+            return None
+        m = solver.model()
+        val = lambda e: enc.value_of(m, e)  # noqa: E731
+        return {"reaching_thread": [val(enc.tid[1][d]) for d in DIMS],
+                "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
+                "block": [val(enc.bid[d]) for d in DIMS]}
 
     def race_findings(self, kind: str, severity: str) -> list[Finding]:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""

@@ -44,6 +44,9 @@ def check(analysis: KernelAnalysis):
     for ev in analysis.evaluation.barriers:
         if ev.barrier.scope != ir.BLOCK or ev.divergent_because is None:
             continue
+        witness = analysis.divergence_witness(ev)
+        if witness is False:
+            continue  # no two threads of a block disagree: the condition is uniform after all
         span = ev.barrier.span
         text = analysis.kernel.line(span.line).strip()
         line = ev.divergent_span.line if ev.divergent_span else span.line
@@ -53,5 +56,5 @@ def check(analysis: KernelAnalysis):
         if ev.divergent_span is not None:
             cond_loc = Location(span.file, line, ev.divergent_span.col, "condition", None, None,
                                 analysis.kernel.line(line).strip())
-        out.append(analysis.finding(NAME, SEVERITY, msg, loc, cond_loc))
+        out.append(analysis.finding(NAME, SEVERITY, msg, loc, cond_loc, witness or None))
     return out
