@@ -39,8 +39,8 @@ class Cfg:
 
 
 class _Builder:
-    def __init__(self, uniform: set[int]) -> None:
-        self.uniform = uniform      # ids of Ifs and Loops whose condition is uniform
+    def __init__(self, tracked: set[int]) -> None:
+        self.uniform = tracked      # ids of Ifs and Loops whose branch direction paths record
         self.cfg = Cfg()
         self.ids = itertools.count()
         self.loops: list[int] = []
@@ -92,8 +92,8 @@ class _Builder:
         if isinstance(s, ir.If):
             cur = self.reads(s.cond, cur)
             if id(s) in self.uniform and (_shapes_intervals(s.then) or _shapes_intervals(s.orelse)):
-                # Every thread takes the same branch of a uniform condition: remember which one,
-                # so that two threads' paths through it must agree.
+                # Remember which branch a path took: for a uniform condition two threads' paths
+                # must agree, and outside loops the branch's condition holds for that thread.
                 t, f = self.node(), self.node()
                 for c in cur:
                     self.edge(c, t, ("branch", id(s), 1))
@@ -200,11 +200,11 @@ class Reach:
     decisions: Decisions = frozenset()
 
 
-def agree(a: Decisions, b: Decisions) -> bool:
+def agree(a: Decisions, b: Decisions, uniform: set[int]) -> bool:
     """Two threads' paths agree on every uniform condition both met in the same instance."""
     if not a or not b:
         return True
-    taken = {(key, pos): br for key, pos, br in a if all(p.k < MANY for p in pos)}
+    taken = {(key, pos): br for key, pos, br in a if key in uniform and all(p.k < MANY for p in pos)}
     return all(taken.get((key, pos), br) == br for key, pos, br in b)
 
 

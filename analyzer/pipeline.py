@@ -34,7 +34,7 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
     t0 = time.perf_counter()
     evaluation = SymbolicExecutor(kernel).run()
-    cfg = build_cfg(kernel, evaluation.uniform_conditions)
+    cfg = build_cfg(kernel, evaluation.tracked_conditions)
     pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict)
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params)
     findings: list[Finding] = []

@@ -124,6 +124,7 @@ class PairChecker:
         self.fast = Encoder(kernel, kernel.warp_size, exact=False)
         self.enc = self.exact
         self._cache: dict = {}   # per-encoder constraint pieces shared by many pairs
+        self.uniform = ev.uniform_conditions
         self.timeout_ms = timeout_ms
         self.rlimit = RLIMIT_PER_SECOND * max(timeout_ms, 100) // 1000
         # The clock is only a backstop, well above the resource budget, so that a loaded machine
@@ -158,8 +159,13 @@ class PairChecker:
             by_start[r.start].append(r)
         for x in ra:
             for y in by_start.get(x.start, ()):
-                if agree(x.decisions, y.decisions):
-                    yield x.start, x.pos, y.pos
+                if agree(x.decisions, y.decisions, self.uniform):
+                    yield x.start, x.pos, y.pos, self._path(x.decisions), self._path(y.decisions)
+
+    def _path(self, decisions) -> frozenset:
+        """The branches a path took on conditions the executor knows as terms (outside loops)."""
+        terms = self.ev.condition_terms
+        return frozenset((key, br) for key, _, br in decisions if key in terms)
 
     def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
         combos = list(self._combos(a, b, self.block_reach))
@@ -167,19 +173,19 @@ class PairChecker:
             return
         warp_combos = None
         if self.warp_reach is not self.block_reach:
-            warp_combos = {(s, pa, pb) for s, pa, pb in self._combos(a, b, self.warp_reach)}
+            warp_combos = {(s, pa, pb) for s, pa, pb, _, _ in self._combos(a, b, self.warp_reach)}
         # Interval starts only matter through the positions they give: one disjunct per distinct
         # (positions, order, different-warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
-        for s, pa, pb in combos:
+        for s, pa, pb, da, db in combos:
             cross_warp = warp_combos is not None and (s, pa, pb) not in warp_combos
             who = _first(pa, pb, a, b)
             if who == "either":
                 # The iteration numbers decide which runs first: constrain each group accordingly.
-                groups["a"][(pa, pb, "a", cross_warp)] = None
-                groups["b"][(pa, pb, "b", cross_warp)] = None
+                groups["a"][(pa, pb, "a", cross_warp, da, db)] = None
+                groups["b"][(pa, pb, "b", cross_warp, da, db)] = None
             else:
-                groups[who][(pa, pb, None, cross_warp)] = None
+                groups[who][(pa, pb, None, cross_warp, da, db)] = None
         for who in ("a", "b", "same"):
             if who not in groups:
                 continue
@@ -197,8 +203,13 @@ class PairChecker:
         cs = [self._distinct(enc)]
         cs += self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
         alts = []
-        for pa, pb, before, cross_warp in combos:
+        for pa, pb, before, cross_warp, da, db in combos:
             rel = self._relation(pa, 1) + self._relation(pb, 2)
+            # Each thread's path around a barrier-bearing branch: the branch it took holds for it.
+            for k, dec in ((1, da), (2, db)):
+                for key, br in dec:
+                    c = truth(enc.term(self.ev.condition_terms[key], k))
+                    rel.append(c if br else z3.Not(c))
             if before is not None:
                 rel.append(self._precedes(a, b, pa, pb) if before == "a" else
                            self._precedes(b, a, pb, pa, swap=True))

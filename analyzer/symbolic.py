@@ -112,6 +112,8 @@ class Evaluation:
     loops: dict[int, LoopInfo] = field(default_factory=dict)
     # id of an If or Loop -> whether its condition is uniform (the last pass over it decides)
     condition_uniform: dict[int, bool] = field(default_factory=dict)
+    # id of an If outside every loop -> its condition (one instance per thread, so a term suffices)
+    condition_terms: dict[int, object] = field(default_factory=dict)
 
     @property
     def barriers(self) -> list[BarrierEvent]:
@@ -120,6 +122,12 @@ class Evaluation:
     @property
     def uniform_conditions(self) -> set[int]:
         return {k for k, v in self.condition_uniform.items() if v}
+
+    @property
+    def tracked_conditions(self) -> set[int]:
+        """Branches whose direction the interval walk records: uniform ones (all threads agree)
+        and those outside loops (each thread's direction is a known condition)."""
+        return self.uniform_conditions | set(self.condition_terms)
 
 
 class _Terminated(Exception):
@@ -277,6 +285,8 @@ class SymbolicExecutor:
         cond = self.term(s.cond, st)
         if self.emit:
             self.result.condition_uniform[id(s)] = is_uniform(cond)
+            if not self.loop_stack:
+                self.result.condition_terms[id(s)] = cond
         if isinstance(cond, ir.Const):
             self.block(s.then if cond.value else s.orelse, st)
             return
