@@ -94,8 +94,14 @@ def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[s
         raise KernelraceError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise KernelraceError(f"{path}: cannot read: {exc}") from None
+    kernels = lower_source(text, lang, path)
+    known = {p for k in kernels for p in k.params}
+    for name in defines or {}:
+        if name not in known:
+            raise KernelraceError(f"{path}: --define {name}: no kernel in this file has a scalar parameter "
+                                  f"'{name}' (parameters: {', '.join(sorted(known)) or 'none'})")
     results = []
-    for kernel in lower_source(text, lang, path):
+    for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
         results.append(analyse_kernel(kernel, options))
     return results

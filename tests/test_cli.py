@@ -106,3 +106,10 @@ def test_lint_builds_every_combination_for_every_target(cli):
                           "--param", "v_dtype=float16", "--format", "json")
     builds = {(k["target"], k["params"]["head_dim"]) for k in report["kernels"]}
     assert builds == {("cuda", 128), ("cuda", 256), ("metal", 128), ("metal", 256)}
+
+
+def test_define_of_an_unknown_parameter_is_an_error(cli):
+    path = FIXTURES / "cuda" / "double_buffer.cu"
+    code, out, err = cli("check", str(path), "--block-dim", "128", "--define", "stepz=8")
+    assert code == 2
+    assert "--define stepz: no kernel in this file has a scalar parameter 'stepz' (parameters: steps)" in err
