@@ -359,6 +359,7 @@ class PairChecker:
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
                  and z3.is_int(v)]
+        wishes.append([v <= 3 for v in enc.iter_vars.values()])
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         solver.set("timeout", max(self.clock_ms // 10, 200))

@@ -42,7 +42,8 @@ def _thread(t: list[int]) -> str:
 
 def print_text(results: list[KernelResult], console: Console) -> None:
     for r in results:
-        where = f" [{r.target}, {', '.join(f'{k}={v!r}' for k, v in (r.params or {}).items())}]" if r.target else ""
+        shown = ", ".join([r.target] + [f"{k}={v!r}" for k, v in (r.params or {}).items()]) if r.target else ""
+        where = f" [{shown}]" if shown else ""
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
@@ -52,9 +53,10 @@ def print_text(results: list[KernelResult], console: Console) -> None:
             if f.first is not None:
                 rows.append((f.first, "first"))
             rows.append((f.second, "second"))
-            for loc_, role in rows:
+            for i, (loc_, role) in enumerate(rows):
                 what = loc_.kind + (f" {loc_.buffer} ({loc_.memory})" if loc_.buffer else "")
-                console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
+                if i == 0 or loc_.line != rows[i - 1][0].line:   # a line shown once for both
+                    console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
                 console.print(f"  [dim]      |[/] [cyan]{role}: {escape(what)} at {loc_.line}:{loc_.col}[/]")
             w = f.witness
             if w:
