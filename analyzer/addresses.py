@@ -17,16 +17,7 @@ from . import ir
 def contains_param(t, p: str) -> bool:
     if isinstance(t, ir.Param):
         return t.name == p
-    if isinstance(t, ir.BinOp):
-        return contains_param(t.a, p) or contains_param(t.b, p)
-    if isinstance(t, ir.UnOp):
-        return contains_param(t.a, p)
-    if isinstance(t, ir.Select):
-        return contains_param(t.cond, p) or contains_param(t.a, p) or contains_param(t.b, p)
-    args = getattr(t, "args", None)
-    if args:
-        return any(contains_param(a, p) for a in args)
-    return False
+    return any(contains_param(x, p) for x in ir.operands(t))
 
 
 _ZERO = ir.Const(0)

@@ -152,18 +152,9 @@ def reads_in(e):
     if isinstance(e, ir.Read):
         yield from reads_in(e.access.offset)
         yield e.access
-    elif isinstance(e, ir.BinOp):
-        yield from reads_in(e.a)
-        yield from reads_in(e.b)
-    elif isinstance(e, ir.UnOp):
-        yield from reads_in(e.a)
-    elif isinstance(e, ir.Select):
-        yield from reads_in(e.cond)
-        yield from reads_in(e.a)
-        yield from reads_in(e.b)
-    elif isinstance(e, ir.Call):
-        for a in e.args:
-            yield from reads_in(a)
+    else:
+        for x in ir.operands(e):
+            yield from reads_in(x)
 
 
 def _shapes_intervals(stmts) -> bool:

@@ -100,6 +100,18 @@ class Opaque:
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
 
 
+def operands(e) -> tuple:
+    """The direct sub-expressions of an expression, in evaluation order. Also serves the
+    analyses' own term nodes, which keep theirs in `args`."""
+    if isinstance(e, BinOp):
+        return (e.a, e.b)
+    if isinstance(e, UnOp):
+        return (e.a,)
+    if isinstance(e, Select):
+        return (e.cond, e.a, e.b)
+    return tuple(getattr(e, "args", ()))
+
+
 # ---------- statements ----------
 
 @dataclass(eq=False)

@@ -60,14 +60,8 @@ def _is_uniform(t) -> bool:
         return True
     if isinstance(t, ir.Builtin):
         return not t.name.startswith(NON_UNIFORM_BUILTINS)
-    if isinstance(t, ir.BinOp):
-        return is_uniform(t.a) and is_uniform(t.b)
-    if isinstance(t, ir.UnOp):
-        return is_uniform(t.a)
-    if isinstance(t, ir.Select):
-        return is_uniform(t.cond) and is_uniform(t.a) and is_uniform(t.b)
-    if isinstance(t, ir.Call):
-        return all(is_uniform(a) for a in t.args)
+    if isinstance(t, ir.BinOp | ir.UnOp | ir.Select | ir.Call):
+        return all(is_uniform(x) for x in ir.operands(t))
     if isinstance(t, Iter):
         return t.loop not in _divergent_loops
     if isinstance(t, Sym):
@@ -447,17 +441,12 @@ def _assigned_private(stmts) -> set[str]:
 
 
 def _mentions(e, names: set[str]) -> bool:
+    """Whether e may change between iterations: it reads one of `names`, or memory."""
     if isinstance(e, ir.Var):
         return e.name in names
-    if isinstance(e, ir.BinOp):
-        return _mentions(e.a, names) or _mentions(e.b, names)
-    if isinstance(e, ir.UnOp):
-        return _mentions(e.a, names)
-    if isinstance(e, ir.Select):
-        return _mentions(e.cond, names) or _mentions(e.a, names) or _mentions(e.b, names)
-    if isinstance(e, ir.Call):
-        return any(_mentions(a, names) for a in e.args)
-    return isinstance(e, ir.Read | ir.Opaque)
+    if isinstance(e, ir.Read | ir.Opaque):
+        return True
+    return any(_mentions(x, names) for x in ir.operands(e))
 
 
 def _join(cond, a: dict, b: dict) -> dict:
