@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check CUDA (.cu, .cuh) or Metal (.metal) source files")
     c.add_argument("files", nargs="+", metavar="FILE")
-    c.add_argument("--lang", choices=("cuda", "metal"))
+    c.add_argument("--lang", choices=("cuda", "metal", "spirv"))
     c.add_argument("--block-dim", type=_dims, help="threads per block X[,Y[,Z]] (default: symbolic)")
     c.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (default: symbolic)")
     c.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",

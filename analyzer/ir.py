@@ -27,6 +27,7 @@ class Span:
     file: str
     line: int
     col: int
+    origin: "Span | None" = None   # where the source this was compiled from says it is (SPIR-V OpLine)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import ir, messages
+from . import ir, messages, spirv_tools
 from .analysis import KernelAnalysis
 from .build import BuiltModule, build
 from .concurrency import build_cfg
@@ -87,14 +87,23 @@ def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[s
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
-        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal, or a .cu/.cuh/.metal file)")
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise KernelraceError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KernelraceError(f"{path}: cannot read: {exc}") from None
-    kernels = lower_source(text, lang, path)
+        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv, or a "
+                              f".cu/.cuh/.metal/.spvasm/.spv/.comp file)")
+    if lang == "spirv":
+        text, name = spirv_tools.read_spirv(path), path
+        if p.suffix in (".spv", ".comp", ".glsl"):
+            name = f"{path}.spvasm"   # the disassembly: positions are its lines
+        kernels = lower_source(text, lang, name)
+        for k in kernels:
+            _check_local_size(k, block_dim, path)
+    else:
+        try:
+            text = p.read_text()
+        except FileNotFoundError:
+            raise KernelraceError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KernelraceError(f"{path}: cannot read: {exc}") from None
+        kernels = lower_source(text, lang, path)
     known = {p for k in kernels for p in k.params}
     for name in defines or {}:
         if name not in known:
@@ -105,6 +114,19 @@ def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[s
         _apply_dims(kernel, block_dim, grid_dim, defines)
         results.append(analyse_kernel(kernel, options))
     return results
+
+
+def _check_local_size(kernel: ir.Kernel, block_dim, path: str) -> None:
+    """A shader's LocalSize is its block size: --block-dim may fill it in, not contradict it."""
+    if not block_dim:
+        return
+    given = dict(zip(DIMS, list(block_dim) + [1] * (3 - len(block_dim))))
+    for d in DIMS:
+        have = kernel.block_dim.get(d)
+        if have is not None and have != given[d]:
+            raise KernelraceError(f"{path}: --block-dim {','.join(map(str, block_dim))} contradicts the shader's "
+                                  f"LocalSize {kernel.block_dim.get('x')} {kernel.block_dim.get('y')} "
+                                  f"{kernel.block_dim.get('z')}")
 
 
 def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | None]:

@@ -9,8 +9,10 @@ from .. import ir
 from .dialects import lowering_for
 from .lower import Unsupported, position
 from .parser import parse
+from .spirv import SpirvLowering
 
-EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal"}
+EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".spvasm": "spirv", ".spv": "spirv",
+              ".comp": "spirv", ".glsl": "spirv"}
 
 
 def lang_of(path: str) -> str | None:
@@ -20,12 +22,13 @@ def lang_of(path: str) -> str | None:
 def lower_source(text: str, lang: str, filename: str) -> list[ir.Kernel]:
     """Parse and lower every kernel of one file; any failure is a one-line KernelraceError."""
     tree = parse(text, lang, filename)
-    lowering = lowering_for(lang)(tree, text, filename)
+    lowering = (SpirvLowering if lang == "spirv" else lowering_for(lang))(tree, text, filename)
     try:
         kernels = lowering.lower()
     except Unsupported as exc:
         line, col = position(exc.node)
         raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
     if not kernels:
-        raise KernelraceError(f"{filename}: no kernel found (no {'__global__' if lang == 'cuda' else 'kernel'} function)")
+        what = {"cuda": "__global__ function", "metal": "kernel function", "spirv": "GLCompute entry point"}[lang]
+        raise KernelraceError(f"{filename}: no kernel found (no {what})")
     return kernels

