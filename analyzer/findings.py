@@ -18,10 +18,12 @@ class Location:
     buffer: str | None = None
     memory: str | None = None
     text: str = ""      # the source line
+    origin: tuple[str, int, int] | None = None   # the line of the source it was compiled from
 
     def as_dict(self) -> dict[str, Any]:
+        origin = dict(zip(("file", "line", "col"), self.origin)) if self.origin else None
         return {"file": self.file, "line": self.line, "col": self.col, "kind": self.kind,
-                "buffer": self.buffer, "memory": self.memory}
+                "buffer": self.buffer, "memory": self.memory, "origin": origin}
 
 
 @dataclass

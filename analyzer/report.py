@@ -57,13 +57,18 @@ def print_text(results: list[KernelResult], console: Console) -> None:
                 what = loc_.kind + (f" {loc_.buffer} ({loc_.memory})" if loc_.buffer else "")
                 if i == 0 or loc_.line != rows[i - 1][0].line:   # a line shown once for both
                     console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
-                console.print(f"  [dim]      |[/] [cyan]{role}: {escape(what)} at {loc_.line}:{loc_.col}[/]")
+                origin = f" (from {loc_.origin[0]}:{loc_.origin[1]})" if loc_.origin else ""
+                console.print(f"  [dim]      |[/] [cyan]{role}: {escape(what)} at {loc_.line}:{loc_.col}{escape(origin)}[/]")
             w = f.witness
-            if w:
+            if w and "reaching_thread" in w:
+                console.print(f"  witness: block {_thread(w['block'])}, thread {_thread(w['reaching_thread'])} "
+                              f"reaches the barrier, thread {_thread(w['skipping_thread'])} does not")
+            elif w:
                 blk = _thread(w["block"])
+                warp = lambda n: f" (warp {n})" if n is not None else ""  # noqa: E731
                 console.print(
-                    f"  witness: block {blk}, thread {_thread(w['first_thread'])} (warp {w['first_warp']}) "
-                    f"then thread {_thread(w['second_thread'])} (warp {w['second_warp']}), "
+                    f"  witness: block {blk}, thread {_thread(w['first_thread'])}{warp(w['first_warp'])} "
+                    f"then thread {_thread(w['second_thread'])}{warp(w['second_warp'])}, "
                     f"element {w['element']} (byte {w['byte_offset']})")
                 iters = []
                 for label, key in (("first", "first_iterations"), ("second", "second_iterations")):

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import FIXTURES, fixture_args
 
-EXPECT = re.compile(r"//\s*expect:\s*([a-z\-, ]+)")
-FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal"))
+EXPECT = re.compile(r"(?://|;)\s*expect:\s*([a-z\-, ]+)")
+FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm"))
 
 
 def expectations(path: Path) -> set[tuple[int, str]]:
@@ -28,7 +28,9 @@ def expectations(path: Path) -> set[tuple[int, str]]:
 def test_fixture_findings_match_expectations(path, cli):
     code, report, err = cli("check", str(path), *fixture_args(path), "--format", "json")
     assert code in (0, 1), err
-    got = {(f["second"]["line"], f["rule"]) for f in report["findings"]}
+    # A compiled shader's findings sit on SPIR-V lines; its expectations on the GLSL lines.
+    line = (lambda loc: loc["origin"]["line"]) if path.suffix == ".comp" else (lambda loc: loc["line"])
+    got = {(line(f["second"]), f["rule"]) for f in report["findings"]}
     assert got == expectations(path)
     assert code == (1 if got else 0)
 

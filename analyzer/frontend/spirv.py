@@ -354,7 +354,7 @@ class KernelLowering:
         self.opaque_ids = itertools.count(1)
         self.used: set[str] = set()
         self.depth = 0
-        self._stored_later: set[str] = set()
+        self._snapshot = False
         self.fence = 0                        # semantics of an OpMemoryBarrier waiting for a control barrier
 
     # ----- names -----
@@ -687,16 +687,48 @@ class KernelLowering:
     # ----- instructions -----
     def instructions(self, block: Block) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
-        stores_after: dict[str, int] = {}
-        for i, ins in enumerate(block.ins):
-            if ins.op == "OpStore" and ins.args[0] in self.locals:
-                stores_after[ins.args[0]] = i
         for i, ins in enumerate(block.ins):
             if ins.op in IGNORED or ins.op == "OpVariable":
                 continue
-            self._stored_later = {v for v, last in stores_after.items() if last > i}
+            self._snapshot = ins.op == "OpLoad" and ins.args[1] in self.locals and self._used_after_store(block, i)
             out.extend(self.instruction(ins))
         return out
+
+    def _used_after_store(self, block: Block, i: int) -> bool:
+        """Whether the value loaded from a local variable at `block.ins[i]` (or anything computed
+        from it) is used after a later store to that variable: then the load must copy it."""
+        var = block.ins[i].args[1]
+        tainted = {block.ins[i].result}
+        stored = False
+        for ins in block.ins[i + 1:]:
+            uses = any(a in tainted for a in ins.args)
+            if uses and stored:
+                return True
+            if uses and ins.result is not None:
+                tainted.add(ins.result)
+            if ins.op == "OpStore" and ins.args[0] == var:
+                stored = True
+        if not stored:
+            return False
+        # Used by the terminator, a phi, or another block: conservatively, after the store.
+        uses = self._uses()
+        return any(uses.get(t, set()) - {block.label} for t in tainted)
+
+    def _uses(self) -> dict[str, set[str]]:
+        """Where each id is used: the label of the block whose body uses it, or `label!` for a
+        use by a block's phis, merge or terminator."""
+        uses = getattr(self.fn, "_uses", None)
+        if uses is None:
+            uses = {}
+            for b in self.fn.blocks.values():
+                for ins in b.ins:
+                    for a in ins.args:
+                        uses.setdefault(a, set()).add(b.label)
+                for ins in [b.term, b.merge] + b.phis:
+                    for a in (ins.args if ins is not None else ()):
+                        uses.setdefault(a, set()).add(b.label + "!")
+            self.fn._uses = uses
+        return uses
 
     def instruction(self, ins: Ins) -> list[ir.Stmt]:
         op, a, r = ins.op, ins.args, ins.result
@@ -875,7 +907,7 @@ class KernelLowering:
         span = self.span(ins)
         if ptr.kind == "local":
             # A later store to the variable in this block would change what this load saw.
-            if ins.args[1] in self._stored_later:
+            if self._snapshot:
                 tmp = self.fresh(f"{ptr.base}.old")
                 self.bind(ins, ir.Var(tmp))
                 return [ir.Assign(tmp, ir.Var(ptr.base), span)]
