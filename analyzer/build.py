@@ -18,9 +18,13 @@ from typing import Any, Callable
 
 from .errors import KernelraceError
 
-TARGETS = ("cuda", "metal")
+TARGETS = ("cuda", "metal", "vulkan")
 CUDA_ARCH = "sm_80"
-LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal"}
+LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv"}
+# Where a Vulkan build's SPIR-V came from: TVM's own codegen, or our translation of its device TIR.
+FROM_TVM = "SPIR-V from TVM's Vulkan codegen"
+FROM_GLSL = ("SPIR-V from kernelrace: TVM's lowered device TIR for the vulkan target, translated to GLSL, "
+             "compiled by glslangValidator and validated by spirv-val (this TVM has no Vulkan codegen)")
 
 
 @dataclass
@@ -41,6 +45,9 @@ class BuiltModule:
     buffers: dict[str, tuple[tuple[int | None, ...], str | None]] = field(default_factory=dict)
     # per kernel: its scalar parameters as the host computes them (`cse_v37 = cse_v36 - 1`), as IR
     definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Vulkan: one SPIR-V module per kernel, as (file name, assembly text), and how it was made
+    units: list[tuple[str, str]] = field(default_factory=list)
+    provenance: str = ""
 
     @property
     def lang(self) -> str:
@@ -76,6 +83,8 @@ def make_target(name: str):
         return tvm.target.Target({"kind": "cuda", "arch": CUDA_ARCH})
     if name == "metal":
         return tvm.target.Target("metal")
+    if name == "vulkan":
+        return tvm.target.Target("vulkan")
     raise KernelraceError(f"unsupported target '{name}' (expected one of: {', '.join(TARGETS)})")
 
 
@@ -172,8 +181,10 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
         # TVM prints schedule warnings to stdout; keep our output clean.
         with contextlib.redirect_stdout(io.StringIO()):
             mod = _schedule(mod, target)
-            rt = tvm.tirx.build(mod, target=target)
-            source = rt.imports[0].inspect_source()
+            source = ""
+            if target_name != "vulkan" or tvm.get_global_func("target.build.vulkan", allow_missing=True):
+                rt = tvm.tirx.build(mod, target=target)
+                source = rt.imports[0].inspect_source()
             bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
             pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
             host, device = b.split_host_device_mods(pipeline(bound))
@@ -191,7 +202,31 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
         for gv, func in dev_mod.functions.items():
             kernels.append(BuiltKernel(gv.name_hint, _extents(func)))
     kernels.sort(key=lambda k: k.name)
-    return BuiltModule(spec, target_name, dict(params), source, kernels, buffers, definitions)
+    built = BuiltModule(spec, target_name, dict(params), source, kernels, buffers, definitions)
+    if target_name == "vulkan":
+        _vulkan_units(built, device, f"{spec}({shown})")
+    return built
+
+
+def _vulkan_units(built: BuiltModule, device, what: str) -> None:
+    """The SPIR-V of each kernel: TVM's own when its Vulkan codegen produced assembly text, otherwise
+    the device TIR translated to GLSL and compiled (TVM's Python wheel has no Vulkan codegen)."""
+    from . import spirv_tools, tir_glsl
+
+    if built.source and "OpCapability" in built.source:
+        built.units = [(f"{built.builder.rpartition(':')[2]}.spvasm", built.source)]
+        built.provenance = FROM_TVM
+        return
+    units = []
+    for dev_mod in device.values():
+        for gv, func in sorted(dev_mod.functions.items(), key=lambda kv: kv[0].name_hint):
+            name = gv.name_hint
+            glsl = tir_glsl.translate(func, name)
+            binary = spirv_tools.compile_glsl(glsl, f"{name}.comp")
+            spirv_tools.validate(binary, f"{name}.comp ({what})")
+            units.append((f"{name}.spvasm", spirv_tools.disassemble(binary, f"{name}.comp")))
+    built.units = units
+    built.provenance = FROM_GLSL
 
 
 def _host_definitions(host, device) -> dict[str, dict[str, Any]]:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from . import report
 from .errors import KernelraceError
+from .build import TARGETS
 from .findings import ERROR
 from .pipeline import Options, check_file, lint_jobs, run_lint_job
 
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("lint", help="build a TVM kernel builder and check every kernel it emits")
     li.add_argument("builder", metavar="MODULE:FUNCTION")
-    li.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal")
+    li.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan")
     li.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                     help="builder parameter; several values build every combination")
     common(li)
@@ -145,8 +146,8 @@ def _run(args, out: Console, err: Console) -> int:
     else:
         targets = [t for t in args.target.split(",") if t]
         for t in targets:
-            if t not in ("cuda", "metal"):
-                raise KernelraceError(f"unsupported target '{t}' (expected cuda or metal)")
+            if t not in TARGETS:
+                raise KernelraceError(f"unsupported target '{t}' (expected cuda, metal or vulkan)")
         params: dict[str, list] = {}
         for name, values in args.param:
             params.setdefault(name, []).extend(values)

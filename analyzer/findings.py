@@ -19,9 +19,10 @@ class Location:
     memory: str | None = None
     text: str = ""      # the source line
     origin: tuple[str, int, int] | None = None   # the line of the source it was compiled from
+    origin_text: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        origin = dict(zip(("file", "line", "col"), self.origin)) if self.origin else None
+        origin = dict(zip(("file", "line", "col"), self.origin)) | {"text": self.origin_text} if self.origin else None
         return {"file": self.file, "line": self.line, "col": self.col, "kind": self.kind,
                 "buffer": self.buffer, "memory": self.memory, "origin": origin}
 

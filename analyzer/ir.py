@@ -240,6 +240,12 @@ class Kernel:
     # Parameters the launching code computes from other values (TVM's host `cse_v` bindings).
     definitions: dict[str, "Expr"] = field(default_factory=dict)
     source_lines: list[str] = field(default_factory=list)
+    # The text of the sources a compiled kernel came from (SPIR-V's OpSource), by file name.
+    origin_lines: dict[str, list[str]] = field(default_factory=dict)
 
     def line(self, n: int) -> str:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""
+
+    def origin_line(self, span: "Span | None") -> str:
+        lines = self.origin_lines.get(span.file, []) if span is not None else []
+        return lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""

@@ -139,8 +139,16 @@ def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | 
 
 def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
     fn_name = mod.builder.rpartition(":")[2].split(".")[-1]
-    filename = f"{fn_name}.{'cu' if mod.lang == 'cuda' else 'metal'}"
-    kernels = lower_source(mod.source, mod.lang, filename)
+    if mod.units:
+        kernels = []
+        for filename, text in mod.units:
+            for k in lower_source(text, mod.lang, filename):
+                if k.name == "main":   # a GLSL shader's entry point: name it after the TVM kernel
+                    k.name = Path(filename).stem
+                kernels.append(k)
+    else:
+        filename = f"{fn_name}.{'cu' if mod.lang == 'cuda' else 'metal'}"
+        kernels = lower_source(mod.source, mod.lang, filename)
     by_name = {k.name: k for k in mod.kernels}
     results = []
     for kernel in kernels:
@@ -152,7 +160,11 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
             _apply_dims(kernel, None, None, None)
         _apply_shapes(kernel, mod.buffers)
         kernel.definitions = dict(mod.definitions.get(kernel.name, mod.definitions.get("*", {})))
-        results.append(analyse_kernel(kernel, options, mod.target, mod.params))
+        result = analyse_kernel(kernel, options, mod.target, mod.params)
+        if mod.provenance:
+            for f in result.findings:
+                f.notes.append(mod.provenance)
+        results.append(result)
     return results
 
 

@@ -127,6 +127,7 @@ class Module:
         self.local_size: dict[str, tuple] = {}
         self.functions: dict[str, Function] = {}
         self.strings: dict[str, str] = {}
+        self.sources: dict[str, str] = {}           # file name -> embedded source text (OpSource)
         self.ext_sets: dict[str, str] = {}
         self._read(tree)
 
@@ -190,6 +191,12 @@ class Module:
             self.member_names[(a[0], int(a[1]))] = _unquote(a[2])
         elif op == "OpString":
             self.strings[r] = _unquote(a[0])
+        elif op == "OpSource" and len(a) >= 4:
+            # glslang -g embeds the source text: keep it to show the original lines.
+            self.sources[self.strings.get(a[2], a[2])] = _unquote(a[3])
+            self._last_source = self.strings.get(a[2], a[2])
+        elif op == "OpSourceContinued" and getattr(self, "_last_source", None):
+            self.sources[self._last_source] += _unquote(a[0])
         elif op == "OpExtInstImport":
             self.ext_sets[r] = _unquote(a[0])
         elif op == "OpDecorate":
@@ -345,7 +352,8 @@ class KernelLowering:
         self.fid = fid
         self.entry = ins
         self.kernel = ir.Kernel(name, outer.filename, "spirv", [], {}, [], warp_size=1,
-                                source_lines=outer.lines)
+                                source_lines=outer.lines,
+                                origin_lines={f: t.splitlines() for f, t in self.m.sources.items()})
         self.values: dict[str, object] = {}
         self.locals: dict[str, str] = {}      # Function-storage scalar variable id -> IR variable name
         self.counter = itertools.count()

