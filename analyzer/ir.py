@@ -247,5 +247,7 @@ class Kernel:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""
 
     def origin_line(self, span: "Span | None") -> str:
-        lines = self.origin_lines.get(span.file, []) if span is not None else []
+        if span is None:
+            return ""
+        lines = self.origin_lines.get(span.file, [])
         return lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""
