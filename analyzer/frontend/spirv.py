@@ -45,6 +45,10 @@ BINOPS = {
     "OpLogicalAnd": "&&", "OpLogicalOr": "||", "OpLogicalEqual": "==", "OpLogicalNotEqual": "!=",
 }
 UNOPS = {"OpSNegate": "-", "OpNot": "~", "OpLogicalNot": "!"}
+# Float comparisons: the analysis orders floats (assuming no NaN), as for the C dialects.
+FCMP = {f"Op{kind}{name}": op for kind in ("FOrd", "FUnord")
+        for name, op in (("LessThan", "<"), ("GreaterThan", ">"), ("LessThanEqual", "<="),
+                         ("GreaterThanEqual", ">="), ("Equal", "=="), ("NotEqual", "!="))}
 # Conversions that keep an integer's value (the analysis assumes no overflow).
 SAME_VALUE = {"OpCopyObject", "OpUConvert", "OpSConvert", "OpSatConvertSToU", "OpSatConvertUToS"}
 GLSL_INT = {"UMin": "min", "SMin": "min", "UMax": "max", "SMax": "max"}
@@ -456,17 +460,19 @@ class KernelLowering:
         return self.m.names.get(pointee, "") or vid[1:]
 
     def _local_variable(self, vid: str, pointee: str, ins: Ins) -> list[ir.Stmt]:
-        """A per-invocation variable: scalars are IR variables, composites private buffers."""
+        """A per-invocation variable: scalars and vectors are IR variables (a vector's lanes are
+        `v.0`, `v.1`, ...), other composites private buffers."""
         m = self.m
         t = m.types[pointee]
         hint = m.names.get(vid, "") or vid[1:]
         init = ins.args[2] if len(ins.args) > 2 else None
-        if t.kind in ("int", "float", "bool"):
+        if t.kind in ("int", "float", "bool", "vector"):
             name = self.fresh(hint)
             self.locals[vid] = name
-            self.values[vid] = Ptr("local", name, ir.PRIVATE, ir.Const(0), pointee)
+            ptr = Ptr("local", name, ir.PRIVATE, ir.Const(0), pointee)
+            self.values[vid] = ptr
             if init is not None:
-                return [ir.Assign(name, self.scalar(init, ins), self.span(ins))]
+                return self.store(ptr, self.value(init, ins), ins)
             return []
         name = self.fresh(hint)
         elem = m.scalar_of(pointee)
@@ -698,14 +704,15 @@ class KernelLowering:
         for i, ins in enumerate(block.ins):
             if ins.op in IGNORED or ins.op == "OpVariable":
                 continue
-            self._snapshot = ins.op == "OpLoad" and ins.args[1] in self.locals and self._used_after_store(block, i)
+            self._snapshot = (ins.op == "OpLoad" and self._local_root(ins.args[1]) is not None
+                              and self._used_after_store(block, i))
             out.extend(self.instruction(ins))
         return out
 
     def _used_after_store(self, block: Block, i: int) -> bool:
         """Whether the value loaded from a local variable at `block.ins[i]` (or anything computed
         from it) is used after a later store to that variable: then the load must copy it."""
-        var = block.ins[i].args[1]
+        var = self._local_root(block.ins[i].args[1])
         tainted = {block.ins[i].result}
         stored = False
         for ins in block.ins[i + 1:]:
@@ -714,13 +721,27 @@ class KernelLowering:
                 return True
             if uses and ins.result is not None:
                 tainted.add(ins.result)
-            if ins.op == "OpStore" and ins.args[0] == var:
+            if ins.op == "OpStore" and self._local_root(ins.args[0]) == var:
                 stored = True
         if not stored:
             return False
         # Used by the terminator, a phi, or another block: conservatively, after the store.
         uses = self._uses()
         return any(uses.get(t, set()) - {block.label} for t in tainted)
+
+    def _local_root(self, ptr_id: str) -> str | None:
+        """The IR variable a pointer into a local variable refers to (also for access chains of
+        this block not lowered yet)."""
+        v = self.values.get(ptr_id)
+        if isinstance(v, Ptr):
+            return v.base if v.kind == "local" else None
+        defs = getattr(self.fn, "_defs", None)
+        if defs is None:
+            defs = self.fn._defs = {x.result: x for b in self.fn.blocks.values() for x in b.ins if x.result}
+        d = defs.get(ptr_id)
+        if d is not None and d.op in ("OpAccessChain", "OpInBoundsAccessChain"):
+            return self._local_root(d.args[1])
+        return None
 
     def _uses(self) -> dict[str, set[str]]:
         """Where each id is used: the label of the block whose body uses it, or `label!` for a
@@ -743,6 +764,9 @@ class KernelLowering:
         span = self.span(ins)
         if op in BINOPS:
             self.bind(ins, self._lanes(ins, lambda x, y: ir.BinOp(BINOPS[op], x, y), a[1], a[2]))
+            return []
+        if op in FCMP:
+            self.bind(ins, self._lanes(ins, lambda x, y: ir.Call("fcmp" + FCMP[op], (x, y)), a[1], a[2]))
             return []
         if op in UNOPS:
             self.bind(ins, self._lanes(ins, lambda x: ir.UnOp(UNOPS[op], x), a[1]))
@@ -890,6 +914,13 @@ class KernelLowering:
             raise Unsupported(ins.node, "access chain on a value that is not a pointer")
         m = self.m
         ty, offset, path = base.ty, base.offset, base.path
+        if base.kind == "local":
+            if len(ins.args) != 3 or m.types[ty].kind != "vector":
+                raise Unsupported(ins.node, "access chain into a local that is not a vector")
+            idx = self.scalar(ins.args[2], ins)
+            if not isinstance(idx, ir.Const):
+                raise Unsupported(ins.node, "vector lane selected by a variable")
+            return Ptr("local", base.base, base.space, offset, m.types[ty].elem, (idx.value,))
         for ident in ins.args[2:]:
             t = m.types[ty]
             if t.kind == "struct":
@@ -914,13 +945,16 @@ class KernelLowering:
             raise Unsupported(ins.node, "load through a value that is not a pointer")
         span = self.span(ins)
         if ptr.kind == "local":
+            names = _lane_names(ptr, self.m)
+            if not self._snapshot:
+                vals = [ir.Var(n) for n in names]
+                self.bind(ins, vals[0] if names == [_local_name(ptr)] else Vec(tuple(vals)))
+                return []
             # A later store to the variable in this block would change what this load saw.
-            if self._snapshot:
-                tmp = self.fresh(f"{ptr.base}.old")
-                self.bind(ins, ir.Var(tmp))
-                return [ir.Assign(tmp, ir.Var(ptr.base), span)]
-            self.bind(ins, ir.Var(ptr.base))
-            return []
+            temps = [self.fresh(f"{n}.old") for n in names]
+            vals = [ir.Var(t) for t in temps]
+            self.bind(ins, vals[0] if names == [_local_name(ptr)] else Vec(tuple(vals)))
+            return [ir.Assign(t, ir.Var(n), span) for t, n in zip(temps, names)]
         if ptr.kind == "builtin":
             self.bind(ins, self._builtin(ptr, ins))
             return []
@@ -941,7 +975,11 @@ class KernelLowering:
     def store(self, ptr: Ptr, val, ins: Ins) -> list[ir.Stmt]:
         span = self.span(ins)
         if ptr.kind == "local":
-            return [ir.Assign(ptr.base, self._as_expr(val), span)]
+            names = _lane_names(ptr, self.m)
+            if names == [_local_name(ptr)]:
+                return [ir.Assign(names[0], self._as_expr(val), span)]
+            lanes = val.lanes if isinstance(val, Vec) else tuple(ir.Call(f"lane{i}", (val,)) for i in range(len(names)))
+            return [ir.Assign(n, self._as_expr(v), span) for n, v in zip(names, lanes)]
         if ptr.kind != "mem":
             raise Unsupported(ins.node, f"store to a {ptr.kind} variable")
         t = self.m.types[ptr.ty]
@@ -1182,3 +1220,14 @@ def _coalesce(stmts: list, fresh) -> list:
         i += len(run)
     return out
 
+
+def _local_name(ptr: Ptr) -> str:
+    return f"{ptr.base}.{ptr.path[0]}" if ptr.path else ptr.base
+
+
+def _lane_names(ptr: Ptr, m: Module) -> list[str]:
+    """The IR variables a local pointer covers: one scalar, or each lane of a vector."""
+    t = m.types[ptr.ty]
+    if t.kind == "vector" and not ptr.path:
+        return [f"{ptr.base}.{i}" for i in range(t.count)]
+    return [_local_name(ptr)]
