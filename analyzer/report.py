@@ -59,7 +59,7 @@ def print_text(results: list[KernelResult], console: Console) -> None:
                     console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
                 origin = f" (from {loc_.origin[0]}:{loc_.origin[1]})" if loc_.origin else ""
                 console.print(f"  [dim]      |[/] [cyan]{role}: {escape(what)} at {loc_.line}:{loc_.col}{escape(origin)}[/]")
-                if loc_.origin_text:
+                if loc_.origin_text and (i == 0 or rows[i - 1][0].origin != loc_.origin):
                     console.print(f"  [dim]{loc_.origin[1]:>5} |[/] {escape(loc_.origin_text[:140])}  [dim]({escape(loc_.origin[0])})[/]")
             w = f.witness
             if w and "reaching_thread" in w:

@@ -92,7 +92,9 @@ def read_spirv(path: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise KernelraceError(f"{path}: cannot read: {exc}") from None
     if suffix in (".comp", ".glsl"):
-        return disassemble(compile_glsl(text, path), path)
+        text = disassemble(compile_glsl(text, path), path)
+        # glslang records the bare file name: give the path the user gave.
+        return text.replace(f'OpString "{p.name}"', f'OpString "{path}"', 1)
     return text
 
 
