@@ -150,7 +150,7 @@ def test_missing_tool_names_the_package_to_install():
 def test_text_report_shows_the_glsl_line_a_spirv_finding_comes_from(cli):
     code, out, _ = cli("check", str(VULKAN / "reduce_tree.comp"))
     assert code == 1
-    assert "(from reduce_tree.comp:15)" in out
+    assert "reduce_tree.comp:15)" in out
     assert "tile[t] += tile[t + s];" in out   # the GLSL text, from the module's OpSource
     assert "warp" not in out                  # Vulkan subgroups are not assumed to be 32 wide
 
