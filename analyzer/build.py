@@ -172,7 +172,6 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
     """Build one builder for one target; raise KernelraceError with a one-line reason on failure."""
     import tvm
 
-    b = importlib.import_module("tvm.tirx.build")
     fn = load_builder(spec)
     target = make_target(target_name)
     mod = _as_module(_call_builder(fn, spec, params, target), spec)
@@ -185,9 +184,7 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
             if target_name != "vulkan" or tvm.get_global_func("target.build.vulkan", allow_missing=True):
                 rt = tvm.tirx.build(mod, target=target)
                 source = rt.imports[0].inspect_source()
-            bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
-            pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
-            host, device = b.split_host_device_mods(pipeline(bound))
+            host, device = lower_device(mod, target)
     except KernelraceError:
         raise
     except Exception as exc:
@@ -206,6 +203,23 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
     if target_name == "vulkan":
         _vulkan_units(built, device, f"{spec}({shown})")
     return built
+
+
+def lower_device(mod, target):
+    """TVM's default pipeline up to the host/device split, where its codegen reads the kernels.
+
+    For Vulkan the device finalization passes (LowerWarpMemory, StmtSimplify, LowerIntrin) that
+    `tvm.tirx.build` runs right before codegen are applied too: the SPIR-V codegen would see their
+    output (power-of-two `//` and `%` as shifts and masks, let-bound indices substituted)."""
+    import tvm
+
+    b = importlib.import_module("tvm.tirx.build")
+    bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
+    pipeline, _, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
+    host, device = b.split_host_device_mods(pipeline(bound))
+    if target.kind.name == "vulkan":
+        device = {t: finalize_device()(m) for t, m in device.items()}
+    return host, device
 
 
 def _vulkan_units(built: BuiltModule, device, what: str) -> None:

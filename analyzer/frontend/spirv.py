@@ -432,7 +432,6 @@ class KernelLowering:
                     if key:
                         by_binding[key] = name
                     elem = m.scalar_of(pointee)
-                    t = m.types[pointee]
                     size = None if _has_runtime_array(m, pointee) else m.size(pointee)
                     k.buffers[name] = ir.Buffer(name, space, m.type_name(elem), m.size(elem), size,
                                                 strides=_row_strides(m, pointee))
@@ -761,7 +760,6 @@ class KernelLowering:
 
     def instruction(self, ins: Ins) -> list[ir.Stmt]:
         op, a, r = ins.op, ins.args, ins.result
-        span = self.span(ins)
         if op in BINOPS:
             self.bind(ins, self._lanes(ins, lambda x, y: ir.BinOp(BINOPS[op], x, y), a[1], a[2]))
             return []
