@@ -19,9 +19,9 @@ def built(spec, params, target):
     return _BUILDS[key]
 
 
-def _cases(head_dims):
+def _cases(head_dims, targets=TARGETS):
     return [pytest.param(spec, params, target, id=f"{spec.split(':')[1]}-{params.get('head_dim', params.get('d', params.get('d_qk', params.get('d_latent', ''))))}-{target}")
-            for hd in head_dims for spec, params in builders(hd) for target in TARGETS]
+            for hd in head_dims for spec, params in builders(hd) for target in targets]
 
 
 @pytest.mark.parametrize("spec,params,target", _cases((64, 128, 256, 512)))
@@ -42,7 +42,8 @@ KNOWN_RACES = {
 }
 
 
-@pytest.mark.parametrize("spec,params,target", _cases((128,)))
+# Vulkan builds are checked too: TVM's SPIR-V path (device TIR -> GLSL -> glslang) at head_dim 128.
+@pytest.mark.parametrize("spec,params,target", _cases((128,), TARGETS + ("vulkan",)))
 def test_no_error_finding_but_the_known_races(spec, params, target):
     results = check_built(built(spec, params, target), Options(timeout_ms=5000))
     errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
