@@ -1,11 +1,13 @@
 """TVM build time against kernelrace analysis time, kernel by kernel, measured side by side.
 
-For every builder in `analyzer.corpus` (head_dim 128 by default) on cuda and metal: the time TVM
-takes to build it, and the time kernelrace takes to parse, lower and analyse what TVM emitted.
+For every builder in `analyzer.corpus` (head_dim 128 by default) on cuda and metal (and vulkan
+when asked): the time TVM takes to build it, and the time kernelrace takes to parse, lower and
+analyse what TVM emitted. For vulkan the build includes producing the SPIR-V (TIR to GLSL,
+glslangValidator, spirv-val, spirv-dis), which this TVM's missing Vulkan codegen would otherwise do.
 Both run in this one process, one after the other for each kernel, so machine noise hits both.
 The last line is the ratio of the totals and of the medians:
 
-    python benchmarks/build_vs_analysis.py [--head-dim 128] [--targets cuda,metal]
+    python benchmarks/build_vs_analysis.py [--head-dim 128] [--targets cuda,metal,vulkan]
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def main() -> int:
             b, a = t1 - t0, t2 - t1
             status = ",".join(sorted({r.status for r in results}))
             rows.append((b, a))
-            print(f"{spec.split(':')[1]:42} {target:6} {len(mod.source.splitlines()):6d} {b:8.2f} {a:10.2f} "
+            lines = sum(len(text.splitlines()) for _, text in mod.units) if mod.units else len(mod.source.splitlines())
+            print(f"{spec.split(':')[1]:42} {target:6} {lines:6d} {b:8.2f} {a:10.2f} "
                   f"{a / b:6.2f}  {status}", flush=True)
     builds = [b for b, _ in rows]
     analyses = [a for _, a in rows]
