@@ -1,18 +1,26 @@
-"""The `kernelrace` command line: `check` source files, `lint` TVM kernel builders."""
+"""The `kernelrace` command line: `check` source files, `lint` TVM kernel builders, and with no
+command, lint every builder the project's configuration names (analyzer/config.py): a CI gate,
+with baselines (analyzer/baseline.py) and SARIF output (analyzer/sarif.py)."""
 
 from __future__ import annotations
 
 import argparse
 import ast
+import io
+import os
 import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from rich.console import Console
 
-from . import report
+from . import baseline, config, report, sarif
+from .build import TARGETS, build
+from .config import LANGS, SEVERITIES, Config
 from .errors import KernelraceError
-from .build import TARGETS
-from .findings import ERROR
-from .pipeline import Options, check_file, lint_jobs, run_lint_job
+from .findings import ERROR, SEVERITY_RANK, KernelResult
+from .pipeline import LintJob, Options, check_built, check_file, lint_jobs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -62,32 +70,70 @@ def _literal_or_str(v: str):
         return v
 
 
+USAGE_HINT = ("with no command, kernelrace lints every builder configured under [[tool.kernelrace.lint]] in "
+              "pyproject.toml (or [[lint]] in kernelrace.toml), found from the current directory upwards")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+    return value
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """The options of a run. The bare command and `check`/`lint` all take them, before or after the
+    command; an option not given is absent (SUPPRESS), so the configuration's value applies."""
+    S = argparse.SUPPRESS
+    g = p.add_argument_group("run options (override the configuration)")
+    g.add_argument("--format", choices=("text", "json", "sarif"), default=S, help="report format (default: text)")
+    g.add_argument("--strict", action=argparse.BooleanOptionalAction, default=S,
+                   help="also report writes of provably equal values (benign write-write races)")
+    g.add_argument("--select", default=S, metavar="RULE[,RULE]", help="rules to run (default: all)")
+    g.add_argument("--timeout", type=_seconds, default=S, metavar="SECONDS",
+                   help="solver budget per query, in seconds of a typical machine (deterministic; default 1)")
+    g.add_argument("--fail-on", choices=SEVERITIES, default=S,
+                   help="exit 1 when a reported finding has this severity or a higher one (default: error)")
+    g.add_argument("--baseline", default=S, metavar="FILE", help="report only findings not in this baseline")
+    g.add_argument("--write-baseline", default=S, metavar="FILE",
+                   help="write today's findings to FILE as the baseline and exit 0")
+    g.add_argument("-q", "--quiet", action="count", default=S,
+                   help="print only the summary line; twice: print nothing but errors")
+    g.add_argument("-v", "--verbose", action="store_true", default=S,
+                   help="also print build times, and each kernel's analysis time and solver queries")
+    g.add_argument("-o", "--output", default=S, metavar="FILE", help="write the report to FILE instead of stdout")
+    g.add_argument("--emit-dir", default=S, metavar="DIR",
+                   help="write the sources kernelrace analysed but did not read from disk (TVM's emitted code, a "
+                        "shader's disassembly) under DIR; SARIF locations point there")
+    g.add_argument("--config", default=S, metavar="FILE",
+                   help="use this kernelrace.toml or pyproject.toml instead of searching for one")
+    g.add_argument("--no-config", action="store_true", default=S, help="ignore configuration files")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kernelrace", description="Static race analyzer for GPU kernels (CUDA, Metal).")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = _Parser(prog="kernelrace", description="Static race analyzer for GPU kernels (CUDA, Metal, Vulkan).",
+                epilog=USAGE_HINT)
+    _run_options(p)
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="{check,lint,rules,explain}")
 
-    def common(sp):
-        sp.add_argument("--format", choices=("text", "json"), default="text")
-        sp.add_argument("--strict", action="store_true",
-                        help="also report writes of provably equal values (benign write-write races)")
-        sp.add_argument("--select", default="", help="comma-separated rule names to run (default: all)")
-        sp.add_argument("--timeout", type=float, default=1.0, help="solver budget per query, in seconds of a typical machine (deterministic)")
-
-    c = sub.add_parser("check", help="check CUDA (.cu, .cuh) or Metal (.metal) source files")
+    c = sub.add_parser("check", help="check CUDA, Metal or SPIR-V/GLSL source files")
     c.add_argument("files", nargs="+", metavar="FILE")
-    c.add_argument("--lang", choices=("cuda", "metal", "spirv"))
+    c.add_argument("--lang", choices=LANGS)
     c.add_argument("--block-dim", type=_dims, help="threads per block X[,Y[,Z]] (default: symbolic)")
     c.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (default: symbolic)")
     c.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",
                    help="bind a scalar kernel parameter")
-    common(c)
+    _run_options(c)
 
     li = sub.add_parser("lint", help="build a TVM kernel builder and check every kernel it emits")
     li.add_argument("builder", metavar="MODULE:FUNCTION")
     li.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan")
     li.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                     help="builder parameter; several values build every combination")
-    common(li)
+    _run_options(li)
 
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="print a rule's documentation")
@@ -95,22 +141,64 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _options(args) -> Options:
+@dataclass
+class Settings:
+    """What one run does: the command line over the configuration over the defaults."""
+    options: Options
+    fail_on: str
+    severity: dict[str, str]
+    suppress: list
+    format: str
+    quiet: int
+    verbose: bool
+    baseline: str | None
+    write_baseline: str | None
+    output: str | None
+    emit_dir: str | None
+
+
+def _config(args) -> Config:
+    if getattr(args, "no_config", False):
+        if getattr(args, "config", None):
+            raise KernelraceError("--config and --no-config cannot be used together")
+        return Config()
+    if getattr(args, "config", None):
+        return config.load(args.config)
+    return config.discover()
+
+
+def _settings(args, cfg: Config) -> Settings:
     from rules import RULES
 
-    select = tuple(s for s in args.select.split(",") if s)
-    for s in select:
-        if s not in RULES:
-            raise KernelraceError(f"unknown rule '{s}' (known: {', '.join(RULES)})")
-    return Options(strict=args.strict, timeout_ms=int(args.timeout * 1000), select=select)
+    opt = lambda name: getattr(args, name, None)  # noqa: E731  (absent: not given on the command line)
+    if opt("select") is not None:
+        select = tuple(s for s in args.select.split(",") if s)
+        for s in select:
+            if s not in RULES:
+                raise KernelraceError(f"unknown rule '{s}' (known: {', '.join(RULES)})")
+    else:
+        select = cfg.select or ()
+    strict = opt("strict") if opt("strict") is not None else bool(cfg.strict)
+    timeout = opt("timeout") or cfg.timeout or 1.0
+    quiet, verbose = opt("quiet") or 0, bool(opt("verbose"))
+    if quiet and verbose:
+        raise KernelraceError("--quiet and --verbose cannot be used together")
+    if opt("baseline") and opt("write_baseline"):
+        raise KernelraceError("--baseline and --write-baseline cannot be used together")
+    return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select),
+                    opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
+                    opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
+                    opt("output"), opt("emit_dir"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    out = Console(highlight=False, soft_wrap=True)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = ["kernelrace", *argv]
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        return _run(args, out, err)
+        return _run(args, parser, err)
     except KernelraceError as exc:
         err.print(f"kernelrace: error: {exc}", markup=False)
         return EXIT_BAD_INPUT
@@ -124,10 +212,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
-def _run(args, out: Console, err: Console) -> int:
+def _check_output_path(path: str, what: str) -> None:
+    p = Path(path)
+    if p.is_dir():
+        raise KernelraceError(f"{path}: cannot write the {what}: it is a directory")
+    if not p.parent.is_dir():
+        raise KernelraceError(f"{path}: cannot write the {what}: no directory '{p.parent}'")
+
+
+def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     from rules import RULES
 
     if args.command == "rules":
+        out = Console(highlight=False, soft_wrap=True)
         for r in RULES.values():
             out.print(f"{r.name:<20} {r.severity:<8} {r.summary}", markup=False)
         return EXIT_CLEAN
@@ -135,15 +232,76 @@ def _run(args, out: Console, err: Console) -> int:
         rule = RULES.get(args.rule)
         if rule is None:
             raise KernelraceError(f"unknown rule '{args.rule}' (known: {', '.join(RULES)})")
-        out.print(rule.doc, markup=False)
+        Console(highlight=False, soft_wrap=True).print(rule.doc, markup=False)
         return EXIT_CLEAN
-    options = _options(args)
-    results = []
+
+    cfg = _config(args)
+    st = _settings(args, cfg)
+    if args.command is None:
+        if cfg.path is None:
+            parser.print_usage(sys.stderr)
+            raise KernelraceError("no command given and no configuration found (kernelrace.toml, or "
+                                  "[tool.kernelrace] in pyproject.toml, here or in a parent directory)")
+        if not cfg.lint:
+            raise KernelraceError(f"{config.shown(cfg.path)}: no lint entries ([[tool.kernelrace.lint]]): "
+                                  f"nothing to lint")
+    # Fail on bad files before a long run, not after it.
+    known = baseline.load(st.baseline) if st.baseline else None
+    if st.write_baseline:
+        _check_output_path(st.write_baseline, "baseline")
+    if st.output:
+        _check_output_path(st.output, "report")
+    if st.emit_dir and Path(st.emit_dir).exists() and not Path(st.emit_dir).is_dir():
+        raise KernelraceError(f"{st.emit_dir}: --emit-dir needs a directory, and this is a file")
+
+    results: list[KernelResult] = []
+    emitted: dict[str, str] = {}    # virtual source name -> the file --emit-dir wrote it to
     if args.command == "check":
-        defines = dict(args.define)
+        defines = dict(cfg.check.define) | dict(args.define)
         for f in args.files:
-            results.extend(check_file(f, args.lang, args.block_dim, args.grid_dim, defines, options))
+            results.extend(check_file(f, args.lang or cfg.check.lang, args.block_dim or cfg.check.block_dim,
+                                      args.grid_dim or cfg.check.grid_dim, defines, st.options))
+        if st.emit_dir:   # a compiled shader's disassembly, which locations point into
+            emitted.update(_emit(results, sarif.check_sources(results), st.emit_dir))
     else:
+        if cfg.root is not None and str(cfg.root) not in sys.path:
+            sys.path.insert(0, str(cfg.root))   # builders are named relative to the configuration
+        jobs = _jobs(args, cfg)
+        show_progress = not st.quiet and (st.verbose or (st.format == "text" and err.is_terminal))
+        for job in jobs:
+            shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
+            if show_progress and not st.verbose:
+                err.print(f"building {job.builder} for {job.target} ({shown})", markup=False)
+            t0 = time.perf_counter()
+            mod = build(job.builder, job.params, job.target)
+            build_seconds = time.perf_counter() - t0
+            kernels = check_built(mod, st.options)
+            if show_progress and st.verbose:
+                err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
+                          f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s",
+                          markup=False)
+            if st.emit_dir:
+                emitted.update(_emit(kernels, sarif.built_sources(mod), st.emit_dir))
+            results.extend(kernels)
+
+    results, hidden = _filter(results, st, known)
+    code = _exit_status(results, st.fail_on)
+    if st.write_baseline:
+        n = baseline.write(st.write_baseline, results)
+        code = EXIT_CLEAN
+    invocation = {"argv": args.argv, "exitCode": code, "workingDirectory": os.getcwd()} | hidden
+    if args.command == "lint":
+        invocation["builder"] = args.builder
+    elif args.command is None and len({e.builder for e in cfg.lint}) == 1:
+        invocation["builder"] = cfg.lint[0].builder
+    _report(results, hidden, st, emitted, invocation)
+    if st.write_baseline and st.quiet < 2:
+        err.print(f"kernelrace: wrote {n} finding(s) to the baseline {st.write_baseline}", markup=False)
+    return code
+
+
+def _jobs(args, cfg: Config) -> list[LintJob]:
+    if args.command == "lint":
         targets = [t for t in args.target.split(",") if t]
         for t in targets:
             if t not in TARGETS:
@@ -151,18 +309,66 @@ def _run(args, out: Console, err: Console) -> int:
         params: dict[str, list] = {}
         for name, values in args.param:
             params.setdefault(name, []).extend(values)
-        jobs = lint_jobs(args.builder, targets, params)
-        show_progress = args.format == "text" and err.is_terminal
-        for job in jobs:
-            if show_progress:
-                err.print(f"building {job.builder} for {job.target} {job.params}", markup=False)
-            kernels, _ = run_lint_job(job, options)
-            results.extend(kernels)
-    if args.format == "json":
-        print(report.to_json(results))
+        return lint_jobs(args.builder, targets, params)
+    return [job for entry in cfg.lint for job in lint_jobs(entry.builder, entry.targets, entry.params)]
+
+
+def _filter(results: list[KernelResult], st: Settings, known: set[str] | None):
+    """Severity overrides, then suppressions, then the baseline: what is left is reported."""
+    hidden = {"suppressed": 0, "in_baseline": 0}
+    out = []
+    for r in results:
+        kept = []
+        for f in r.findings:
+            if f.rule in st.severity:
+                f.severity = st.severity[f.rule]
+            if any(s.matches(f) for s in st.suppress):
+                hidden["suppressed"] += 1
+            elif known is not None and baseline.key(f) in known:
+                hidden["in_baseline"] += 1
+            else:
+                kept.append(f)
+        out.append(replace(r, findings=kept))
+    return out, hidden
+
+
+def _exit_status(results: list[KernelResult], fail_on: str) -> int:
+    bar = SEVERITY_RANK[fail_on]
+    failing = any(SEVERITY_RANK.get(f.severity, SEVERITY_RANK[ERROR]) >= bar for r in results for f in r.findings)
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _emit(results: list[KernelResult], sources: dict[str, str], emit_dir: str) -> dict[str, str]:
+    try:
+        return sarif.emit_sources(results, sources, emit_dir)
+    except OSError as exc:
+        raise KernelraceError(f"{emit_dir}: cannot write the emitted sources: {exc.strerror or exc}") from None
+
+
+def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: dict) -> None:
+    if st.format == "json":
+        text = report.to_json(results, hidden, verbose=st.verbose) + "\n"
+    elif st.format == "sarif":
+        text = sarif.dumps(sarif.to_sarif(results, emit=emitted, invocation=invocation))
+    elif st.quiet >= 2:
+        return
+    elif st.output:
+        buf = io.StringIO()
+        # A file gets no colour and no terminal control codes, whatever stdout is.
+        report.print_text(results, Console(file=buf, force_terminal=False, color_system=None, highlight=False,
+                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden)
+        text = buf.getvalue()
     else:
-        report.print_text(results, out)
-    return EXIT_FINDINGS if any(f.severity == ERROR for r in results for f in r.findings) else EXIT_CLEAN
+        report.print_text(results, Console(highlight=False, soft_wrap=True), quiet=bool(st.quiet),
+                          verbose=st.verbose, hidden=hidden)
+        return
+    if st.output:
+        try:
+            Path(st.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise KernelraceError(f"{st.output}: cannot write the report: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from .findings import ERROR, KernelResult
 STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 
 
-def summary(results: list[KernelResult]) -> dict[str, Any]:
+def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -> dict[str, Any]:
+    """The run's counts. `hidden`: findings not reported, by why ("in_baseline", "suppressed")."""
     findings = [f for r in results for f in r.findings]
     by_rule: dict[str, int] = {}
     for f in findings:
@@ -26,24 +27,35 @@ def summary(results: list[KernelResult]) -> dict[str, Any]:
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == "warning" for f in findings),
         "by_rule": dict(sorted(by_rule.items())),
+        "in_baseline": (hidden or {}).get("in_baseline", 0),
+        "suppressed": (hidden or {}).get("suppressed", 0),
     }
 
 
-def to_json(results: list[KernelResult]) -> str:
+def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, verbose: bool = False) -> str:
     findings = [f.as_dict() for r in results for f in r.findings]
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
-                "status": r.status, "findings": len(r.findings)} for r in results]
-    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results)}, indent=2)
+                "status": r.status, "findings": len(r.findings)}
+               | ({"seconds": round(r.seconds, 4), "queries": r.queries} if verbose else {})
+               for r in results]
+    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)}, indent=2)
 
 
 def _thread(t: list[int]) -> str:
     return "(" + ",".join(str(v) for v in t) + ")"
 
 
-def print_text(results: list[KernelResult], console: Console) -> None:
-    for r in results:
-        shown = ", ".join([r.target] + [f"{k}={v!r}" for k, v in (r.params or {}).items()]) if r.target else ""
-        where = f" [{shown}]" if shown else ""
+def _where(r: KernelResult) -> str:
+    shown = ", ".join([r.target] + [f"{k}={v!r}" for k, v in (r.params or {}).items()]) if r.target else ""
+    return f" [{shown}]" if shown else ""
+
+
+def print_text(results: list[KernelResult], console: Console, *, quiet: bool = False, verbose: bool = False,
+               hidden: dict[str, int] | None = None) -> None:
+    """The report: every finding, then (verbose) one line per kernel, then the summary line.
+    `quiet`: the summary line only. Colour only when the console is a terminal."""
+    for r in ([] if quiet else results):
+        where = _where(r)
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
@@ -82,7 +94,17 @@ def print_text(results: list[KernelResult], console: Console) -> None:
                     console.print("  parameters: " + ", ".join(f"{k}={v}" for k, v in w["params"].items()))
             for note in f.notes:
                 console.print(f"  [dim]note: {escape(note)}[/]")
-    s = summary(results)
+    if verbose and not quiet:
+        for r in results:
+            n = len(r.findings)
+            console.print(f"[dim]kernel {escape(r.kernel)}{escape(_where(r))} ({escape(r.file)}): {r.status}, "
+                          f"{n} finding(s), {r.seconds:.3f} s, {r.queries} solver quer{'y' if r.queries == 1 else 'ies'}[/]")
+        total = sum(r.seconds for r in results)
+        console.print(f"[dim]analysis: {total:.3f} s, {sum(r.queries for r in results)} solver queries[/]")
+    s = summary(results, hidden)
     style = "bold red" if s["errors"] else "bold green"
+    tail = ", ".join(f"{s[k]} {label}" for k, label in (("in_baseline", "in baseline"), ("suppressed", "suppressed"))
+                     if s[k])
     console.print(f"[{style}]{s['kernels']} kernel(s): {s['clean']} clean, {s['with_findings']} with findings, "
-                  f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)[/]")
+                  f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)"
+                  f"{'; ' + tail if tail else ''}[/]")

@@ -19,7 +19,8 @@ def test_json_report_names_both_accesses_and_the_witness(cli):
     (f,) = report["findings"]
     assert f["rule"] == "read-after-write" and f["severity"] == "error"
     assert f["params"] is None and f["target"] is None and f["kernel"] == "neighbour_shift"
-    assert f["first"] == {"file": str(RACY), "line": 7, "col": 5, "kind": "write", "buffer": "sh", "memory": "shared"}
+    assert f["first"] == {"file": str(RACY), "line": 7, "col": 5, "kind": "write", "buffer": "sh", "memory": "shared",
+                          "origin": None}
     assert f["second"]["line"] == 8 and f["second"]["kind"] == "read"
     w = f["witness"]
     # the writer stores element e and the reader, one thread below, reads (tid + 1) % 128 == e
@@ -113,3 +114,23 @@ def test_define_of_an_unknown_parameter_is_an_error(cli):
     code, out, err = cli("check", str(path), "--block-dim", "128", "--define", "stepz=8")
     assert code == 2
     assert "--define stepz: no kernel in this file has a scalar parameter 'stepz' (parameters: steps)" in err
+
+
+def test_run_options_go_before_or_after_the_command(cli):
+    code, out, _ = cli("-q", "check", str(RACY), "--block-dim", "128")
+    assert code == 1 and out == "1 kernel(s): 0 clean, 1 with findings, 0 unknown; 1 error(s), 0 warning(s)\n"
+    code, out, _ = cli("check", str(RACY), "--block-dim", "128", "--quiet", "--fail-on", "warning")
+    assert code == 1 and out.count("\n") == 1
+    code, out, err = cli("check", str(RACY), "--block-dim", "128", "-q", "-v")
+    assert code == 2 and err == "kernelrace: error: --quiet and --verbose cannot be used together\n"
+
+
+def test_check_format_sarif(cli):
+    import json
+
+    code, out, err = cli("check", str(RACY), "--block-dim", "128", "--format", "sarif")
+    assert code == 1, err
+    log = json.loads(out)
+    assert log["version"] == "2.1.0"
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["read-after-write"]
+    assert log["runs"][0]["invocations"][0]["exitCode"] == 1
