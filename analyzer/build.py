@@ -192,16 +192,29 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
         raise KernelraceError(
             f"TVM failed to build {spec}({shown}) for {target_name}: {lines[-1] if lines else type(exc).__name__}"
         ) from exc
-    buffers = _buffer_shapes(mod)
+    return from_lowered(spec, target_name, params, source, host, device, _buffer_shapes(mod),
+                        what=f"{spec}({shown})")
+
+
+def from_lowered(builder: str, target_name: str, params: dict[str, Any], source: str, host, device,
+                 buffers: dict[str, tuple[tuple[int | None, ...], str | None]],
+                 what: str | None = None) -> BuiltModule:
+    """A BuiltModule from what one TVM build of an IRModule for a target produced.
+
+    `source` is the emitted device source (empty when there is none), `host` and `device` the host
+    module and the ``{Target: IRModule}`` device modules of the host/device split (what
+    `lower_device` returns; for Vulkan the device modules after TVM's device finalization),
+    `buffers` the declared buffer shapes (`_buffer_shapes` of the module before lowering). Shared by
+    `build` and the TVM build hook (`analyzer.tvm_hook`), which takes them from TVM's own build."""
     definitions = _host_definitions(host, device)
     kernels = []
     for dev_mod in device.values():
         for gv, func in dev_mod.functions.items():
             kernels.append(BuiltKernel(gv.name_hint, _extents(func)))
     kernels.sort(key=lambda k: k.name)
-    built = BuiltModule(spec, target_name, dict(params), source, kernels, buffers, definitions)
+    built = BuiltModule(builder, target_name, dict(params), source, kernels, buffers, definitions)
     if target_name == "vulkan":
-        _vulkan_units(built, device, f"{spec}({shown})")
+        _vulkan_units(built, device, what or builder)
     return built
 
 
