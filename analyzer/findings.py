@@ -40,6 +40,7 @@ class Finding:
     target: str | None = None
     params: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.fixes)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class Finding:
             "kernel": self.kernel, "target": self.target, "params": self.params, "file": self.file,
             "first": self.first.as_dict() if self.first else None,
             "second": self.second.as_dict(), "witness": self.witness, "notes": list(self.notes),
+            "fix": self.fix,
         }
 
     def sort_key(self):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import ir, messages, spirv_tools
+from . import fixes, ir, messages, spirv_tools
 from .analysis import KernelAnalysis
 from .build import BuiltModule, build
 from .concurrency import build_cfg
@@ -19,6 +20,8 @@ from .races import analyse_pairs
 from .symbolic import SymbolicExecutor
 
 DIMS = ("x", "y", "z")
+# A kernel analysed within this many seconds gets its fix hints re-checked by default.
+HINT_RECHECK_SECONDS = 3.0
 
 
 @dataclass
@@ -26,6 +29,7 @@ class Options:
     strict: bool = False
     timeout_ms: int = 1_000
     select: tuple[str, ...] = ()     # rule names; empty means all
+    hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
 
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
@@ -49,6 +53,17 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                                       buf=u.second.access.buffer, reason=u.reason)
         findings.append(analysis.finding("unknown", "warning", msg, loc, analysis.location(u.first)))
     findings = _dedupe(sorted(findings, key=Finding.sort_key))
+    if options.hints != "off":
+        # Each hint is checked on a copy of the kernel (the re-analysis proposes nothing itself),
+        # unless the kernel is slow to analyse and the user did not ask for every hint re-checked.
+        quiet = dataclasses.replace(options, hints="off")
+        strict = dataclasses.replace(quiet, strict=True)
+        recheck = options.hints == "all" or time.perf_counter() - t0 <= HINT_RECHECK_SECONDS
+        for f in findings:
+            if f.severity == "error":
+                fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params),
+                                    lambda k: analyse_kernel(k, strict, target, params), recheck)
+                f.fix = fix.as_dict() if fix is not None else None
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries)
 

@@ -94,6 +94,14 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                     console.print("  parameters: " + ", ".join(f"{k}={v}" for k, v in w["params"].items()))
             for note in f.notes:
                 console.print(f"  [dim]note: {escape(note)}[/]")
+            if f.fix:
+                verdict = {True: "re-checked: removes the finding", False: "re-checked: does NOT remove the finding",
+                           None: "not re-checked"}[f.fix["removes"]]
+                console.print(f"  [green]fix:[/] {escape(f.fix['text'])} [dim]({verdict})[/]")
+                if f.target and f.fix.get("tir"):
+                    console.print(f"  [dim]in TIR: {escape(f.fix['tir'])}[/]")
+                for note in f.fix.get("notes", []):
+                    console.print(f"  [dim]note: {escape(note)}[/]")
     if verbose and not quiet:
         for r in results:
             n = len(r.findings)

@@ -1,0 +1,258 @@
+"""Fix hints for race findings, each checked by re-analysing the kernel with the fix applied.
+
+A hint places a block barrier between the two accesses: right before the statement holding the
+second access when both sit in one statement list, or after the statement holding the first one
+when the race crosses a loop iteration. When the second access is a write every thread of a
+dimension repeats, the hint also lets one thread do it (the upstream fix of TVM's merge-state
+race). Candidates are applied to a copy of the IR and the kernel is analysed again: the hint says
+whether the finding goes away, without bringing a new error.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ir
+
+RACE_RULES = ("write-after-read", "read-after-write", "write-after-write")
+DIMS = ("x", "y", "z")
+
+# How each dialect spells a barrier ordering both memories, and a thread index.
+BARRIER_TEXT = {
+    "cuda": "__syncthreads();",
+    "metal": "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);",
+    "spirv": "memoryBarrierBuffer(); barrier();",
+}
+THREAD_TEXT = {"cuda": "threadIdx.{d}", "metal": "thread_position_in_threadgroup.{d}",
+               "spirv": "gl_LocalInvocationID.{d}"}
+
+
+@dataclass
+class Fix:
+    text: str                       # what to change, in the kernel's source language
+    line: int                       # the source line the change goes before (or after, see text)
+    removes: bool | None            # the re-analysis with the change applied no longer reports it
+                                    # (None: not re-checked)
+    tir: str = ""                   # the same change in TIR terms, for TVM builds
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "line": self.line, "removes": self.removes, "tir": self.tir,
+                "notes": list(self.notes)}
+
+
+def _reads(e):
+    if isinstance(e, ir.Read):
+        yield e.access
+        yield from _reads(e.access.offset)
+        return
+    for x in ir.operands(e):
+        yield from _reads(x)
+
+
+def _holds(s, acc: ir.Access) -> bool:
+    """Whether statement `s` itself (not a nested block) performs `acc`."""
+    exprs = []
+    if isinstance(s, ir.MemOp):
+        if s.access is acc:
+            return True
+        exprs = [s.access.offset, s.access.value]
+    elif isinstance(s, ir.Assign):
+        exprs = [s.value]
+    elif isinstance(s, ir.If):
+        exprs = [s.cond]
+    elif isinstance(s, ir.Loop):
+        exprs = [s.cond]
+    elif isinstance(s, ir.Eval):
+        exprs = [s.value]
+    return any(a is acc for e in exprs if e is not None for a in _reads(e))
+
+
+def _children(s) -> list[list]:
+    if isinstance(s, ir.If):
+        return [s.then, s.orelse]
+    if isinstance(s, ir.Loop):
+        return [s.init, s.body, s.update]
+    return []
+
+
+def _path(stmts: list, acc: ir.Access) -> list[tuple[list, int]] | None:
+    for i, s in enumerate(stmts):
+        if _holds(s, acc):
+            return [(stmts, i)]
+        for lst in _children(s):
+            p = _path(lst, acc)
+            if p is not None:
+                return [(stmts, i)] + p
+    return None
+
+
+def _find(kernel: ir.Kernel, line: int, col: int, kind: str, first: bool = True) -> ir.Access | None:
+    found = []
+
+    def visit(stmts):
+        for s in stmts:
+            for e in ([s.access] if isinstance(s, ir.MemOp) else []):
+                found.append(e)
+            for e in (s.access.offset, s.access.value) if isinstance(s, ir.MemOp) else \
+                    (getattr(s, "value", None), getattr(s, "cond", None)):
+                if e is not None:
+                    found.extend(_reads(e))
+            for lst in _children(s):
+                visit(lst)
+
+    visit(kernel.body)
+    for acc in found:
+        akind = "atomic" if acc.atomic else acc.kind
+        if acc.span.line == line and acc.span.col == col and akind == kind:
+            return acc
+    return None
+
+
+def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True) -> Fix | None:
+    """A checked fix hint for a race finding, or None when no barrier placement applies
+    (the two accesses sit in one statement, or in two arms of one branch)."""
+    if finding.rule not in RACE_RULES or finding.first is None:
+        return None
+    a = _find(kernel, finding.first.line, finding.first.col, finding.first.kind)
+    b = _find(kernel, finding.second.line, finding.second.col, finding.second.kind)
+    if a is None or b is None:
+        return None
+    pa, pb = _path(kernel.body, a), _path(kernel.body, b)
+    if pa is None or pb is None:
+        return None
+    k = 0
+    while k < min(len(pa), len(pb)) - 1 and pa[k][0] is pb[k][0] and pa[k][1] == pb[k][1]:
+        k += 1
+    same_list = pa[k][0] is pb[k][0]
+    ia, ib = pa[k][1], pb[k][1]
+    candidates = []
+    where = None
+    if same_list and ia != ib:
+        # Before the second access's statement, or after the first's when the race is carried
+        # around a loop (the second access comes first in the body).
+        where = ib if ia < ib else ia + 1
+        candidates.append(("barrier", where, None))
+    else:
+        # One statement (or one branch) holds both, and the race crosses iterations of a loop
+        # around it: the barrier goes at the end of that loop's body.
+        for j in range(min(k, len(pa) - 1), 0, -1):
+            parent = pa[j - 1][0][pa[j - 1][1]]
+            if isinstance(parent, ir.Loop) and pa[j][0] is parent.body:
+                k, where = j, pa[j][1] + 1
+                candidates.append(("barrier", where, None))
+                break
+    dims = _repeating_dims(finding, kernel)
+    # Letting one thread write is a fix only for a store every thread repeats with the same value.
+    if b.is_write and dims and reanalyse_strict is not None and recheck \
+            and _repeated_write(reanalyse_strict(kernel), finding.second.line):
+        if where is not None:
+            candidates.append(("barrier+guard", where, dims[0]))
+        candidates.append(("guard", None, dims[0]))
+    lang = kernel.lang
+    if not recheck:
+        if not candidates:
+            return None
+        what, index, dim = candidates[0]
+        fix = _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, None)
+        fix.notes.append("not re-checked: the kernel takes too long to analyse again (--hints=all re-checks it)")
+        return fix
+    for what, index, dim in candidates:
+        fixed = copy.deepcopy(kernel)
+        fa, fb = _path(fixed.body, _twin(fixed, a)), _path(fixed.body, _twin(fixed, b))
+        span = _span(pb[-1][0][pb[-1][1]])
+        if dim is not None:
+            lst, i = fb[-1]
+            lst[i] = ir.If(ir.BinOp("==", ir.Builtin(f"tid.{dim}"), ir.Const(0)), [lst[i]], [], span)
+        if index is not None:
+            lst = fa[k][0]
+            lst.insert(index, ir.Barrier(ir.BLOCK, frozenset({ir.SHARED, ir.GLOBAL}), span, "hint"))
+        result = reanalyse(fixed)
+        removed = not any(f.rule == finding.rule and f.first is not None
+                          and (f.first.line, f.second.line) == (finding.first.line, finding.second.line)
+                          for f in result.findings)
+        new_errors = [f for f in result.findings if f.severity == "error" and f.rule not in RACE_RULES]
+        if not removed or new_errors:
+            continue
+        if what == "barrier" and len(candidates) > 1 and reanalyse_strict is not None \
+                and _repeated_write(reanalyse_strict(fixed), finding.second.line):
+            continue   # every thread stores the same value: the hint should let one thread do it
+        return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, True)
+    if not candidates:
+        return None
+    what, index, dim = candidates[0]
+    return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, False)
+
+
+def _line(span: ir.Span) -> tuple[int, str]:
+    """The line to show a user: the original source's, for SPIR-V compiled from GLSL."""
+    if span.origin is not None:
+        return span.origin.line, f" of {span.origin.file}"
+    return span.line, ""
+
+
+def _span(s) -> ir.Span:
+    return s.access.span if isinstance(s, ir.MemOp) else s.span
+
+
+def _twin(fixed: ir.Kernel, acc: ir.Access) -> ir.Access:
+    """The copy of `acc` in a deep-copied kernel (accesses keep their ids)."""
+    for s in ir.walk_stmts(fixed.body):
+        if isinstance(s, ir.MemOp) and s.access.id == acc.id:
+            return s.access
+        for e in (s.access.offset, s.access.value) if isinstance(s, ir.MemOp) else \
+                (getattr(s, "value", None), getattr(s, "cond", None)):
+            for r in (_reads(e) if e is not None else ()):
+                if r.id == acc.id:
+                    return r
+    raise LookupError(acc.id)
+
+
+def _repeated_write(result, line: int) -> bool:
+    """A benign write-write race of the store at `line` with itself (only --strict reports it)."""
+    return any(f.rule == "write-after-write" and f.second.line == line and f.first is not None
+               and f.first.line == line for f in result.findings)
+
+
+def _repeating_dims(finding, kernel: ir.Kernel) -> list[str]:
+    """Thread dimensions in which the witness's two threads differ: the ones a guard would fold."""
+    w = finding.witness or {}
+    t1, t2 = w.get("first_thread"), w.get("second_thread")
+    if not t1 or not t2:
+        return []
+    return [d for i, d in enumerate(DIMS) if t1[i] != t2[i] and kernel.block_dim.get(d) != 1]
+
+
+def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
+    barrier = BARRIER_TEXT.get(lang, "a block barrier")
+    notes = []
+    if index is not None and index < len(lst):
+        line, of = _line(_span(lst[index]))
+        place = f"insert `{barrier}` before line {line}{of}"
+    else:
+        line, of = _line(_span(lst[-1]))
+        place = f"insert `{barrier}` at the end of the enclosing block, after the statement starting at line {line}{of}"
+    guard_line, guard_of = _line(_span(pb[-1][0][pb[-1][1]]))
+    guard = ""
+    if dim is not None:
+        cond = THREAD_TEXT.get(lang, "tid.{d}").format(d=dim) + " == 0"
+        guard = (f"let one thread write: guard line {guard_line}{guard_of} with `if ({cond})` "
+                 f"(every thread stores the same value)")
+    if what == "guard":
+        text, line = guard, guard_line
+    elif what == "barrier+guard":
+        text = f"{place}, and {guard}"
+    else:
+        text = place
+    tir = ""
+    if what != "guard":
+        tir = 'T.tvm_storage_sync("shared") between the two accesses'
+        if lang in ("metal", "spirv"):
+            notes.append("TVM's storage_sync(\"shared\") orders threadgroup/workgroup memory only; for a device "
+                         "buffer the barrier must also order device memory (Metal mem_flags::mem_device, "
+                         "Vulkan UniformMemory semantics)")
+    if dim is not None:
+        tir += (" and " if tir else "") + f"the store under `if threadIdx.{dim} == 0`"
+    return Fix(text, line, removes, tir, notes)

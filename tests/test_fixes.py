@@ -1,0 +1,56 @@
+"""Fix hints: each race finding proposes a change, and the analysis re-checks it."""
+
+import pytest
+
+from analyzer.corpus import MERGE_STATE
+from conftest import FIXTURES, fixture_args
+
+PARAMS = ["--param", "num_heads=8", "--param", "v_dtype=float16"]
+
+
+@pytest.mark.parametrize("target,barrier", [
+    ("cuda", "__syncthreads();"),
+    ("metal", "mem_flags::mem_device"),
+    ("vulkan", "memoryBarrierBuffer(); barrier();"),
+])
+@pytest.mark.parametrize("head_dim", [128, 512])
+def test_seed_hint_is_the_upstream_fix_and_removes_the_race(cli, target, barrier, head_dim):
+    code, report, err = cli("lint", MERGE_STATE, "--target", target, "--param", f"head_dim={head_dim}",
+                            *PARAMS, "--format", "json")
+    assert code == 1, err
+    (f,) = [f for f in report["findings"] if f["severity"] == "error"]
+    fix = f["fix"]
+    assert fix["removes"] is True
+    # A barrier before the store, and the store left to one thread: every thread writes the same value.
+    assert barrier in fix["text"] and "== 0" in fix["text"]
+    line = f["second"]["origin"]["line"] if f["second"]["origin"] else f["second"]["line"]
+    assert fix["line"] == line
+    assert 'T.tvm_storage_sync("shared")' in fix["tir"]
+    if target in ("metal", "vulkan"):
+        assert any("device memory" in n for n in fix["notes"])
+
+
+@pytest.mark.parametrize("name", ["cuda/reduce_tree.cu", "cuda/matmul_tiled.cu", "metal/matmul_tiled.metal",
+                                  "vulkan/tile_overwrite.comp"])
+def test_fixture_hints_remove_their_findings(cli, name):
+    path = FIXTURES / name
+    code, report, err = cli("check", str(path), *fixture_args(path), "--format", "json")
+    assert code == 1, err
+    races = [f for f in report["findings"] if f["rule"] in ("write-after-read", "read-after-write")]
+    assert races and all(f["fix"] and f["fix"]["removes"] for f in races)
+
+
+def test_a_race_inside_one_statement_gets_no_barrier_hint(cli):
+    # counter[0] = counter[0] + 1 by every thread: no barrier placement separates the read from
+    # the write of one statement; the hint, if any, must not claim to remove it.
+    path = FIXTURES / "cuda" / "counter_increment.cu"
+    code, report, _ = cli("check", str(path), *fixture_args(path), "--format", "json")
+    assert code == 1
+    for f in report["findings"]:
+        assert f["fix"] is None or "insert" not in f["fix"]["text"] or not f["fix"]["removes"]
+
+
+def test_text_report_prints_the_hint_and_its_verdict(cli):
+    code, out, _ = cli("lint", MERGE_STATE, "--target", "cuda", "--param", "head_dim=256", *PARAMS)
+    assert code == 1
+    assert "fix: insert `__syncthreads();` before line" in out and "re-checked: removes the finding" in out
