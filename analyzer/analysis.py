@@ -12,7 +12,10 @@ from .solver import DIMS, Encoder, truth
 from .symbolic import AccessEvent, BarrierEvent, Evaluation
 
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
-               "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"}}
+               "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"},
+               "spirv": {ir.SHARED: "Workgroup", ir.GLOBAL: "StorageBuffer", ir.PRIVATE: "Function"}}
+# Metal's names for the memory a barrier orders, in the order they are written.
+METAL_FLAGS = ((ir.GLOBAL, "mem_flags::mem_device"), (ir.SHARED, "mem_flags::mem_threadgroup"))
 
 
 @dataclass
@@ -34,8 +37,17 @@ class KernelAnalysis:
     def location(self, e: AccessEvent) -> Location:
         acc = e.access
         kind = "atomic" if acc.atomic else acc.kind
+        o = acc.span.origin
         return Location(acc.span.file, acc.span.line, acc.span.col, kind, self.buffer_name(acc.buffer),
-                        self.memory(acc.space), self.kernel.line(acc.span.line).strip())
+                        self.memory(acc.space), self.kernel.line(acc.span.line).strip(),
+                        (o.file, o.line, o.col) if o is not None else None, self.kernel.origin_line(o))
+
+    def span_location(self, span: ir.Span, kind: str, text: str | None = None) -> Location:
+        """A location that is not an access (a barrier, a branch condition)."""
+        o = span.origin
+        return Location(span.file, span.line, span.col, kind, None, None,
+                        self.kernel.line(span.line).strip() if text is None else text,
+                        (o.file, o.line, o.col) if o is not None else None, self.kernel.origin_line(o))
 
     def finding(self, rule: str, severity: str, message: str, second: Location,
                 first: Location | None = None, witness=None, notes=None) -> Finding:
@@ -89,16 +101,98 @@ class KernelAnalysis:
             # The race needs two different elements of an index map to hold the same value.
             severity = "warning"
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
-        if h.warp_synchronised:
+        if self.kernel.warp_size == 1:
+            # Vulkan: subgroup size (4 to 128) and membership are the device's; none is assumed.
+            if h.warp_synchronised:
+                notes.append(messages.SUBGROUPS_UNKNOWN)
+        elif h.warp_synchronised:
             notes.append(messages.WARP_BARRIER_ONLY)
-        if h.warps == {"same", "different"}:
+        if self.kernel.warp_size == 1:
+            pass
+        elif h.warps == {"same", "different"}:
             notes.append(messages.WARPS_BOTH)
         elif h.warps == {"different"}:
             notes.append(messages.WARPS_DIFFERENT_ONLY)
         elif h.warps == {"same"}:
             notes.append(messages.WARPS_SAME_ONLY)
         witness = w.as_dict()
+        if self.kernel.warp_size == 1:
+            witness["first_warp"] = witness["second_warp"] = None
         witness["benign"] = h.benign
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         return self.finding(h.kind, severity, msg, self.location(h.second), self.location(h.first),
                             witness, notes)
+
+    def barrier_scope_findings(self, rule: str, severity: str) -> list[Finding]:
+        """Findings for pairs that barriers separate in execution but not in memory: each barrier
+        between them leaves their memory space out (benign same-value writes only under --strict)."""
+        out = []
+        for h in self.pairs.barrier_scope():
+            if h.benign and not self.strict:
+                continue
+            out.append(self._scope(h, rule, severity))
+        return out
+
+    def _scope(self, h: Hazard, rule: str, severity: str) -> Finding:
+        w = h.witness
+        acc = h.second.access
+        mem = self.memory(acc.space)
+        fmt = lambda t: "(" + ",".join(str(v) for v in t) + ")"  # noqa: E731
+        msg = messages.BARRIER_SCOPE[h.kind].format(
+            buf=self.buffer_name(acc.buffer), elem=w.element, mem=mem, t1=fmt(w.first.index),
+            t2=fmt(w.second.index), l1=h.first.access.span.line,
+            barriers=self._barrier_list(h.unordered_by, mem), hint=self.scope_hint(h.unordered_by, acc.space))
+        if h.benign:
+            msg += messages.BENIGN_SUFFIX
+        notes = [messages.BARRIER_SCOPE_WHY.format(mem=mem)]
+        if h.data_dependent:
+            notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
+        witness = w.as_dict()
+        if self.kernel.warp_size == 1:
+            witness["first_warp"] = witness["second_warp"] = None
+        witness["benign"] = h.benign
+        witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
+        witness["barriers"] = [{"line": b.span.line, "col": b.span.col, "text": self._barrier_text(b),
+                                "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),
+                                "origin": _origin(b.span)}
+                               for b in h.unordered_by]
+        return self.finding(rule, severity, msg, self.location(h.second), self.location(h.first), witness, notes)
+
+    def _barrier_text(self, b: ir.Barrier) -> str:
+        return b.text or self.kernel.line(b.span.line).strip().rstrip(";")
+
+    def _barrier_list(self, barriers, mem: str) -> str:
+        if not barriers:
+            return messages.BARRIER_SCOPE_NONE.format(mem=mem)
+        texts = list(dict.fromkeys(self._barrier_text(b) for b in barriers))
+        lines = [f"{b.span.line}" + (f" (from {o.file}:{o.line})" if (o := b.span.origin) else "") for b in barriers]
+        if len(barriers) == 1:
+            return messages.BARRIER_SCOPE_ONE.format(text=texts[0], lines=lines[0], mem=mem)
+        return messages.BARRIER_SCOPE_MANY.format(text=" / ".join(texts), lines=_and(lines), mem=mem)
+
+    def scope_hint(self, barriers, space: str) -> str:
+        """What would make the barriers order `space`, in the kernel's dialect."""
+        lang = self.kernel.lang
+        hint = messages.BARRIER_SCOPE_HINT.get(lang)
+        if lang == "spirv":
+            return hint[space]
+        if lang == "metal":
+            hints = []
+            for b in barriers or [ir.Barrier(ir.BLOCK, frozenset(), ir.Span("", 0, 0))]:
+                spaces = b.spaces | {space}
+                fn = "threadgroup_barrier" if b.scope == ir.BLOCK else "simdgroup_barrier"
+                hints.append(hint.format(fn=fn, flags=" | ".join(f for s, f in METAL_FLAGS if s in spaces)))
+            return " / ".join(dict.fromkeys(hints))
+        if lang == "cuda":
+            warp_only = bool(barriers) and all(b.scope == ir.WARP for b in barriers)
+            return hint.format(fn="__syncwarp" if warp_only else "__syncthreads")
+        return messages.BARRIER_SCOPE_HINT_OTHER.format(mem=self.memory(space))
+
+
+def _origin(span: ir.Span) -> dict | None:
+    o = span.origin
+    return {"file": o.file, "line": o.line, "col": o.col} if o is not None else None
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -6,6 +6,12 @@ barrier) and reached their accesses without crossing another barrier. We walk th
 graph from each S, counting how many times each loop's back edge is crossed on the way; those
 counts become the loop-iteration relation of the two threads' accesses: same iteration, one
 iteration apart, or unbounded when a loop body has a barrier-free path around it.
+
+Which barriers end an interval is a parameter. The race rules cut at every block barrier (and at
+warp barriers for threads of one warp): the threads' execution order. Cutting only at the barriers
+whose memory spaces include one space S gives the order of the accesses to S; a pair of accesses
+that shares an interval in that view but not in the execution view is separated by a barrier that
+does not order its memory (`threadgroup_barrier(mem_flags::mem_threadgroup)` and device memory).
 """
 
 from __future__ import annotations
@@ -199,11 +205,23 @@ def agree(a: Decisions, b: Decisions, uniform: set[int]) -> bool:
     return all(taken.get((key, pos), br) == br for key, pos, br in b)
 
 
-def intervals(cfg: Cfg, cut_warp_barriers: bool) -> dict[int, list[Reach]]:
+def cuts(cfg: Cfg, cut_warp_barriers: bool, space: str | None = None) -> frozenset[int]:
+    """The barrier nodes that end a barrier interval: the block barriers, and the warp barriers too
+    when asked. With a memory space, only the barriers that order that space: the view in which
+    the accesses to it are ordered, rather than the threads' execution."""
+    return frozenset(n for n, b in cfg.barrier_node.items()
+                     if (b.scope == ir.BLOCK or cut_warp_barriers) and (space is None or space in b.spaces))
+
+
+def intervals(cfg: Cfg, cut_warp_barriers: bool, space: str | None = None) -> dict[int, list[Reach]]:
     """For each access node, the (sync point, loop positions, uniform branch decisions) from which
-    it is reachable without crossing a barrier."""
-    starts = [cfg.entry] + [n for n, b in cfg.barrier_node.items()
-                            if b.scope == ir.BLOCK or cut_warp_barriers]
+    it is reachable without crossing a barrier (with `space`: a barrier that orders that space)."""
+    return intervals_between(cfg, cuts(cfg, cut_warp_barriers, space))
+
+
+def intervals_between(cfg: Cfg, cut: frozenset[int]) -> dict[int, list[Reach]]:
+    """`intervals` for an explicit set of cutting barrier nodes; the others are passed through."""
+    starts = [cfg.entry] + [n for n in cfg.barrier_node if n in cut]
     reached: dict[int, list[Reach]] = {}
     for s in starts:
         init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
@@ -215,14 +233,59 @@ def intervals(cfg: Cfg, cut_warp_barriers: bool) -> dict[int, list[Reach]]:
                 continue
             seen.add(state)
             n, pos, dec = state
-            bar = cfg.barrier_node.get(n)
-            if bar is not None and (bar.scope == ir.BLOCK or cut_warp_barriers):
+            if n in cut:
                 continue
             if n in cfg.node_access:
                 reached.setdefault(n, []).append(Reach(s, pos, dec))
             for t, lab in cfg.succ[n]:
                 stack.append((t, _step(pos, lab), _decide(dec, pos, lab)))
     return {n: _compress(r) for n, r in reached.items()}
+
+
+def barriers_between(cfg: Cfg, src: int, dst: int, cut: frozenset[int],
+                     steps: dict[int, int] | None = None) -> list[int]:
+    """The barrier nodes outside `cut` on a path from node src to node dst that crosses no barrier
+    of `cut`: what one thread passes between two accesses in a filtered view. `steps` pins, for
+    loops around both, how often the path crosses the loop's back edge (the second access's
+    iteration minus the first's); other loops are free."""
+    steps = steps or {}
+    loops = tuple(sorted(steps))
+    want = tuple(steps[l] for l in loops)
+    preds: dict[int, list] = {}
+    for n, succ in cfg.succ.items():
+        for t, lab in succ:
+            preds.setdefault(t, []).append((n, lab))
+    forward = _walk(cfg.succ, src, cut, loops, want)
+    backward = _walk(preds, dst, cut, loops, want)
+    found = []
+    for n in cfg.barrier_node:
+        if n in cut:
+            continue
+        fc, bc = forward.get(n, ()), backward.get(n, ())
+        if any(tuple(x + y for x, y in zip(f, b)) == want for f in fc for b in bc):
+            found.append(n)
+    return found
+
+
+def _walk(edges: dict[int, list], start: int, cut: frozenset[int], loops: tuple, limit: tuple) -> dict[int, set]:
+    """Nodes reached from `start` along `edges` without entering `cut`, each with the back-edge
+    counts (of `loops`, at most `limit`) of the ways there."""
+    seen: dict[int, set] = {}
+    stack = [(t, _count(tuple(0 for _ in loops), lab, loops, limit)) for t, lab in edges.get(start, ())]
+    while stack:
+        n, c = stack.pop()
+        if c is None or n in cut or c in seen.get(n, ()):
+            continue
+        seen.setdefault(n, set()).add(c)
+        stack.extend((t, _count(c, lab, loops, limit)) for t, lab in edges.get(n, ()))
+    return seen
+
+
+def _count(c: tuple | None, label, loops: tuple, limit: tuple) -> tuple | None:
+    if c is None or label is None or label[0] != "back" or label[1] not in loops:
+        return c
+    i = loops.index(label[1])
+    return None if c[i] >= limit[i] else c[:i] + (c[i] + 1,) + c[i + 1:]
 
 
 def _decide(dec: Decisions, pos: Positions, label) -> Decisions:

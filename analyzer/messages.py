@@ -7,6 +7,27 @@ RACE = {
 }
 BENIGN_SUFFIX = " (both threads store the same value)"
 DIVERGENT_BARRIER = "barrier {text} is reached only by threads where the condition at line {line} holds, which differs between threads of a block"
+BARRIER_SCOPE = {
+    "write-after-read": "write to {buf}[{elem}] ({mem}) by thread {t2} is not ordered after the read by thread {t1} at line {l1}: {barriers}; {hint}",
+    "read-after-write": "read of {buf}[{elem}] ({mem}) by thread {t2} may miss the write by thread {t1} at line {l1}: {barriers}; {hint}",
+    "write-after-write": "write to {buf}[{elem}] ({mem}) by thread {t2} is not ordered after the write by thread {t1} at line {l1}: {barriers}; {hint}",
+}
+BARRIER_SCOPE_ONE = "the barrier {text} at line {lines} does not order {mem} memory"
+BARRIER_SCOPE_MANY = "the barriers {text} at lines {lines} do not order {mem} memory"
+BARRIER_SCOPE_NONE = "the barriers between them do not order {mem} memory"
+BARRIER_SCOPE_WHY = ("every thread waits at the barrier, but without ordering {mem} memory it neither makes "
+                     "{mem} writes before it visible to the threads after it nor keeps a read before it from "
+                     "seeing a write issued after it")
+# How to make a barrier order the memory it misses, per dialect.
+BARRIER_SCOPE_HINT = {
+    "metal": "use {fn}({flags})",
+    "spirv": {"global": "add UniformMemory (0x40) to the barrier's memory semantics, e.g. memoryBarrierBuffer() "
+                        "before barrier() in GLSL",
+              "shared": "add WorkgroupMemory (0x100) to the barrier's memory semantics, e.g. memoryBarrierShared() "
+                        "before barrier() in GLSL"},
+    "cuda": "use {fn}(), which orders shared and global memory",
+}
+BARRIER_SCOPE_HINT_OTHER = "make the barrier order {mem} memory too"
 UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
 
 WARPS_BOTH = "threads of different warps collide, and so do threads of one warp"
@@ -16,3 +37,5 @@ WARP_BARRIER_ONLY = "only a warp-level barrier lies between the accesses, and it
 DATA_DEPENDENT = ("it needs particular contents of {bufs} (it disappears when their values increase with "
                   "their index, as a sorted index map or a cumulative sum does): a warning, since "
                   "kernelrace cannot see the contents of memory")
+SUBGROUPS_UNKNOWN = ("Vulkan leaves subgroup size (4 to 128) and membership to the device: no subgroup is assumed, "
+                     "so a subgroup barrier orders no two invocations here")

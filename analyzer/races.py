@@ -4,6 +4,11 @@ For every pair of access sites on one buffer (at least one a write, not both ato
 share a barrier interval, one solver query per hazard kind asks for two distinct threads of one
 block, their loop iterations, and an overlapping byte. Cheap tests run first: sites on different
 buffers, read-only pairs, and pairs no barrier interval contains never reach the solver.
+
+On demand (`PairAnalysis.barrier_scope`), the same queries run for the pairs that barriers keep
+apart in execution but not in memory: concurrent when only the barriers ordering the pair's memory
+space cut intervals, not concurrent when every barrier does. Kernels whose barriers order every
+space they access (CUDA) never compute that view.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import z3
 
 from . import ir
 from .addresses import inner_index, peel_scale, radix_split, split_rows
-from .concurrency import ANY, MANY, Cfg, agree, intervals
+from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
@@ -24,6 +29,10 @@ WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.
 RLIMIT_PER_SECOND = 3_000_000
 _TACTIC = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
+# What a disjunct requires of the two threads' warps (None: nothing).
+DIFFERENT, SAME = "different", "same"
+# The memory spaces a barrier can order (a barrier-scope view is computed per space).
+ORDERED_SPACES = (ir.SHARED, ir.GLOBAL)
 
 
 @dataclass
@@ -67,6 +76,9 @@ class Hazard:
     # Buffers whose contents decide the collision: the addresses meet only if two different
     # elements of these hold equal values (indirect indexing through a map the analysis cannot see).
     data_dependent: tuple[str, ...] = ()
+    # For barrier-scope hazards: the barriers that separate the two accesses in execution but do
+    # not order the memory space of their buffer.
+    unordered_by: tuple[ir.Barrier, ...] = ()
 
 
 @dataclass
@@ -77,10 +89,36 @@ class Undecided:
 
 
 @dataclass
+class ScopeInputs:
+    """What the barrier-scope pass needs from the race pass: no solver state, only the program,
+    the barrier intervals already computed, and the pairs the race pass settled."""
+    kernel: ir.Kernel
+    ev: Evaluation
+    cfg: Cfg
+    timeout_ms: int
+    strict: bool
+    views: dict
+    hit: frozenset
+
+
+@dataclass
 class PairAnalysis:
     hazards: list[Hazard] = field(default_factory=list)
     undecided: list[Undecided] = field(default_factory=list)
     queries: int = 0
+    scope_inputs: ScopeInputs | None = field(default=None, repr=False)
+    _scope_hazards: list[Hazard] | None = field(default=None, repr=False)
+
+    def barrier_scope(self) -> list[Hazard]:
+        """Hazards between accesses that barriers order in execution but not in memory: every
+        barrier between them leaves out their memory space. Computed on first use, by a checker of
+        its own (the race pass's solver state is gone by then); pairs it cannot decide join
+        `undecided`."""
+        if self._scope_hazards is None:
+            i = self.scope_inputs
+            self._scope_hazards = [] if i is None else PairChecker(
+                i.kernel, i.ev, i.cfg, i.timeout_ms, i.strict, i.views).run_scope(self, i.hit)
+        return self._scope_hazards
 
 
 def _first(pa, pb, ea: AccessEvent, eb: AccessEvent) -> str:
@@ -115,14 +153,14 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 class PairChecker:
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                 strict: bool = False):
+                 strict: bool = False, views: dict | None = None):
         self.kernel = kernel
         self.strict = strict
         self.ev = ev
         self.cfg = cfg
-        self.exact = Encoder(kernel, kernel.warp_size, exact=True)
-        self.fast = Encoder(kernel, kernel.warp_size, exact=False)
-        self.enc = self.exact
+        self.exact: Encoder | None = None     # built on the first query (`_encoders`)
+        self.fast: Encoder | None = None
+        self.enc: Encoder | None = None
         self._cache: dict = {}   # per-encoder constraint pieces shared by many pairs
         self.uniform = ev.uniform_conditions
         self.timeout_ms = timeout_ms
@@ -130,13 +168,29 @@ class PairChecker:
         # The clock is only a backstop, well above the resource budget, so that a loaded machine
         # does not change verdicts.
         self.clock_ms = 5 * max(timeout_ms, 100)
-        has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
-        self.block_reach = intervals(cfg, cut_warp_barriers=False)
-        self.warp_reach = intervals(cfg, cut_warp_barriers=True) if has_warp_barriers else self.block_reach
+        self.has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
+        self._views: dict[frozenset, dict] = {} if views is None else views   # cutting barriers -> intervals
+        self.block_reach = self.view(cuts(cfg, cut_warp_barriers=False))
+        self.warp_reach = (self.view(cuts(cfg, cut_warp_barriers=True)) if self.has_warp_barriers
+                           else self.block_reach)
         self.loop_line = {lid: info.loop.span.line for lid, info in ev.loops.items()}
+        self._hit: set[tuple[int, int]] = set()   # pairs the race pass found colliding or left undecided
 
-    def run(self) -> PairAnalysis:
-        out = PairAnalysis()
+    def _encoders(self) -> None:
+        if self.exact is None:
+            self.exact = Encoder(self.kernel, self.kernel.warp_size, exact=True)
+            self.fast = Encoder(self.kernel, self.kernel.warp_size, exact=False)
+            self.enc = self.exact
+
+    def view(self, cut: frozenset) -> dict:
+        """Barrier intervals when the barrier nodes `cut` (and only they) separate; one walk per set."""
+        hit = self._views.get(cut)
+        if hit is None:
+            hit = self._views[cut] = intervals_between(self.cfg, cut)
+        return hit
+
+    def _pairs(self):
+        """Pairs of access events on one buffer, at least one a write, not both atomic."""
         by_buffer: dict[str, list[AccessEvent]] = defaultdict(list)
         for e in sorted(self.ev.accesses.values(), key=lambda e: e.order):
             by_buffer[e.access.buffer].append(e)
@@ -148,7 +202,16 @@ class PairChecker:
                         continue
                     if a.access.atomic and b.access.atomic:
                         continue
-                    self.check_pair(a, b, out)
+                    yield a, b
+
+    def run(self) -> PairAnalysis:
+        self._encoders()
+        out = PairAnalysis()
+        for a, b in self._pairs():
+            if self.check_pair(a, b, out):
+                self._hit.add((a.access.id, b.access.id))
+        out.scope_inputs = ScopeInputs(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self._views,
+                                       frozenset(self._hit))
         return out
 
     def _combos(self, a: AccessEvent, b: AccessEvent, reach):
@@ -167,25 +230,36 @@ class PairChecker:
         terms = self.ev.condition_terms
         return frozenset((key, br) for key, _, br in decisions if key in terms)
 
-    def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
-        combos = list(self._combos(a, b, self.block_reach))
-        if not combos:
-            return
+    def _entries(self, a: AccessEvent, b: AccessEvent, block_reach, warp_reach):
+        """The interval shapes (positions, path decisions) in which a and b can run concurrently,
+        each with what it needs of the warps: DIFFERENT when only warp barriers separate."""
+        combos = list(self._combos(a, b, block_reach))
         warp_combos = None
-        if self.warp_reach is not self.block_reach:
-            warp_combos = {(s, pa, pb) for s, pa, pb, _, _ in self._combos(a, b, self.warp_reach)}
+        if combos and warp_reach is not block_reach:
+            warp_combos = {(s, pa, pb) for s, pa, pb, _, _ in self._combos(a, b, warp_reach)}
+        return [(pa, pb, DIFFERENT if warp_combos is not None and (s, pa, pb) not in warp_combos else None, da, db)
+                for s, pa, pb, da, db in combos]
+
+    def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
+        """Query the pair's races; True when the solver found a collision or could not decide."""
+        entries = self._entries(a, b, self.block_reach, self.warp_reach)
+        if not entries:
+            return False
+        return self._query_groups(a, b, entries, out, out.hazards)
+
+    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list) -> bool:
         # Interval starts only matter through the positions they give: one disjunct per distinct
-        # (positions, order, different-warps) shape, however many barriers share it.
+        # (positions, order, warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
-        for s, pa, pb, da, db in combos:
-            cross_warp = warp_combos is not None and (s, pa, pb) not in warp_combos
+        for pa, pb, warps, da, db in entries:
             who = _first(pa, pb, a, b)
             if who == "either":
                 # The iteration numbers decide which runs first: constrain each group accordingly.
-                groups["a"][(pa, pb, "a", cross_warp, da, db)] = None
-                groups["b"][(pa, pb, "b", cross_warp, da, db)] = None
+                groups["a"][(pa, pb, "a", warps, da, db)] = None
+                groups["b"][(pa, pb, "b", warps, da, db)] = None
             else:
-                groups[who][(pa, pb, None, cross_warp, da, db)] = None
+                groups[who][(pa, pb, None, warps, da, db)] = None
+        hit = False
         for who in ("a", "b", "same"):
             if who not in groups:
                 continue
@@ -193,7 +267,97 @@ class PairChecker:
             kind = _kind(first.access, second.access)
             if kind is None:
                 continue
-            self.query(kind, a, b, first, list(groups[who]), out)
+            hit |= self.query(kind, a, b, first, list(groups[who]), out, sink)
+        return hit
+
+    # ----- barrier scope -----
+
+    def _scope_spaces(self) -> list[str]:
+        """The memory spaces, written by the kernel, that some barrier leaves out of its order."""
+        written = {e.access.space for e in self.ev.accesses.values() if e.access.is_write}
+        out = []
+        for space in ORDERED_SPACES:
+            if space not in written:
+                continue
+            if cuts(self.cfg, False, space) != cuts(self.cfg, False) or (
+                    self.has_warp_barriers and cuts(self.cfg, True, space) != cuts(self.cfg, True)):
+                out.append(space)
+        return out
+
+    def run_scope(self, out: PairAnalysis, hit: frozenset = frozenset()) -> list[Hazard]:
+        """Hazards of the pairs that are concurrent when only the barriers ordering their memory
+        space separate, and not when every barrier does. Pairs in `hit`, which the race pass found
+        colliding or could not decide, are left to it. The candidates are found before any solver
+        state is built: a kernel without any builds none."""
+        found: list[Hazard] = []
+        spaces = self._scope_spaces()
+        if not spaces:
+            return found
+        candidates = []
+        for a, b in self._pairs():
+            space = a.access.space
+            if space not in spaces or (a.access.id, b.access.id) in hit:
+                continue
+            entries = self._scope_entries(a, b, space)
+            if entries:
+                candidates.append((a, b, space, entries))
+        if candidates:
+            self._encoders()
+        for a, b, space, entries in candidates:
+            n, nu = len(found), len(out.undecided)
+            self._query_groups(a, b, entries, out, found)
+            for h in found[n:]:
+                h.unordered_by = self._unordered_by(h, space)
+            for u in out.undecided[nu:]:
+                u.reason = f"whether the barriers between them order its memory (barrier-scope): {u.reason}"
+        return found
+
+    def _scope_entries(self, a: AccessEvent, b: AccessEvent, space: str) -> list:
+        """Shapes concurrent in the view of `space` but ordered in execution, with the warps they
+        need: two threads any barrier separates, or threads of one warp a warp barrier separates."""
+        block = self.view(cuts(self.cfg, False, space))
+        warp = self.view(cuts(self.cfg, True, space)) if self.has_warp_barriers else block
+        filtered = self._entries(a, b, block, warp)
+        if not filtered:
+            return []
+        normal: dict[tuple, str | None] = {}
+        for pa, pb, warps, da, db in self._entries(a, b, self.block_reach, self.warp_reach):
+            key = (pa, pb, da, db)
+            normal[key] = None if key in normal and normal[key] is None else warps
+        out = []
+        for pa, pb, warps, da, db in filtered:
+            key = (pa, pb, da, db)
+            if key not in normal:
+                out.append((pa, pb, warps, da, db))      # a block barrier separates them
+            elif normal[key] == DIFFERENT and warps is None:
+                out.append((pa, pb, SAME, da, db))       # a warp barrier separates one warp's threads
+        return out
+
+    def _unordered_by(self, h: Hazard, space: str) -> tuple[ir.Barrier, ...]:
+        """The barriers between the hazard's accesses that do not order `space` (for threads of two
+        warps, block barriers only: a warp barrier does not separate them at all)."""
+        same_warp = h.witness.same_warp
+        cut = cuts(self.cfg, same_warp, space)
+        src = self.cfg.access_node[h.first.access.id]
+        dst = self.cfg.access_node[h.second.access.id]
+        # The witness's iterations fix how often the way from one access to the other goes around
+        # each loop enclosing both, down to the first loop where they differ.
+        steps: dict[int, int] = {}
+        for la, lb in zip(h.first.loops, h.second.loops):
+            if la != lb:
+                break
+            line = self.loop_line.get(la, la)
+            ia, ib = h.witness.first.iterations.get(line), h.witness.second.iterations.get(line)
+            if ia is None or ib is None or ib < ia:
+                steps = {}
+                break
+            steps[la] = ib - ia
+            if ib != ia:
+                break
+        barriers = [self.cfg.barrier_node[n] for n in barriers_between(self.cfg, src, dst, cut, steps)]
+        if not barriers and steps:
+            barriers = [self.cfg.barrier_node[n] for n in barriers_between(self.cfg, src, dst, cut)]
+        return tuple(b for b in barriers if space not in b.spaces and (same_warp or b.scope == ir.BLOCK))
 
     def _constraints(self, enc: Encoder, a, b, combos):
         """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""
@@ -203,7 +367,7 @@ class PairChecker:
         cs = [self._distinct(enc)]
         cs += self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
         alts = []
-        for pa, pb, before, cross_warp, da, db in combos:
+        for pa, pb, before, warps, da, db in combos:
             rel = self._relation(pa, 1) + self._relation(pb, 2)
             # Each thread's path around a barrier-bearing branch: the branch it took holds for it.
             for k, dec in ((1, da), (2, db)):
@@ -213,9 +377,12 @@ class PairChecker:
             if before is not None:
                 rel.append(self._precedes(a, b, pa, pb) if before == "a" else
                            self._precedes(b, a, pb, pa, swap=True))
-            if cross_warp:
+            if warps == DIFFERENT:
                 # Only warp barriers lie between: the threads must sit in different warps.
                 rel.append(enc.warp(1) != enc.warp(2))
+            elif warps == SAME:
+                # A warp barrier lies between: it keeps threads of one warp apart in execution.
+                rel.append(enc.warp(1) == enc.warp(2))
             alts.append(z3.And(*rel) if rel else z3.BoolVal(True))
         cs.append(z3.Or(*alts))
         if a.value is not None and b.value is not None:
@@ -258,7 +425,9 @@ class PairChecker:
         res = solver.check()
         return res, solver
 
-    def query(self, kind, a, b, first, combos, out: PairAnalysis) -> None:
+    def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list) -> bool:
+        """Ask for a collision; a hazard goes to `sink`. True when the accesses collide (benign
+        same-value writes included) or the solver could not decide."""
         second = b if first is a else a
         # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
         fast, _, _ = self._constraints(self.fast, a, b, combos)
@@ -272,18 +441,18 @@ class PairChecker:
             if res == z3.unsat:
                 benign = True
                 if not self.strict:
-                    return
+                    return True
             elif res == z3.unknown:
                 # Out of budget with the values; without them the query is no easier to decide.
                 self._undecided(first, second, fast_solver, out)
-                return
+                return True
         res, fast_solver = self._solve(fast, out)
         if res == z3.unsat:
-            return
+            return False
         if res == z3.unknown:
             # The over-approximation is already out of budget; the exact query would be harder.
             self._undecided(first, second, fast_solver, out)
-            return
+            return True
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
             exact.append(self._differ(a, b))
@@ -292,25 +461,26 @@ class PairChecker:
             # They collide only where they store equal values: benign.
             benign = True
             if not self.strict:
-                return
+                return True
             exact.pop()
             res, solver = self._solve(exact, out)
         if res == z3.unknown:
             self._undecided(first, second, solver, out)
-            return
+            return True
         if res == z3.unsat:
-            return
+            return False
         self.enc = self.exact
         model = solver.model()
         data_dependent = self._data_dependent(solver, exact)
         model = self._readable(solver, model)
-        warp_sync = all(c[3] for alt, c in zip(alts, combos)
+        warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
-        out.hazards.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps),
-                                  data_dependent))
+        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps),
+                           data_dependent))
+        return True
 
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
         out.undecided.append(Undecided(first, second, "the solver reached its limit "

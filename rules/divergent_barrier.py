@@ -32,7 +32,6 @@ __syncthreads();
 
 from analyzer import ir, messages
 from analyzer.analysis import KernelAnalysis
-from analyzer.findings import Location
 
 NAME = "divergent-barrier"
 SEVERITY = "error"
@@ -51,10 +50,9 @@ def check(analysis: KernelAnalysis):
         text = analysis.kernel.line(span.line).strip()
         line = ev.divergent_span.line if ev.divergent_span else span.line
         msg = messages.DIVERGENT_BARRIER.format(text=ev.barrier.text or text, line=line)
-        loc = Location(span.file, span.line, span.col, "barrier", None, None, text)
+        loc = analysis.span_location(span, "barrier", text)
         cond_loc = None
         if ev.divergent_span is not None:
-            cond_loc = Location(span.file, line, ev.divergent_span.col, "condition", None, None,
-                                analysis.kernel.line(line).strip())
+            cond_loc = analysis.span_location(ev.divergent_span, "condition")
         out.append(analysis.finding(NAME, SEVERITY, msg, loc, cond_loc, witness or None))
     return out

@@ -32,12 +32,35 @@ def test_seed_race_is_write_after_read_on_S(cli, target, head_dim):
         assert not w["same_warp"] and w["first_warp"] != w["second_warp"]
 
 
+FIXED = "builders.merge_state_fixed:merge_state_inplace_fixed"
+
+
 def test_fixed_merge_state_has_no_race_on_cuda(cli):
-    code, report, err = cli("lint", "builders.merge_state_fixed:merge_state_inplace_fixed", "--target", "cuda",
+    # __syncthreads() orders global memory too: no race and no barrier-scope warning.
+    code, report, err = cli("lint", FIXED, "--target", "cuda",
                             "--param", "head_dim=128,256,512", *PARAMS, "--format", "json")
     assert code == 0, err
     assert report["findings"] == []
     assert report["summary"]["kernels"] == 3 and report["summary"]["clean"] == 3
+
+
+def test_fixed_merge_state_on_metal_orders_the_threads_but_not_device_memory(cli):
+    # TVM emits the fix's barrier as threadgroup_barrier(mem_flags::mem_threadgroup): the write of
+    # S is no longer a race, but the barrier does not order the device-memory reads before it.
+    code, report, err = cli("lint", FIXED, "--target", "metal",
+                            "--param", "head_dim=128,256,512", *PARAMS, "--format", "json")
+    assert code == 0, err
+    assert [f for f in report["findings"] if f["severity"] == "error"] == []
+    found = [(f["rule"], f["severity"], f["first"]["kind"], f["second"]["kind"], f["second"]["buffer"],
+              f["second"]["memory"]) for f in report["findings"]]
+    assert found == [("barrier-scope", "warning", "read", "write", "S", "device")] * 3
+    for f in report["findings"]:
+        assert "threadgroup_barrier(mem_flags::mem_threadgroup)" in f["message"]
+        assert f["message"].endswith("use threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup)")
+        w = f["witness"]
+        assert w["first_thread"][1] == w["second_thread"][1] and w["second_thread"][0] == 0
+        assert w["first_thread"][0] != 0
+    assert report["summary"]["with_findings"] == 3 and report["summary"]["by_rule"] == {"barrier-scope": 3}
 
 
 def test_text_output_shows_both_source_lines_and_the_witness(cli):

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from lark import Tree
 
 from .. import ir
 from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
+# Metal's mem_flags and the memory each orders (texture, imageblock and object data memory hold no
+# access the IR models). `mem_device_and_threadgroup` is the Metal 1.x spelling of both.
+_MEM_FLAGS = {"mem_none": frozenset(), "mem_device": frozenset({ir.GLOBAL}),
+              "mem_threadgroup": frozenset({ir.SHARED}), "mem_device_and_threadgroup": _BOTH,
+              "mem_texture": frozenset(), "mem_threadgroup_imageblock": frozenset(),
+              "mem_object_data": frozenset()}
 
 
 class CudaLowering(CLowering):
@@ -107,13 +115,15 @@ class MetalLowering(CLowering):
         return None
 
     def _flags(self, node: Tree) -> frozenset[str]:
-        words = {str(t) for t in node.scan_values(lambda v: isinstance(v, str))}
-        spaces = set()
-        if any("mem_device" in w for w in words):
-            spaces.add(ir.GLOBAL)
-        if any("mem_threadgroup" in w for w in words):
-            spaces.add(ir.SHARED)
-        return frozenset(spaces)
+        """The memory spaces a barrier's mem_flags order: the union of the flags named (`|`)."""
+        words = {w for v in node.scan_values(lambda v: isinstance(v, str))
+                 for w in re.findall(r"[A-Za-z_]\w*", str(v))}
+        flags = [w for w in words if w in _MEM_FLAGS]
+        if not flags:
+            # Flags the lowering cannot read (a variable, an integer): assume they order both
+            # rather than warn about memory order on a guess.
+            return _BOTH
+        return frozenset().union(*(_MEM_FLAGS[f] for f in flags))
 
     def barrier(self, fn, node):
         if fn in ("threadgroup_barrier", "metal::threadgroup_barrier"):
@@ -123,8 +133,17 @@ class MetalLowering(CLowering):
         return None
 
     def _text(self, node) -> str:
-        n = self.span(node).line
-        line = self.lines[n - 1] if 0 < n <= len(self.lines) else ""
+        """The barrier call as written: from its name to the parenthesis closing its arguments."""
+        span = self.span(node)
+        line = self.lines[span.line - 1] if 0 < span.line <= len(self.lines) else ""
+        rest, depth = line[max(span.col - 1, 0):], 0
+        for i, ch in enumerate(rest):
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    return rest[:i + 1]
         return line.strip().rstrip(";")
 
     def call_value(self, fn, args, node):
