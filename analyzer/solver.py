@@ -84,6 +84,7 @@ class Encoder:
             self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
         self._fixed = len(self.base)
         self._using: list[set[int]] = []
+        self._param_deps: dict[str, frozenset[int]] = {}   # parameter -> its side constraints
         self._mark = self._fixed
         self.iter_bounds: list = []   # always included: relations use iterations outside terms
 
@@ -106,16 +107,31 @@ class Encoder:
     def param(self, name: str):
         if name in self.kernel.bindings:
             return num(self.kernel.bindings[name])
-        fresh = name not in self.shared
-        v = self._c_int(name)
-        definition = self.kernel.definitions.get(name)
-        if fresh and isinstance(definition, ir.Call) and definition.fn == "range":
-            # A host loop variable: within its loop's range.
-            lo, hi = (as_int(self.term(a, 1)) for a in definition.args)
-            self.base += [v >= lo, v < hi]
-        elif fresh and definition is not None:
-            # The host computed this value: keep the relation (not the value) it was computed by.
-            self.base.append(v == as_int(self.term(definition, 1)))
+        deps = self._param_deps.get(name)
+        if deps is not None:
+            # Every query using this parameter needs its bounds and host definition, not only the
+            # first one that met it.
+            if self._using:
+                self._using[-1] |= deps
+            return self.shared[name]
+        before = len(self.base)
+        self._using.append(set())
+        try:
+            v = self._c_int(name)
+            definition = self.kernel.definitions.get(name)
+            if isinstance(definition, ir.Call) and definition.fn == "range":
+                # A host loop variable: within its loop's range.
+                lo, hi = (as_int(self.term(a, 1)) for a in definition.args)
+                self.base += [v >= lo, v < hi]
+            elif definition is not None:
+                # The host computed this value: keep the relation (not the value) it was computed by.
+                self.base.append(v == as_int(self.term(definition, 1)))
+        finally:
+            inner = self._using.pop()
+        deps = frozenset(inner | set(range(before, len(self.base))))
+        self._param_deps[name] = deps
+        if self._using:
+            self._using[-1] |= deps
         return v
 
     def iteration(self, k: int, loop: int):
