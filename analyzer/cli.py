@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
-from . import baseline, config, report, sarif
+from . import baseline, config, llm, report, sarif
 from .build import TARGETS, build
 from .config import LANGS, SEVERITIES, Config
 from .errors import KernelraceError
@@ -74,6 +75,16 @@ USAGE_HINT = ("with no command, kernelrace lints every builder configured under 
               "pyproject.toml (or [[lint]] in kernelrace.toml), found from the current directory upwards")
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return value
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -120,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kernelrace", description="Static race analyzer for GPU kernels (CUDA, Metal, Vulkan).",
                 epilog=USAGE_HINT)
     _run_options(p)
-    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="{check,lint,rules,explain}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="{check,lint,llm,rules,explain}")
 
     c = sub.add_parser("check", help="check CUDA, Metal or SPIR-V/GLSL source files")
     c.add_argument("files", nargs="+", metavar="FILE")
@@ -137,6 +148,34 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                     help="builder parameter; several values build every combination")
     _run_options(li)
+
+    ll = sub.add_parser("llm", help="build and check every kernel TVM's LLM runtime (paged KV cache, sampler) "
+                                    "uses for one model shape",
+                        description="Build and check every kernel TVM's paged KV cache and LLM runtime use for one "
+                                    "model shape, on each target, and print a kernel x target table. The shape comes "
+                                    "from the options, or from a Hugging Face config.json (--model-config); options "
+                                    "override the file.")
+    ll.add_argument("--num-qo-heads", type=_positive, metavar="N", help="query heads (num_attention_heads)")
+    ll.add_argument("--num-kv-heads", type=_positive, metavar="N", help="key/value heads (num_key_value_heads)")
+    ll.add_argument("--head-dim", type=_positive, metavar="D", help="head dimension")
+    ll.add_argument("--dtype", choices=llm.DTYPES, help="KV cache dtype (default: float16)")
+    ll.add_argument("--page-size", type=_positive, metavar="N", help="KV cache page size (default: 16)")
+    ll.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan "
+                                                            "(default: cuda,metal)")
+    ll.add_argument("--sliding-window", type=_positive, nargs="?", const=llm.SLIDING_WINDOW_SIZE, metavar="SIZE",
+                    help=f"also the sliding-window decode and prefill kernels (window SIZE, default "
+                         f"{llm.SLIDING_WINDOW_SIZE})")
+    ll.add_argument("--kv-lora-rank", type=_positive, metavar="N", help="MLA latent dimension (with --qk-rope-head-dim; "
+                                                                        "without both, the MLA kernels are skipped)")
+    ll.add_argument("--qk-rope-head-dim", type=_positive, metavar="N", help="MLA RoPE dimension")
+    ll.add_argument("--model-config", metavar="CONFIG.JSON",
+                    help="read the shape from a Hugging Face config.json (num_attention_heads, num_key_value_heads, "
+                         "head_dim or hidden_size, torch_dtype, sliding_window, kv_lora_rank, qk_rope_head_dim); "
+                         "`--config FILE.json` is read as this too")
+    ll.add_argument("--only", metavar="NAME[,NAME]",
+                    help="build only the kernels whose table name contains one of the words; the others are "
+                         "listed as skipped (for quick runs and tests)")
+    _run_options(ll)
 
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="print a rule's documentation")
@@ -239,6 +278,13 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         Console(highlight=False, soft_wrap=True).print(rule.doc, markup=False)
         return EXIT_CLEAN
 
+    if args.command == "llm" and str(getattr(args, "config", "") or "").endswith(".json"):
+        # A kernelrace configuration is TOML; a JSON file given to `llm --config` is the model's config.json.
+        if args.model_config:
+            raise KernelraceError(f"--config {args.config} and --model-config {args.model_config}: give the "
+                                  f"model's config.json once")
+        args.model_config = args.config
+        del args.config
     cfg = _config(args)
     st = _settings(args, cfg)
     if args.command is None:
@@ -260,7 +306,11 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
 
     results: list[KernelResult] = []
     emitted: dict[str, str] = {}    # virtual source name -> the file --emit-dir wrote it to
-    if args.command == "check":
+    llm_run = None
+    if args.command == "llm":
+        llm_run = _llm(args, st, err, emitted)
+        results = llm_run[2]
+    elif args.command == "check":
         defines = dict(cfg.check.define) | dict(args.define)
         for f in args.files:
             results.extend(check_file(f, args.lang or cfg.check.lang, args.block_dim or cfg.check.block_dim,
@@ -293,15 +343,94 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     if st.write_baseline:
         n = baseline.write(st.write_baseline, results)
         code = EXIT_CLEAN
+    llm_table = None
+    if llm_run is not None:
+        shape, targets, _, cells = llm_run
+        llm_table = llm.table(shape, targets, cells, results)
+        failed = sum(c.failed is not None for c in cells)
+        if failed:
+            code = EXIT_BAD_INPUT
     invocation = {"argv": args.argv, "exitCode": code, "workingDirectory": os.getcwd()} | hidden
     if args.command == "lint":
         invocation["builder"] = args.builder
     elif args.command is None and len({e.builder for e in cfg.lint}) == 1:
         invocation["builder"] = cfg.lint[0].builder
-    _report(results, hidden, st, emitted, invocation)
+    if llm_table is not None:
+        invocation["llm"] = llm_table
+    _report(results, hidden, st, emitted, invocation, llm_table)
     if st.write_baseline and st.quiet < 2:
         err.print(f"kernelrace: wrote {n} finding(s) to the baseline {st.write_baseline}", markup=False)
+    if llm_table is not None and code == EXIT_BAD_INPUT:
+        err.print(f"kernelrace: error: {failed} kernel/target cell(s) could not be built or analysed "
+                  f"(marked failed in the table)", markup=False)
     return code
+
+
+def _targets(text: str) -> list[str]:
+    targets = [t for t in text.split(",") if t]
+    for t in targets:
+        if t not in TARGETS:
+            raise KernelraceError(f"unsupported target '{t}' (expected cuda, metal or vulkan)")
+    if not targets:
+        raise KernelraceError("--target: no target given")
+    return targets
+
+
+def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
+    """`kernelrace llm`: build and check every kernel of the model's shape on every target.
+    Returns (shape, targets, results, cells); the table is made after the findings are filtered."""
+    targets = list(dict.fromkeys(_targets(args.target)))
+    shape = llm.shape_from({"num_qo_heads": args.num_qo_heads, "num_kv_heads": args.num_kv_heads,
+                            "head_dim": args.head_dim, "dtype": args.dtype, "page_size": args.page_size,
+                            "sliding_window": args.sliding_window, "kv_lora_rank": args.kv_lora_rank,
+                            "qk_rope_head_dim": args.qk_rope_head_dim}, args.model_config)
+    entries = llm.select(llm.entries(shape), args.only)
+    todo = sum(e.skip is None for e in entries) * len(targets)
+    bar = None
+    if not st.quiet and err.is_terminal:   # a progress bar on a terminal only; nothing on a pipe or file
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), console=err, transient=True)
+        task = bar.add_task("building", total=todo)
+    say = (bar.console if bar is not None else err).print
+
+    def check(entry: llm.Entry, target: str) -> list[KernelResult]:
+        t0 = time.perf_counter()
+        mod = build(entry.builder, entry.params, target)
+        build_seconds = time.perf_counter() - t0
+        kernels = check_built(mod, st.options)
+        if st.verbose:
+            say(f"built {entry.name} for {target} in {build_seconds:.2f} s, analysed {len(kernels)} kernel(s) in "
+                f"{sum(k.seconds for k in kernels):.2f} s", markup=False)
+        if st.emit_dir:
+            emitted.update(_emit(kernels, sarif.built_sources(mod), st.emit_dir))
+        return kernels
+
+    skipped = {e.name for e in entries if e.skip}
+
+    def progress(label: str, done: bool) -> None:
+        if bar is None or label.rsplit(" [", 1)[0] in skipped:
+            return
+        if done:
+            bar.advance(task)
+        else:
+            bar.update(task, description=escape(label))
+
+    if bar is not None:
+        bar.start()
+    try:
+        results, cells = llm.run(entries, targets, check, progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return shape, targets, results, cells
 
 
 def _jobs(args, cfg: Config) -> list[LintJob]:
@@ -349,9 +478,10 @@ def _emit(results: list[KernelResult], sources: dict[str, str], emit_dir: str) -
         raise KernelraceError(f"{emit_dir}: cannot write the emitted sources: {exc.strerror or exc}") from None
 
 
-def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: dict) -> None:
+def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: dict, llm_table=None) -> None:
     if st.format == "json":
-        text = report.to_json(results, hidden, verbose=st.verbose) + "\n"
+        text = report.to_json(results, hidden, verbose=st.verbose,
+                              extra={"llm": llm_table} if llm_table is not None else None) + "\n"
     elif st.format == "sarif":
         text = sarif.dumps(sarif.to_sarif(results, emit=emitted, invocation=invocation))
     elif st.quiet >= 2:
@@ -360,11 +490,11 @@ def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: 
         buf = io.StringIO()
         # A file gets no colour and no terminal control codes, whatever stdout is.
         report.print_text(results, Console(file=buf, force_terminal=False, color_system=None, highlight=False,
-                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden)
+                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden, llm=llm_table)
         text = buf.getvalue()
     else:
         report.print_text(results, Console(highlight=False, soft_wrap=True), quiet=bool(st.quiet),
-                          verbose=st.verbose, hidden=hidden)
+                          verbose=st.verbose, hidden=hidden, llm=llm_table)
         return
     if st.output:
         try:

@@ -32,13 +32,16 @@ def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -
     }
 
 
-def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, verbose: bool = False) -> str:
+def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, verbose: bool = False,
+            extra: dict[str, Any] | None = None) -> str:
+    """The report as JSON; `extra` adds top-level keys (`kernelrace llm`: its table under "llm")."""
     findings = [f.as_dict() for r in results for f in r.findings]
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
                 "status": r.status, "findings": len(r.findings)}
                | ({"seconds": round(r.seconds, 4), "queries": r.queries} if verbose else {})
                for r in results]
-    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)}, indent=2)
+    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)} | (extra or {}),
+                      indent=2)
 
 
 def _thread(t: list[int]) -> str:
@@ -51,8 +54,9 @@ def _where(r: KernelResult) -> str:
 
 
 def print_text(results: list[KernelResult], console: Console, *, quiet: bool = False, verbose: bool = False,
-               hidden: dict[str, int] | None = None) -> None:
-    """The report: every finding, then (verbose) one line per kernel, then the summary line.
+               hidden: dict[str, int] | None = None, llm: dict[str, Any] | None = None) -> None:
+    """The report: every finding, then (verbose) one line per kernel, then (`llm`: the table of
+    `kernelrace llm`, see `llm_table`) the summary table, then the summary line.
     `quiet`: the summary line only. Colour only when the console is a terminal."""
     for r in ([] if quiet else results):
         where = _where(r)
@@ -109,6 +113,8 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                           f"{n} finding(s), {r.seconds:.3f} s, {r.queries} solver quer{'y' if r.queries == 1 else 'ies'}[/]")
         total = sum(r.seconds for r in results)
         console.print(f"[dim]analysis: {total:.3f} s, {sum(r.queries for r in results)} solver queries[/]")
+    if llm is not None and not quiet:
+        print_llm_table(llm, console)
     s = summary(results, hidden)
     style = "bold red" if s["errors"] else "bold green"
     tail = ", ".join(f"{s[k]} {label}" for k, label in (("in_baseline", "in baseline"), ("suppressed", "suppressed"))
@@ -116,3 +122,48 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
     console.print(f"[{style}]{s['kernels']} kernel(s): {s['clean']} clean, {s['with_findings']} with findings, "
                   f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)"
                   f"{'; ' + tail if tail else ''}[/]")
+
+
+def _cell_text(row: dict[str, Any], notes: dict[str, int]) -> str:
+    st = row["status"]
+    if st in ("skipped", "failed"):
+        n = notes.setdefault(row["reason"], len(notes) + 1)
+        style = "dim" if st == "skipped" else "bold magenta"
+        return f"[{style}]{st} {escape(f'[{n}]')}[/]"
+    counts = row["findings"]
+    shown = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "note") if counts.get(s))
+    if st == "clean":
+        return "[green]clean[/]"
+    if st == "unknown":
+        return f"[yellow]unknown[/] ({escape(shown)})" if shown else "[yellow]unknown[/]"
+    worst = next((s for s in ("error", "warning", "note") if counts.get(s)), "note")
+    return f"[{STYLE[worst]}]findings[/] ({escape(shown)})"
+
+
+def print_llm_table(llm: dict[str, Any], console: Console) -> None:
+    """`kernelrace llm`'s summary: one row per kernel, one column per target; skipped and failed
+    cells point to their reason, listed once under the table."""
+    from rich.table import Table
+
+    shape = llm["shape"]
+    title = ", ".join(f"{k}={v}" for k, v in shape.items() if v is not None)
+    t = Table(title=f"kernelrace llm: {escape(title)}", title_justify="left", show_lines=False)
+    t.add_column("kernel", no_wrap=True)
+    for target in llm["targets"]:
+        t.add_column(target)
+    notes: dict[str, int] = {}
+    by_kernel: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in llm["rows"]:
+        by_kernel.setdefault(row["kernel"], {})[row["target"]] = row
+    for kernel, cells in by_kernel.items():
+        t.add_row(escape(kernel), *(_cell_text(cells[tg], notes) if tg in cells else "" for tg in llm["targets"]))
+    # Not a terminal (a pipe, a file): no width to fit, so do not squeeze the table into 80 columns.
+    width = console.width
+    if not console.is_terminal:
+        console.width = max(width, 200)
+    try:
+        console.print(t)
+    finally:
+        console.width = width
+    for reason, n in notes.items():
+        console.print(f"  [dim]{escape(f'[{n}]')}[/] {escape(reason)}")
