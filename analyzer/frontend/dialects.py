@@ -7,7 +7,7 @@ import re
 from lark import Tree
 
 from .. import ir
-from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value
+from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, tokens_of
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
 # Metal's mem_flags and the memory each orders (texture, imageblock and object data memory hold no
@@ -116,8 +116,7 @@ class MetalLowering(CLowering):
 
     def _flags(self, node: Tree) -> frozenset[str]:
         """The memory spaces a barrier's mem_flags order: the union of the flags named (`|`)."""
-        words = {w for v in node.scan_values(lambda v: isinstance(v, str))
-                 for w in re.findall(r"[A-Za-z_]\w*", str(v))}
+        words = {w for v in tokens_of(node) for w in re.findall(r"[A-Za-z_]\w*", str(v))}
         flags = [w for w in words if w in _MEM_FLAGS]
         if not flags:
             # Flags the lowering cannot read (a variable, an integer): assume they order both

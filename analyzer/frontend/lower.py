@@ -27,6 +27,20 @@ def kind(t: Tree) -> str:
 _KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN"})
 
 
+def tokens_of(node) -> list[Token]:
+    """The tokens under a node, in order, walked with a stack: Lark's scan_values recurses once
+    per level and a hostile file can nest thousands of levels."""
+    out: list[Token] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Tree):
+            stack.extend(reversed(n.children))
+        elif isinstance(n, Token):
+            out.append(n)
+    return out
+
+
 def position(node) -> tuple[int, int]:
     """(line, column) of a node's first token. Computed on demand for the few nodes that need a
     span: Lark's propagate_positions would do it for every node and double the parse time."""
@@ -35,6 +49,12 @@ def position(node) -> tuple[int, int]:
     if isinstance(node, Token) and node.line is not None:
         return node.line, node.column
     return 0, 0
+
+
+# Statements and expressions nested deeper than this are refused where they pass the limit: the
+# lowering (and the analysis of what it produces) recurses once per level, and Python's stack would
+# not hold a few thousand. Code people and TVM write nests a few dozen levels.
+MAX_NESTING = 200
 
 
 class Unsupported(Exception):
@@ -142,6 +162,7 @@ class CLowering:
         self.access_ids = itertools.count(1)
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
+        self.nesting = 0
         self._collect(tree.children)
 
     # ---------- top level ----------
@@ -197,7 +218,7 @@ class CLowering:
                     if isinstance(q, Tree) and kind(q) == "qualifier":
                         quals.append(str(q.children[0]))
             elif k == "type_core":
-                words = [str(w) for w in c.scan_values(lambda v: isinstance(v, Token))]
+                words = [str(w) for w in tokens_of(c)]
                 base = normalize(words) if any(w in ("unsigned", "signed", "long", "short") for w in words) else words[0]
             elif k == "elaborated_type":
                 base = str(c.children[-1])
@@ -300,7 +321,21 @@ class CLowering:
         method = getattr(self, f"stmt_{k}", None)
         if method is None:
             raise Unsupported(node, f"statement '{k}'")
-        return method(node)
+        self._enter(node)
+        try:
+            return method(node)
+        except Unsupported as exc:
+            if exc.node is None:    # raised without a node (_scalar): the innermost statement
+                exc.node = node
+            raise
+        finally:
+            self.nesting -= 1
+
+    def _enter(self, node) -> None:
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            self.nesting -= 1
+            raise Unsupported(node, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
 
     @staticmethod
     def parts(node: Tree) -> list:
@@ -568,7 +603,15 @@ class CLowering:
         method = getattr(self, f"expr_{k}", None)
         if method is None:
             raise Unsupported(node, f"expression '{k}'")
-        val = method(node)
+        self._enter(node)
+        try:
+            val = method(node)
+        except Unsupported as exc:
+            if exc.node is None:    # raised without a node (_scalar): the innermost expression
+                exc.node = node
+            raise
+        finally:
+            self.nesting -= 1
         if isinstance(val, SharedScalar):
             return self.load(val.ptr, self.span(node))
         if isinstance(val, LocalRef):
@@ -590,7 +633,7 @@ class CLowering:
             return ir.Var(val.name)
         if isinstance(val, Pointer):
             return ir.Call("ptr:" + val.buffer, (val.offset,))
-        raise KernelraceError(f"{self.filename}: value {val} used as a scalar")
+        raise Unsupported(None, f"{_describe(val)} used as a number")   # located by rvalue/stmt
 
     def _value_expr(self, val: Value) -> ir.Expr:
         return self._scalar(val)
@@ -610,7 +653,15 @@ class CLowering:
 
     def expr_int_lit(self, node):
         text = str(node.children[0]).rstrip("uUlL")
-        return Scalar(ir.Const(int(text, 0)), "int")
+        # C, not Python: a leading 0 means octal (`0777`), and a literal must fit in 64 bits.
+        digits, base = (text[2:], 16) if text[:2] in ("0x", "0X") else (text, 8) if text[:1] == "0" else (text, 10)
+        try:
+            value = int(digits.lstrip("0") or "0", base) if len(digits) <= 70 else None
+        except ValueError:
+            raise Unsupported(node, f"invalid integer literal '{_clip(text)}'") from None
+        if value is None or value >= 2 ** 64:
+            raise Unsupported(node, f"integer literal '{_clip(text)}' does not fit in 64 bits")
+        return Scalar(ir.Const(value), "int")
 
     def expr_float_lit(self, node):
         return Scalar(ir.Call("float:" + str(node.children[0]), ()), "float")
@@ -801,18 +852,21 @@ class CLowering:
 
     def _param_path(self, node) -> Scalar:
         """arg.H[0] on a constant argument struct: a uniform scalar parameter named by its path."""
-        def text(n) -> str:
-            k = kind(n)
-            if k == "name":
-                return str(n.children[0])
-            if k == "member":
-                return f"{text(n.children[0])}.{n.children[1]}"
-            if k == "index":
-                idx = self._scalar(self.rvalue(n.children[1]))
-                if not isinstance(idx, ir.Const):
-                    raise Unsupported(n, "argument struct indexed by a variable")
-                return f"{text(n.children[0])}[{idx.value}]"
-            raise Unsupported(n, "argument struct expression")
+        def text(n) -> str:   # a loop, not recursion: `arg.a.a.a...` may be any length
+            parts = []
+            while kind(n) != "name":
+                k = kind(n)
+                if k == "member":
+                    parts.append(f".{n.children[1]}")
+                elif k == "index":
+                    idx = self._scalar(self.rvalue(n.children[1]))
+                    if not isinstance(idx, ir.Const):
+                        raise Unsupported(n, "argument struct indexed by a variable")
+                    parts.append(f"[{idx.value}]")
+                else:
+                    raise Unsupported(n, "argument struct expression")
+                n = n.children[0]
+            return str(n.children[0]) + "".join(reversed(parts))
         name = text(node)
         # TVM's Metal argument struct holds each scalar as `arg.NAME[0]`: call it NAME.
         root, _, rest = name.partition(".")
@@ -838,6 +892,8 @@ class CLowering:
         base = self.rvalue_or_ref(node.children[0])
         field = str(node.children[1])
         if isinstance(base, BuiltinVec):
+            if field not in ("x", "y", "z"):
+                raise Unsupported(node, f"member '.{field}' of a builtin index vector (it has .x, .y, .z)")
             return Scalar(ir.Builtin(f"{base.prefix}.{field}"), "uint")
         if isinstance(base, ParamStruct):
             return self._param_path(node)
@@ -913,7 +969,7 @@ class CLowering:
         params = next(c for c in head.children if isinstance(c, Tree) and kind(c) == "params")
         if any(p is not None and (self._type_of(p).ptr or self._type_of(p).ref) for p in params.children):
             return True
-        body_text = " ".join(str(t) for t in tree.children[1].scan_values(lambda v: isinstance(v, Token)))
+        body_text = " ".join(str(t) for t in tokens_of(tree.children[1]))
         return any(b in body_text.split() for b in self.barrier_names)
 
     barrier_names: tuple[str, ...] = ()
@@ -932,8 +988,10 @@ class CLowering:
         span = self.span(node)
         for p, a in zip(plist, args):
             ty = self._type_of(p)
-            pname = str(next(c for c in p.children if isinstance(c, Token) and c.type == "NAME"))
+            pname = next((str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME"), None)
             val = self.rvalue(a) if not ty.ref else self.lvalue_pointer(a)
+            if pname is None:   # an unnamed parameter: the argument is evaluated, never read
+                continue
             if isinstance(val, Pointer):
                 scope[pname] = replace(val, elem=ty.base) if ty.ptr else val
             else:
@@ -966,6 +1024,21 @@ class CLowering:
         if ret_ty == "void":
             return Scalar(ir.Const(0), "int")
         return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _clip(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _describe(val) -> str:
+    """A value that is not a number, as the message about its use names it."""
+    if isinstance(val, FuncRef):
+        return f"'{val.name}', which is not a declared variable,"
+    if isinstance(val, BuiltinVec):
+        return "a builtin index vector (without .x, .y or .z)"
+    if isinstance(val, ParamStruct):
+        return f"the argument struct '{val.name}'"
+    return type(val).__name__.lower()
 
 
 def _has_return(stmts) -> bool:

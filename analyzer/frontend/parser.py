@@ -125,16 +125,26 @@ def parse(text: str, dialect: str, filename: str) -> Tree:
 def syntax_error_message(exc: UnexpectedInput, text: str, filename: str) -> str:
     line, col = getattr(exc, "line", None), getattr(exc, "column", None)
     if isinstance(exc, UnexpectedEOF) or line is None or line < 1:
-        lines = text.splitlines() or [""]
+        lines = text.rstrip("\n").split("\n")   # Lark counts lines by "\n" alone
         line, col = len(lines), len(lines[-1]) + 1
         what = "unexpected end of file"
     elif isinstance(exc, UnexpectedToken):
         tok = exc.token
-        what = "unexpected end of file" if tok.type == "$END" else f"unexpected '{tok.value}'"
+        what = "unexpected end of file" if tok.type == "$END" else f"unexpected '{_one_line(tok.value)}'"
     elif isinstance(exc, UnexpectedCharacters):
         what = f"unexpected character {text[exc.pos_in_stream]!r}" if exc.pos_in_stream < len(text) else "unexpected input"
     else:
         what = "syntax error"
-    src_lines = text.splitlines()
-    src = src_lines[line - 1].strip() if 0 < line <= len(src_lines) else ""
+    src_lines = text.split("\n")
+    src = _one_line(src_lines[line - 1].strip(), 200) if 0 < line <= len(src_lines) else ""
     return f"{filename}:{line}:{col}: syntax error: {what}: {src}"
+
+
+def _one_line(text: str, limit: int = 60) -> str:
+    """A token as the message shows it: its first line (a directive may continue over several),
+    cut to `limit` characters, so that the error stays one line."""
+    text = str(text)
+    first = text.splitlines()[0] if text.splitlines() else ""
+    if len(first) > limit or first != text:
+        return first[:limit].rstrip("\\ ") + "..."
+    return first

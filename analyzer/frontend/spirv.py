@@ -13,6 +13,7 @@ invocations the analysis could tell apart.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import struct
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 from .. import ir
-from .lower import Unsupported, _has_return, _returns_to_breaks
+from .lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks
 
 # Scopes (SPIR-V `Scope` values).
 CROSS_DEVICE, DEVICE, WORKGROUP, SUBGROUP, INVOCATION = 0, 1, 2, 3, 4
@@ -57,6 +58,56 @@ EFFECTFUL_PREFIXES = ("OpImage", "OpCopyMemory", "OpEmit", "OpEnd", "OpKill", "O
                       "OpIgnoreIntersection", "OpReportIntersection", "OpTrace", "OpExecuteCallable",
                       "OpCooperative", "OpPtr", "OpGenericCastToPtr", "OpControlBarrier", "OpMemoryBarrier")
 IGNORED = {"OpLine", "OpNoLine", "OpSelectionMerge", "OpLoopMerge", "OpNop", "OpModuleProcessed"}
+
+# The operands (after the result id) each instruction the lowering reads must have at least: an
+# instruction with fewer is reported where it is, not met as an IndexError deep in the lowering.
+MIN_OPERANDS = {
+    "OpLine": 3, "OpName": 2, "OpMemberName": 3, "OpString": 1, "OpSource": 2, "OpSourceContinued": 1,
+    "OpExtInstImport": 1, "OpDecorate": 2, "OpMemberDecorate": 3, "OpEntryPoint": 3, "OpExecutionMode": 2,
+    "OpExecutionModeId": 2, "OpTypeInt": 2, "OpTypeFloat": 1, "OpTypeVector": 2, "OpTypeArray": 2,
+    "OpTypeRuntimeArray": 1, "OpTypePointer": 2, "OpTypeFunction": 1, "OpConstant": 2, "OpSpecConstant": 2,
+    "OpConstantComposite": 1, "OpSpecConstantComposite": 1, "OpVariable": 2, "OpFunction": 3,
+    "OpFunctionCall": 2, "OpPhi": 3, "OpSelectionMerge": 2, "OpLoopMerge": 3, "OpBranch": 1,
+    "OpBranchConditional": 3, "OpReturnValue": 1, "OpLoad": 2, "OpStore": 2, "OpAccessChain": 2,
+    "OpInBoundsAccessChain": 2, "OpControlBarrier": 3, "OpMemoryBarrier": 2, "OpCompositeExtract": 2,
+    "OpCompositeConstruct": 1, "OpCompositeInsert": 3, "OpVectorShuffle": 3, "OpVectorExtractDynamic": 3,
+    "OpExtInst": 3, "OpArrayLength": 2, "OpSelect": 4, "OpBitcast": 2, "OpAtomicLoad": 4, "OpAtomicStore": 4,
+    "OpUndef": 1, "OpConstantNull": 1, "OpConstantTrue": 1, "OpConstantFalse": 1, "OpSpecConstantTrue": 1,
+    "OpSpecConstantFalse": 1, "OpTypeStruct": 0,
+    **{op: 3 for op in BINOPS}, **{op: 3 for op in FCMP}, **{op: 2 for op in UNOPS},
+    **{op: 2 for op in SAME_VALUE},
+}
+# Instructions whose result id the lowering keeps (SPIR-V requires one for each of them).
+NEEDS_RESULT_PREFIXES = ("OpType", "OpConstant", "OpSpecConstant", "OpVariable", "OpLabel", "OpFunction",
+                         "OpString", "OpExtInstImport", "OpPhi", "OpUndef", "OpLoad", "OpAccessChain",
+                         "OpInBoundsAccessChain")
+NOT_NEEDING_RESULT = {"OpFunctionEnd", "OpFunctionCall"}
+
+
+def _number(text: str, what: str) -> int:
+    """An integer literal operand; a word or string there is reported at the instruction."""
+    try:
+        return int(text, 0) if len(text) <= 40 else int("x")
+    except ValueError:
+        raise Unsupported(None, f"{what} '{text[:24]}' is not an integer literal of at most 40 digits") from None
+
+
+@contextlib.contextmanager
+def _at(node):
+    """Give an Unsupported raised without a node (from the tables) this instruction's position."""
+    try:
+        yield
+    except Unsupported as exc:
+        if exc.node is None:
+            exc.node = node
+        raise
+
+
+class _Types(dict):
+    """Type id -> Type; looking up an id that no OpType* defined is reported, not a KeyError."""
+
+    def __missing__(self, key):
+        raise Unsupported(None, f"{key} is not a type defined before its use")
 
 
 @dataclass
@@ -123,7 +174,7 @@ class Module:
         self.member_names: dict[tuple[str, int], str] = {}
         self.decorations: dict[str, dict[str, list]] = {}
         self.member_decorations: dict[tuple[str, int], dict[str, list]] = {}
-        self.types: dict[str, Type] = {}
+        self.types: dict[str, Type] = _Types()
         self.constants: dict[str, object] = {}      # id -> int | float | bool | tuple of ids
         self.spec_constants: set[str] = set()
         self.variables: dict[str, tuple[str, str, Ins]] = {}   # id -> (pointer type id, storage, ins)
@@ -140,59 +191,79 @@ class Module:
         fn: Function | None = None
         block: Block | None = None
         origin = None
+        defined: set[str] = set()
         for node in tree.children:
-            toks = node.children
-            result = None
-            i = 0
-            if isinstance(toks[0], Token) and toks[0].type == "ID":
-                result, i = str(toks[0]), 1
-            opt = toks[i]
-            op = str(opt)
-            args = [_arg(t) for t in toks[i + 1:]]
-            first = toks[0]
-            ins = Ins(op, result, args, first.line, first.column, node, origin)
-            if op == "OpLine":
-                origin = (self.strings.get(args[0], args[0]), int(args[1]), int(args[2]))
-                continue
-            if op in ("OpNoLine", "OpFunctionEnd"):
-                origin = None
-                if op == "OpFunctionEnd":
-                    fn, block = None, None
-                continue
-            if fn is not None:
-                if op == "OpFunctionParameter":
-                    fn.params.append(result)
-                    continue
-                if op == "OpLabel":
-                    block = Block(result)
-                    fn.blocks[result] = block
-                    if fn.entry == "":
-                        fn.entry = result
-                    continue
-                if block is None:
-                    raise Unsupported(node, f"{op} outside a block")
-                if op == "OpPhi":
-                    block.phis.append(ins)
-                elif op in ("OpSelectionMerge", "OpLoopMerge"):
-                    block.merge = ins
-                elif op in ("OpBranch", "OpBranchConditional", "OpReturn", "OpReturnValue", "OpSwitch",
-                            "OpUnreachable", "OpKill", "OpTerminateInvocation"):
-                    block.term = ins
-                    block = None
-                else:
-                    block.ins.append(ins)
-                continue
-            self._declare(ins)
+            with _at(node):
+                fn, block, origin = self._read_one(node, fn, block, origin, defined)
+
+    def _read_one(self, node: Tree, fn, block, origin, defined: set[str]):
+        toks = node.children
+        result = None
+        i = 0
+        if isinstance(toks[0], Token) and toks[0].type == "ID":
+            result, i = str(toks[0]), 1
+        opt = toks[i]
+        op = str(opt)
+        args = [_arg(t) for t in toks[i + 1:]]
+        first = toks[0]
+        ins = Ins(op, result, args, first.line, first.column, node, origin)
+        if len(args) < MIN_OPERANDS.get(op, 0):
+            raise Unsupported(node, f"{op} with {len(args)} operand(s) (it needs at least {MIN_OPERANDS[op]})")
+        if result is None and op.startswith(NEEDS_RESULT_PREFIXES) and op not in NOT_NEEDING_RESULT:
+            raise Unsupported(node, f"{op} without a result id")
+        if result is not None:
+            if result in defined:
+                raise Unsupported(node, f"{result} is defined twice")
+            defined.add(result)
+        return self._read_ins(ins, fn, block, origin)
+
+    def _read_ins(self, ins: Ins, fn, block, origin):
+        op, result, args, node = ins.op, ins.result, ins.args, ins.node
+        if op == "OpLine":
+            origin = (self.strings.get(args[0], args[0]), _number(args[1], "line"), _number(args[2], "column"))
+            return fn, block, origin
+        if op in ("OpNoLine", "OpFunctionEnd"):
+            origin = None
+            if op == "OpFunctionEnd":
+                fn, block = None, None
+            return fn, block, origin
+        if fn is not None:
+            if op == "OpFunctionParameter":
+                fn.params.append(result)
+                return fn, block, origin
+            if op == "OpLabel":
+                block = Block(result)
+                fn.blocks[result] = block
+                if fn.entry == "":
+                    fn.entry = result
+                return fn, block, origin
             if op == "OpFunction":
-                fn = Function(self.names.get(result, result[1:]), [], {}, "", args[0])
-                self.functions[result] = fn
+                raise Unsupported(node, "OpFunction inside a function (no OpFunctionEnd before it)")
+            if block is None:
+                raise Unsupported(node, f"{op} outside a block")
+            if op == "OpPhi":
+                block.phis.append(ins)
+            elif op in ("OpSelectionMerge", "OpLoopMerge"):
+                block.merge = ins
+            elif op in ("OpBranch", "OpBranchConditional", "OpReturn", "OpReturnValue", "OpSwitch",
+                        "OpUnreachable", "OpKill", "OpTerminateInvocation"):
+                block.term = ins
+                block = None
+            else:
+                block.ins.append(ins)
+            return fn, block, origin
+        self._declare(ins)
+        if op == "OpFunction":
+            fn = Function(self.names.get(result, result[1:]), [], {}, "", args[0])
+            self.functions[result] = fn
+        return fn, block, origin
 
     def _declare(self, ins: Ins) -> None:
         op, r, a = ins.op, ins.result, ins.args
         if op == "OpName":
             self.names[a[0]] = _unquote(a[1])
         elif op == "OpMemberName":
-            self.member_names[(a[0], int(a[1]))] = _unquote(a[2])
+            self.member_names[(a[0], _number(a[1], "member index"))] = _unquote(a[2])
         elif op == "OpString":
             self.strings[r] = _unquote(a[0])
         elif op == "OpSource" and len(a) >= 4:
@@ -206,31 +277,39 @@ class Module:
         elif op == "OpDecorate":
             self.decorations.setdefault(a[0], {})[_word(a[1])] = a[2:]
         elif op == "OpMemberDecorate":
-            self.member_decorations.setdefault((a[0], int(a[1])), {})[_word(a[2])] = a[3:]
+            self.member_decorations.setdefault((a[0], _number(a[1], "member index")), {})[_word(a[2])] = a[3:]
         elif op == "OpEntryPoint":
             if _word(a[0]) == "GLCompute":
                 self.entry_points.append((a[1], _unquote(a[2]), ins))
         elif op in ("OpExecutionMode", "OpExecutionModeId"):
             if _word(a[1]) in ("LocalSize", "LocalSizeId"):
+                if len(a) < 5:
+                    raise Unsupported(ins.node, f"{a[1]} without three sizes")
                 self.local_size[a[0]] = (_word(a[1]), tuple(a[2:5]))
         elif op == "OpTypeVoid":
             self.types[r] = Type("void")
         elif op == "OpTypeBool":
             self.types[r] = Type("bool", 1)
         elif op == "OpTypeInt":
-            self.types[r] = Type("int", int(a[0]), a[1] == "1")
+            self.types[r] = Type("int", self._width(a[0], (8, 16, 32, 64), ins), a[1] == "1")
         elif op == "OpTypeFloat":
-            self.types[r] = Type("float", int(a[0]))
+            self.types[r] = Type("float", self._width(a[0], (16, 32, 64), ins))
         elif op == "OpTypeVector":
-            self.types[r] = Type("vector", elem=a[0], count=int(a[1]))
+            count = _number(a[1], "component count")
+            if not 2 <= count <= 16:
+                raise Unsupported(ins.node, f"vector of {count} components")
+            self.types[r] = Type("vector", elem=self._element(a[0]), count=count)
         elif op == "OpTypeArray":
-            self.types[r] = Type("array", elem=a[0], count=self.const_int(a[1], ins))
+            count = self.const_int(a[1], ins)
+            if count < 1:
+                raise Unsupported(ins.node, f"array of {count} elements")
+            self.types[r] = Type("array", elem=self._element(a[0]), count=count)
         elif op == "OpTypeRuntimeArray":
-            self.types[r] = Type("rtarray", elem=a[0])
+            self.types[r] = Type("rtarray", elem=self._element(a[0]))
         elif op == "OpTypeStruct":
-            self.types[r] = Type("struct", members=tuple(a))
+            self.types[r] = Type("struct", members=tuple(self._element(m) for m in a))
         elif op == "OpTypePointer":
-            self.types[r] = Type("pointer", elem=a[1], storage=_word(a[0]))
+            self.types[r] = Type("pointer", elem=a[1], storage=_word(a[0]))   # may be forward
         elif op == "OpTypeFunction":
             self.types[r] = Type("function", elem=a[0])
         elif op.startswith("OpType"):
@@ -239,9 +318,12 @@ class Module:
             t = self.types.get(a[0])
             text = a[1]
             if t is not None and t.kind == "float":
-                self.constants[r] = float.fromhex(text) if "x" in text.lower() else float(text)
+                try:
+                    self.constants[r] = float.fromhex(text) if "x" in text.lower() else float(text)
+                except (ValueError, OverflowError):
+                    raise Unsupported(ins.node, f"'{text[:24]}' is not a float literal") from None
             else:
-                self.constants[r] = int(text, 0)
+                self.constants[r] = _number(text, "constant")
             if op == "OpSpecConstant":
                 self.spec_constants.add(r)
         elif op in ("OpConstantTrue", "OpSpecConstantTrue"):
@@ -249,6 +331,9 @@ class Module:
         elif op in ("OpConstantFalse", "OpSpecConstantFalse"):
             self.constants[r] = False
         elif op in ("OpConstantComposite", "OpSpecConstantComposite"):
+            for part in a[1:]:
+                if part not in self.constants:
+                    raise Unsupported(ins.node, f"{part} is not a constant defined before its use")
             self.constants[r] = tuple(a[1:])
         elif op == "OpConstantNull":
             self.constants[r] = 0
@@ -256,6 +341,17 @@ class Module:
             self.variables[r] = (a[0], _word(a[1]), ins)
         elif op == "OpUndef":
             self.constants[r] = None
+
+    def _width(self, text: str, allowed: tuple, ins: Ins) -> int:
+        width = _number(text, "width")
+        if width not in allowed:
+            raise Unsupported(ins.node, f"{ins.op} of width {width}")
+        return width
+
+    def _element(self, tid: str) -> str:
+        """A type a composite or pointer type names: it must be defined before (no cycles)."""
+        self.types[tid]
+        return tid
 
     def const_int(self, ident: str, ins: Ins) -> int:
         v = self.constants.get(ident)
@@ -286,12 +382,12 @@ class Module:
 
     def stride(self, tid: str) -> int:
         dec = self.decorations.get(tid, {}).get("ArrayStride")
-        return int(dec[0]) if dec else self.size(self.types[tid].elem)
+        return _number(dec[0], "ArrayStride") if dec else self.size(self.types[tid].elem)
 
     def member_offset(self, tid: str, index: int) -> int:
         dec = self.member_decorations.get((tid, index), {}).get("Offset")
         if dec:
-            return int(dec[0])
+            return _number(dec[0], "Offset")
         t = self.types[tid]
         return sum(self.size(m) for m in t.members[:index])
 
@@ -299,6 +395,8 @@ class Module:
         """The innermost scalar type id of a (possibly nested) composite."""
         t = self.types[tid]
         while t.kind in ("vector", "array", "rtarray", "struct"):
+            if t.kind == "struct" and not t.members:
+                raise Unsupported(None, f"{tid} is a struct without members")
             tid = t.members[-1] if t.kind == "struct" else t.elem
             t = self.types[tid]
         return tid
@@ -338,13 +436,19 @@ class SpirvLowering:
     lang = "spirv"
 
     def __init__(self, tree: Tree, text: str, filename: str):
-        self.module = Module(tree, filename)
+        self.tree = tree
         self.text = text
         self.filename = filename
         self.lines = text.splitlines()
 
     def lower(self) -> list[ir.Kernel]:
-        return [KernelLowering(self, fid, name, ins).lower() for fid, name, ins in self.module.entry_points]
+        # Read in lower(), not __init__: what the reading refuses is an Unsupported the caller reports.
+        self.module = Module(self.tree, self.filename)
+        out = []
+        for fid, name, ins in self.module.entry_points:
+            with _at(ins.node):
+                out.append(KernelLowering(self, fid, name, ins).lower())
+        return out
 
 
 class KernelLowering:
@@ -402,7 +506,7 @@ class KernelLowering:
         if dims is None and self.fid in self.m.local_size:
             mode, parts = self.m.local_size[self.fid]
             if mode == "LocalSize":
-                dims = tuple(int(p) for p in parts)
+                dims = tuple(_number(p, "LocalSize") for p in parts)
             else:
                 dims = tuple(None if p in self.m.spec_constants else self.m.constants.get(p) for p in parts)
         for d, v in zip(DIMS, dims or (None, None, None)):
@@ -410,35 +514,40 @@ class KernelLowering:
             k.grid_dim[d] = None
 
     def _globals(self) -> None:
-        k, m = self.kernel, self.m
+        m = self.m
         by_binding: dict[tuple, str] = {}
         for vid, (ptype, storage, ins) in m.variables.items():
-            pointee = m.types[ptype].elem
-            if storage in ("StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Private"):
-                decs = m.decorations.get(vid, {})
-                struct_decs = m.decorations.get(pointee, {})
-                if storage == "PushConstant" or (storage == "Uniform" and "BufferBlock" not in struct_decs):
-                    self.values[vid] = Ptr("param", vid, ir.CONSTANT, ir.Const(0), pointee)
-                    self._declare_params(pointee)
-                    continue
-                if storage == "Private":
-                    self._local_variable(vid, pointee, ins)
-                    continue
-                space = ir.SHARED if storage == "Workgroup" else ir.GLOBAL
-                key = (decs.get("DescriptorSet", ["0"])[0], decs.get("Binding", [vid])[0]) if space == ir.GLOBAL else None
-                name = by_binding.get(key) if key else None
-                if name is None:
-                    name = self.fresh(self._buffer_name(vid, pointee))
-                    if key:
-                        by_binding[key] = name
-                    elem = m.scalar_of(pointee)
-                    size = None if _has_runtime_array(m, pointee) else m.size(pointee)
-                    k.buffers[name] = ir.Buffer(name, space, m.type_name(elem), m.size(elem), size,
-                                                strides=_row_strides(m, pointee))
-                self.values[vid] = Ptr("mem", name, space, ir.Const(0), pointee)
-            elif storage == "Input":
-                builtin = m.decorations.get(vid, {}).get("BuiltIn", [None])[0]
-                self.values[vid] = Ptr("builtin", builtin or vid, ir.CONSTANT, ir.Const(0), pointee)
+            with _at(ins.node):
+                self._global(vid, ptype, storage, ins, by_binding)
+
+    def _global(self, vid: str, ptype: str, storage: str, ins: Ins, by_binding: dict) -> None:
+        k, m = self.kernel, self.m
+        pointee = m.types[ptype].elem
+        if storage in ("StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Private"):
+            decs = m.decorations.get(vid, {})
+            struct_decs = m.decorations.get(pointee, {})
+            if storage == "PushConstant" or (storage == "Uniform" and "BufferBlock" not in struct_decs):
+                self.values[vid] = Ptr("param", vid, ir.CONSTANT, ir.Const(0), pointee)
+                self._declare_params(pointee)
+                return
+            if storage == "Private":
+                self._local_variable(vid, pointee, ins)
+                return
+            space = ir.SHARED if storage == "Workgroup" else ir.GLOBAL
+            key = ((decs.get("DescriptorSet") or ["0"])[0], (decs.get("Binding") or [vid])[0]) if space == ir.GLOBAL else None
+            name = by_binding.get(key) if key else None
+            if name is None:
+                name = self.fresh(self._buffer_name(vid, pointee))
+                if key:
+                    by_binding[key] = name
+                elem = m.scalar_of(pointee)
+                size = None if _has_runtime_array(m, pointee) else m.size(pointee)
+                k.buffers[name] = ir.Buffer(name, space, m.type_name(elem), m.size(elem), size,
+                                            strides=_row_strides(m, pointee))
+            self.values[vid] = Ptr("mem", name, space, ir.Const(0), pointee)
+        elif storage == "Input":
+            builtin = (m.decorations.get(vid, {}).get("BuiltIn") or [None])[0]
+            self.values[vid] = Ptr("builtin", builtin or vid, ir.CONSTANT, ir.Const(0), pointee)
 
     def _declare_params(self, struct: str) -> None:
         t = self.m.types[struct]
@@ -533,12 +642,15 @@ class KernelLowering:
         saved = getattr(self, "ret_var", None)
         self.ret_var = None if top else self.fresh(f"{fn.name}.ret")
         out: list[ir.Stmt] = []
-        entry = fn.blocks[fn.entry]
+        entry = fn.blocks.get(fn.entry)
+        if entry is None:
+            raise Unsupported(self.entry.node, f"function {fn.name} has no blocks")
         # Variables sit at the top of the entry block.
         for ins in entry.ins:
             if ins.op == "OpVariable":
-                pointee = self.m.types[ins.args[0]].elem
-                out.extend(self._local_variable(ins.result, pointee, ins))
+                with _at(ins.node):
+                    pointee = self.m.types[ins.args[0]].elem
+                    out.extend(self._local_variable(ins.result, pointee, ins))
         body = self.region(fn.entry, None, None)
         out.extend(body)
         ret = self.ret_var
@@ -561,16 +673,37 @@ class KernelLowering:
         loop's (merge, continue) pair: branches there are `break` and `continue`."""
         out: list[ir.Stmt] = []
         fn = self.fn
+        self.nesting = getattr(self, "nesting", 0) + 1
+        entered: list[str] = []
+        try:
+            if self.nesting > MAX_NESTING:
+                raise Unsupported(self.entry.node if label not in fn.blocks else _first_node(fn.blocks[label], self.entry),
+                                  f"control flow nested too deeply (more than {MAX_NESTING} constructs)")
+            return self._region(label, stop, loop, out, entered)
+        finally:
+            self.nesting -= 1
+            for x in entered:
+                self.path.discard(x)
+
+    def _region(self, label, stop, loop, out: list, entered: list) -> list[ir.Stmt]:
+        fn = self.fn
+        if not hasattr(self, "path"):
+            self.path: set[str] = set()   # blocks being lowered by the active regions: a cycle check
         while label is not None and label != stop:
             if loop is not None and label == loop[0]:
-                out.append(ir.Break(out[-1].span if out else self._label_span(label)))
+                out.append(ir.Break(_span_of(out[-1]) if out else self._label_span(label)))
                 return out
             if loop is not None and label == loop[1]:
-                out.append(ir.Continue(out[-1].span if out else self._label_span(label)))
+                out.append(ir.Continue(_span_of(out[-1]) if out else self._label_span(label)))
                 return out
             block = fn.blocks.get(label)
             if block is None:
                 raise Unsupported(self.entry.node, f"branch to unknown block {label}")
+            if label in self.path:
+                raise Unsupported(_first_node(block, self.entry),
+                                  f"branch back to block {label} outside a loop's back edge (unstructured control flow)")
+            self.path.add(label)
+            entered.append(label)
             if block.merge is not None and block.merge.op == "OpLoopMerge":
                 out.append(self.loop(block, loop))
                 label = block.merge.args[0]
@@ -588,6 +721,10 @@ class KernelLowering:
         term = block.term
         if term is None:
             raise Unsupported(self.entry.node, f"block {block.label} has no terminator")
+        with _at(term.node):
+            return self._terminator(block, term, out, stop, loop)
+
+    def _terminator(self, block: Block, term: Ins, out: list, stop, loop) -> str | None:
         span = self.span(term)
         op, a = term.op, term.args
         if op == "OpBranch":
@@ -641,6 +778,8 @@ class KernelLowering:
         for phi in block.phis:
             var = self._phi_var(phi)
             pairs = phi.args[1:]
+            if len(pairs) % 2:
+                raise Unsupported(phi.node, "OpPhi with an odd number of value/block operands")
             incoming = next((pairs[i] for i in range(0, len(pairs), 2) if pairs[i + 1] == src), None)
             if incoming is None:
                 raise Unsupported(phi.node, f"OpPhi without a value for predecessor {src}")
@@ -685,12 +824,20 @@ class KernelLowering:
     def continue_construct(self, cont: str, header: str, loop: tuple) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         label = cont
+        seen: set[str] = set()
         while label != header:
-            block = self.fn.blocks[label]
+            block = self.fn.blocks.get(label)
+            if block is None:
+                raise Unsupported(self.entry.node, f"branch to unknown block {label}")
+            if label in seen:
+                raise Unsupported(_first_node(block, self.entry), f"continue construct of {header} loops without it")
+            seen.add(label)
             if block.merge is not None:
                 raise Unsupported(block.merge.node, "structured control flow inside a loop's continue block")
             out.extend(self.instructions(block))
             term = block.term
+            if term is None:
+                raise Unsupported(self.entry.node, f"block {block.label} has no terminator")
             if term.op != "OpBranch":
                 raise Unsupported(term.node, "a loop whose continue block exits the loop (do-while)")
             out.extend(self.edge(label, term.args[0]))
@@ -703,9 +850,10 @@ class KernelLowering:
         for i, ins in enumerate(block.ins):
             if ins.op in IGNORED or ins.op == "OpVariable":
                 continue
-            self._snapshot = (ins.op == "OpLoad" and self._local_root(ins.args[1]) is not None
-                              and self._used_after_store(block, i))
-            out.extend(self.instruction(ins))
+            with _at(ins.node):
+                self._snapshot = (ins.op == "OpLoad" and self._local_root(ins.args[1]) is not None
+                                  and self._used_after_store(block, i))
+                out.extend(self.instruction(ins))
         return out
 
     def _used_after_store(self, block: Block, i: int) -> bool:
@@ -799,9 +947,10 @@ class KernelLowering:
         if op == "OpCompositeExtract":
             v = self.value(a[1], ins)
             for idx in a[2:]:
-                if not isinstance(v, Vec):
-                    raise Unsupported(ins.node, "OpCompositeExtract of a non-composite value")
-                v = v.lanes[int(idx)]
+                i = _number(idx, "index")
+                if not isinstance(v, Vec) or not 0 <= i < len(v.lanes):
+                    raise Unsupported(ins.node, "OpCompositeExtract of a non-composite value or out of its range")
+                v = v.lanes[i]
             self.bind(ins, v)
             return []
         if op == "OpCompositeConstruct":
@@ -809,14 +958,22 @@ class KernelLowering:
             return []
         if op == "OpCompositeInsert":
             v = self.value(a[2], ins)
-            self.bind(ins, _insert(v, [int(x) for x in a[3:]], self.value(a[1], ins), ins))
+            self.bind(ins, _insert(v, [_number(x, "index") for x in a[3:]], self.value(a[1], ins), ins))
             return []
         if op == "OpVectorShuffle":
-            lanes = list(self.value(a[1], ins).lanes) + list(self.value(a[2], ins).lanes)
-            self.bind(ins, Vec(tuple(lanes[int(i)] if int(i) != 0xFFFFFFFF else ir.Const(0) for i in a[3:])))
+            x, y = self.value(a[1], ins), self.value(a[2], ins)
+            if not isinstance(x, Vec) or not isinstance(y, Vec):
+                raise Unsupported(ins.node, "OpVectorShuffle of a value that is not a vector")
+            lanes = list(x.lanes) + list(y.lanes)
+            picks = [_number(i, "component") for i in a[3:]]
+            if any(not 0 <= i < len(lanes) and i != 0xFFFFFFFF for i in picks):
+                raise Unsupported(ins.node, "OpVectorShuffle component out of range")
+            self.bind(ins, Vec(tuple(lanes[i] if i != 0xFFFFFFFF else ir.Const(0) for i in picks)))
             return []
         if op == "OpVectorExtractDynamic":
             v, idx = self.value(a[1], ins), self.scalar(a[2], ins)
+            if not isinstance(v, Vec) or not v.lanes:
+                raise Unsupported(ins.node, "OpVectorExtractDynamic of a value that is not a vector")
             out = v.lanes[-1]
             for i in range(len(v.lanes) - 2, -1, -1):
                 out = ir.Select(ir.BinOp("==", idx, ir.Const(i)), v.lanes[i], out)
@@ -844,8 +1001,9 @@ class KernelLowering:
             if any(isinstance(v, Ptr) for v in vals):
                 raise Unsupported(ins.node, f"{op} on a pointer")
             n = max((len(v.lanes) for v in vals if isinstance(v, Vec)), default=0)
-            rt = self.m.types.get(a[0])
-            if rt is not None and rt.kind == "vector" and n == rt.count:
+            rt = self.m.types.get(a[0]) if a else None
+            if rt is not None and rt.kind == "vector" and all(len(v.lanes) == n == rt.count for v in vals
+                                                              if isinstance(v, Vec)):
                 self.bind(ins, Vec(tuple(ir.Call(op, tuple(v.lanes[i] if isinstance(v, Vec) else v for v in vals))
                                          for i in range(n))))
             else:
@@ -878,6 +1036,8 @@ class KernelLowering:
             if any(isinstance(v, Ptr) for v in vals):
                 raise Unsupported(ins.node, f"{ins.op} on a pointer")
             return fn(*vals)
+        if any(isinstance(v, Vec) and len(v.lanes) != n for v in vals):
+            raise Unsupported(ins.node, f"{ins.op} on vectors of different lengths")
         return Vec(tuple(fn(*[v.lanes[i] if isinstance(v, Vec) else v for v in vals]) for i in range(n)))
 
     def _const(self, ident: str, ins: Ins) -> int:
@@ -923,6 +1083,8 @@ class KernelLowering:
             t = m.types[ty]
             if t.kind == "struct":
                 i = m.const_int(ident, ins)
+                if not 0 <= i < len(t.members):
+                    raise Unsupported(ins.node, f"member {i} of a struct of {len(t.members)}")
                 offset = _add(offset, ir.Const(m.member_offset(ty, i)))
                 path, ty = path + (i,), t.members[i]
                 continue
@@ -1019,6 +1181,8 @@ class KernelLowering:
         t = self.m.types[ptr.ty]
 
         def comp(i):
+            if not isinstance(i, int) or not 0 <= i < len(DIMS):
+                raise Unsupported(ins.node, f"component {i} of builtin {name}")
             d = DIMS[i]
             if name in BUILTIN_VECTORS:
                 return ir.Builtin(f"{BUILTIN_VECTORS[name]}.{d}")
@@ -1116,8 +1280,20 @@ def _insert(v, path: list[int], x, ins: Ins):
     if not isinstance(v, Vec):
         raise Unsupported(ins.node, "OpCompositeInsert into a non-composite value")
     lanes = list(v.lanes)
+    if not 0 <= path[0] < len(lanes):
+        raise Unsupported(ins.node, "OpCompositeInsert out of the composite's range")
     lanes[path[0]] = _insert(lanes[path[0]], path[1:], x, ins)
     return Vec(tuple(lanes))
+
+
+def _span_of(stmt) -> ir.Span:
+    """A statement's span (a MemOp keeps its span on its access)."""
+    return stmt.access.span if isinstance(stmt, ir.MemOp) else stmt.span
+
+
+def _first_node(block: Block, fallback: Ins) -> Tree:
+    first = (block.phis or block.ins or [block.merge or block.term or fallback])[0]
+    return first.node
 
 
 def _negate(c: ir.Expr) -> ir.Expr:
