@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 from .. import ir
-from .lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks
+from .lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks, _add, _mul
 
 # Scopes (SPIR-V `Scope` values).
 CROSS_DEVICE, DEVICE, WORKGROUP, SUBGROUP, INVOCATION = 0, 1, 2, 3, 4
@@ -1310,22 +1310,6 @@ def _mentions(e, names: set[str]) -> bool:
     return any(_mentions(x, names) for x in ir.operands(e))
 
 
-def _add(a: ir.Expr, b: ir.Expr) -> ir.Expr:
-    if isinstance(a, ir.Const) and a.value == 0:
-        return b
-    if isinstance(b, ir.Const) and b.value == 0:
-        return a
-    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-        return ir.Const(a.value + b.value)
-    return ir.BinOp("+", a, b)
-
-
-def _mul(a: ir.Expr, k: int) -> ir.Expr:
-    if k == 1:
-        return a
-    if isinstance(a, ir.Const):
-        return ir.Const(a.value * k)
-    return ir.BinOp("*", a, ir.Const(k))
 
 
 # ----- vector accesses -----
