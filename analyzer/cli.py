@@ -122,6 +122,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", default=S, metavar="FILE",
                    help="use this kernelrace.toml or pyproject.toml instead of searching for one")
     g.add_argument("--no-config", action="store_true", default=S, help="ignore configuration files")
+    g.add_argument("--kernel-timeout", type=_seconds, default=S, metavar="SECONDS",
+                   help="wall-clock limit per kernel (default 600): pairs not checked by then are reported "
+                        "unknown, never clean")
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
@@ -228,7 +231,7 @@ def _settings(args, cfg: Config) -> Settings:
     if opt("baseline") and opt("write_baseline"):
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
-                            hints=opt("hints") or "auto"),
+                            hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"))

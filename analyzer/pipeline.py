@@ -29,6 +29,7 @@ class Options:
     strict: bool = False
     timeout_ms: int = 1_000
     select: tuple[str, ...] = ()     # rule names; empty means all
+    kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
 
 
@@ -39,7 +40,8 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     t0 = time.perf_counter()
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
-    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict)
+    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict,
+                          deadline=time.monotonic() + options.kernel_timeout_s)
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params)
     findings: list[Finding] = []
     for name, rule in RULES.items():

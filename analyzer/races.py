@@ -13,6 +13,7 @@ space they access (CUDA) never compute that view.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -204,10 +205,17 @@ class PairChecker:
                         continue
                     yield a, b
 
-    def run(self) -> PairAnalysis:
+    def run(self, deadline: float | None = None) -> PairAnalysis:
         self._encoders()
         out = PairAnalysis()
         for a, b in self._pairs():
+            if deadline is not None and time.monotonic() > deadline:
+                # Out of time for this kernel: every pair still to check that can run concurrently
+                # is undecided, never clean.
+                if self._entries(a, b, self.block_reach, self.warp_reach):
+                    out.undecided.append(Undecided(a, b, KERNEL_LIMIT))
+                    self._hit.add((a.access.id, b.access.id))
+                continue
             if self.check_pair(a, b, out):
                 self._hit.add((a.access.id, b.access.id))
         out.scope_inputs = ScopeInputs(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self._views,
@@ -706,9 +714,14 @@ def _loads_in(terms) -> list:
     return out
 
 
+KERNEL_LIMIT = "the kernel's time limit (--kernel-timeout) ran out before this pair was checked"
+
+
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                  strict: bool = False) -> PairAnalysis:
-    return PairChecker(kernel, ev, cfg, timeout_ms, strict).run()
+                  strict: bool = False, deadline: float | None = None) -> PairAnalysis:
+    """Every pair of accesses two threads may run concurrently, checked; `deadline` (a
+    time.monotonic() value) bounds the kernel's wall-clock time, after which pairs are undecided."""
+    return PairChecker(kernel, ev, cfg, timeout_ms, strict).run(deadline)
 
 
 __all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW"]
