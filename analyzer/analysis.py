@@ -36,14 +36,12 @@ class KernelAnalysis:
 
     def location(self, e: AccessEvent) -> Location:
         acc = e.access
-        kind = "atomic" if acc.atomic else acc.kind
-        o = acc.span.origin
-        return Location(acc.span.file, acc.span.line, acc.span.col, kind, self.buffer_name(acc.buffer),
-                        self.memory(acc.space), self.kernel.line(acc.span.line).strip(),
-                        (o.file, o.line, o.col) if o is not None else None, self.kernel.origin_line(o))
+        loc = self.span_location(acc.span, "atomic" if acc.atomic else acc.kind)
+        loc.buffer, loc.memory = self.buffer_name(acc.buffer), self.memory(acc.space)
+        return loc
 
     def span_location(self, span: ir.Span, kind: str, text: str | None = None) -> Location:
-        """A location that is not an access (a barrier, a branch condition)."""
+        """Where a span is, with its source line and, for compiled code, the line it came from."""
         o = span.origin
         return Location(span.file, span.line, span.col, kind, None, None,
                         self.kernel.line(span.line).strip() if text is None else text,
@@ -102,26 +100,28 @@ class KernelAnalysis:
             severity = "warning"
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if self.kernel.warp_size == 1:
-            # Vulkan: subgroup size (4 to 128) and membership are the device's; none is assumed.
+            # Vulkan: subgroup size (4 to 128) and membership are the device's; none is assumed,
+            # so there are no warps to speak of.
             if h.warp_synchronised:
                 notes.append(messages.SUBGROUPS_UNKNOWN)
-        elif h.warp_synchronised:
-            notes.append(messages.WARP_BARRIER_ONLY)
-        if self.kernel.warp_size == 1:
-            pass
-        elif h.warps == {"same", "different"}:
-            notes.append(messages.WARPS_BOTH)
-        elif h.warps == {"different"}:
-            notes.append(messages.WARPS_DIFFERENT_ONLY)
-        elif h.warps == {"same"}:
-            notes.append(messages.WARPS_SAME_ONLY)
-        witness = w.as_dict()
+        else:
+            if h.warp_synchronised:
+                notes.append(messages.WARP_BARRIER_ONLY)
+            warp_note = {frozenset({"same", "different"}): messages.WARPS_BOTH,
+                         frozenset({"different"}): messages.WARPS_DIFFERENT_ONLY,
+                         frozenset({"same"}): messages.WARPS_SAME_ONLY}.get(frozenset(h.warps))
+            if warp_note:
+                notes.append(warp_note)
+        return self.finding(h.kind, severity, msg, self.location(h.second), self.location(h.first),
+                            self._witness(h), notes)
+
+    def _witness(self, h: Hazard) -> dict:
+        witness = h.witness.as_dict()
         if self.kernel.warp_size == 1:
             witness["first_warp"] = witness["second_warp"] = None
         witness["benign"] = h.benign
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
-        return self.finding(h.kind, severity, msg, self.location(h.second), self.location(h.first),
-                            witness, notes)
+        return witness
 
     def barrier_scope_findings(self, rule: str, severity: str) -> list[Finding]:
         """Findings for pairs that barriers separate in execution but not in memory: each barrier
@@ -147,11 +147,7 @@ class KernelAnalysis:
         notes = [messages.BARRIER_SCOPE_WHY.format(mem=mem)]
         if h.data_dependent:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
-        witness = w.as_dict()
-        if self.kernel.warp_size == 1:
-            witness["first_warp"] = witness["second_warp"] = None
-        witness["benign"] = h.benign
-        witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
+        witness = self._witness(h)
         witness["barriers"] = [{"line": b.span.line, "col": b.span.col, "text": self._barrier_text(b),
                                 "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),
                                 "origin": _origin(b.span)}

@@ -53,6 +53,14 @@ class BuiltModule:
     def lang(self) -> str:
         return LANG_OF_TARGET[self.target]
 
+    def files(self) -> list[tuple[str, str]]:
+        """What kernelrace analyses, as (virtual file name, text): the emitted source named after the
+        builder (`FUNCTION.cu`, `.metal`), or for Vulkan one SPIR-V module per kernel."""
+        if self.units:
+            return list(self.units)
+        fn_name = self.builder.rpartition(":")[2].split(".")[-1]
+        return [(f"{fn_name}.{'cu' if self.lang == 'cuda' else 'metal'}", self.source)]
+
 
 def load_builder(spec: str) -> Callable[..., Any]:
     """Resolve ``module:function`` (the function part may be dotted) to a callable."""

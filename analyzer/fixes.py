@@ -52,22 +52,33 @@ def _reads(e):
         yield from _reads(x)
 
 
-def _holds(s, acc: ir.Access) -> bool:
-    """Whether statement `s` itself (not a nested block) performs `acc`."""
-    exprs = []
+def _own_accesses(s):
+    """The accesses statement `s` itself performs (not those of a nested block)."""
     if isinstance(s, ir.MemOp):
-        if s.access is acc:
-            return True
-        exprs = [s.access.offset, s.access.value]
-    elif isinstance(s, ir.Assign):
-        exprs = [s.value]
-    elif isinstance(s, ir.If):
-        exprs = [s.cond]
-    elif isinstance(s, ir.Loop):
-        exprs = [s.cond]
-    elif isinstance(s, ir.Eval):
-        exprs = [s.value]
-    return any(a is acc for e in exprs if e is not None for a in _reads(e))
+        yield s.access
+        exprs = (s.access.offset, s.access.value)
+    else:
+        exprs = (getattr(s, "value", None), getattr(s, "cond", None))
+    for e in exprs:
+        if e is not None:
+            yield from _reads(e)
+
+
+def _holds(s, acc: ir.Access) -> bool:
+    return any(x is acc for x in _own_accesses(s))
+
+
+def _access_where(stmts: list, match) -> ir.Access | None:
+    """The first access of the statements (nested ones included) that `match` accepts."""
+    for s in stmts:
+        for acc in _own_accesses(s):
+            if match(acc):
+                return acc
+        for lst in _children(s):
+            found = _access_where(lst, match)
+            if found is not None:
+                return found
+    return None
 
 
 def _children(s) -> list[list]:
@@ -89,26 +100,9 @@ def _path(stmts: list, acc: ir.Access) -> list[tuple[list, int]] | None:
     return None
 
 
-def _find(kernel: ir.Kernel, line: int, col: int, kind: str, first: bool = True) -> ir.Access | None:
-    found = []
-
-    def visit(stmts):
-        for s in stmts:
-            for e in ([s.access] if isinstance(s, ir.MemOp) else []):
-                found.append(e)
-            for e in (s.access.offset, s.access.value) if isinstance(s, ir.MemOp) else \
-                    (getattr(s, "value", None), getattr(s, "cond", None)):
-                if e is not None:
-                    found.extend(_reads(e))
-            for lst in _children(s):
-                visit(lst)
-
-    visit(kernel.body)
-    for acc in found:
-        akind = "atomic" if acc.atomic else acc.kind
-        if acc.span.line == line and acc.span.col == col and akind == kind:
-            return acc
-    return None
+def _find(kernel: ir.Kernel, line: int, col: int, kind: str) -> ir.Access | None:
+    return _access_where(kernel.body, lambda acc: (acc.span.line, acc.span.col) == (line, col)
+                         and ("atomic" if acc.atomic else acc.kind) == kind)
 
 
 def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True) -> Fix | None:
@@ -199,15 +193,10 @@ def _span(s) -> ir.Span:
 
 def _twin(fixed: ir.Kernel, acc: ir.Access) -> ir.Access:
     """The copy of `acc` in a deep-copied kernel (accesses keep their ids)."""
-    for s in ir.walk_stmts(fixed.body):
-        if isinstance(s, ir.MemOp) and s.access.id == acc.id:
-            return s.access
-        for e in (s.access.offset, s.access.value) if isinstance(s, ir.MemOp) else \
-                (getattr(s, "value", None), getattr(s, "cond", None)):
-            for r in (_reads(e) if e is not None else ()):
-                if r.id == acc.id:
-                    return r
-    raise LookupError(acc.id)
+    twin = _access_where(fixed.body, lambda x: x.id == acc.id)
+    if twin is None:
+        raise LookupError(acc.id)
+    return twin
 
 
 def _repeated_write(result, line: int) -> bool:

@@ -61,10 +61,17 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
         quiet = dataclasses.replace(options, hints="off")
         strict = dataclasses.replace(quiet, strict=True)
         recheck = options.hints == "all" or time.perf_counter() - t0 <= HINT_RECHECK_SECONDS
+        strict_results: dict[int, tuple] = {}   # id(kernel) -> (kernel, result): each kernel once
+
+        def analyse_strict(k: ir.Kernel) -> KernelResult:
+            if id(k) not in strict_results:
+                strict_results[id(k)] = (k, analyse_kernel(k, strict, target, params))
+            return strict_results[id(k)][1]
+
         for f in findings:
             if f.severity == "error":
                 fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params),
-                                    lambda k: analyse_kernel(k, strict, target, params), recheck)
+                                    analyse_strict, recheck)
                 f.fix = fix.as_dict() if fix is not None else None
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries)
@@ -155,17 +162,12 @@ def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | 
 
 
 def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
-    fn_name = mod.builder.rpartition(":")[2].split(".")[-1]
-    if mod.units:
-        kernels = []
-        for filename, text in mod.units:
-            for k in lower_source(text, mod.lang, filename):
-                if k.name == "main":   # a GLSL shader's entry point: name it after the TVM kernel
-                    k.name = Path(filename).stem
-                kernels.append(k)
-    else:
-        filename = f"{fn_name}.{'cu' if mod.lang == 'cuda' else 'metal'}"
-        kernels = lower_source(mod.source, mod.lang, filename)
+    kernels = []
+    for filename, text in mod.files():
+        for k in lower_source(text, mod.lang, filename):
+            if mod.units and k.name == "main":   # a GLSL shader's entry point: name it after the TVM kernel
+                k.name = Path(filename).stem
+            kernels.append(k)
     by_name = {k.name: k for k in mod.kernels}
     results = []
     for kernel in kernels:

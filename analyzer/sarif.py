@@ -122,15 +122,13 @@ def built_sources(mod) -> dict[str, str]:
     """The sources `pipeline.check_built` analyses for a `build.BuiltModule`, under the virtual
     file names its findings carry: `FUNCTION.cu` / `FUNCTION.metal`, or for Vulkan each
     `KERNEL.spvasm` and the GLSL `KERNEL.comp` it was compiled from (embedded in the SPIR-V)."""
-    if mod.units:
-        out: dict[str, str] = {}
-        for name, text in mod.units:
-            out[name] = text
+    out: dict[str, str] = {}
+    for name, text in mod.files():
+        out[name] = text
+        if mod.units:
             for origin, src in embedded_sources(text).items():
                 out.setdefault(origin, src)
-        return out
-    fn_name = mod.builder.rpartition(":")[2].split(".")[-1]
-    return {f"{fn_name}.{'cu' if mod.lang == 'cuda' else 'metal'}": mod.source}
+    return out
 
 
 def check_sources(results: list[KernelResult]) -> dict[str, str]:

@@ -96,10 +96,3 @@ def read_spirv(path: str) -> str:
         # glslang records the bare file name: give the path the user gave.
         return text.replace(f'OpString "{p.name}"', f'OpString "{path}"', 1)
     return text
-
-
-def environment_ok() -> bool:
-    return all(shutil.which(t) or (Path(sys.executable).parent / t).exists() for t in PACKAGES)
-
-
-

@@ -50,7 +50,7 @@ def main() -> int:
             b, a = t1 - t0, t2 - t1
             status = ",".join(sorted({r.status for r in results}))
             rows.append((b, a))
-            lines = sum(len(text.splitlines()) for _, text in mod.units) if mod.units else len(mod.source.splitlines())
+            lines = sum(len(text.splitlines()) for _, text in mod.files())
             print(f"{spec.split(':')[1]:42} {target:6} {lines:6d} {b:8.2f} {a:10.2f} "
                   f"{a / b:6.2f}  {status}", flush=True)
     builds = [b for b, _ in rows]

@@ -53,7 +53,7 @@ def tvm_seed(dialect: str) -> tuple[str, str]:
     from analyzer.build import build
 
     mod = build(TVM_BUILDER, TVM_PARAMS, TVM_TARGET[dialect])
-    text = mod.units[0][1] if dialect == "spirv" else mod.source
+    text = mod.files()[0][1]
     return f"tvm_merge_state{SUFFIX[dialect]}", text
 
 

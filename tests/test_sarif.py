@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURES, TESTS, fixture_args
 from jsonschema.validators import validator_for
 
-from analyzer import sarif, spirv_tools
+from analyzer import sarif
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.pipeline import Options, check_built, check_file
 from rules import RULES
@@ -27,9 +27,6 @@ MERGE_STATE = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"
 MERGE_PARAMS = {"num_heads": 8, "head_dim": 256, "v_dtype": "float16"}
 LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 KEY = sarif.FINGERPRINT_KEY
-
-needs_vulkan_tools = pytest.mark.skipif(not spirv_tools.environment_ok(),
-                                        reason="glslang / SPIR-V Tools not installed")
 
 
 @pytest.fixture(autouse=True)
@@ -229,7 +226,6 @@ def test_metal_fixture():
     assert related(res, 1)["message"]["text"] == "first access: read of S (device)"
 
 
-@needs_vulkan_tools
 def test_spirv_from_glsl_fixture_carries_origins(tmp_path):
     results = check_cached("vulkan/reduce_tree.comp")
     fs = findings(results)
@@ -306,7 +302,7 @@ MORE = ["cuda/divergent_barrier.cu", "cuda/matmul_tiled.cu", "metal/device_loop_
         "vulkan/tile_overwrite.comp", "vulkan/tvm_shaped_tile.spvasm"]
 
 
-@pytest.mark.parametrize("path", [pytest.param(FIXTURES / m, id=m, marks=[needs_vulkan_tools] if m.endswith(".comp") else [])
+@pytest.mark.parametrize("path", [pytest.param(FIXTURES / m, id=m)
                                   for m in MORE])
 def test_more_fixtures_validate(path):
     """Other rules and dialects: barrier-scope (with its barriers as related locations), divergent
@@ -400,7 +396,7 @@ def _fingerprints(results):
 
 
 @pytest.mark.parametrize("rel", ["cuda/stride_loop_neighbour.cu", "metal/seed_row_scale.metal",
-                                 pytest.param("vulkan/merge_state.comp", marks=needs_vulkan_tools)])
+                                 "vulkan/merge_state.comp"])
 def test_fingerprints_survive_line_shifts(rel, tmp_path):
     src = FIXTURES / rel
     text = src.read_text()
@@ -526,7 +522,6 @@ def test_builds_of_several_parameter_sets_do_not_share_a_file(tmp_path):
     assert len(seen) == 2
 
 
-@needs_vulkan_tools
 def test_built_vulkan_kernel_emits_spirv_and_glsl(tmp_path):
     mod, results = built("vulkan")
     fs = findings(results)

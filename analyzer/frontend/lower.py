@@ -317,25 +317,26 @@ class CLowering:
     def stmt(self, node) -> list[ir.Stmt]:
         if node is None or not isinstance(node, Tree):
             return []
+        return self._dispatch(node, "stmt", "statement")
+
+    def _dispatch(self, node, prefix: str, what: str):
+        """Lower `node` with its `prefix_KIND` method, one nesting level deeper; an Unsupported
+        raised without a node (by `_scalar`) is placed at this, the innermost, node."""
         k = kind(node)
-        method = getattr(self, f"stmt_{k}", None)
+        method = getattr(self, f"{prefix}_{k}", None)
         if method is None:
-            raise Unsupported(node, f"statement '{k}'")
-        self._enter(node)
+            raise Unsupported(node, f"{what} '{k}'")
+        if self.nesting >= MAX_NESTING:
+            raise Unsupported(node, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
+        self.nesting += 1
         try:
             return method(node)
         except Unsupported as exc:
-            if exc.node is None:    # raised without a node (_scalar): the innermost statement
+            if exc.node is None:
                 exc.node = node
             raise
         finally:
             self.nesting -= 1
-
-    def _enter(self, node) -> None:
-        self.nesting += 1
-        if self.nesting > MAX_NESTING:
-            self.nesting -= 1
-            raise Unsupported(node, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
 
     @staticmethod
     def parts(node: Tree) -> list:
@@ -599,19 +600,7 @@ class CLowering:
         return self.rvalue(node)
 
     def rvalue(self, node) -> Value:
-        k = kind(node)
-        method = getattr(self, f"expr_{k}", None)
-        if method is None:
-            raise Unsupported(node, f"expression '{k}'")
-        self._enter(node)
-        try:
-            val = method(node)
-        except Unsupported as exc:
-            if exc.node is None:    # raised without a node (_scalar): the innermost expression
-                exc.node = node
-            raise
-        finally:
-            self.nesting -= 1
+        val = self._dispatch(node, "expr", "expression")
         if isinstance(val, SharedScalar):
             return self.load(val.ptr, self.span(node))
         if isinstance(val, LocalRef):

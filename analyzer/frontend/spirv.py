@@ -14,6 +14,7 @@ invocations the analysis could tell apart.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import struct
 from dataclasses import dataclass, field
@@ -164,6 +165,25 @@ class Function:
     entry: str
     ret_type: str
 
+    @functools.cached_property
+    def defs(self) -> dict[str, Ins]:
+        """The instruction defining each id in the function's blocks."""
+        return {x.result: x for b in self.blocks.values() for x in b.ins if x.result}
+
+    @functools.cached_property
+    def uses(self) -> dict[str, set[str]]:
+        """Where each id is used: the label of the block whose body uses it, or `label!` for a
+        use by a block's phis, merge or terminator."""
+        uses: dict[str, set[str]] = {}
+        for b in self.blocks.values():
+            for ins in b.ins:
+                for a in ins.args:
+                    uses.setdefault(a, set()).add(b.label)
+            for ins in [b.term, b.merge] + b.phis:
+                for a in (ins.args if ins is not None else ()):
+                    uses.setdefault(a, set()).add(b.label + "!")
+        return uses
+
 
 class Module:
     """The declarations of one SPIR-V module, and its functions split into basic blocks."""
@@ -275,17 +295,17 @@ class Module:
         elif op == "OpExtInstImport":
             self.ext_sets[r] = _unquote(a[0])
         elif op == "OpDecorate":
-            self.decorations.setdefault(a[0], {})[_word(a[1])] = a[2:]
+            self.decorations.setdefault(a[0], {})[a[1]] = a[2:]
         elif op == "OpMemberDecorate":
-            self.member_decorations.setdefault((a[0], _number(a[1], "member index")), {})[_word(a[2])] = a[3:]
+            self.member_decorations.setdefault((a[0], _number(a[1], "member index")), {})[a[2]] = a[3:]
         elif op == "OpEntryPoint":
-            if _word(a[0]) == "GLCompute":
+            if a[0] == "GLCompute":
                 self.entry_points.append((a[1], _unquote(a[2]), ins))
         elif op in ("OpExecutionMode", "OpExecutionModeId"):
-            if _word(a[1]) in ("LocalSize", "LocalSizeId"):
+            if a[1] in ("LocalSize", "LocalSizeId"):
                 if len(a) < 5:
                     raise Unsupported(ins.node, f"{a[1]} without three sizes")
-                self.local_size[a[0]] = (_word(a[1]), tuple(a[2:5]))
+                self.local_size[a[0]] = (a[1], tuple(a[2:5]))
         elif op == "OpTypeVoid":
             self.types[r] = Type("void")
         elif op == "OpTypeBool":
@@ -309,7 +329,7 @@ class Module:
         elif op == "OpTypeStruct":
             self.types[r] = Type("struct", members=tuple(self._element(m) for m in a))
         elif op == "OpTypePointer":
-            self.types[r] = Type("pointer", elem=a[1], storage=_word(a[0]))   # may be forward
+            self.types[r] = Type("pointer", elem=a[1], storage=a[0])   # may be forward
         elif op == "OpTypeFunction":
             self.types[r] = Type("function", elem=a[0])
         elif op.startswith("OpType"):
@@ -338,7 +358,7 @@ class Module:
         elif op == "OpConstantNull":
             self.constants[r] = 0
         elif op == "OpVariable":
-            self.variables[r] = (a[0], _word(a[1]), ins)
+            self.variables[r] = (a[0], a[1], ins)
         elif op == "OpUndef":
             self.constants[r] = None
 
@@ -415,10 +435,6 @@ def _arg(tok):
     if isinstance(tok, Tree):   # a mask: Volatile|Aligned
         return "|".join(str(t) for t in tok.children)
     return str(tok)
-
-
-def _word(text: str) -> str:
-    return text
 
 
 def _unquote(text: str) -> str:
@@ -873,8 +889,7 @@ class KernelLowering:
         if not stored:
             return False
         # Used by the terminator, a phi, or another block: conservatively, after the store.
-        uses = self._uses()
-        return any(uses.get(t, set()) - {block.label} for t in tainted)
+        return any(self.fn.uses.get(t, set()) - {block.label} for t in tainted)
 
     def _local_root(self, ptr_id: str) -> str | None:
         """The IR variable a pointer into a local variable refers to (also for access chains of
@@ -882,29 +897,10 @@ class KernelLowering:
         v = self.values.get(ptr_id)
         if isinstance(v, Ptr):
             return v.base if v.kind == "local" else None
-        defs = getattr(self.fn, "_defs", None)
-        if defs is None:
-            defs = self.fn._defs = {x.result: x for b in self.fn.blocks.values() for x in b.ins if x.result}
-        d = defs.get(ptr_id)
+        d = self.fn.defs.get(ptr_id)
         if d is not None and d.op in ("OpAccessChain", "OpInBoundsAccessChain"):
             return self._local_root(d.args[1])
         return None
-
-    def _uses(self) -> dict[str, set[str]]:
-        """Where each id is used: the label of the block whose body uses it, or `label!` for a
-        use by a block's phis, merge or terminator."""
-        uses = getattr(self.fn, "_uses", None)
-        if uses is None:
-            uses = {}
-            for b in self.fn.blocks.values():
-                for ins in b.ins:
-                    for a in ins.args:
-                        uses.setdefault(a, set()).add(b.label)
-                for ins in [b.term, b.merge] + b.phis:
-                    for a in (ins.args if ins is not None else ()):
-                        uses.setdefault(a, set()).add(b.label + "!")
-            self.fn._uses = uses
-        return uses
 
     def instruction(self, ins: Ins) -> list[ir.Stmt]:
         op, a, r = ins.op, ins.args, ins.result
