@@ -123,6 +123,21 @@ class KernelAnalysis:
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         return witness
 
+    def redundant_barrier_findings(self, rule: str, severity: str) -> list[Finding]:
+        """Findings for the barriers whose removal, with the redundant ones before them, lets no
+        two accesses collide."""
+        out = []
+        for v in self.pairs.barrier_verdicts():
+            if v.needed is not False:
+                continue
+            b = v.barrier
+            msg = messages.REDUNDANT_BARRIER.format(text=self._barrier_text(b),
+                                                    also=messages.REDUNDANT_ALSO if out else "")
+            note = messages.REDUNDANT_CHECKED.format(pairs=v.pairs) if v.pairs else messages.REDUNDANT_SHADOWED
+            loc = self.span_location(b.span, "barrier", self.kernel.line(b.span.line).strip())
+            out.append(self.finding(rule, severity, msg, loc, notes=[note]))
+        return out
+
     def barrier_scope_findings(self, rule: str, severity: str) -> list[Finding]:
         """Findings for pairs that barriers separate in execution but not in memory: each barrier
         between them leaves their memory space out (benign same-value writes only under --strict)."""

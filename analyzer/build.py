@@ -363,15 +363,18 @@ def _to_ir(e, env=None):
     return None
 
 
-def _buffer_shapes(mod) -> dict[str, tuple[tuple[int | None, ...], str | None]]:
-    """Declared shapes of the buffer parameters: the dimensions every in-bounds access respects."""
+def _buffer_shapes(mod) -> dict[str, tuple[tuple[int | str | None, ...], str | None]]:
+    """Declared shapes of the buffer parameters: the dimensions every in-bounds access respects
+    (an extent that is a variable by its name, which is also the kernel's parameter; other
+    symbolic extents None)."""
     import tvm
 
     out = {}
     for _, func in mod.functions.items():
         for p in getattr(func, "params", ()):
             try:
-                shape = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else None for d in p.shape)
+                shape = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm)
+                              else d.name if isinstance(d, tvm.tirx.Var) else None for d in p.shape)
             except Exception:  # a scalar parameter has no shape
                 continue
             off = p.elem_offset

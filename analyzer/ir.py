@@ -220,6 +220,9 @@ class Buffer:
     # Declared shape, when known (TVM builds): constant row strides in elements, and the parameter
     # holding the buffer's element offset. In-bounds accesses keep each inner index below its stride.
     strides: tuple[int, ...] = ()
+    # The innermost dimension whose extent is a scalar parameter, and the constant number of
+    # elements below it: rows of `param * elements`, each in-bounds index inside one.
+    param_row: tuple[str, int] | None = None
     offset_param: str | None = None
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
 

@@ -28,6 +28,11 @@ BARRIER_SCOPE_HINT = {
     "cuda": "use {fn}(), which orders shared and global memory",
 }
 BARRIER_SCOPE_HINT_OTHER = "make the barrier order {mem} memory too"
+REDUNDANT_BARRIER = "barrier {text} is redundant: without it{also}, no two threads' accesses collide"
+REDUNDANT_ALSO = " (and without the redundant barriers reported above it)"
+REDUNDANT_CHECKED = ("{pairs} pair(s) of accesses that only it keeps apart were checked, for every block, "
+                     "thread pair, loop iteration and parameter value the kernel allows")
+REDUNDANT_SHADOWED = "every pair of accesses it keeps apart, another barrier keeps apart too"
 UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
 
 WARPS_BOTH = "threads of different warps collide, and so do threads of one warp"

@@ -40,8 +40,8 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     t0 = time.perf_counter()
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
-    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict,
-                          deadline=time.monotonic() + options.kernel_timeout_s)
+    deadline = time.monotonic() + options.kernel_timeout_s
+    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline)
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params)
     findings: list[Finding] = []
     for name, rule in RULES.items():
@@ -108,31 +108,42 @@ def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
 
 def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[str, int],
                options: Options) -> list[KernelResult]:
+    text, lang, name = read_source(path, lang)
+    return check_text(text, lang, name, block_dim, grid_dim, defines, options, path)
+
+
+def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
+    """(text, dialect, file name positions refer to) of a kernel file; SPIR-V binaries and GLSL are
+    disassembled, and positions are the disassembly's lines."""
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
         raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv, or a "
                               f".cu/.cuh/.metal/.spvasm/.spv/.comp file)")
     if lang == "spirv":
-        text, name = spirv_tools.read_spirv(path), path
-        if p.suffix in (".spv", ".comp", ".glsl"):
-            name = f"{path}.spvasm"   # the disassembly: positions are its lines
-        kernels = lower_source(text, lang, name)
+        return spirv_tools.read_spirv(path), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
+                                                     else path)
+    try:
+        return p.read_text(), lang, path
+    except FileNotFoundError:
+        raise KernelraceError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelraceError(f"{path}: cannot read: {exc}") from None
+
+
+def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: dict[str, int],
+               options: Options, path: str | None = None) -> list[KernelResult]:
+    """Check a kernel source; `path` is the file the user named (for messages)."""
+    path = path or name
+    kernels = lower_source(text, lang, name)
+    if lang == "spirv":
         for k in kernels:
             _check_local_size(k, block_dim, path)
-    else:
-        try:
-            text = p.read_text()
-        except FileNotFoundError:
-            raise KernelraceError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KernelraceError(f"{path}: cannot read: {exc}") from None
-        kernels = lower_source(text, lang, path)
     known = {p for k in kernels for p in k.params}
-    for name in defines or {}:
-        if name not in known:
-            raise KernelraceError(f"{path}: --define {name}: no kernel in this file has a scalar parameter "
-                                  f"'{name}' (parameters: {', '.join(sorted(known)) or 'none'})")
+    for param in defines or {}:
+        if param not in known:
+            raise KernelraceError(f"{path}: --define {param}: no kernel in this file has a scalar parameter "
+                                  f"'{param}' (parameters: {', '.join(sorted(known)) or 'none'})")
     results = []
     for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
@@ -194,14 +205,19 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         shape, offset_param = shapes[name]
         if name.endswith("_ptr") and name[:-4] in shapes:
             buf.display = name[:-4]
-        strides, acc = [], 1
+        strides, acc, row = [], 1, None
         for extent in reversed(shape[1:]):
-            if extent is None:
+            if not isinstance(extent, int):
+                # The innermost symbolic extent: a row of `extent * acc` elements, when the
+                # extent is a parameter the kernel receives.
+                if isinstance(extent, str) and extent in kernel.params:
+                    row = (extent, acc)
                 break
             acc *= extent
             if acc > 1:
                 strides.append(acc)
         buf.strides = tuple(strides)
+        buf.param_row = row
         buf.offset_param = offset_param
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import z3
 
 from . import ir
-from .addresses import inner_index, peel_scale, radix_split, split_rows
+from .addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
 from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
@@ -90,6 +90,17 @@ class Undecided:
 
 
 @dataclass
+class BarrierVerdict:
+    """Whether a barrier is needed: True with the race its removal exposes, False when removing
+    it lets no two accesses collide, None when that cannot be shown (`reason`)."""
+    barrier: ir.Barrier
+    needed: bool | None
+    hazard: Hazard | None = None
+    reason: str | None = None
+    pairs: int = 0          # access pairs that could collide only across this barrier
+
+
+@dataclass
 class ScopeInputs:
     """What the barrier-scope pass needs from the race pass: no solver state, only the program,
     the barrier intervals already computed, and the pairs the race pass settled."""
@@ -100,6 +111,7 @@ class ScopeInputs:
     strict: bool
     views: dict
     hit: frozenset
+    deadline: float | None = None   # the kernel's: the passes on demand stop there too
 
 
 @dataclass
@@ -109,6 +121,16 @@ class PairAnalysis:
     queries: int = 0
     scope_inputs: ScopeInputs | None = field(default=None, repr=False)
     _scope_hazards: list[Hazard] | None = field(default=None, repr=False)
+    _barrier_verdicts: list[BarrierVerdict] | None = field(default=None, repr=False)
+
+    def barrier_verdicts(self) -> list[BarrierVerdict]:
+        """For every barrier statement, whether a race appears without it (computed on first use,
+        like `barrier_scope`, within the kernel's time limit)."""
+        if self._barrier_verdicts is None:
+            i = self.scope_inputs
+            self._barrier_verdicts = [] if i is None else PairChecker(
+                i.kernel, i.ev, i.cfg, i.timeout_ms, i.strict, i.views).run_redundant(self, i.hit, i.deadline)
+        return self._barrier_verdicts
 
     def barrier_scope(self) -> list[Hazard]:
         """Hazards between accesses that barriers order in execution but not in memory: every
@@ -118,7 +140,7 @@ class PairAnalysis:
         if self._scope_hazards is None:
             i = self.scope_inputs
             self._scope_hazards = [] if i is None else PairChecker(
-                i.kernel, i.ev, i.cfg, i.timeout_ms, i.strict, i.views).run_scope(self, i.hit)
+                i.kernel, i.ev, i.cfg, i.timeout_ms, i.strict, i.views).run_scope(self, i.hit, i.deadline)
         return self._scope_hazards
 
 
@@ -190,36 +212,46 @@ class PairChecker:
             hit = self._views[cut] = intervals_between(self.cfg, cut)
         return hit
 
-    def _pairs(self):
-        """Pairs of access events on one buffer, at least one a write, not both atomic."""
+    def _by_buffer(self) -> list[tuple[str, list[AccessEvent]]]:
         by_buffer: dict[str, list[AccessEvent]] = defaultdict(list)
         for e in sorted(self.ev.accesses.values(), key=lambda e: e.order):
             by_buffer[e.access.buffer].append(e)
-        for buf in sorted(by_buffer):
-            events = by_buffer[buf]
-            for i, a in enumerate(events):
-                for b in events[i:]:
-                    if not (a.access.is_write or b.access.is_write):
-                        continue
-                    if a.access.atomic and b.access.atomic:
-                        continue
-                    yield a, b
+        return sorted(by_buffer.items())
+
+    @staticmethod
+    def _partners(events: list[AccessEvent], i: int):
+        """The pairs (events[i], b), b at or after i: at least one a write, not both atomic."""
+        a = events[i]
+        for b in events[i:]:
+            if (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic):
+                yield a, b
+
+    def _pairs(self):
+        """Pairs of access events on one buffer, at least one a write, not both atomic."""
+        for _, events in self._by_buffer():
+            for i in range(len(events)):
+                yield from self._partners(events, i)
 
     def run(self, deadline: float | None = None) -> PairAnalysis:
         self._encoders()
         out = PairAnalysis()
-        for a, b in self._pairs():
-            if deadline is not None and time.monotonic() > deadline:
-                # Out of time for this kernel: every pair still to check that can run concurrently
-                # is undecided, never clean.
-                if self._entries(a, b, self.block_reach, self.warp_reach):
-                    out.undecided.append(Undecided(a, b, KERNEL_LIMIT))
-                    self._hit.add((a.access.id, b.access.id))
-                continue
-            if self.check_pair(a, b, out):
-                self._hit.add((a.access.id, b.access.id))
+        for _, events in self._by_buffer():
+            for i in range(len(events)):
+                for a, b in self._partners(events, i):
+                    if deadline is not None and time.monotonic() > deadline:
+                        # Out of time: what is left of this buffer is undecided, never clean. One
+                        # finding stands for them all (a long kernel has millions of pairs).
+                        n = len(events) - i
+                        out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
+                        self._hit.add((a.access.id, b.access.id))
+                        break
+                    if self.check_pair(a, b, out):
+                        self._hit.add((a.access.id, b.access.id))
+                else:
+                    continue
+                break
         out.scope_inputs = ScopeInputs(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self._views,
-                                       frozenset(self._hit))
+                                       frozenset(self._hit), deadline)
         return out
 
     def _combos(self, a: AccessEvent, b: AccessEvent, reach):
@@ -292,7 +324,8 @@ class PairChecker:
                 out.append(space)
         return out
 
-    def run_scope(self, out: PairAnalysis, hit: frozenset = frozenset()) -> list[Hazard]:
+    def run_scope(self, out: PairAnalysis, hit: frozenset = frozenset(),
+                  deadline: float | None = None) -> list[Hazard]:
         """Hazards of the pairs that are concurrent when only the barriers ordering their memory
         space separate, and not when every barrier does. Pairs in `hit`, which the race pass found
         colliding or could not decide, are left to it. The candidates are found before any solver
@@ -306,6 +339,10 @@ class PairChecker:
             space = a.access.space
             if space not in spaces or (a.access.id, b.access.id) in hit:
                 continue
+            if deadline is not None and time.monotonic() > deadline:
+                out.undecided.append(Undecided(a, b, f"whether barriers order its memory (barrier-scope): "
+                                                     f"{OUT_OF_TIME} before this pair and the rest were checked"))
+                break
             entries = self._scope_entries(a, b, space)
             if entries:
                 candidates.append((a, b, space, entries))
@@ -321,15 +358,21 @@ class PairChecker:
         return found
 
     def _scope_entries(self, a: AccessEvent, b: AccessEvent, space: str) -> list:
-        """Shapes concurrent in the view of `space` but ordered in execution, with the warps they
-        need: two threads any barrier separates, or threads of one warp a warp barrier separates."""
+        """Shapes concurrent in the view of `space` but ordered in execution."""
         block = self.view(cuts(self.cfg, False, space))
         warp = self.view(cuts(self.cfg, True, space)) if self.has_warp_barriers else block
+        return self._extra_entries(a, b, block, warp)
+
+    def _extra_entries(self, a: AccessEvent, b: AccessEvent, block: dict, warp: dict,
+                       base: tuple[dict, dict] | None = None) -> list:
+        """Shapes concurrent in the views `block` and `warp` (fewer barriers cutting) but not in
+        `base` (the kernel's own views unless given), with the warps they need: two threads any
+        barrier separates, or threads of one warp a warp barrier separates."""
         filtered = self._entries(a, b, block, warp)
         if not filtered:
             return []
         normal: dict[tuple, str | None] = {}
-        for pa, pb, warps, da, db in self._entries(a, b, self.block_reach, self.warp_reach):
+        for pa, pb, warps, da, db in self._entries(a, b, *(base or (self.block_reach, self.warp_reach))):
             key = (pa, pb, da, db)
             normal[key] = None if key in normal and normal[key] is None else warps
         out = []
@@ -340,6 +383,63 @@ class PairChecker:
             elif normal[key] == DIFFERENT and warps is None:
                 out.append((pa, pb, SAME, da, db))       # a warp barrier separates one warp's threads
         return out
+
+    # ----- redundant barriers -----
+
+    def run_redundant(self, out: PairAnalysis, hit: frozenset = frozenset(),
+                      deadline: float | None = None) -> list["BarrierVerdict"]:
+        """For each barrier statement, in source order, whether the kernel would race without it
+        and without the barriers already found redundant: the pairs its removal lets run
+        concurrently, queried in just the new interval shapes. So the barriers found redundant can
+        all go together, not only one at a time (of two barriers back to back, one stays).
+
+        A pair the race pass already found colliding or left undecided decides nothing, and
+        neither does a query the solver cannot decide: the barrier is then `needed=None`."""
+        nodes: dict[int, list[int]] = defaultdict(list)
+        for n, bar in sorted(self.cfg.barrier_node.items(), key=lambda nb: (nb[1].span.line, nb[1].span.col)):
+            nodes[id(bar)].append(n)
+        block_cut = cuts(self.cfg, False)
+        warp_cut = cuts(self.cfg, True) if self.has_warp_barriers else block_cut
+        removed: frozenset[int] = frozenset()
+        base = (self.block_reach, self.warp_reach)
+        verdicts = []
+        for group in nodes.values():
+            bar = self.cfg.barrier_node[group[0]]
+            if deadline is not None and time.monotonic() > deadline:
+                verdicts.append(BarrierVerdict(bar, None, reason=OUT_OF_TIME))
+                continue
+            gone = removed | frozenset(group)
+            block = self.view(block_cut - gone)
+            warp = self.view(warp_cut - gone) if self.has_warp_barriers else block
+            verdict = self._verdict(bar, (block, warp), base, out, hit, deadline)
+            if verdict.needed is False:
+                removed, base = gone, (block, warp)
+            verdicts.append(verdict)
+        return verdicts
+
+    def _verdict(self, bar: ir.Barrier, views, base, out: PairAnalysis, hit, deadline) -> "BarrierVerdict":
+        undecided, checked = None, 0
+        for a, b in self._pairs():
+            if deadline is not None and time.monotonic() > deadline:
+                return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
+            extra = self._extra_entries(a, b, *views, base)
+            if not extra:
+                continue
+            checked += 1
+            if (a.access.id, b.access.id) in hit:
+                undecided = undecided or (f"the {a.access.kind} at line {a.access.span.line} and the "
+                                          f"{b.access.kind} at line {b.access.span.line} it orders already race")
+                continue
+            self._encoders()
+            sink: list[Hazard] = []
+            n = len(out.undecided)
+            self._query_groups(a, b, extra, out, sink)
+            if sink:
+                return BarrierVerdict(bar, True, sink[0], pairs=checked)
+            if len(out.undecided) > n:
+                undecided = undecided or out.undecided[n].reason
+                del out.undecided[n:]
+        return BarrierVerdict(bar, None if undecided else False, reason=undecided, pairs=checked)
 
     def _unordered_by(self, h: Hazard, space: str) -> tuple[ir.Barrier, ...]:
         """The barriers between the hazard's accesses that do not order `space` (for threads of two
@@ -410,7 +510,7 @@ class PairChecker:
         hit = self._cache.get(key)
         if hit is None:
             off = enc.term(e.offset, k)
-            hit = self._in_bounds(e, off, k) + [truth(enc.term(g, k)) for g in e.guard]
+            hit = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard]
             self._cache[key] = hit
         else:
             # replay the terms so that their side constraints are collected for this query
@@ -441,6 +541,13 @@ class PairChecker:
         fast, _, _ = self._constraints(self.fast, a, b, combos)
         valued = kind == WAW and a.value is not None and b.value is not None
         benign = False
+        res, fast_solver = self._solve(fast, out)
+        if res == z3.unsat:
+            return False
+        if res == z3.unknown:
+            # The over-approximation is already out of budget; the exact query would be harder.
+            self._undecided(first, second, fast_solver, out)
+            return True
         if valued:
             # Same value stored by both threads? Then the pair is benign, and without --strict
             # it needs no exact query at all.
@@ -454,13 +561,6 @@ class PairChecker:
                 # Out of budget with the values; without them the query is no easier to decide.
                 self._undecided(first, second, fast_solver, out)
                 return True
-        res, fast_solver = self._solve(fast, out)
-        if res == z3.unsat:
-            return False
-        if res == z3.unknown:
-            # The over-approximation is already out of budget; the exact query would be harder.
-            self._undecided(first, second, fast_solver, out)
-            return True
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
             exact.append(self._differ(a, b))
@@ -502,7 +602,8 @@ class PairChecker:
     def _data_dependent(self, solver, terms) -> tuple[str, ...]:
         """Does the race need particular memory contents? Ask again with every value loaded from
         memory strictly increasing in its address, as an index map that is a sorted permutation or
-        a cumulative distribution is: if the race goes away, it depends on the data."""
+        a cumulative distribution is, and each load inside its buffer's declared shape: if the
+        race goes away, it depends on the data."""
         apps = [(self._load_buffer(x), x) for x in _loads_in(terms)]
         pairs = [(x, y) for i, (bx, x) in enumerate(apps) for by, y in apps[i + 1:] if bx and bx == by]
         if not pairs:
@@ -512,16 +613,30 @@ class PairChecker:
                    for x, y in pairs]
         solver.push()
         solver.add(*ordered)
+        solver.add(*self._load_bounds(x for _, x in apps))
         res = solver.check()
         solver.pop()
         if res != z3.unsat:
             return ()
         return tuple(sorted({self._load_buffer(x) for pair in pairs for x in pair}))
 
-    def _load_buffer(self, app) -> str | None:
-        """The buffer a load function reads (`load17` is access site 17)."""
+    def _load_bounds(self, apps) -> list:
+        """In-bounds facts of the loads whose values the addresses use."""
+        facts = []
+        for x in apps:
+            sym, k = self.enc.loads.get(x.get_id(), (None, 0))
+            ev = self._load_event(x)
+            if sym is not None and ev is not None:
+                facts += self._in_bounds(ev.access, sym.args[0], x.arg(0), k)
+        return facts
+
+    def _load_event(self, app) -> AccessEvent | None:
+        """The access site a load function reads (`load17` is site 17)."""
         site = app.decl().name()[4:]
-        ev = self.ev.accesses.get(int(site)) if site.isdigit() else None
+        return self.ev.accesses.get(int(site)) if site.isdigit() else None
+
+    def _load_buffer(self, app) -> str | None:
+        ev = self._load_event(app)
         return ev.access.buffer if ev is not None else None
 
     def _readable(self, solver, model):
@@ -557,11 +672,14 @@ class PairChecker:
 
     def _replay_bounds(self, e: AccessEvent, k: int) -> None:
         buf = self.kernel.buffers.get(e.access.buffer)
-        if buf is not None and buf.strides:
+        if buf is not None and (buf.strides or buf.param_row):
             scale, index = peel_scale(e.offset)
             if scale == buf.elem_size:
                 for stride in buf.strides:
                     self.enc.term(self._inner(index, stride, buf.offset_param), k)
+                column = self._param_column(index, buf)
+                if column is not None:
+                    self.enc.term(column, k)
 
     def _inner(self, index, stride, offset_param):
         key = ("inner", id(index), stride)
@@ -570,21 +688,45 @@ class PairChecker:
             hit = self._cache[key] = (index, inner_index(index, stride, offset_param))
         return hit[1]
 
-    def _in_bounds(self, e: AccessEvent, off, k: int) -> list:
+    def _param_column(self, index, buf: ir.Buffer):
+        """The index within its row when the row length is a parameter (`buf.param_row`): the
+        part of `index == row * length + column` not multiplied by the parameter, the buffer's
+        offset excluded. None when the index does not have that shape."""
+        if buf.param_row is None:
+            return None
+        key = ("column", id(index), buf.name)
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not index:
+            column = None
+            parts = split(index, buf.param_row[0])
+            if parts is not None and not contains_param(parts[1], buf.param_row[0]):
+                column = parts[1]
+                if buf.offset_param and contains_param(column, buf.offset_param):
+                    column = ir.BinOp("-", column, ir.Param(buf.offset_param))
+            hit = self._cache[key] = (index, column)
+        return hit[1]
+
+    def _in_bounds(self, access: ir.Access, offset, off, k: int) -> list:
         """Accesses stay inside their buffer: from its base, within a fixed-size array, and, where
-        the declared shape is known, each inner index within its dimension."""
+        the declared shape is known, each inner index within its dimension (`offset` the IR term,
+        `off` its encoding for thread k)."""
         facts = [off >= 0]
-        buf = self.kernel.buffers.get(e.access.buffer)
+        buf = self.kernel.buffers.get(access.buffer)
         if buf is None:
             return facts
         if buf.size_bytes:
-            facts.append(off + e.access.width <= buf.size_bytes)
-        scale, index = peel_scale(e.offset)
-        if buf.strides and scale == buf.elem_size and e.access.width % scale == 0:
-            width = e.access.width // scale
+            facts.append(off + access.width <= buf.size_bytes)
+        scale, index = peel_scale(offset)
+        if scale == buf.elem_size and access.width % scale == 0:
+            width = access.width // scale
             for stride in buf.strides:
                 inner = self.enc.term(self._inner(index, stride, buf.offset_param), k)
                 facts += [inner >= 0, inner + width <= stride]
+            column = self._param_column(index, buf)
+            if column is not None:
+                name, below = buf.param_row
+                col = as_int(self.enc.term(column, k))
+                facts += [col >= 0, col + width <= self.enc.param(name) * below]
         return facts
 
     def _overlap(self, a: AccessEvent, b: AccessEvent) -> list:
@@ -714,7 +856,9 @@ def _loads_in(terms) -> list:
     return out
 
 
-KERNEL_LIMIT = "the kernel's time limit (--kernel-timeout) ran out before this pair was checked"
+OUT_OF_TIME = "the kernel's time limit (--kernel-timeout) ran out"
+KERNEL_LIMIT = ("the kernel's time limit (--kernel-timeout) ran out before this pair and the rest of this "
+                "buffer's pairs (at most {n}) were checked")
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,

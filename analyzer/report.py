@@ -26,6 +26,7 @@ def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -
         "unknown": sum(r.status == "unknown" for r in results),
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == "warning" for f in findings),
+        "notes": sum(f.severity == "note" for f in findings),
         "by_rule": dict(sorted(by_rule.items())),
         "in_baseline": (hidden or {}).get("in_baseline", 0),
         "suppressed": (hidden or {}).get("suppressed", 0),
@@ -67,14 +68,14 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                           f"{escape(f.message)}  [dim]kernel {escape(f.kernel)}{escape(where)}[/]")
             rows = []
             if f.first is not None:
-                rows.append((f.first, "first"))
-            rows.append((f.second, "second"))
+                rows.append((f.first, "first: "))
+            rows.append((f.second, "second: " if f.first is not None else ""))
             for i, (loc_, role) in enumerate(rows):
                 what = loc_.kind + (f" {loc_.buffer} ({loc_.memory})" if loc_.buffer else "")
                 if i == 0 or loc_.line != rows[i - 1][0].line:   # a line shown once for both
                     console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
                 origin = f" (from {loc_.origin[0]}:{loc_.origin[1]})" if loc_.origin else ""
-                console.print(f"  [dim]      |[/] [cyan]{role}: {escape(what)} at {loc_.line}:{loc_.col}{escape(origin)}[/]")
+                console.print(f"  [dim]      |[/] [cyan]{role}{escape(what)} at {loc_.line}:{loc_.col}{escape(origin)}[/]")
                 if loc_.origin_text and (i == 0 or rows[i - 1][0].origin != loc_.origin):
                     console.print(f"  [dim]{loc_.origin[1]:>5} |[/] {escape(loc_.origin_text[:140])}  [dim]({escape(loc_.origin[0])})[/]")
             w = f.witness
@@ -121,7 +122,7 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                      if s[k])
     console.print(f"[{style}]{s['kernels']} kernel(s): {s['clean']} clean, {s['with_findings']} with findings, "
                   f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)"
-                  f"{'; ' + tail if tail else ''}[/]")
+                  f"{', ' + str(s['notes']) + ' note(s)' if s['notes'] else ''}{'; ' + tail if tail else ''}[/]")
 
 
 def _cell_text(row: dict[str, Any], notes: dict[str, int]) -> str:

@@ -72,6 +72,7 @@ class Encoder:
         self.funcs: dict[tuple[str, int], object] = {}
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
         self.iter_vars: dict[tuple[int, int], object] = {}
+        self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
@@ -201,7 +202,10 @@ class Encoder:
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
-            return self.func(name, len(args))(*args) if args else self._c_int(name)
+            out = self.func(name, len(args))(*args) if args else self._c_int(name)
+            if args and t.name.startswith("load"):
+                self.loads[out.get_id()] = (t, k)
+            return out
         if isinstance(t, ir.BinOp):
             if t.op in ("/", "%", "fdiv", "fmod") and not self.exact and not isinstance(t.b, ir.Const):
                 # Keep the divisor's constant factor visible: with b = x*c the identity reads

@@ -237,6 +237,8 @@ def test_spirv_from_glsl_fixture_carries_origins(tmp_path):
     for f, res in match(log, results):
         art = res["locations"][0]["physicalLocation"]["artifactLocation"]
         assert art["uri"] == "tests/fixtures/vulkan/reduce_tree.comp.spvasm" and "uriBaseId" not in art
+        if f.rule == "redundant-barrier":
+            continue    # the barrier after the loop (GLSL line 18); the race is at line 15
         # the GLSL line each access came from: a related location in the real file, and a property
         origins = [r for r in res["relatedLocations"] if r["id"] in (2, 3)]
         assert origins
@@ -263,13 +265,12 @@ def test_spirv_from_glsl_fixture_carries_origins(tmp_path):
 
 def test_divergent_barrier_witness():
     results = check_cached("cuda/divergent_barrier.cu")
-    (f,) = findings(results)
+    (f,) = [f for f in findings(results) if f.rule == "divergent-barrier"]
     assert set(f.witness) == {"reaching_thread", "skipping_thread", "block"}
     log = sarif.to_sarif(results)
     validate(log)
     assert_semantics(log, results)
-    (res,) = log["runs"][0]["results"]
-    assert res["ruleId"] == "divergent-barrier"
+    (res,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "divergent-barrier"]
     text = unescape(res["message"]["text"])
     assert f"thread {thread(f.witness['reaching_thread'])} reaches the barrier" in text
     reach, skip = res["codeFlows"][0]["threadFlows"]

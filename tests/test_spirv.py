@@ -100,7 +100,7 @@ def test_binary_spv_input_is_disassembled(cli, tmp_path):
     spv.write_bytes(compile_glsl((VULKAN / "reduce_tree.comp").read_text(), "reduce_tree.comp"))
     code, report, err = cli("check", str(spv), "--format", "json")
     assert code == 1, err
-    assert {f["rule"] for f in report["findings"]} == {"read-after-write"}
+    assert {f["rule"] for f in report["findings"]} == {"read-after-write", "redundant-barrier"}
     assert report["findings"][0]["second"]["origin"]["line"] == 15
 
 

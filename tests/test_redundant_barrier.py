@@ -1,0 +1,90 @@
+"""redundant-barrier against the ground truth of deleting barriers from the source.
+
+A barrier the rule reports must be one whose deletion introduces no race; a barrier whose deletion
+introduces a race must never be reported; and every reported barrier of a kernel can go at once.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from analyzer.concurrency import build_cfg
+from analyzer.frontend import lower_source
+from analyzer.mutants import barrier_sites, check_mutants, delete_barrier, finding_keys, text_checker
+from analyzer.pipeline import Options, read_source
+from analyzer.races import OUT_OF_TIME, analyse_pairs
+from analyzer.symbolic import SymbolicExecutor
+from conftest import FIXTURES, fixture_args
+
+OPTIONS = Options(hints="off")
+WITH_BARRIERS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm")
+                       and any(w in p.read_text() for w in ("__sync", "_barrier(", "barrier()", "OpControlBarrier")))
+
+
+def _block_dim(path: Path):
+    args = fixture_args(path)
+    return [int(x) for x in args[args.index("--block-dim") + 1].split(",")] if "--block-dim" in args else None
+
+
+def _checker(path: Path):
+    text, lang, name = read_source(str(path), None)
+    return [(name, text)], lang, text_checker(lang, _block_dim(path))
+
+
+@pytest.mark.parametrize("path", WITH_BARRIERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reported_barriers_are_exactly_those_deletion_leaves_race_free(path):
+    files, lang, check = _checker(path)
+    original, verdicts = check_mutants(files, lang, check, OPTIONS)
+    assert verdicts
+    racy = any(f.severity == "error" for r in original for f in r.findings)
+    for v in verdicts:
+        where = f"{path.name}:{v.mutant.line}"
+        if v.redundant:
+            assert v.outcome == "no race", f"{where}: reported redundant, but deleting it races"
+        if v.outcome == "race":
+            assert not v.redundant, where
+        # Where nothing races already, no barrier here shadows another: deletion is the whole truth.
+        if not racy and v.outcome == "no race" and "back_to_back" not in path.name:
+            assert v.redundant, f"{where}: deleting it leaves no race, but it is not reported"
+
+
+def test_every_reported_barrier_can_go_at_once():
+    path = FIXTURES / "cuda" / "back_to_back_barriers.cu"
+    files, lang, check = _checker(path)
+    original = check(files, OPTIONS)
+    noted = [f.second for r in original for f in r.findings if f.rule == "redundant-barrier"]
+    assert len(noted) == 1          # of two barriers back to back, one is reported
+    (name, text), = files
+    for loc in noted:
+        text = delete_barrier(text, lang, loc.line, loc.col)
+    assert not finding_keys(check([(name, text)], OPTIONS))
+    # ... and deleting both is a race: the one left is needed.
+    for line, col, _ in barrier_sites(text, lang, name):
+        text = delete_barrier(text, lang, line, col)
+    assert finding_keys(check([(name, text)], OPTIONS))
+
+
+def test_mutants_keep_every_other_line_and_column():
+    text = "void k() {\n  a[i] = 1;\n  __syncthreads();  // x\n  b = a[j];\n}\n"
+    out = delete_barrier(text, "cuda", 3, 3)
+    assert out.split("\n")[2] == "  " + " " * len("__syncthreads()") + ";  // x"
+    assert [len(x) for x in out.split("\n")] == [len(x) for x in text.split("\n")]
+
+
+def test_no_verdict_once_the_kernel_is_out_of_time():
+    text = (FIXTURES / "cuda" / "redundant_barrier.cu").read_text()
+    kernel, = lower_source(text, "cuda", "redundant_barrier.cu")
+    kernel.block_dim = {"x": 256, "y": 1, "z": 1}
+    ev = SymbolicExecutor(kernel).run()
+    pairs = analyse_pairs(kernel, ev, build_cfg(kernel, ev.tracked_conditions), 1000)
+    pairs.scope_inputs.deadline = 0.0    # the race pass finished; the kernel's time is now up
+    verdicts = pairs.barrier_verdicts()
+    assert verdicts and all(v.needed is None and v.reason == OUT_OF_TIME for v in verdicts)
+
+
+def test_a_barrier_a_racing_pair_crosses_is_not_vouched_for(cli):
+    # subgroupBarrier() orders no two invocations on Vulkan (no subgroup size is assumed), and the
+    # pair it sits between already races: the rule says nothing of it.
+    code, report, _ = cli("check", str(FIXTURES / "vulkan" / "subgroup_barrier.comp"), "--format", "json")
+    assert code == 1
+    assert {f["rule"] for f in report["findings"]} == {"read-after-write"}
