@@ -42,6 +42,12 @@ class Cfg:
     barrier_node: dict[int, ir.Barrier] = field(default_factory=dict)
     node_loops: dict[int, tuple[int, ...]] = field(default_factory=dict)
     entry: int = 0
+    # Recorded branches (uniform conditions whose branches shape intervals): the barrier nodes
+    # inside each, and which contain a jump (break, continue, return).
+    branch_barriers: dict[int, frozenset[int]] = field(default_factory=dict)
+    branch_jumps: set[int] = field(default_factory=set)
+    branch_loops: dict[int, tuple[int, ...]] = field(default_factory=dict)   # the loops around the branch
+    loop_repeats: set[int] = field(default_factory=set)   # loops whose back edge can be taken
 
 
 class _Builder:
@@ -51,6 +57,13 @@ class _Builder:
         self.ids = itertools.count()
         self.loops: list[int] = []
         self.exit = self.node()
+
+    def _record(self, cond: int, lo: int, stmts, loops: tuple[int, ...]) -> None:
+        """A recorded branch's barriers: the barrier nodes made since node `lo`, its statements'."""
+        self.cfg.branch_barriers[cond] = frozenset(n for n in self.cfg.barrier_node if n >= lo)
+        self.cfg.branch_loops[cond] = loops
+        if any(isinstance(x, (ir.Break, ir.Continue, ir.Return)) for x in ir.walk_stmts(stmts, into_loops=True)):
+            self.cfg.branch_jumps.add(cond)
 
     def node(self) -> int:
         n = next(self.ids)
@@ -104,9 +117,13 @@ class _Builder:
                 for c in cur:
                     self.edge(c, t, ("branch", id(s), 1))
                     self.edge(c, f, ("branch", id(s), 0))
-                return self.block(s.then, [t], loop_ctx) + self.block(s.orelse, [f], loop_ctx)
+                lo = len(self.cfg.succ)
+                out = self.block(s.then, [t], loop_ctx) + self.block(s.orelse, [f], loop_ctx)
+                self._record(id(s), lo, s.then + s.orelse, tuple(self.loops))
+                return out
             return self.block(s.then, cur, loop_ctx) + self.block(s.orelse, cur, loop_ctx)
         if isinstance(s, ir.Loop):
+            recorded = None
             head = self.node()
             for c in cur:
                 self.edge(c, head, ("enter", s.id))
@@ -123,9 +140,11 @@ class _Builder:
                         self.edge(c, leave, ("branch", id(s), 0))
                     body_start = [stay]
                     exit_join.append(leave)
+                    recorded = id(s)
                 else:
                     exit_join.extend(body_start)
             ctx = {"latch": latch, "breaks": [], "loop": s.id}
+            lo = len(self.cfg.succ)
             end = self.block(s.body, body_start, ctx)
             for c in end:
                 self.edge(c, latch)
@@ -133,6 +152,10 @@ class _Builder:
             for c in upd_end:
                 self.edge(c, head, ("back", s.id))
             self.loops.pop()
+            if recorded is not None:
+                self._record(recorded, lo, s.body + s.update, tuple(self.loops) + (s.id,))
+            if end or ctx.get("continued"):
+                self.cfg.loop_repeats.add(s.id)
             out = self.node()
             for c in exit_join + ctx["breaks"]:
                 self.edge(c, out, ("exit", s.id))
@@ -145,6 +168,7 @@ class _Builder:
             if loop_ctx is not None:
                 for c in cur:
                     self.edge(c, loop_ctx["latch"])
+                loop_ctx["continued"] = True
             return []
         if isinstance(s, ir.Return):
             for c in cur:
@@ -222,11 +246,21 @@ def intervals(cfg: Cfg, cut_warp_barriers: bool, space: str | None = None) -> di
 def intervals_between(cfg: Cfg, cut: frozenset[int]) -> dict[int, list[Reach]]:
     """`intervals` for an explicit set of cutting barrier nodes; the others are passed through."""
     starts = [cfg.entry] + [n for n in cfg.barrier_node if n in cut]
+    # Only a branch with a cutting barrier or a jump inside changes which interval a path is in;
+    # recording the others would only multiply paths (exponentially, through a loop, when few
+    # barriers cut, as in the view of a memory space no barrier orders).
+    # A loop no cutting barrier is in runs any number of iterations within one interval: its
+    # position is ANY from the start, which is what 0, 1 and MANY compress to, without walking
+    # them (and branches inside it are not recorded: over-approximate, never miss a pair).
+    cut_loops = {loop for b in cut for loop in cfg.node_loops[b]}
+    free = frozenset(cfg.loop_repeats - cut_loops)
+    relevant = {c for c, bars in cfg.branch_barriers.items()
+                if (bars & cut or c in cfg.branch_jumps) and not free.intersection(cfg.branch_loops.get(c, ()))}
     reached: dict[int, list[Reach]] = {}
     for s in starts:
         init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
         seen: set = set()
-        stack = [(t, _step(init, lab), _decide(frozenset(), init, lab)) for t, lab in cfg.succ[s]]
+        stack = [(t, _step(init, lab, free), _decide(frozenset(), init, lab, relevant)) for t, lab in cfg.succ[s]]
         while stack:
             state = stack.pop()
             if state in seen:
@@ -238,7 +272,7 @@ def intervals_between(cfg: Cfg, cut: frozenset[int]) -> dict[int, list[Reach]]:
             if n in cfg.node_access:
                 reached.setdefault(n, []).append(Reach(s, pos, dec))
             for t, lab in cfg.succ[n]:
-                stack.append((t, _step(pos, lab), _decide(dec, pos, lab)))
+                stack.append((t, _step(pos, lab, free), _decide(dec, pos, lab, relevant)))
     return {n: _compress(r) for n, r in reached.items()}
 
 
@@ -288,8 +322,8 @@ def _count(c: tuple | None, label, loops: tuple, limit: tuple) -> tuple | None:
     return None if c[i] >= limit[i] else c[:i] + (c[i] + 1,) + c[i + 1:]
 
 
-def _decide(dec: Decisions, pos: Positions, label) -> Decisions:
-    if label is not None and label[0] == "branch":
+def _decide(dec: Decisions, pos: Positions, label, relevant) -> Decisions:
+    if label is not None and label[0] == "branch" and label[1] in relevant:
         return dec | {(label[1], pos, label[2])}
     return dec
 
@@ -302,19 +336,20 @@ def _compress(reached: list[Reach]) -> list[Reach]:
         by_start.setdefault((r.start, r.decisions), set()).add(r.pos)
     out = []
     for (s, dec), positions in by_start.items():
+        # One sweep per loop, innermost first (a node's positions all name its own loops), again
+        # while a sweep merged something: each sweep is linear in the positions.
         changed = True
         while changed:
             changed = False
-            groups: dict[tuple, set[int]] = {}
-            for pos in positions:
-                for j, p in enumerate(pos):
-                    if p.k != ANY:
-                        groups.setdefault((pos[:j], p.loop, p.relative, pos[j + 1:]), set()).add(p.k)
-            for (pre, loop, rel, post), ks in groups.items():
-                if {0, 1, MANY} <= ks:
-                    variants = {pre + (LoopPos(loop, rel, k),) + post for k in (0, 1, MANY)}
-                    if variants <= positions:
-                        positions -= variants
+            depth = max((len(p) for p in positions), default=0)
+            for j in reversed(range(depth)):
+                groups: dict[tuple, set[int]] = {}
+                for pos in positions:
+                    if j < len(pos) and pos[j].k != ANY:
+                        groups.setdefault((pos[:j], pos[j].loop, pos[j].relative, pos[j + 1:]), set()).add(pos[j].k)
+                for (pre, loop, rel, post), ks in groups.items():
+                    if len(ks) == 3:    # 0, 1 and MANY
+                        positions -= {pre + (LoopPos(loop, rel, k),) + post for k in (0, 1, MANY)}
                         positions.add(pre + (LoopPos(loop, rel, ANY),) + post)
                         changed = True
         out.extend(Reach(s, pos, dec) for pos in sorted(positions, key=_pos_key))
@@ -325,13 +360,15 @@ def _pos_key(pos: Positions):
     return tuple((p.loop, p.relative, p.k) for p in pos)
 
 
-def _step(pos: Positions, label) -> Positions:
+def _step(pos: Positions, label, free: frozenset = frozenset()) -> Positions:
     if label is None or label[0] == "branch":
         return pos
     what, loop = label
     if what == "enter":
-        return pos + (LoopPos(loop, False, 0),)
+        return pos + (LoopPos(loop, False, ANY if loop in free else 0),)
     if what == "exit":
         return tuple(p for p in pos if p.loop != loop)
+    if loop in free:
+        return pos
     # back edge
     return tuple(LoopPos(p.loop, p.relative, min(p.k + 1, MANY)) if p.loop == loop else p for p in pos)

@@ -343,11 +343,11 @@ class PairChecker:
                 out.undecided.append(Undecided(a, b, f"whether barriers order its memory (barrier-scope): "
                                                      f"{OUT_OF_TIME} before this pair and the rest were checked"))
                 break
+            if self._never_overlap(a, b, out):
+                continue
             entries = self._scope_entries(a, b, space)
             if entries:
                 candidates.append((a, b, space, entries))
-        if candidates:
-            self._encoders()
         for a, b, space, entries in candidates:
             n, nu = len(found), len(out.undecided)
             self._query_groups(a, b, entries, out, found)
@@ -409,28 +409,34 @@ class PairChecker:
                 verdicts.append(BarrierVerdict(bar, None, reason=OUT_OF_TIME))
                 continue
             gone = removed | frozenset(group)
-            block = self.view(block_cut - gone)
-            warp = self.view(warp_cut - gone) if self.has_warp_barriers else block
-            verdict = self._verdict(bar, (block, warp), base, out, hit, deadline)
+
+            def views(gone=gone):
+                block = self.view(block_cut - gone)
+                return block, (self.view(warp_cut - gone) if self.has_warp_barriers else block)
+            verdict = self._verdict(bar, views, base, out, hit, deadline)
             if verdict.needed is False:
-                removed, base = gone, (block, warp)
+                removed, base = gone, views()
             verdicts.append(verdict)
         return verdicts
 
     def _verdict(self, bar: ir.Barrier, views, base, out: PairAnalysis, hit, deadline) -> "BarrierVerdict":
+        """`views()` gives the barrier intervals without the barrier; a pair the barrier orders is
+        first tested for any overlap at all (cheap, once per pair), then queried in the new shapes."""
         undecided, checked = None, 0
         for a, b in self._pairs():
             if deadline is not None and time.monotonic() > deadline:
                 return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
-            extra = self._extra_entries(a, b, *views, base)
+            extra = self._extra_entries(a, b, *views(), base)
             if not extra:
                 continue
+            racing = (a.access.id, b.access.id) in hit
+            if not racing and self._never_overlap(a, b, out):
+                continue
             checked += 1
-            if (a.access.id, b.access.id) in hit:
+            if racing:
                 undecided = undecided or (f"the {a.access.kind} at line {a.access.span.line} and the "
                                           f"{b.access.kind} at line {b.access.span.line} it orders already race")
                 continue
-            self._encoders()
             sink: list[Hazard] = []
             n = len(out.undecided)
             self._query_groups(a, b, extra, out, sink)
@@ -466,6 +472,19 @@ class PairChecker:
         if not barriers and steps:
             barriers = [self.cfg.barrier_node[n] for n in barriers_between(self.cfg, src, dst, cut)]
         return tuple(b for b in barriers if space not in b.spaces and (same_warp or b.scope == ir.BLOCK))
+
+    def _never_overlap(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
+        """Cheap and once per pair: can two threads' instances of a and b touch the same bytes at
+        all, in any iterations and whatever orders them? If not, no view of the barriers matters."""
+        key = ("apart", a.access.id, b.access.id)
+        if key not in self._cache:
+            self._encoders()
+            enc = self.enc = self.fast
+            enc.collecting()
+            cs = [self._distinct(enc)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
+            res, _ = self._solve(cs + enc.needed(), out)
+            self._cache[key] = res == z3.unsat
+        return self._cache[key]
 
     def _constraints(self, enc: Encoder, a, b, combos):
         """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""

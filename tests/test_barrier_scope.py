@@ -124,12 +124,13 @@ def test_no_filtered_view_where_every_barrier_orders_every_shared_space(path, la
 
 
 def test_device_writes_at_own_elements_need_no_query_across_threadgroup_barriers():
-    # Device memory is written only at each thread's own element, after the loop: the device view
-    # adds no interval shape, so no query runs.
+    # Device memory is written only at each thread's own element: one cheap query per pair shows
+    # two threads never touch the same bytes, so the device-memory view is never computed.
     checker, pairs = _checker(METAL / "tile_loop_threadgroup_barrier.metal", "metal", (64, 1, 1))
     queries = pairs.queries
     assert pairs.barrier_scope() == []
-    assert pairs.queries == queries
+    assert len(checker._views) == 1
+    assert pairs.queries - queries <= 1
 
 
 def test_filtered_view_is_computed_once_per_cut_set():
