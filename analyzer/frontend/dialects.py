@@ -7,7 +7,8 @@ import re
 from lark import Tree
 
 from .. import ir
-from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, tokens_of
+from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
+from .types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
 # Metal's mem_flags and the memory each orders (texture, imageblock and object data memory hold no
@@ -83,6 +84,22 @@ class MetalLowering(CLowering):
         "threads_per_threadgroup": "bdim",
         "threadgroups_per_grid": "gdim",
     }
+
+    def expr_as_type(self, node):
+        """as_type<T>(x) reinterprets x's bits: lane by lane when both have as many lanes (uint4 to
+        float4), otherwise one opaque function of all of x's lanes."""
+        ty = self._type_of(node.children[0]).base
+        val = self.rvalue(node.children[1])
+        comps = val.comps if isinstance(val, Vector) else (self._scalar(val),)
+        shape = vector_shape(ty)
+        lanes = shape[1] if shape else 1
+        elem = shape[0] if shape else ty
+        if lanes == len(comps):
+            out = tuple(ir.Call(f"as_type<{elem}>", (c,)) for c in comps)
+        else:
+            whole = ir.Call(f"as_type<{ty}>", (ir.Call("vec", tuple(comps)),))
+            out = tuple(ir.Call(f"lane{i}", (whole,)) for i in range(lanes))
+        return Vector(out, ty) if shape else Scalar(out[0], ty)
 
     def _builtin_param(self, name, ty, attrs):
         for a in attrs:

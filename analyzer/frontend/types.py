@@ -12,9 +12,11 @@ SCALAR_SIZES = {
     "long": 8, "ulong": 8, "longlong": 8, "ulonglong": 8, "int64_t": 8, "uint64_t": 8,
     "double": 8, "size_t": 8, "ptrdiff_t": 8,
 }
-# Aliases TVM and CUDA use for two-lane half types.
+# Aliases TVM and CUDA use for half and bfloat16 vectors (TVM's preamble defines the 4- and 8-lane
+# bfloat16 structs with x, y, z, w members).
 VECTOR_ALIASES = {"__half2": ("half", 2), "half2": ("half", 2), "__nv_bfloat162": ("bfloat", 2),
-                  "nv_bfloat162": ("bfloat", 2)}
+                  "nv_bfloat162": ("bfloat", 2), "nv_bfloat164": ("bfloat", 4),
+                  "__nv_bfloat164": ("bfloat", 4)}
 _VEC = re.compile(r"^(u?char|u?short|u?int|u?long|u?longlong|float|double|half|bool|bfloat)([2348])$")
 COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
