@@ -323,7 +323,7 @@ def status(cell: Cell, results: list[KernelResult]) -> tuple[str, dict[str, int]
             counts[f.severity] = counts.get(f.severity, 0) + 1
     if any(r.status == "unknown" for r in rs):
         return "unknown", counts
-    return ("findings" if any(r.findings for r in rs) else "clean"), counts
+    return ("findings" if any(r.status == "findings" for r in rs) else "clean"), counts
 
 
 def table(shape: Shape, targets: list[str], cells: list[Cell], results: list[KernelResult]) -> dict[str, Any]:

@@ -134,7 +134,7 @@ def _cell_text(row: dict[str, Any], notes: dict[str, int]) -> str:
     counts = row["findings"]
     shown = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "note") if counts.get(s))
     if st == "clean":
-        return "[green]clean[/]"
+        return f"[green]clean[/] ({escape(shown)})" if shown else "[green]clean[/]"
     if st == "unknown":
         return f"[yellow]unknown[/] ({escape(shown)})" if shown else "[yellow]unknown[/]"
     worst = next((s for s in ("error", "warning", "note") if counts.get(s)), "note")

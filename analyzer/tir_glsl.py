@@ -179,7 +179,7 @@ _C_MATH = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "
 # Intrinsics that only carry a hint: the value is their first argument.
 _IDENTITY_CALLS = ("tvm_thread_invariant", "likely", "assume")
 _ATTR_PASS = ("reduce_scope", "storage_alignment", "pragma_unroll_explicit",
-              "pragma_auto_unroll_max_step", "compute_scope", "device_scope")
+              "pragma_auto_unroll_max_step", "pragma_vectorize", "compute_scope", "device_scope")
 
 
 def _op_name(call) -> str:
