@@ -13,6 +13,19 @@ FIXTURES = TESTS / "fixtures"
 sys.path.insert(0, str(TESTS))
 
 
+_BUILDS: dict = {}
+
+
+def built(spec, params, target):
+    """A TVM build, once per session (the corpus tests check the same builds several ways)."""
+    from analyzer.build import build
+
+    key = (spec, repr(sorted(params.items())), target)
+    if key not in _BUILDS:
+        _BUILDS[key] = build(spec, params, target)
+    return _BUILDS[key]
+
+
 def run_cli(args, capsys):
     """Run the CLI in-process; return (exit status, parsed JSON or stdout text, stderr)."""
     code = main(list(args))

@@ -10,24 +10,14 @@ after the last tree step) or that come before any access to the reduction's shar
 import pytest
 
 from analyzer import workloads as W
-from analyzer.build import build
 from analyzer.pipeline import Options, check_built
+from conftest import built
 
 TARGETS = ("cuda", "metal", "vulkan")
 # Vulkan builds (warp size 1: 64 threads, reductions through shared memory) unroll each thread's
 # strip of a row into SPIR-V: at 4096 columns a norm kernel is ~6000-9000 SPIR-V lines and checks
 # in 10-20 s, at 1024 in ~1 s, with the same schedule (same threads, same reduction tree).
 VULKAN_COLS = 1024
-_BUILDS: dict = {}
-
-
-def built(spec, params, target):
-    key = (spec, repr(sorted(params.items())), target)
-    if key not in _BUILDS:
-        _BUILDS[key] = build(spec, params, target)
-    return _BUILDS[key]
-
-
 def _params(params, target):
     if target == "vulkan" and params.get("cols", 0) > VULKAN_COLS:
         return {**params, "cols": VULKAN_COLS}

@@ -3,22 +3,12 @@ each finds no error beyond the known real races."""
 
 import pytest
 
-from analyzer.build import build
 from analyzer.corpus import MERGE_STATE, builders
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built
+from conftest import built
 
 TARGETS = ("cuda", "metal")
-_BUILDS: dict = {}
-
-
-def built(spec, params, target):
-    key = (spec, repr(sorted(params.items())), target)
-    if key not in _BUILDS:
-        _BUILDS[key] = build(spec, params, target)
-    return _BUILDS[key]
-
-
 def _cases(head_dims, targets=TARGETS):
     return [pytest.param(spec, params, target, id=f"{spec.split(':')[1]}-{params.get('head_dim', params.get('d', params.get('d_qk', params.get('d_latent', ''))))}-{target}")
             for hd in head_dims for spec, params in builders(hd) for target in targets]
