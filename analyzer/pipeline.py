@@ -58,7 +58,9 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     if options.hints != "off":
         # Each hint is checked on a copy of the kernel (the re-analysis proposes nothing itself),
         # unless the kernel is slow to analyse and the user did not ask for every hint re-checked.
-        quiet = dataclasses.replace(options, hints="off")
+        # Notes (a redundant barrier) cannot tell whether a hint works: the re-analysis skips them.
+        quiet = dataclasses.replace(options, hints="off", select=tuple(
+            n for n, r in RULES.items() if r.severity != "note" and (not options.select or n in options.select)))
         strict = dataclasses.replace(quiet, strict=True)
         recheck = options.hints == "all" or time.perf_counter() - t0 <= HINT_RECHECK_SECONDS
         strict_results: dict[int, tuple] = {}   # id(kernel) -> (kernel, result): each kernel once

@@ -198,6 +198,7 @@ class PairChecker:
                            else self.block_reach)
         self.loop_line = {lid: info.loop.span.line for lid, info in ev.loops.items()}
         self._hit: set[tuple[int, int]] = set()   # pairs the race pass found colliding or left undecided
+        self._buffers: list | None = None
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -231,6 +232,27 @@ class PairChecker:
         for _, events in self._by_buffer():
             for i in range(len(events)):
                 yield from self._partners(events, i)
+
+    def _pairs_touching(self, ids: set[int]):
+        """The pairs of `_pairs` with an access in `ids`, in the same order, without walking the rest."""
+        if self._buffers is None:
+            self._buffers = self._by_buffer()
+        for _, events in self._buffers:
+            hit = [i for i, e in enumerate(events) if e.access.id in ids]
+            if not hit:
+                continue
+            marked = set(hit)
+            for i in range(len(events)):
+                if i in marked:
+                    yield from self._partners(events, i)
+                else:
+                    # events[i] first, a marked access second
+                    a = events[i]
+                    for j in hit:
+                        if j >= i:
+                            b = events[j]
+                            if (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic):
+                                yield a, b
 
     def run(self, deadline: float | None = None) -> PairAnalysis:
         self._encoders()
@@ -420,10 +442,17 @@ class PairChecker:
         return verdicts
 
     def _verdict(self, bar: ir.Barrier, views, base, out: PairAnalysis, hit, deadline) -> "BarrierVerdict":
-        """`views()` gives the barrier intervals without the barrier; a pair the barrier orders is
-        first tested for any overlap at all (cheap, once per pair), then queried in the new shapes."""
+        """`views()` gives the barrier intervals without the barrier, `base` with it; a pair that
+        gains interval shapes is tested for any overlap at all (cheap, once per pair), then
+        queried in the new shapes."""
         undecided, checked = None, 0
-        for a, b in self._pairs():
+        # Only accesses whose barrier intervals change can gain a partner: those in the intervals
+        # the barrier ended or began.
+        moved = set()
+        for new, old in zip(views(), base):
+            moved |= {self.cfg.node_access[n].id for n in new.keys() | old.keys()
+                      if new.get(n) != old.get(n) and n in self.cfg.node_access}
+        for a, b in self._pairs_touching(moved):
             if deadline is not None and time.monotonic() > deadline:
                 return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
             extra = self._extra_entries(a, b, *views(), base)

@@ -7,7 +7,7 @@ glslangValidator, spirv-val, spirv-dis), which this TVM's missing Vulkan codegen
 Both run in this one process, one after the other for each kernel, so machine noise hits both.
 The last line is the ratio of the totals and of the medians:
 
-    python benchmarks/build_vs_analysis.py [--head-dim 128] [--targets cuda,metal,vulkan]
+    python benchmarks/build_vs_analysis.py [--head-dim 128] [--targets cuda,metal,vulkan] [--hints off]
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ def main() -> int:
     ap.add_argument("--targets", default="cuda,metal")
     ap.add_argument("--timeout", type=float, default=Options.timeout_ms / 1000,
                     help="solver budget per query, seconds (the CLI default)")
+    ap.add_argument("--hints", default=Options.hints, choices=("auto", "all", "off"),
+                    help="fix hints, re-checked by re-analysis (the CLI default: auto)")
     args = ap.parse_args()
-    options = Options(timeout_ms=int(args.timeout * 1000))
+    options = Options(timeout_ms=int(args.timeout * 1000), hints=args.hints)
     rows = []
     print(f"{'builder':42} {'target':6} {'lines':>6} {'build s':>8} {'analysis s':>10} {'ratio':>6}  status")
     for spec, params in builders(args.head_dim):
