@@ -16,7 +16,7 @@ from analyzer.races import OUT_OF_TIME, analyse_pairs
 from analyzer.symbolic import SymbolicExecutor
 from conftest import FIXTURES, fixture_args
 
-OPTIONS = Options(hints="off")
+OPTIONS = Options(hints="off", timeout_ms=5000)   # verdicts, not the solver budget, are under test
 WITH_BARRIERS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm")
                        and any(w in p.read_text() for w in ("__sync", "_barrier(", "barrier()", "OpControlBarrier")))
 
