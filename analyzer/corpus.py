@@ -6,6 +6,8 @@ Used by the benchmark and the corpus tests; `shape` follows `../shared/notes/tvm
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any
 
 DECODE = "tvm.relax.frontend.nn.llm._decode_kernels"
@@ -51,3 +53,32 @@ def builders(head_dim: int, dtype: str = "float16", kv_heads: int = 8, qo_heads:
         (f"{GENERIC}:gpu_multinomial_from_uniform", {}),
         (f"{GENERIC}:generic_get_sample_index", {}),
     ]
+
+
+@dataclass
+class CorpusBuild:
+    name: str                    # the builder's function name
+    target: str
+    head_dim: int
+    module: Any = None           # the BuiltModule, or None when TVM could not build it
+    error: str | None = None
+    seconds: float = 0.0         # TVM's build time
+
+
+def corpus_builds(head_dims: list[int], targets: list[str], only: list[str] | None = None):
+    """Build every corpus builder (those whose name contains a word of `only`, if given) for each
+    head_dim and target, in that order, timing each build. For the benchmarks."""
+    from .build import build
+    from .errors import KernelraceError
+
+    for hd in head_dims:
+        for spec, params in builders(hd):
+            name = spec.split(":")[1]
+            if only and not any(w in name for w in only):
+                continue
+            for target in targets:
+                t0 = time.perf_counter()
+                try:
+                    yield CorpusBuild(name, target, hd, build(spec, params, target), None, time.perf_counter() - t0)
+                except KernelraceError as exc:
+                    yield CorpusBuild(name, target, hd, None, str(exc), time.perf_counter() - t0)

@@ -214,18 +214,23 @@ class PairChecker:
         return hit
 
     def _by_buffer(self) -> list[tuple[str, list[AccessEvent]]]:
-        by_buffer: dict[str, list[AccessEvent]] = defaultdict(list)
-        for e in sorted(self.ev.accesses.values(), key=lambda e: e.order):
-            by_buffer[e.access.buffer].append(e)
-        return sorted(by_buffer.items())
+        """Each buffer's access events in program order (computed once per checker)."""
+        if self._buffers is None:
+            by_buffer: dict[str, list[AccessEvent]] = defaultdict(list)
+            for e in sorted(self.ev.accesses.values(), key=lambda e: e.order):
+                by_buffer[e.access.buffer].append(e)
+            self._buffers = sorted(by_buffer.items())
+        return self._buffers
 
     @staticmethod
-    def _partners(events: list[AccessEvent], i: int):
-        """The pairs (events[i], b), b at or after i: at least one a write, not both atomic."""
+    def _pairable(a: AccessEvent, b: AccessEvent) -> bool:
+        """At least one a write, not both atomic."""
+        return (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic)
+
+    def _partners(self, events: list[AccessEvent], i: int):
+        """The pairs (events[i], b), b at or after i."""
         a = events[i]
-        for b in events[i:]:
-            if (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic):
-                yield a, b
+        return ((a, b) for b in events[i:] if self._pairable(a, b))
 
     def _pairs(self):
         """Pairs of access events on one buffer, at least one a write, not both atomic."""
@@ -235,46 +240,37 @@ class PairChecker:
 
     def _pairs_touching(self, ids: set[int]):
         """The pairs of `_pairs` with an access in `ids`, in the same order, without walking the rest."""
-        if self._buffers is None:
-            self._buffers = self._by_buffer()
-        for _, events in self._buffers:
+        for _, events in self._by_buffer():
             hit = [i for i, e in enumerate(events) if e.access.id in ids]
-            if not hit:
-                continue
             marked = set(hit)
-            for i in range(len(events)):
+            for i in range(len(events) if hit else 0):
                 if i in marked:
                     yield from self._partners(events, i)
-                else:
-                    # events[i] first, a marked access second
-                    a = events[i]
-                    for j in hit:
-                        if j >= i:
-                            b = events[j]
-                            if (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic):
-                                yield a, b
+                else:   # events[i] first, a marked access second
+                    yield from ((events[i], events[j]) for j in hit
+                                if j >= i and self._pairable(events[i], events[j]))
 
     def run(self, deadline: float | None = None) -> PairAnalysis:
         self._encoders()
         out = PairAnalysis()
         for _, events in self._by_buffer():
-            for i in range(len(events)):
-                for a, b in self._partners(events, i):
-                    if deadline is not None and time.monotonic() > deadline:
-                        # Out of time: what is left of this buffer is undecided, never clean. One
-                        # finding stands for them all (a long kernel has millions of pairs).
-                        n = len(events) - i
-                        out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
-                        self._hit.add((a.access.id, b.access.id))
-                        break
-                    if self.check_pair(a, b, out):
-                        self._hit.add((a.access.id, b.access.id))
-                else:
-                    continue
-                break
+            self._check_buffer(events, out, deadline)
         out.scope_inputs = ScopeInputs(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self._views,
                                        frozenset(self._hit), deadline)
         return out
+
+    def _check_buffer(self, events: list[AccessEvent], out: PairAnalysis, deadline: float | None) -> None:
+        for i in range(len(events)):
+            for a, b in self._partners(events, i):
+                if deadline is not None and time.monotonic() > deadline:
+                    # Out of time: what is left of this buffer is undecided, never clean. One
+                    # finding stands for them all (a long kernel has millions of pairs).
+                    n = len(events) - i
+                    out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
+                    self._hit.add((a.access.id, b.access.id))
+                    return
+                if self.check_pair(a, b, out):
+                    self._hit.add((a.access.id, b.access.id))
 
     def _combos(self, a: AccessEvent, b: AccessEvent, reach):
         ra = reach.get(self.cfg.access_node[a.access.id], [])
@@ -431,31 +427,29 @@ class PairChecker:
                 verdicts.append(BarrierVerdict(bar, None, reason=OUT_OF_TIME))
                 continue
             gone = removed | frozenset(group)
-
-            def views(gone=gone):
-                block = self.view(block_cut - gone)
-                return block, (self.view(warp_cut - gone) if self.has_warp_barriers else block)
+            block = self.view(block_cut - gone)
+            views = (block, self.view(warp_cut - gone) if self.has_warp_barriers else block)
             verdict = self._verdict(bar, views, base, out, hit, deadline)
             if verdict.needed is False:
-                removed, base = gone, views()
+                removed, base = gone, views
             verdicts.append(verdict)
         return verdicts
 
     def _verdict(self, bar: ir.Barrier, views, base, out: PairAnalysis, hit, deadline) -> "BarrierVerdict":
-        """`views()` gives the barrier intervals without the barrier, `base` with it; a pair that
-        gains interval shapes is tested for any overlap at all (cheap, once per pair), then
-        queried in the new shapes."""
+        """`views` are the barrier intervals without the barrier, `base` with it; a pair that gains
+        interval shapes is tested for any overlap at all (cheap, once per pair), then queried in
+        the new shapes."""
         undecided, checked = None, 0
         # Only accesses whose barrier intervals change can gain a partner: those in the intervals
         # the barrier ended or began.
         moved = set()
-        for new, old in zip(views(), base):
+        for new, old in zip(views, base):
             moved |= {self.cfg.node_access[n].id for n in new.keys() | old.keys()
                       if new.get(n) != old.get(n) and n in self.cfg.node_access}
         for a, b in self._pairs_touching(moved):
             if deadline is not None and time.monotonic() > deadline:
                 return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
-            extra = self._extra_entries(a, b, *views(), base)
+            extra = self._extra_entries(a, b, *views, base)
             if not extra:
                 continue
             racing = (a.access.id, b.access.id) in hit

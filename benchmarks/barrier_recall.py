@@ -23,9 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.build import build  # noqa: E402
-from analyzer.corpus import builders  # noqa: E402
-from analyzer.errors import KernelraceError  # noqa: E402
+from analyzer.corpus import corpus_builds  # noqa: E402
 from analyzer.mutants import built_checker, check_mutants  # noqa: E402
 from analyzer.pipeline import Options  # noqa: E402
 
@@ -40,32 +38,27 @@ def main() -> int:
     counts: Counter = Counter()
     redundant: list[str] = []
     t_start = time.perf_counter()
-    for hd in [int(x) for x in args.head_dims.split(",")]:
-        for spec, params in builders(hd):
-            name = spec.split(":")[1]
-            if args.only and not any(s in name for s in args.only.split(",")):
-                continue
-            for target in args.targets.split(","):
-                try:
-                    mod = build(spec, params, target)
-                except KernelraceError as exc:
-                    print(f"{name} {target} {hd}: build failed: {exc}")
-                    continue
-                t0 = time.perf_counter()
-                _, verdicts = check_mutants(mod.files(), mod.lang, built_checker(mod), options)
-                for v in verdicts:
-                    m = v.mutant
-                    counts[v.outcome] += 1
-                    if v.redundant:
-                        counts["redundant note"] += 1
-                        redundant.append(f"{name} [{target}, head_dim {hd}] {m.file}:{m.line}: {m.text}")
-                        if v.outcome != "no race":
-                            counts["note contradicted"] += 1
-                    print(f"{name:40} {target:6} {hd:4} {m.file}:{m.line:<5} {v.outcome:8} "
-                          f"new={v.new_races} redundant={'yes' if v.redundant else 'no'} {v.seconds:6.2f}s",
-                          flush=True)
-                print(f"  {name} {target} {hd}: {len(verdicts)} barrier(s), {time.perf_counter() - t0:.1f} s",
-                      flush=True)
+    for b in corpus_builds([int(x) for x in args.head_dims.split(",")], args.targets.split(","),
+                           args.only.split(",") if args.only else None):
+        name, target, hd, mod = b.name, b.target, b.head_dim, b.module
+        if mod is None:
+            print(f"{name} {target} {hd}: build failed: {b.error}")
+            continue
+        t0 = time.perf_counter()
+        _, verdicts = check_mutants(mod.files(), mod.lang, built_checker(mod), options)
+        for v in verdicts:
+            m = v.mutant
+            counts[v.outcome] += 1
+            if v.redundant:
+                counts["redundant note"] += 1
+                redundant.append(f"{name} [{target}, head_dim {hd}] {m.file}:{m.line}: {m.text}")
+                if v.outcome != "no race":
+                    counts["note contradicted"] += 1
+            print(f"{name:40} {target:6} {hd:4} {m.file}:{m.line:<5} {v.outcome:8} "
+                  f"new={v.new_races} redundant={'yes' if v.redundant else 'no'} {v.seconds:6.2f}s",
+                  flush=True)
+        print(f"  {name} {target} {hd}: {len(verdicts)} barrier(s), {time.perf_counter() - t0:.1f} s",
+              flush=True)
     total = sum(counts[k] for k in ("race", "no race", "unknown"))
     print(f"\nmutants: {total}; caught (new race): {counts['race']}; no race: {counts['no race']}; "
           f"unknown: {counts['unknown']}; redundant-barrier notes: {counts['redundant note']} "

@@ -20,9 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.build import build  # noqa: E402
-from analyzer.corpus import builders  # noqa: E402
-from analyzer.errors import KernelraceError  # noqa: E402
+from analyzer.corpus import corpus_builds  # noqa: E402
 from analyzer.pipeline import Options, check_built  # noqa: E402
 
 
@@ -38,23 +36,18 @@ def main() -> int:
     options = Options(timeout_ms=int(args.timeout * 1000), hints=args.hints)
     rows = []
     print(f"{'builder':42} {'target':6} {'lines':>6} {'build s':>8} {'analysis s':>10} {'ratio':>6}  status")
-    for spec, params in builders(args.head_dim):
-        for target in args.targets.split(","):
-            t0 = time.perf_counter()
-            try:
-                mod = build(spec, params, target)
-            except KernelraceError as exc:
-                print(f"{spec.split(':')[1]:42} {target:6} build failed: {exc}")
-                continue
-            t1 = time.perf_counter()
-            results = check_built(mod, options)
-            t2 = time.perf_counter()
-            b, a = t1 - t0, t2 - t1
-            status = ",".join(sorted({r.status for r in results}))
-            rows.append((b, a))
-            lines = sum(len(text.splitlines()) for _, text in mod.files())
-            print(f"{spec.split(':')[1]:42} {target:6} {lines:6d} {b:8.2f} {a:10.2f} "
-                  f"{a / b:6.2f}  {status}", flush=True)
+    for b in corpus_builds([args.head_dim], args.targets.split(",")):
+        if b.module is None:
+            print(f"{b.name:42} {b.target:6} build failed: {b.error}")
+            continue
+        t1 = time.perf_counter()
+        results = check_built(b.module, options)
+        a = time.perf_counter() - t1
+        status = ",".join(sorted({r.status for r in results}))
+        rows.append((b.seconds, a))
+        lines = sum(len(text.splitlines()) for _, text in b.module.files())
+        print(f"{b.name:42} {b.target:6} {lines:6d} {b.seconds:8.2f} {a:10.2f} "
+              f"{a / b.seconds:6.2f}  {status}", flush=True)
     builds = [b for b, _ in rows]
     analyses = [a for _, a in rows]
     print(f"total: build {sum(builds):.1f} s, analysis {sum(analyses):.1f} s over {len(rows)} builds")
