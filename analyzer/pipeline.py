@@ -16,6 +16,7 @@ from .concurrency import build_cfg
 from .errors import KernelraceError
 from .findings import Finding, KernelResult
 from .frontend import lang_of, lower_source
+from .queries import QueryCache
 from .races import analyse_pairs
 from .symbolic import SymbolicExecutor
 
@@ -34,14 +35,19 @@ class Options:
 
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
-                   params: dict[str, Any] | None = None) -> KernelResult:
+                   params: dict[str, Any] | None = None, cache: QueryCache | None = None,
+                   detail: bool = True) -> KernelResult:
+    """Findings of one kernel. `cache` and `detail` are for re-analyses of fix hints: they share
+    the first analysis's solver answers and need no classified witness (see `analyse_pairs`)."""
     from rules import RULES
 
     t0 = time.perf_counter()
+    cache = QueryCache() if cache is None else cache
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
     deadline = time.monotonic() + options.kernel_timeout_s
-    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline)
+    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
+                          cache=cache, detail=detail)
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params)
     findings: list[Finding] = []
     for name, rule in RULES.items():
@@ -67,12 +73,12 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
         def analyse_strict(k: ir.Kernel) -> KernelResult:
             if id(k) not in strict_results:
-                strict_results[id(k)] = (k, analyse_kernel(k, strict, target, params))
+                strict_results[id(k)] = (k, analyse_kernel(k, strict, target, params, cache, detail=False))
             return strict_results[id(k)][1]
 
         for f in findings:
             if f.severity == "error":
-                fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params),
+                fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params, cache, detail=False),
                                     analyse_strict, recheck)
                 f.fix = fix.as_dict() if fix is not None else None
     return KernelResult(kernel.name, kernel.file, target, params, findings,

@@ -22,6 +22,7 @@ import z3
 from . import ir
 from .addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
 from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
+from .queries import QueryCache
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
@@ -112,6 +113,12 @@ class ScopeInputs:
     views: dict
     hit: frozenset
     deadline: float | None = None   # the kernel's: the passes on demand stop there too
+    cache: QueryCache | None = None
+    detail: bool = True
+
+    def checker(self) -> "PairChecker":
+        return PairChecker(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self.views,
+                           self.cache, self.detail)
 
 
 @dataclass
@@ -128,8 +135,7 @@ class PairAnalysis:
         like `barrier_scope`, within the kernel's time limit)."""
         if self._barrier_verdicts is None:
             i = self.scope_inputs
-            self._barrier_verdicts = [] if i is None else PairChecker(
-                i.kernel, i.ev, i.cfg, i.timeout_ms, i.strict, i.views).run_redundant(self, i.hit, i.deadline)
+            self._barrier_verdicts = [] if i is None else i.checker().run_redundant(self, i.hit, i.deadline)
         return self._barrier_verdicts
 
     def barrier_scope(self) -> list[Hazard]:
@@ -139,8 +145,7 @@ class PairAnalysis:
         `undecided`."""
         if self._scope_hazards is None:
             i = self.scope_inputs
-            self._scope_hazards = [] if i is None else PairChecker(
-                i.kernel, i.ev, i.cfg, i.timeout_ms, i.strict, i.views).run_scope(self, i.hit, i.deadline)
+            self._scope_hazards = [] if i is None else i.checker().run_scope(self, i.hit, i.deadline)
         return self._scope_hazards
 
 
@@ -176,8 +181,13 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 class PairChecker:
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                 strict: bool = False, views: dict | None = None):
+                 strict: bool = False, views: dict | None = None, cache: QueryCache | None = None,
+                 detail: bool = True):
         self.kernel = kernel
+        self.cache = cache
+        # Without detail a hazard's witness is the solver's first model, with no data-dependence
+        # or warp classification: enough for an analysis that only asks whether a race remains.
+        self.detail = detail
         self.strict = strict
         self.ev = ev
         self.cfg = cfg
@@ -256,7 +266,7 @@ class PairChecker:
         for _, events in self._by_buffer():
             self._check_buffer(events, out, deadline)
         out.scope_inputs = ScopeInputs(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self._views,
-                                       frozenset(self._hit), deadline)
+                                       frozenset(self._hit), deadline, self.cache, self.detail)
         return out
 
     def _check_buffer(self, events: list[AccessEvent], out: PairAnalysis, deadline: float | None) -> None:
@@ -462,7 +472,11 @@ class PairChecker:
                 continue
             sink: list[Hazard] = []
             n = len(out.undecided)
-            self._query_groups(a, b, extra, out, sink)
+            detail, self.detail = self.detail, False    # only whether they collide matters
+            try:
+                self._query_groups(a, b, extra, out, sink)
+            finally:
+                self.detail = detail
             if sink:
                 return BarrierVerdict(bar, True, sink[0], pairs=checked)
             if len(out.undecided) > n:
@@ -562,7 +576,15 @@ class PairChecker:
             self._replay_bounds(e, k)
         return hit
 
-    def _solve(self, constraints, out: PairAnalysis):
+    def _solve(self, constraints, out: PairAnalysis, live: bool = False):
+        """The verdict and the solver (or the remembered answer, which has its model and reason);
+        `live` asks for a solver of a satisfiable query, to ask it more."""
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(constraints, self.rlimit)
+            hit = self.cache.get(key)
+            if hit is not None and not (live and hit.result == z3.sat):
+                return hit.result, hit
         # Preprocessing (simplify, propagate values, solve equalities) before the SMT core: the
         # queries are mostly definitions of indices, which this collapses (2-3x faster here).
         solver = _TACTIC.solver()
@@ -573,6 +595,8 @@ class PairChecker:
         solver.add(*constraints)
         out.queries += 1
         res = solver.check()
+        if key is not None:
+            self.cache.put(key, constraints, res, solver)
         return res, solver
 
     def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list) -> bool:
@@ -606,14 +630,14 @@ class PairChecker:
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
             exact.append(self._differ(a, b))
-        res, solver = self._solve(exact, out)
+        res, solver = self._solve(exact, out, live=self.detail)
         if res == z3.unsat and valued and not benign:
             # They collide only where they store equal values: benign.
             benign = True
             if not self.strict:
                 return True
             exact.pop()
-            res, solver = self._solve(exact, out)
+            res, solver = self._solve(exact, out, live=self.detail)
         if res == z3.unknown:
             self._undecided(first, second, solver, out)
             return True
@@ -621,15 +645,16 @@ class PairChecker:
             return False
         self.enc = self.exact
         model = solver.model()
-        data_dependent = self._data_dependent(solver, exact)
-        model = self._readable(solver, model)
+        data_dependent, warps = (), frozenset()
+        if self.detail:
+            data_dependent = self._data_dependent(solver)
+            model, warps = self._readable(solver, model)
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
-        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, frozenset(self.last_warps),
-                           data_dependent))
+        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent))
         return True
 
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
@@ -641,12 +666,12 @@ class PairChecker:
         enc = self.enc
         return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
 
-    def _data_dependent(self, solver, terms) -> tuple[str, ...]:
+    def _data_dependent(self, solver) -> tuple[str, ...]:
         """Does the race need particular memory contents? Ask again with every value loaded from
         memory strictly increasing in its address, as an index map that is a sorted permutation or
         a cumulative distribution is, and each load inside its buffer's declared shape: if the
         race goes away, it depends on the data."""
-        apps = [(self._load_buffer(x), x) for x in _loads_in(terms)]
+        apps = [(self._load_buffer(x), x) for x in self.exact.last_loads]
         pairs = [(x, y) for i, (bx, x) in enumerate(apps) for by, y in apps[i + 1:] if bx and bx == by]
         if not pairs:
             return ()
@@ -682,14 +707,28 @@ class PairChecker:
         return ev.access.buffer if ev is not None else None
 
     def _readable(self, solver, model):
-        """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters."""
+        """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters.
+        Also which warp placements can collide. A wish the model already meets costs no query."""
         enc = self.exact
-        self.last_warps = set()
+
+        def holds(cs) -> bool:
+            return all(z3.is_true(model.eval(c, model_completion=True)) for c in cs)
+
+        warps = set()
         for same in (True, False):
+            c = enc.warp(1) == enc.warp(2) if same else enc.warp(1) != enc.warp(2)
+            if holds([c]):
+                warps.add("same" if same else "different")
+                continue
             solver.push()
-            solver.add(enc.warp(1) == enc.warp(2) if same else enc.warp(1) != enc.warp(2))
+            solver.add(c)
             if solver.check() == z3.sat:
-                self.last_warps.add("same" if same else "different")
+                warps.add("same" if same else "different")
+                if not same:    # two warps: the first wish below, met
+                    model = solver.model()
+                    solver.pop()
+                    solver.add(c)
+                    continue
             solver.pop()
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
@@ -702,6 +741,9 @@ class PairChecker:
         for wish in wishes:
             if not wish:
                 continue
+            if holds(wish):
+                solver.add(*wish)
+                continue
             solver.push()
             solver.add(*wish)
             if solver.check() == z3.sat:
@@ -710,7 +752,7 @@ class PairChecker:
                 solver.add(*wish)
             else:
                 solver.pop()
-        return model
+        return model, frozenset(warps)
 
     def _replay_bounds(self, e: AccessEvent, k: int) -> None:
         buf = self.kernel.buffers.get(e.access.buffer)
@@ -884,30 +926,19 @@ class PairChecker:
                        first.warp == second.warp, params)
 
 
-def _loads_in(terms) -> list:
-    """Applications of load functions (values read from memory) inside Z3 terms."""
-    out, seen, stack = [], set(), list(terms)
-    while stack:
-        x = stack.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if z3.is_app(x) and x.num_args() and x.decl().name().startswith("load"):
-            out.append(x)
-        stack.extend(x.children())
-    return out
-
-
 OUT_OF_TIME = "the kernel's time limit (--kernel-timeout) ran out"
 KERNEL_LIMIT = ("the kernel's time limit (--kernel-timeout) ran out before this pair and the rest of this "
                 "buffer's pairs (at most {n}) were checked")
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                  strict: bool = False, deadline: float | None = None) -> PairAnalysis:
+                  strict: bool = False, deadline: float | None = None, cache: QueryCache | None = None,
+                  detail: bool = True) -> PairAnalysis:
     """Every pair of accesses two threads may run concurrently, checked; `deadline` (a
-    time.monotonic() value) bounds the kernel's wall-clock time, after which pairs are undecided."""
-    return PairChecker(kernel, ev, cfg, timeout_ms, strict).run(deadline)
+    time.monotonic() value) bounds the kernel's wall-clock time, after which pairs are undecided.
+    Analyses sharing `cache` never ask the solver the same query twice; without `detail`, witnesses
+    are the solver's first and hazards are not classified (data dependence, warps)."""
+    return PairChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail).run(deadline)
 
 
 __all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW"]

@@ -73,6 +73,10 @@ class Encoder:
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
+        # Loaded values ride in the dependency sets as negative numbers (-1 - index here), so a
+        # query knows its loads without walking its terms.
+        self._load_apps: list = []
+        self.last_loads: list = []    # the loads of the terms collected for the last query
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
@@ -188,7 +192,8 @@ class Encoder:
         """Thread and block bounds, plus the side constraints of the terms built since `collecting`."""
         idx = self._using[0] | set(range(self._mark, len(self.base))) | set(range(self._fixed))
         self._using = []
-        return [self.base[i] for i in sorted(idx)] + self.iter_bounds
+        self.last_loads = list({(x := self._load_apps[-1 - i]).get_id(): x for i in sorted(idx) if i < 0}.values())
+        return [self.base[i] for i in sorted(idx) if i >= 0] + self.iter_bounds
 
     def _term(self, t, k: int):
         if isinstance(t, ir.Const):
@@ -205,6 +210,8 @@ class Encoder:
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
+                self._load_apps.append(out)
+                self._using[-1].add(-len(self._load_apps))
             return out
         if isinstance(t, ir.BinOp):
             if t.op in ("/", "%", "fdiv", "fmod") and not self.exact and not isinstance(t.b, ir.Const):
@@ -306,6 +313,8 @@ class Encoder:
             return a / (1 << cb)          # Euclidean div by a positive power of two = floor
         if op == "<<" and cb is not None and 0 <= cb < 63:
             return a * (1 << cb)
+        if op in (">>", "<<") and cb is None:
+            return self._shift(op, a, b)
         if op == "&":
             for x, c in ((a, cb), (b, ca)):
                 if c is not None and c >= 0 and _pow2(c + 1) is not None:
@@ -325,6 +334,17 @@ class Encoder:
         if op == ">>":
             return _from_bits(x >> y)
         raise TypeError(f"unknown operator {op}")
+
+    @staticmethod
+    def _shift(op: str, a, s):
+        """A shift by a non-constant amount: one linear case per amount from 0 to 63 (C leaves the
+        others undefined). Through 64-bit vectors the same shift costs the solver seconds: it
+        blasts the barrel shifter and converts between integers and vectors."""
+        out = None
+        for k in range(63, -1, -1):
+            v = a / (1 << k) if op == ">>" else a * (1 << k)   # floor division: an arithmetic shift
+            out = v if out is None else z3.If(s == k, v, out)
+        return out
 
     def value_of(self, model, e) -> int:
         return model.eval(e, model_completion=True).as_long()

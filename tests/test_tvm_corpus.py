@@ -67,3 +67,13 @@ def test_bfloat16_decode_parses_and_has_no_error(target):
         assert "as_type<" in mod.source
     results = check_built(mod, Options(timeout_ms=5000, hints="off"))
     assert results and not [f.message for r in results for f in r.findings if f.severity == "error"]
+
+
+def test_cumsum_levels_are_decided_at_the_default_budget():
+    """The cumsum writes each level of its scan tree into `Tmp` at `i * cse_v11 + j`, with
+    `j <= (n - 1) >> (9 * i + 9)` (a shift by a computed amount). At the default 1 s budget every
+    pair on `Tmp` is decided, and none collides: only the known `shared_buf` races remain."""
+    mod = built("tvm.relax.backend.gpu_generic:gpu_2d_continuous_cumsum", {}, "cuda")
+    findings = [f for r in check_built(mod, Options(hints="off")) for f in r.findings]
+    assert {(f.rule, f.second.buffer) for f in findings if f.severity != "note"} == {
+        ("write-after-read", "shared_buf_ptr")}
