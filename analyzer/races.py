@@ -103,22 +103,11 @@ class BarrierVerdict:
 
 @dataclass
 class ScopeInputs:
-    """What the barrier-scope pass needs from the race pass: no solver state, only the program,
-    the barrier intervals already computed, and the pairs the race pass settled."""
-    kernel: ir.Kernel
-    ev: Evaluation
-    cfg: Cfg
-    timeout_ms: int
-    strict: bool
-    views: dict
+    """What the passes on demand (barrier scope, redundant barriers) continue from: the race
+    pass's checker, with its encodings and barrier intervals, and the pairs it settled."""
+    checker: "PairChecker"
     hit: frozenset
     deadline: float | None = None   # the kernel's: the passes on demand stop there too
-    cache: QueryCache | None = None
-    detail: bool = True
-
-    def checker(self) -> "PairChecker":
-        return PairChecker(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self.views,
-                           self.cache, self.detail)
 
 
 @dataclass
@@ -135,17 +124,16 @@ class PairAnalysis:
         like `barrier_scope`, within the kernel's time limit)."""
         if self._barrier_verdicts is None:
             i = self.scope_inputs
-            self._barrier_verdicts = [] if i is None else i.checker().run_redundant(self, i.hit, i.deadline)
+            self._barrier_verdicts = [] if i is None else i.checker.run_redundant(self, i.hit, i.deadline)
         return self._barrier_verdicts
 
     def barrier_scope(self) -> list[Hazard]:
         """Hazards between accesses that barriers order in execution but not in memory: every
-        barrier between them leaves out their memory space. Computed on first use, by a checker of
-        its own (the race pass's solver state is gone by then); pairs it cannot decide join
-        `undecided`."""
+        barrier between them leaves out their memory space. Computed on first use, by
+        the race pass's checker; pairs it cannot decide join `undecided`."""
         if self._scope_hazards is None:
             i = self.scope_inputs
-            self._scope_hazards = [] if i is None else i.checker().run_scope(self, i.hit, i.deadline)
+            self._scope_hazards = [] if i is None else i.checker.run_scope(self, i.hit, i.deadline)
         return self._scope_hazards
 
 
@@ -265,8 +253,7 @@ class PairChecker:
         out = PairAnalysis()
         for _, events in self._by_buffer():
             self._check_buffer(events, out, deadline)
-        out.scope_inputs = ScopeInputs(self.kernel, self.ev, self.cfg, self.timeout_ms, self.strict, self._views,
-                                       frozenset(self._hit), deadline, self.cache, self.detail)
+        out.scope_inputs = ScopeInputs(self, frozenset(self._hit), deadline)
         return out
 
     def _check_buffer(self, events: list[AccessEvent], out: PairAnalysis, deadline: float | None) -> None:

@@ -34,7 +34,8 @@ def as_int(e):
 
 
 def _const(e) -> int | None:
-    return e.as_long() if z3.is_int_value(e) else None
+    # The class, not z3.is_int_value: the same answer for terms built here, at a tenth of the cost.
+    return e.as_long() if isinstance(e, z3.IntNumRef) else None
 
 
 def _pow2(n: int) -> int | None:
