@@ -155,6 +155,7 @@ class SymbolicExecutor:
         self.fresh = itertools.count()
         self.non_uniform: dict[int, set[str]] = {}
         self._iters: tuple = ()
+        self._interned: dict[tuple, object] = {}
         _divergent_loops.clear()
         is_uniform.cache_clear()
 
@@ -168,6 +169,32 @@ class SymbolicExecutor:
 
     # ---------- expressions ----------
     def term(self, e, st: _State):
+        return self.intern(self._term(e, st))
+
+    def intern(self, t):
+        """One object per structurally equal term. Its parts are interned first, so their
+        identities make the key; the table keeps them alive, so no identity is reused. The
+        uniformity memo and the solver encoding are keyed by identity: each shared part is
+        then checked and encoded once, however many statements spell it out again."""
+        if isinstance(t, ir.BinOp):
+            key: tuple = (ir.BinOp, t.op, id(t.a), id(t.b))
+        elif isinstance(t, ir.Const):
+            key = (ir.Const, t.value)
+        elif isinstance(t, ir.Param | ir.Builtin):
+            key = (type(t), t.name)
+        elif isinstance(t, Sym):
+            key = (Sym, t.name, t.uniform, *map(id, t.args))
+        elif isinstance(t, ir.UnOp):
+            key = (ir.UnOp, t.op, id(t.a))
+        elif isinstance(t, ir.Select):
+            key = (ir.Select, id(t.cond), id(t.a), id(t.b))
+        elif isinstance(t, ir.Call):
+            key = (ir.Call, t.fn, *map(id, t.args))
+        else:
+            return t
+        return self._interned.setdefault(key, t)
+
+    def _term(self, e, st: _State):
         if isinstance(e, ir.Const | ir.Param | ir.Builtin):
             return e
         if isinstance(e, ir.Var):
@@ -195,10 +222,13 @@ class SymbolicExecutor:
             return Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
 
+    def iter(self, loop: int) -> Iter:
+        return self._interned.setdefault((Iter, loop), Iter(loop))  # type: ignore[return-value]
+
     def iters(self) -> tuple:
         if len(self._iters) != len(self.loop_stack) or any(
                 i.loop != l for i, l in zip(self._iters, self.loop_stack)):
-            self._iters = tuple(Iter(lid) for lid in self.loop_stack)
+            self._iters = tuple(self.iter(lid) for lid in self.loop_stack)
         return self._iters
 
     def read(self, acc: ir.Access, st: _State):
@@ -333,7 +363,7 @@ class SymbolicExecutor:
                 if _mentions(step, assigned):
                     continue
                 init = st.env[u.target]
-                it = Iter(s.id)
+                it = self.iter(s.id)
                 step_t = self.term(step, st)
                 if v.op == "+":
                     out[u.target] = ir.BinOp("+", init, ir.BinOp("*", it, step_t))
@@ -353,8 +383,8 @@ class SymbolicExecutor:
             if v in inductions:
                 env[v] = inductions[v]
             else:
-                env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (Iter(lid),))
-        private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (Iter(lid),))
+                env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (self.iter(lid),))
+        private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),))
                    for k in st.private}
         assigned_private = _assigned_private(s.body)
         private = {k: (v if k[0] in assigned_private else st.private[k]) for k, v in private.items()}
