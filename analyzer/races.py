@@ -300,6 +300,10 @@ class PairChecker:
         entries = self._entries(a, b, self.block_reach, self.warp_reach)
         if not entries:
             return False
+        # Most pairs never touch the same bytes at all (measured on TVM's kernels: 9 in 10): one
+        # query without interval shapes settles them, for the passes on demand too.
+        if self._never_overlap(a, b, out):
+            return False
         return self._query_groups(a, b, entries, out, out.hazards)
 
     def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list) -> bool:
