@@ -54,6 +54,41 @@ def test_dangling_else_binds_to_nearest_if():
     assert len(parts(inner)) == 3
 
 
+def _expr_tree(expr: str, dialect: str):
+    """The tree of `expr` as a statement (parentheses leave no node of their own)."""
+    tree = parse(f"void k(int a, int b, int c, int d) {{ x = {expr}; }}", dialect, "e")
+    (stmt,) = [t for t in tree.iter_subtrees_topdown() if t.data.endswith("expr_stmt")]
+    return _shape(stmt)
+
+
+def _shape(t):
+    return (t.data, tuple(_shape(c) for c in t.children)) if hasattr(t, "data") else str(t)
+
+
+@pytest.mark.parametrize("dialect", ["cuda", "metal"])
+@pytest.mark.parametrize("flat,nested", [
+    ("a + b * c", "a + (b * c)"),
+    ("a - b - c", "(a - b) - c"),
+    ("a / b % c * d", "((a / b) % c) * d"),
+    ("a << b + c", "a << (b + c)"),
+    ("a < b == c >= d", "(a < b) == (c >= d)"),
+    ("a & b == c", "a & (b == c)"),
+    ("a | b ^ c & d", "a | (b ^ (c & d))"),
+    ("a || b && c | d", "a || (b && (c | d))"),
+    ("a && b || c && d", "(a && b) || (c && d)"),
+    ("a + b > c ? a * b : c - d", "((a + b) > c) ? (a * b) : (c - d)"),
+    ("-a * b + *c", "((-a) * b) + (*c)"),
+])
+def test_binary_operators_nest_by_cs_precedence_and_associativity(dialect, flat, nested):
+    """The grammar reads a binary chain flat and nests it by precedence while parsing."""
+    assert _expr_tree(flat, dialect) == _expr_tree(nested, dialect)
+
+
+def test_nesting_differs_where_the_parentheses_do():
+    assert _expr_tree("a + b * c", "cuda") != _expr_tree("(a + b) * c", "cuda")
+    assert _expr_tree("a - b - c", "cuda") != _expr_tree("a - (b - c)", "cuda")
+
+
 def test_syntax_error_names_file_line_and_column():
     with pytest.raises(KernelraceError) as exc:
         parse("__global__ void k(int* a) {\n  a[0] = ;\n}\n", "cuda", "bad.cu")

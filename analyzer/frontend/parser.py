@@ -5,10 +5,17 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from pathlib import Path
 
-from lark import Lark, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Lark, Transformer, Tree
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
+from lark.parsers.lalr_analysis import Reduce
 
 from ..errors import KernelraceError
 
@@ -69,6 +76,38 @@ def _cache_path(dialect: str) -> str | bool:
     return str(base / f"{dialect}.lark.cache")
 
 
+# C's binary operators from loosest to tightest binding; all associate to the left.
+_PRECEDENCE = {op: level for level, ops in enumerate(
+    ("||", "&&", "|", "^", "&", "== !=", "< > <= >=", "<< >>", "+ -", "* / %")) for op in ops.split()}
+_NODE = {"||": "lor", "&&": "land", "|": "bor", "^": "bxor", "&": "band"}
+
+
+class BinaryChains(Transformer):
+    """Nests a flat chain `a op b op c ...` (the grammar's `bin_chain`) by precedence into the
+    nodes a rule per level would have built: lor/land/bor/bxor [a, b], band [a, AMP, b], binop
+    [a, op, b]. Runs as the parser reduces (Lark's LALR `transformer`), not as a second walk."""
+
+    def c_core__bin_chain(self, items):   # the name the imported rule has in cuda/metal.lark
+        operands, ops = [items[0]], []
+        for i in range(1, len(items), 2):
+            op = items[i]
+            level = _PRECEDENCE[str(op)]
+            while ops and _PRECEDENCE[str(ops[-1])] >= level:
+                self._reduce(operands, ops)
+            ops.append(op)
+            operands.append(items[i + 1])
+        while ops:
+            self._reduce(operands, ops)
+        return operands[0]
+
+    @staticmethod
+    def _reduce(operands: list, ops: list) -> None:
+        op, b = ops.pop(), operands.pop()
+        a = operands.pop()
+        name = _NODE.get(str(op), "binop")
+        operands.append(Tree("c_core__" + name, [a, b] if name in ("lor", "land", "bor", "bxor") else [a, op, b]))
+
+
 @functools.lru_cache(maxsize=None)
 def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
     post = TypeNamePostLex()
@@ -76,12 +115,37 @@ def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
         str(GRAMMAR_DIR / f"{dialect}.lark"),
         parser="lalr",
         lexer="basic",
+        transformer=BinaryChains() if dialect != "spirv" else None,
         postlex=post if dialect != "spirv" else None,   # SPIR-V has no type/name ambiguity
         propagate_positions=False,   # spans come from tokens, on demand (lower.position)
         maybe_placeholders=True,
         cache=_cache_path(dialect),
     )
+    _share_rules(parser)
     return parser, post
+
+
+def _share_rules(parser: Lark) -> None:
+    """A parser loaded from Lark's cache has two copies of each rule, one in its parse table and
+    one keying its tree-building callbacks, and names its nonterminals with Token objects. Every
+    reduction then looks a rule up by `Rule.__eq__` and a name by `Token.__eq__` (Python-level
+    comparisons: about a tenth of the parse). Key both by the table's own objects and plain strings.
+    Other Lark versions may lay this out differently; then only speed is at stake, and it is left."""
+    try:
+        inner = parser.parser.parser.parser
+        states, callbacks = inner.parse_table.states, inner.callbacks
+    except AttributeError:
+        return
+    rules = {id(arg): arg for actions in states.values() for action, arg in actions.values()
+             if action is Reduce}
+    for rule in rules.values():
+        rule.origin.name = sys.intern(str(rule.origin.name))
+    for state, actions in states.items():
+        states[state] = {sys.intern(str(k)): v for k, v in actions.items()}
+    shared = {rule: callbacks[rule] for rule in rules.values() if rule in callbacks}
+    for key, fn in callbacks.items():
+        shared.setdefault(sys.intern(key) if type(key) is str else key, fn)
+    inner.callbacks = shared
 
 
 # TVM prefixes every CUDA file with the same preamble (headers, half-precision helpers, macros).
