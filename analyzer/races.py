@@ -583,7 +583,11 @@ class PairChecker:
         # and every machine. The clock stays as a backstop.
         solver.set("rlimit", self.rlimit)
         solver.set("timeout", self.clock_ms)
-        solver.add(*constraints)
+        # Asserted through the C API: Solver.add re-checks and converts each constraint in Python,
+        # which cost more than many of these queries take to solve.
+        ctx, handle = solver.ctx.ref(), solver.solver
+        for c in constraints:
+            z3.Z3_solver_assert(ctx, handle, c.as_ast())
         out.queries += 1
         res = solver.check()
         if key is not None:
