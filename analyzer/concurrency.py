@@ -48,6 +48,8 @@ class Cfg:
     branch_jumps: set[int] = field(default_factory=set)
     branch_loops: dict[int, tuple[int, ...]] = field(default_factory=dict)   # the loops around the branch
     loop_repeats: set[int] = field(default_factory=set)   # loops whose back edge can be taken
+    # The walks from each interval start, shared by the views of many cut sets (`intervals_between`).
+    walks: dict[tuple, list] = field(default_factory=dict, repr=False, compare=False)
 
 
 class _Builder:
@@ -254,26 +256,49 @@ def intervals_between(cfg: Cfg, cut: frozenset[int]) -> dict[int, list[Reach]]:
     # them (and branches inside it are not recorded: over-approximate, never miss a pair).
     cut_loops = {loop for b in cut for loop in cfg.node_loops[b]}
     free = frozenset(cfg.loop_repeats - cut_loops)
-    relevant = {c for c, bars in cfg.branch_barriers.items()
-                if (bars & cut or c in cfg.branch_jumps) and not free.intersection(cfg.branch_loops.get(c, ()))}
-    reached: dict[int, list[Reach]] = {}
+    relevant = frozenset(c for c, bars in cfg.branch_barriers.items()
+                         if (bars & cut or c in cfg.branch_jumps) and not free.intersection(cfg.branch_loops.get(c, ())))
+    out: dict[int, list[Reach]] = {}
     for s in starts:
-        init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
-        seen: set = set()
-        stack = [(t, _step(init, lab, free), _decide(frozenset(), init, lab, relevant)) for t, lab in cfg.succ[s]]
-        while stack:
-            state = stack.pop()
-            if state in seen:
-                continue
-            seen.add(state)
-            n, pos, dec = state
-            if n in cut:
-                continue
-            if n in cfg.node_access:
-                reached.setdefault(n, []).append(Reach(s, pos, dec))
-            for t, lab in cfg.succ[n]:
-                stack.append((t, _step(pos, lab, free), _decide(dec, pos, lab, relevant)))
-    return {n: _compress(r) for n, r in reached.items()}
+        # A walk from s is the same under any cut that holds the barriers it stopped at and none
+        # of those it passed: the views the redundant-barrier pass asks for, one barrier fewer
+        # each, mostly re-walk only the interval that ended at the barrier taken out.
+        walks = cfg.walks.setdefault((s, free, relevant), [])
+        for stopped, passed, found in walks:
+            if stopped <= cut and passed.isdisjoint(cut):
+                break
+        else:
+            stopped, passed, found = _walk_from(cfg, s, cut, free, relevant)
+            walks.append((stopped, passed, found))
+        for n, r in found.items():
+            out.setdefault(n, []).extend(r)
+    return out
+
+
+def _walk_from(cfg: Cfg, s: int, cut: frozenset[int], free: frozenset[int], relevant: frozenset[int]):
+    """The accesses reached from start s without crossing `cut`, each with its compressed
+    (start, positions, decisions); and the barrier nodes the walk stopped at and passed."""
+    init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
+    seen: set = set()
+    reached: dict[int, list[Reach]] = {}
+    stopped, passed = set(), set()
+    stack = [(t, _step(init, lab, free), _decide(frozenset(), init, lab, relevant)) for t, lab in cfg.succ[s]]
+    while stack:
+        state = stack.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        n, pos, dec = state
+        if n in cut:
+            stopped.add(n)
+            continue
+        if n in cfg.barrier_node:
+            passed.add(n)
+        if n in cfg.node_access:
+            reached.setdefault(n, []).append(Reach(s, pos, dec))
+        for t, lab in cfg.succ[n]:
+            stack.append((t, _step(pos, lab, free), _decide(dec, pos, lab, relevant)))
+    return frozenset(stopped), frozenset(passed), {n: _compress(r) for n, r in reached.items()}
 
 
 def barriers_between(cfg: Cfg, src: int, dst: int, cut: frozenset[int],
