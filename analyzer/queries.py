@@ -31,7 +31,6 @@ class Answer:
 class QueryCache:
     def __init__(self) -> None:
         self._answers: dict[tuple, tuple[list, Answer]] = {}
-        self.hits = 0
 
     @staticmethod
     def key(constraints: list, rlimit: int) -> tuple:
@@ -39,10 +38,7 @@ class QueryCache:
 
     def get(self, key: tuple) -> Answer | None:
         hit = self._answers.get(key)
-        if hit is None:
-            return None
-        self.hits += 1
-        return hit[1]
+        return None if hit is None else hit[1]
 
     def put(self, key: tuple, constraints: list, res, solver) -> None:
         model = solver.model() if res == z3.sat else None

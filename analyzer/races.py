@@ -102,20 +102,13 @@ class BarrierVerdict:
 
 
 @dataclass
-class ScopeInputs:
-    """What the passes on demand (barrier scope, redundant barriers) continue from: the race
-    pass's checker, with its encodings and barrier intervals, and the pairs it settled."""
-    checker: "PairChecker"
-    hit: frozenset
-    deadline: float | None = None   # the kernel's: the passes on demand stop there too
-
-
-@dataclass
 class PairAnalysis:
     hazards: list[Hazard] = field(default_factory=list)
     undecided: list[Undecided] = field(default_factory=list)
     queries: int = 0
-    scope_inputs: ScopeInputs | None = field(default=None, repr=False)
+    # The race pass's checker, with its encodings, barrier intervals, settled pairs and deadline:
+    # the passes on demand (barrier scope, redundant barriers) continue from it.
+    checker: "PairChecker | None" = field(default=None, repr=False)
     _scope_hazards: list[Hazard] | None = field(default=None, repr=False)
     _barrier_verdicts: list[BarrierVerdict] | None = field(default=None, repr=False)
 
@@ -123,8 +116,7 @@ class PairAnalysis:
         """For every barrier statement, whether a race appears without it (computed on first use,
         like `barrier_scope`, within the kernel's time limit)."""
         if self._barrier_verdicts is None:
-            i = self.scope_inputs
-            self._barrier_verdicts = [] if i is None else i.checker.run_redundant(self, i.hit, i.deadline)
+            self._barrier_verdicts = [] if self.checker is None else self.checker.run_redundant(self)
         return self._barrier_verdicts
 
     def barrier_scope(self) -> list[Hazard]:
@@ -132,8 +124,7 @@ class PairAnalysis:
         barrier between them leaves out their memory space. Computed on first use, by
         the race pass's checker; pairs it cannot decide join `undecided`."""
         if self._scope_hazards is None:
-            i = self.scope_inputs
-            self._scope_hazards = [] if i is None else i.checker.run_scope(self, i.hit, i.deadline)
+            self._scope_hazards = [] if self.checker is None else self.checker.run_scope(self)
         return self._scope_hazards
 
 
@@ -169,8 +160,7 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 class PairChecker:
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                 strict: bool = False, views: dict | None = None, cache: QueryCache | None = None,
-                 detail: bool = True):
+                 strict: bool = False, cache: QueryCache | None = None, detail: bool = True):
         self.kernel = kernel
         self.cache = cache
         # Without detail a hazard's witness is the solver's first model, with no data-dependence
@@ -190,12 +180,13 @@ class PairChecker:
         # does not change verdicts.
         self.clock_ms = 5 * max(timeout_ms, 100)
         self.has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
-        self._views: dict[frozenset, dict] = {} if views is None else views   # cutting barriers -> intervals
+        self._views: dict[frozenset, dict] = {}   # cutting barriers -> intervals
         self.block_reach = self.view(cuts(cfg, cut_warp_barriers=False))
         self.warp_reach = (self.view(cuts(cfg, cut_warp_barriers=True)) if self.has_warp_barriers
                            else self.block_reach)
         self.loop_line = {lid: info.loop.span.line for lid, info in ev.loops.items()}
         self._hit: set[tuple[int, int]] = set()   # pairs the race pass found colliding or left undecided
+        self.deadline: float | None = None         # the kernel's: the passes on demand stop there too
         self._buffers: list | None = None
 
     def _encoders(self) -> None:
@@ -250,16 +241,19 @@ class PairChecker:
 
     def run(self, deadline: float | None = None) -> PairAnalysis:
         self._encoders()
-        out = PairAnalysis()
+        self.deadline = deadline
+        out = PairAnalysis(checker=self)
         for _, events in self._by_buffer():
-            self._check_buffer(events, out, deadline)
-        out.scope_inputs = ScopeInputs(self, frozenset(self._hit), deadline)
+            self._check_buffer(events, out)
         return out
 
-    def _check_buffer(self, events: list[AccessEvent], out: PairAnalysis, deadline: float | None) -> None:
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def _check_buffer(self, events: list[AccessEvent], out: PairAnalysis) -> None:
         for i in range(len(events)):
             for a, b in self._partners(events, i):
-                if deadline is not None and time.monotonic() > deadline:
+                if self._out_of_time():
                     # Out of time: what is left of this buffer is undecided, never clean. One
                     # finding stands for them all (a long kernel has millions of pairs).
                     n = len(events) - i
@@ -304,9 +298,9 @@ class PairChecker:
         # query without interval shapes settles them, for the passes on demand too.
         if self._never_overlap(a, b, out):
             return False
-        return self._query_groups(a, b, entries, out, out.hazards)
+        return self._query_groups(a, b, entries, out, out.hazards, self.detail)
 
-    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list) -> bool:
+    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool) -> bool:
         # Interval starts only matter through the positions they give: one disjunct per distinct
         # (positions, order, warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
@@ -326,7 +320,7 @@ class PairChecker:
             kind = _kind(first.access, second.access)
             if kind is None:
                 continue
-            hit |= self.query(kind, a, b, first, list(groups[who]), out, sink)
+            hit |= self.query(kind, a, b, first, list(groups[who]), out, sink, detail)
         return hit
 
     # ----- barrier scope -----
@@ -343,12 +337,10 @@ class PairChecker:
                 out.append(space)
         return out
 
-    def run_scope(self, out: PairAnalysis, hit: frozenset = frozenset(),
-                  deadline: float | None = None) -> list[Hazard]:
+    def run_scope(self, out: PairAnalysis) -> list[Hazard]:
         """Hazards of the pairs that are concurrent when only the barriers ordering their memory
-        space separate, and not when every barrier does. Pairs in `hit`, which the race pass found
-        colliding or could not decide, are left to it. The candidates are found before any solver
-        state is built: a kernel without any builds none."""
+        space separate, and not when every barrier does. Pairs the race pass found colliding or
+        could not decide are left to it."""
         found: list[Hazard] = []
         spaces = self._scope_spaces()
         if not spaces:
@@ -356,9 +348,9 @@ class PairChecker:
         candidates = []
         for a, b in self._pairs():
             space = a.access.space
-            if space not in spaces or (a.access.id, b.access.id) in hit:
+            if space not in spaces or (a.access.id, b.access.id) in self._hit:
                 continue
-            if deadline is not None and time.monotonic() > deadline:
+            if self._out_of_time():
                 out.undecided.append(Undecided(a, b, f"whether barriers order its memory (barrier-scope): "
                                                      f"{OUT_OF_TIME} before this pair and the rest were checked"))
                 break
@@ -369,7 +361,7 @@ class PairChecker:
                 candidates.append((a, b, space, entries))
         for a, b, space, entries in candidates:
             n, nu = len(found), len(out.undecided)
-            self._query_groups(a, b, entries, out, found)
+            self._query_groups(a, b, entries, out, found, self.detail)
             for h in found[n:]:
                 h.unordered_by = self._unordered_by(h, space)
             for u in out.undecided[nu:]:
@@ -405,8 +397,7 @@ class PairChecker:
 
     # ----- redundant barriers -----
 
-    def run_redundant(self, out: PairAnalysis, hit: frozenset = frozenset(),
-                      deadline: float | None = None) -> list["BarrierVerdict"]:
+    def run_redundant(self, out: PairAnalysis) -> list["BarrierVerdict"]:
         """For each barrier statement, in source order, whether the kernel would race without it
         and without the barriers already found redundant: the pairs its removal lets run
         concurrently, queried in just the new interval shapes. So the barriers found redundant can
@@ -424,19 +415,19 @@ class PairChecker:
         verdicts = []
         for group in nodes.values():
             bar = self.cfg.barrier_node[group[0]]
-            if deadline is not None and time.monotonic() > deadline:
+            if self._out_of_time():
                 verdicts.append(BarrierVerdict(bar, None, reason=OUT_OF_TIME))
                 continue
             gone = removed | frozenset(group)
             block = self.view(block_cut - gone)
             views = (block, self.view(warp_cut - gone) if self.has_warp_barriers else block)
-            verdict = self._verdict(bar, views, base, out, hit, deadline)
+            verdict = self._verdict(bar, views, base, out)
             if verdict.needed is False:
                 removed, base = gone, views
             verdicts.append(verdict)
         return verdicts
 
-    def _verdict(self, bar: ir.Barrier, views, base, out: PairAnalysis, hit, deadline) -> "BarrierVerdict":
+    def _verdict(self, bar: ir.Barrier, views, base, out: PairAnalysis) -> "BarrierVerdict":
         """`views` are the barrier intervals without the barrier, `base` with it; a pair that gains
         interval shapes is tested for any overlap at all (cheap, once per pair), then queried in
         the new shapes."""
@@ -448,12 +439,12 @@ class PairChecker:
             moved |= {self.cfg.node_access[n].id for n in new.keys() | old.keys()
                       if new.get(n) != old.get(n) and n in self.cfg.node_access}
         for a, b in self._pairs_touching(moved):
-            if deadline is not None and time.monotonic() > deadline:
+            if self._out_of_time():
                 return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
             extra = self._extra_entries(a, b, *views, base)
             if not extra:
                 continue
-            racing = (a.access.id, b.access.id) in hit
+            racing = (a.access.id, b.access.id) in self._hit
             if not racing and self._never_overlap(a, b, out):
                 continue
             checked += 1
@@ -463,11 +454,7 @@ class PairChecker:
                 continue
             sink: list[Hazard] = []
             n = len(out.undecided)
-            detail, self.detail = self.detail, False    # only whether they collide matters
-            try:
-                self._query_groups(a, b, extra, out, sink)
-            finally:
-                self.detail = detail
+            self._query_groups(a, b, extra, out, sink, detail=False)   # only whether they collide matters
             if sink:
                 return BarrierVerdict(bar, True, sink[0], pairs=checked)
             if len(out.undecided) > n:
@@ -594,7 +581,7 @@ class PairChecker:
             self.cache.put(key, constraints, res, solver)
         return res, solver
 
-    def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list) -> bool:
+    def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list, detail: bool) -> bool:
         """Ask for a collision; a hazard goes to `sink`. True when the accesses collide (benign
         same-value writes included) or the solver could not decide."""
         second = b if first is a else a
@@ -625,14 +612,14 @@ class PairChecker:
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
         if valued and not benign:
             exact.append(self._differ(a, b))
-        res, solver = self._solve(exact, out, live=self.detail)
+        res, solver = self._solve(exact, out, live=detail)
         if res == z3.unsat and valued and not benign:
             # They collide only where they store equal values: benign.
             benign = True
             if not self.strict:
                 return True
             exact.pop()
-            res, solver = self._solve(exact, out, live=self.detail)
+            res, solver = self._solve(exact, out, live=detail)
         if res == z3.unknown:
             self._undecided(first, second, solver, out)
             return True
@@ -641,7 +628,7 @@ class PairChecker:
         self.enc = self.exact
         model = solver.model()
         data_dependent, warps = (), frozenset()
-        if self.detail:
+        if detail:
             data_dependent = self._data_dependent(solver)
             model, warps = self._readable(solver, model)
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)

@@ -193,8 +193,10 @@ class Encoder:
         """Thread and block bounds, plus the side constraints of the terms built since `collecting`."""
         idx = self._using[0] | set(range(self._mark, len(self.base))) | set(range(self._fixed))
         self._using = []
-        self.last_loads = list({(x := self._load_apps[-1 - i]).get_id(): x for i in sorted(idx) if i < 0}.values())
-        return [self.base[i] for i in sorted(idx) if i >= 0] + self.iter_bounds
+        order = sorted(idx)
+        loads = (self._load_apps[-1 - i] for i in order if i < 0)
+        self.last_loads = list({x.get_id(): x for x in loads}.values())
+        return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
     def _term(self, t, k: int):
         if isinstance(t, ir.Const):

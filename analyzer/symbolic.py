@@ -190,6 +190,8 @@ class SymbolicExecutor:
             key = (ir.Select, id(t.cond), id(t.a), id(t.b))
         elif isinstance(t, ir.Call):
             key = (ir.Call, t.fn, *map(id, t.args))
+        elif isinstance(t, Iter):
+            key = (Iter, t.loop)
         else:
             return t
         return self._interned.setdefault(key, t)
@@ -223,7 +225,7 @@ class SymbolicExecutor:
         raise TypeError(f"unknown IR expression {e!r}")
 
     def iter(self, loop: int) -> Iter:
-        return self._interned.setdefault((Iter, loop), Iter(loop))  # type: ignore[return-value]
+        return self.intern(Iter(loop))
 
     def iters(self) -> tuple:
         if len(self._iters) != len(self.loop_stack) or any(

@@ -77,7 +77,7 @@ def test_no_verdict_once_the_kernel_is_out_of_time():
     kernel.block_dim = {"x": 256, "y": 1, "z": 1}
     ev = SymbolicExecutor(kernel).run()
     pairs = analyse_pairs(kernel, ev, build_cfg(kernel, ev.tracked_conditions), 1000)
-    pairs.scope_inputs.deadline = 0.0    # the race pass finished; the kernel's time is now up
+    pairs.checker.deadline = 0.0    # the race pass finished; the kernel's time is now up
     verdicts = pairs.barrier_verdicts()
     assert verdicts and all(v.needed is None and v.reason == OUT_OF_TIME for v in verdicts)
 
