@@ -18,6 +18,7 @@ from .findings import Finding, KernelResult
 from .frontend import lang_of, lower_source
 from .queries import QueryCache
 from .races import analyse_pairs
+from .solver import fresh_context
 from .symbolic import SymbolicExecutor
 
 DIMS = ("x", "y", "z")
@@ -42,7 +43,10 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     from rules import RULES
 
     t0 = time.perf_counter()
-    cache = QueryCache() if cache is None else cache
+    if cache is None:
+        # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
+        fresh_context()
+        cache = QueryCache()
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
     deadline = time.monotonic() + options.kernel_timeout_s

@@ -21,6 +21,7 @@ import z3
 
 from . import ir
 from .addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
+from .disjoint import Disjointness
 from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
 from .queries import QueryCache
 from .solver import DIMS, Encoder, as_int, num, truth
@@ -30,7 +31,15 @@ WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.
 RLIMIT_PER_SECOND = 3_000_000
-_TACTIC = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
+_tactic: tuple = (None, None)   # (context, tactic): one tactic per Z3 context (see fresh_context)
+
+
+def _preprocessed_solver():
+    global _tactic
+    ctx = z3.main_ctx()
+    if _tactic[0] is not ctx:
+        _tactic = (ctx, z3.Then("simplify", "propagate-values", "solve-eqs", "smt", ctx=ctx))
+    return _tactic[1].solver()
 # What a disjunct requires of the two threads' warps (None: nothing).
 DIFFERENT, SAME = "different", "same"
 # The memory spaces a barrier can order (a barrier-scope view is computed per space).
@@ -188,6 +197,7 @@ class PairChecker:
         self._hit: set[tuple[int, int]] = set()   # pairs the race pass found colliding or left undecided
         self.deadline: float | None = None         # the kernel's: the passes on demand stop there too
         self._buffers: list | None = None
+        self.disjoint = Disjointness(kernel)
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -492,6 +502,8 @@ class PairChecker:
         """Cheap and once per pair: can two threads' instances of a and b touch the same bytes at
         all, in any iterations and whatever orders them? If not, no view of the barriers matters."""
         key = ("apart", a.access.id, b.access.id)
+        if key not in self._cache and self.disjoint.apart(a, b):
+            self._cache[key] = True
         if key not in self._cache:
             self._encoders()
             enc = self.enc = self.fast
@@ -565,7 +577,7 @@ class PairChecker:
                 return hit.result, hit
         # Preprocessing (simplify, propagate values, solve equalities) before the SMT core: the
         # queries are mostly definitions of indices, which this collapses (2-3x faster here).
-        solver = _TACTIC.solver()
+        solver = _preprocessed_solver()
         # A resource limit, not only a clock: the same kernel gets the same verdicts on every run
         # and every machine. The clock stays as a backstop.
         solver.set("rlimit", self.rlimit)

@@ -21,6 +21,15 @@ MAX_GRID = (1 << 31) - 1
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
+def fresh_context() -> None:
+    """Give the next kernel a Z3 context of its own (as Z3's default, which every constructor here
+    uses). Z3's search depends on every term its context has seen, and with it the model a witness
+    is read from and a verdict at the edge of the resource budget: one context per kernel makes a
+    kernel's results the same whatever the process analysed before it. The old context is freed
+    with the last of its terms."""
+    z3.z3._main_ctx = None    # z3.main_ctx() creates the next one on first use
+
+
 def num(n: int):
     return z3.IntVal(n)
 
