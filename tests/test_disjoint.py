@@ -76,6 +76,12 @@ def test_what_the_linear_form_cannot_express_goes_to_the_solver():
     assert not d.apart(event(TX), event(B("*", TX, C(3)), ident=1))   # different coefficients
 
 
+def test_a_launch_no_gpu_can_run_goes_to_the_solver_at_once():
+    """A fuzzed `LocalSize 113553099385533729079`: no thread-by-thread decoding of that block."""
+    d = Disjointness(kernel(10**20))
+    assert not d.apart(event(TX), event(TX, ident=1))
+
+
 # ----- everything proven holds: brute force over small blocks -----
 
 ITERS = (Iter(0), Iter(1))
