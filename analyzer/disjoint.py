@@ -16,6 +16,8 @@ cannot express returns False, and the solver decides as before.
 
 from __future__ import annotations
 
+import math
+
 from . import ir
 from .addresses import peel_scale
 from .solver import DIMS, ITER_LIMIT, MAX_BLOCK
@@ -55,7 +57,7 @@ class Disjointness:
         if m1.keys() != m2.keys():
             return False
         bounds1, bounds2 = self.bounds(a), self.bounds(b)
-        diffs = []      # (coefficient, lowest difference, highest difference, atom)
+        diffs = []      # (coefficient, lowest and highest difference, atom, its modulus and residue)
         for key, (atom, k1) in m1.items():
             k2 = m2[key][1]
             if k1 != k2:
@@ -65,12 +67,15 @@ class Disjointness:
             r1, r2 = self.interval(atom, bounds1), self.interval(atom, bounds2)
             if r1 is None or r2 is None:
                 return False
-            diffs.append((k1, r1[0] - r2[1], r1[1] - r2[0], atom))
+            # Residues both threads' guards fix (`tid.x % 16 == 0`) fix the difference's residue.
+            (n1, q1), (n2, q2) = (bb.get(("mod", _key(atom)), (1, 0)) for bb in (bounds1, bounds2))
+            n = math.gcd(n1, n2)
+            diffs.append((k1, r1[0] - r2[1], r1[1] - r2[0], atom, n, (q1 - q2) % n))
         diffs.sort(key=lambda d: -abs(d[0]))
         # The range of sum(c_j * delta_j for j >= k), for pruning each step of the search.
         rest = [(0, 0)] * (len(diffs) + 1)
         for k in range(len(diffs) - 1, -1, -1):
-            c, dlo, dhi, _ = diffs[k]
+            c, dlo, dhi = diffs[k][:3]
             rlo, rhi = rest[k + 1]
             rest[k] = (rlo + min(c * dlo, c * dhi), rhi + max(c * dlo, c * dhi))
         # index1 - index2 overlaps when -w1 < diff < w2 (widths in elements).
@@ -87,7 +92,7 @@ class Disjointness:
             return True
         if k == len(diffs):
             return lo <= 0 <= hi and not self._same_thread(equal, bounds)
-        c, dlo, dhi, atom = diffs[k]
+        c, dlo, dhi, atom, mod, residue = diffs[k]
         rlo, rhi = rest[k + 1]
         # c * delta must lie in [lo - rhi, hi - rlo]: delta's range, by |c| and the sign of c.
         a, b = lo - rhi, hi - rlo
@@ -96,9 +101,10 @@ class Disjointness:
         if c < 0:
             first, last = -last, -first
         first, last = max(first, dlo), min(last, dhi)
-        if last - first > budget[0]:
+        first += (residue - first) % mod
+        if (last - first) // mod > budget[0]:
             return True
-        for delta in range(first, last + 1):
+        for delta in range(first, last + 1, mod):
             now = equal + [atom] if delta == 0 else equal
             if self._reachable(diffs, rest, k + 1, lo - c * delta, hi - c * delta, now, bounds, budget):
                 return True
@@ -238,6 +244,30 @@ class Disjointness:
                 self._bound_from(g, hit[1], True)
         return hit[1]
 
+    def _residue_from(self, g, out: dict) -> None:
+        """`x % m == r` or `(x & (m - 1)) == r` with x an atom that is never negative: x = r mod m."""
+        if isinstance(g.b, ir.BinOp) and isinstance(g.a, ir.Const):
+            g = ir.BinOp("==", g.b, g.a)
+        rem, r = g.a, g.b
+        if not (isinstance(rem, ir.BinOp) and isinstance(rem.b, ir.Const) and isinstance(r, ir.Const)):
+            return
+        m = rem.b.value
+        if rem.op == "&" and m >= 0 and (m + 1) & m == 0:
+            m += 1                   # a mask of the low bits: the residue for every x
+        elif rem.op != "%" or m <= 0:
+            return
+        x = rem.a
+        if self.fixed(x) or self.linear(x) != (0, {_key(x): (x, 1)}):
+            return
+        if rem.op == "%":
+            lo = self._interval(x, {})
+            if lo is None or lo[0] < 0:
+                return               # C's remainder of a negative x is negative
+        key = ("mod", _key(x))
+        old_m, old_r = out.get(key, (1, 0))
+        if m % old_m == 0 and r.value % old_m == old_r % old_m:
+            out[key] = (m, r.value % m)   # the finer of two agreeing residues
+
     def _bound_from(self, g, out: dict, holds: bool) -> None:
         if isinstance(g, ir.UnOp) and g.op == "!":
             self._bound_from(g.a, out, not holds)
@@ -251,6 +281,8 @@ class Disjointness:
         op = _CMP.get(g.op) if holds else _NEGATED.get(g.op)
         if op is None:
             return
+        if op == "==":
+            self._residue_from(g, out)
         f = self.linear(ir.BinOp("-", g.a, g.b))
         if f is None or len(f[1]) != 1:
             return

@@ -69,6 +69,17 @@ def test_an_offset_between_accesses_is_taken_into_account():
     assert not Disjointness(kernel(64)).apart(a, b)
 
 
+def test_residues_the_guards_fix_count():
+    """A tree reduction's step: threads with even tid.x read S[tx + 1] and write S[tx]."""
+    d = Disjointness(kernel(32, 4))
+    row = B("+", B("*", TY, C(32)), TX)
+    even = (B("==", B("%", TX, C(2)), C(0)),)
+    assert d.apart(event(B("+", row, C(1)), guard=even), event(row, guard=even, ident=1))
+    assert d.apart(event(B("+", row, C(1)), guard=(B("==", B("&", TX, C(1)), C(0)),)),
+                   event(row, guard=even, ident=1))
+    assert not d.apart(event(B("+", row, C(1)), guard=even), event(row, ident=1))
+
+
 def test_what_the_linear_form_cannot_express_goes_to_the_solver():
     d = Disjointness(kernel(32))
     product = B("*", TX, ir.Param("n"))
@@ -143,12 +154,14 @@ def test_every_pair_proven_apart_never_collides(seed):
         x, y = rng.choice([4, 8, 12]), rng.choice([1, 2, 3])
         extents = (rng.randrange(1, 4), rng.randrange(1, 3))
         guards = [loop_bound(0, extents[0]), loop_bound(1, extents[1])]
-        extra = rng.choice([[], [B("==", TY, C(0))], [B("<", TX, C(x // 2))], [B(">=", TX, C(2))]])
+        extra = rng.choice([[], [B("==", TY, C(0))], [B("<", TX, C(x // 2))], [B(">=", TX, C(2))],
+                            [B("==", B("%", TX, C(2)), C(rng.randrange(2)))],
+                            [B("==", C(1), B("&", TX, C(3)))], [B("==", B("%", ITERS[0], C(2)), C(0))]])
         width = rng.choice([2, 2, 2, 4])
         a = event(random_index(rng, x, y, extents), width=width, guard=guards + extra)
         other = rng.choice([a.access.offset, B("+", a.access.offset, C(rng.randrange(-3, 4))),
                             random_index(rng, x, y, extents)])
-        b = event(other, width=rng.choice([2, width]), guard=guards, ident=1)
+        b = event(other, width=rng.choice([2, width]), guard=guards + rng.choice([[], extra]), ident=1)
         if Disjointness(kernel(x, y)).apart(a, b):
             proven += 1
             assert not collide(a, b, x, y, extents, (0, 5)), (a.offset, b.offset, x, y, extents)
