@@ -105,9 +105,12 @@ def _find(kernel: ir.Kernel, line: int, col: int, kind: str) -> ir.Access | None
                          and ("atomic" if acc.atomic else acc.kind) == kind)
 
 
-def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True) -> Fix | None:
+def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True,
+            tried: dict | None = None) -> Fix | None:
     """A checked fix hint for a race finding, or None when no barrier placement applies
-    (the two accesses sit in one statement, or in two arms of one branch)."""
+    (the two accesses sit in one statement, or in two arms of one branch). `tried` keeps the
+    re-analyses of one kernel's changes: the findings of one loop often propose the same one."""
+    tried = {} if tried is None else tried
     if finding.rule not in RACE_RULES or finding.first is None:
         return None
     a = _find(kernel, finding.first.line, finding.first.col, finding.first.kind)
@@ -154,16 +157,14 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         fix.notes.append("not re-checked: the kernel takes too long to analyse again (--hints=all re-checks it)")
         return fix
     for what, index, dim in candidates:
-        fixed = copy.deepcopy(kernel)
-        fa, fb = _path(fixed.body, _twin(fixed, a)), _path(fixed.body, _twin(fixed, b))
-        span = _span(pb[-1][0][pb[-1][1]])
-        if dim is not None:
-            lst, i = fb[-1]
-            lst[i] = ir.If(ir.BinOp("==", ir.Builtin(f"tid.{dim}"), ir.Const(0)), [lst[i]], [], span)
-        if index is not None:
-            lst = fa[k][0]
-            lst.insert(index, ir.Barrier(ir.BLOCK, frozenset({ir.SHARED, ir.GLOBAL}), span, "hint"))
-        result = reanalyse(fixed)
+        # The change is its place in the original kernel: which list, where, which store guarded.
+        key = (id(pa[k][0]) if index is not None else None, index,
+               id(pb[-1][0][pb[-1][1]]) if dim is not None else None, dim)
+        if key in tried:
+            fixed, result = tried[key]
+        else:
+            fixed, result = _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse)
+            tried[key] = fixed, result
         removed = not any(f.rule == finding.rule and f.first is not None
                           and (f.first.line, f.second.line) == (finding.first.line, finding.second.line)
                           for f in result.findings)
@@ -178,6 +179,20 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         return None
     what, index, dim = candidates[0]
     return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, False)
+
+
+def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse):
+    """A copy of the kernel with the change applied, and its analysis."""
+    fixed = copy.deepcopy(kernel)
+    fa, fb = _path(fixed.body, _twin(fixed, a)), _path(fixed.body, _twin(fixed, b))
+    span = _span(pb[-1][0][pb[-1][1]])
+    if dim is not None:
+        lst, i = fb[-1]
+        lst[i] = ir.If(ir.BinOp("==", ir.Builtin(f"tid.{dim}"), ir.Const(0)), [lst[i]], [], span)
+    if index is not None:
+        lst = fa[k][0]
+        lst.insert(index, ir.Barrier(ir.BLOCK, frozenset({ir.SHARED, ir.GLOBAL}), span, "hint"))
+    return fixed, reanalyse(fixed)
 
 
 def _line(span: ir.Span) -> tuple[int, str]:

@@ -80,10 +80,11 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                 strict_results[id(k)] = (k, analyse_kernel(k, strict, target, params, cache, detail=False))
             return strict_results[id(k)][1]
 
+        tried: dict = {}   # one re-analysis per change, however many findings propose it
         for f in findings:
             if f.severity == "error":
                 fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params, cache, detail=False),
-                                    analyse_strict, recheck)
+                                    analyse_strict, recheck, tried)
                 f.fix = fix.as_dict() if fix is not None else None
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries)

@@ -54,3 +54,20 @@ def test_text_report_prints_the_hint_and_its_verdict(cli):
     code, out, _ = cli("lint", MERGE_STATE, "--target", "cuda", "--param", "head_dim=256", *PARAMS)
     assert code == 1
     assert "fix: insert `__syncthreads();` before line" in out and "re-checked: removes the finding" in out
+
+
+def test_findings_that_propose_one_change_share_its_reanalysis(monkeypatch):
+    """The tree reduction's three races in one loop all propose the barrier at the end of its
+    body: that changed kernel is analysed once, and each finding reads its verdict from it."""
+    from analyzer import fixes
+    from analyzer.pipeline import Options, check_file
+
+    calls = []
+    real = fixes._reanalysed
+    monkeypatch.setattr(fixes, "_reanalysed", lambda *a: calls.append(a[5:7]) or real(*a))
+    path = FIXTURES / "metal" / "reduce_tree.metal"
+    findings = [f for r in check_file(str(path), None, (32, 4), None, {}, Options(hints="all"))
+                for f in r.findings if f.fix is not None]
+    end_of_body = [f for f in findings if "end of the enclosing block" in f.fix["text"]]
+    assert len(end_of_body) == 3 and all(f.fix["removes"] for f in end_of_body)
+    assert len(calls) == len(set(calls))   # each change analysed once
