@@ -21,8 +21,8 @@ import z3
 
 from . import ir
 from .addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
-from .disjoint import Disjointness
 from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
+from .disjoint import Disjointness
 from .queries import QueryCache
 from .solver import DIMS, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
@@ -31,7 +31,12 @@ WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.
 RLIMIT_PER_SECOND = 3_000_000
-_tactic: tuple = (None, None)   # (context, tactic): one tactic per Z3 context (see fresh_context)
+# What a disjunct requires of the two threads' warps (None: nothing).
+DIFFERENT, SAME = "different", "same"
+# The memory spaces a barrier can order (a barrier-scope view is computed per space).
+ORDERED_SPACES = (ir.SHARED, ir.GLOBAL)
+
+_tactic: tuple = (None, None)   # (context, tactic): one per Z3 context (see solver.fresh_context)
 
 
 def _preprocessed_solver():
@@ -40,10 +45,6 @@ def _preprocessed_solver():
     if _tactic[0] is not ctx:
         _tactic = (ctx, z3.Then("simplify", "propagate-values", "solve-eqs", "smt", ctx=ctx))
     return _tactic[1].solver()
-# What a disjunct requires of the two threads' warps (None: nothing).
-DIFFERENT, SAME = "different", "same"
-# The memory spaces a barrier can order (a barrier-scope view is computed per space).
-ORDERED_SPACES = (ir.SHARED, ir.GLOBAL)
 
 
 @dataclass
