@@ -220,6 +220,8 @@ class Encoder:
             name = t.name if t.uniform else f"{t.name}@t{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
+            if t.lower is not None:
+                self.base.append(out >= t.lower)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
                 self._load_apps.append(out)

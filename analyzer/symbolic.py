@@ -30,6 +30,8 @@ class Sym:
     name: str
     uniform: bool
     args: tuple = ()
+    # A value it never goes below: loop state that starts there and only ever grows.
+    lower: int | None = None
 
 
 Term = object  # ir.Expr | Iter | Sym
@@ -183,7 +185,7 @@ class SymbolicExecutor:
         elif isinstance(t, ir.Param | ir.Builtin):
             key = (type(t), t.name)
         elif isinstance(t, Sym):
-            key = (Sym, t.name, t.uniform, *map(id, t.args))
+            key = (Sym, t.name, t.uniform, t.lower, *map(id, t.args))
         elif isinstance(t, ir.UnOp):
             key = (ir.UnOp, t.op, id(t.a))
         elif isinstance(t, ir.Select):
@@ -352,6 +354,14 @@ class SymbolicExecutor:
             if not self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=True):
                 break
 
+    @staticmethod
+    def _floor(s: ir.Loop, entry, var: str | None = None, cell: tuple | None = None) -> int | None:
+        """The lower bound of loop state that enters loop `s` as `entry` and only grows in it."""
+        low = _lower(entry)
+        if low is None or not _only_grows(s.body + s.update, var, cell):
+            return None
+        return low
+
     def _inductions(self, s: ir.Loop, st: _State, assigned: set[str]) -> dict[str, object]:
         """Variables stepped only by the update clause: closed forms in the iteration number."""
         out = {}
@@ -385,8 +395,10 @@ class SymbolicExecutor:
             if v in inductions:
                 env[v] = inductions[v]
             else:
-                env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (self.iter(lid),))
-        private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),))
+                env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (self.iter(lid),),
+                             self._floor(s, st.env.get(v), var=v))
+        private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),),
+                          self._floor(s, st.private[k], cell=k))
                    for k in st.private}
         assigned_private = _assigned_private(s.body)
         private = {k: (v if k[0] in assigned_private else st.private[k]) for k, v in private.items()}
@@ -426,11 +438,58 @@ class SymbolicExecutor:
             loop_uniform = info.uniform
             for v in assigned:
                 uniform = loop_uniform and v not in non_uniform and not st.divergent
-                st.env[v] = Sym(f"{v}@exit{lid}", uniform, self.iters())
+                st.env[v] = Sym(f"{v}@exit{lid}", uniform, self.iters(), self._floor(s, st.env.get(v), var=v))
             for k in list(st.private):
                 if k[0] in assigned_private:
-                    st.private[k] = Sym(f"private:{k[0]}+{k[1]}@exit{lid}", loop_uniform, self.iters())
+                    st.private[k] = Sym(f"private:{k[0]}+{k[1]}@exit{lid}", loop_uniform, self.iters(),
+                                        self._floor(s, st.private[k], cell=k))
         return changed
+
+
+def _lower(t) -> int | None:
+    """A value the term never goes below, where one is plain (a constant, an index, a counter)."""
+    if isinstance(t, ir.Const):
+        return t.value
+    if isinstance(t, ir.Builtin) and t.name.startswith(("tid.", "bid.")):
+        return 0
+    if isinstance(t, Sym):
+        return t.lower
+    return None
+
+
+def _only_grows(stmts, var: str | None = None, cell: tuple | None = None) -> bool:
+    """Is every update of the variable (or private cell) in `stmts` `x = x + c` with a constant
+    c >= 0? Any other store to the cell's array, or to the variable, says no."""
+    def step(value, is_self) -> bool:
+        if isinstance(value, ir.BinOp) and value.op in ("+", "-"):
+            for x, c in ((value.a, value.b), (value.b, value.a) if value.op == "+" else (None, None)):
+                if x is not None and is_self(x) and isinstance(c, ir.Const) \
+                        and (c.value >= 0 if value.op == "+" else c.value <= 0):
+                    return True
+        return False
+
+    def own_cell(e) -> bool:
+        return isinstance(e, ir.Read) and isinstance(e.access.offset, ir.Const) \
+            and (e.access.buffer, e.access.offset.value, e.access.width) == cell
+
+    def walk(block):
+        for s in block:
+            yield s
+            if isinstance(s, ir.If):
+                yield from walk(s.then)
+                yield from walk(s.orelse)
+            elif isinstance(s, ir.Loop):
+                yield from walk(s.body)
+                yield from walk(s.update)
+
+    for s in walk(stmts):
+        if var is not None and isinstance(s, ir.Assign) and s.target == var \
+                and not step(s.value, lambda e: isinstance(e, ir.Var) and e.name == var):
+            return False
+        if cell is not None and isinstance(s, ir.MemOp) and s.access.buffer == cell[0] and s.access.is_write \
+                and not (own_cell(ir.Read(s.access)) and step(s.access.value, own_cell)):
+            return False
+    return True
 
 
 def _breaks_non_uniformly(body, st: _State) -> bool:

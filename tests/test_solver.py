@@ -26,3 +26,16 @@ def test_shift_by_a_symbolic_amount_is_cs_shift(enc, op):
         want = x >> k if op == ">>" else x << k
         got = z3.simplify(z3.substitute(term, (a, z3.IntVal(x)), (s, z3.IntVal(k))))
         assert got.as_long() == want, (x, op, k)
+
+
+def test_loop_state_with_a_floor_never_goes_below_it(enc):
+    """A counter the executor knows only grows from 0 (`Sym.lower`) cannot be -1 in any iteration:
+    the witness of a persistent kernel then shows a batch that exists."""
+    from analyzer.symbolic import Iter, Sym
+    enc.collecting()
+    floored = enc.term(Sym("private:idx+0@L1", True, (Iter(1),), lower=0), 1)
+    free = enc.term(Sym("private:other+0@L1", True, (Iter(1),)), 1)
+    s = z3.Solver()
+    s.add(enc.needed())
+    assert s.check(floored < 0) == z3.unsat
+    assert s.check(free < 0) == z3.sat

@@ -1,0 +1,59 @@
+"""What the symbolic executor knows of loop state it cannot write in closed form."""
+
+import pytest
+
+from analyzer.frontend import lower_source
+from analyzer.symbolic import Sym, SymbolicExecutor
+
+# TVM's persistent tile loop: a private counter that starts at 0 and only ever grows (here in an
+# inner loop too), read by the loop guard and the address of a store.
+KERNEL = """
+extern "C" __global__ void k(float* __restrict__ out, int n) {
+  int idx[1];
+  idx[0] = %s;
+  while (1) {
+    if (!(idx[0] < n)) { break; }
+    while (idx[0] < 3) { %s }
+    out[idx[0] * 32 + ((int)threadIdx.x)] = 1.0f;
+    idx[0] = idx[0] + 16;
+  }
+}
+"""
+
+
+def state_bounds(start, inner):
+    (kernel,) = lower_source(KERNEL % (start, inner), "cuda", "k.cu")
+    kernel.block_dim.update(x=32, y=1, z=1)
+    ev = SymbolicExecutor(kernel).run()
+    (store,) = [e for e in ev.accesses.values() if e.access.buffer == "out"]
+
+    def syms(t):
+        if isinstance(t, Sym) and t.name.startswith("private:idx"):
+            yield t
+        for x in getattr(t, "args", ()) or (getattr(t, "a", None), getattr(t, "b", None)):
+            if x is not None:
+                yield from syms(x)
+    found = {s.name: s.lower for s in syms(store.offset)}
+    for g in store.guard:
+        found.update({s.name: s.lower for s in syms(g)})
+    assert found, "the store reads no loop state"
+    return set(found.values())
+
+
+@pytest.mark.parametrize("start,inner,low", [
+    ("0", "idx[0] = idx[0] + 1;", 0),
+    ("((int)blockIdx.x)", "idx[0] = 1 + idx[0];", 0),
+    ("5", "idx[0] = idx[0] - (-2);", 5),
+])
+def test_a_counter_that_only_grows_keeps_its_start_as_a_floor(start, inner, low):
+    assert state_bounds(start, inner) == {low}
+
+
+@pytest.mark.parametrize("start,inner", [
+    ("0", "idx[0] = idx[0] - 1;"),                 # shrinks
+    ("0", "idx[0] = idx[0] * 2;"),                 # not a constant step
+    ("0", "idx[0] = n;"),                          # overwritten
+    ("n", "idx[0] = idx[0] + 1;"),                 # starts anywhere
+])
+def test_other_loop_state_has_no_floor(start, inner):
+    assert state_bounds(start, inner) == {None}
