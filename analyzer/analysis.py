@@ -99,6 +99,8 @@ class KernelAnalysis:
             # The race needs two different elements of an index map to hold the same value.
             severity = "warning"
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
+        if h.loop_state:
+            notes.append(self._loop_state_note(h))
         if self.kernel.warp_size == 1:
             # Vulkan: subgroup size (4 to 128) and membership are the device's; none is assumed,
             # so there are no warps to speak of.
@@ -121,7 +123,18 @@ class KernelAnalysis:
             witness["first_warp"] = witness["second_warp"] = None
         witness["benign"] = h.benign
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
+        witness["loop_state"] = [{"name": name, "loop_line": line} for name, line in h.loop_state]
         return witness
+
+    def _loop_state_note(self, h: Hazard) -> str:
+        lines: dict[str, list[int]] = {}
+        for name, line in h.loop_state:
+            lines.setdefault(name, []).append(line)
+        names = [f"`{name}` (updated in the loop{'s' if len(ls) > 1 else ''} at line{'s' if len(ls) > 1 else ''} "
+                 f"{', '.join(map(str, sorted(ls)))})" for name, ls in lines.items()]
+        data = messages.LOOP_STATE_OR_DATA.format(
+            bufs=", ".join(self.buffer_name(b) for b in h.loop_state_or_data)) if h.loop_state_or_data else ""
+        return messages.LOOP_STATE.format(vars=", ".join(names), data=data)
 
     def redundant_barrier_findings(self, rule: str, severity: str) -> list[Finding]:
         """Findings for the barriers whose removal, with the redundant ones before them, lets no
@@ -162,6 +175,8 @@ class KernelAnalysis:
         notes = [messages.BARRIER_SCOPE_WHY.format(mem=mem)]
         if h.data_dependent:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
+        if h.loop_state:
+            notes.append(self._loop_state_note(h))
         witness = self._witness(h)
         witness["barriers"] = [{"line": b.span.line, "col": b.span.col, "text": self._barrier_text(b),
                                 "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),

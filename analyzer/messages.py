@@ -42,5 +42,10 @@ WARP_BARRIER_ONLY = "only a warp-level barrier lies between the accesses, and it
 DATA_DEPENDENT = ("it needs particular contents of {bufs} (it disappears when their values increase with "
                   "their index, as a sorted index map or a cumulative sum does): a warning, since "
                   "kernelrace cannot see the contents of memory")
+LOOP_STATE = ("it needs the loop-carried {vars} to hold the same values in the two iterations shown{data}: "
+              "kernelrace keeps loop state as an unknown function of the iteration, so it cannot rule "
+              "that out (state that only moves forward, as a persistent kernel's tile counters, never repeats)")
+LOOP_STATE_OR_DATA = (", or particular contents of {bufs} (it disappears when the state does not repeat and "
+                      "their values increase with their index)")
 SUBGROUPS_UNKNOWN = ("Vulkan leaves subgroup size (4 to 128) and membership to the device: no subgroup is assumed, "
                      "so a subgroup barrier orders no two invocations here")

@@ -24,7 +24,7 @@ from .addresses import contains_param, inner_index, peel_scale, radix_split, spl
 from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
 from .disjoint import Disjointness
 from .queries import QueryCache
-from .solver import DIMS, Encoder, as_int, num, truth
+from .solver import DIMS, LOOP_STATE, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
 WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
@@ -88,6 +88,11 @@ class Hazard:
     # Buffers whose contents decide the collision: the addresses meet only if two different
     # elements of these hold equal values (indirect indexing through a map the analysis cannot see).
     data_dependent: tuple[str, ...] = ()
+    # Loop-carried values (and the lines of the loops that update them) the collision needs to
+    # repeat between two iterations: kept as unknown functions of the iteration, they may.
+    loop_state: tuple[tuple[str, int], ...] = ()
+    # ... or else needs particular contents of these buffers (no severity change: see races).
+    loop_state_or_data: tuple[str, ...] = ()
     # For barrier-scope hazards: the barriers that separate the two accesses in execution but do
     # not order the memory space of their buffer.
     unordered_by: tuple[ir.Barrier, ...] = ()
@@ -199,6 +204,7 @@ class PairChecker:
         self.deadline: float | None = None         # the kernel's: the passes on demand stop there too
         self._buffers: list | None = None
         self.disjoint = Disjointness(kernel)
+        self._written_buffers: set[str] | None = None
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -640,16 +646,18 @@ class PairChecker:
             return False
         self.enc = self.exact
         model = solver.model()
-        data_dependent, warps = (), frozenset()
+        data_dependent, warps, loop_state, or_data = (), frozenset(), (), ()
         if detail:
             data_dependent = self._data_dependent(solver)
+            if not data_dependent:
+                loop_state, or_data = self._loop_state_repeats(solver)
             model, warps = self._readable(solver, model)
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
-        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent))
+        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data))
         return True
 
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
@@ -666,21 +674,52 @@ class PairChecker:
         memory strictly increasing in its address, as an index map that is a sorted permutation or
         a cumulative distribution is, and each load inside its buffer's declared shape: if the
         race goes away, it depends on the data."""
+        ordered, bufs = self._loads_ordered()
+        return bufs if ordered and _refuted(solver, ordered) else ()
+
+    def _loads_ordered(self) -> tuple[list, tuple[str, ...]]:
+        """The assumptions of `_data_dependent` for the last query, and the buffers they are about:
+        buffers the kernel only reads (an index map; what the kernel itself writes, shared memory
+        above all, holds whatever it stored, in order or not)."""
+        written = self._written()
         apps = [(self._load_buffer(x), x) for x in self.exact.last_loads]
+        apps = [(b, x) for b, x in apps if b not in written]
         pairs = [(x, y) for i, (bx, x) in enumerate(apps) for by, y in apps[i + 1:] if bx and bx == by]
         if not pairs:
-            return ()
+            return [], ()
         ordered = [z3.And(z3.Implies(x.arg(0) < y.arg(0), x < y), z3.Implies(y.arg(0) < x.arg(0), y < x),
                           z3.Implies(x.arg(0) == y.arg(0), x == y))
                    for x, y in pairs]
-        solver.push()
-        solver.add(*ordered)
-        solver.add(*self._load_bounds(x for _, x in apps))
-        res = solver.check()
-        solver.pop()
-        if res != z3.unsat:
-            return ()
-        return tuple(sorted({self._load_buffer(x) for pair in pairs for x in pair}))
+        bufs = tuple(sorted({self._load_buffer(x) for pair in pairs for x in pair}))
+        return ordered + self._load_bounds(x for _, x in apps), bufs
+
+    def _written(self) -> set[str]:
+        if self._written_buffers is None:
+            self._written_buffers = {e.access.buffer for e in self.ev.accesses.values() if e.access.is_write}
+        return self._written_buffers
+
+    def _loop_state_repeats(self, solver) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+        """Does the collision need loop state to hold the same values in two iterations? For each
+        loop-carried value the query reads in two iterations, ask again with it different between
+        them; if no such value is needed so, ask again with the loads ordered as `_data_dependent`
+        orders them. Returns the values the collision needs to repeat (with the line of the loop
+        that updates each), and the buffers whose contents are the other way to collide. A
+        persistent kernel's tile counters never repeat; a double buffer's `stage ^= 1` does:
+        neither verdict nor severity changes, the note says what the collision rests on."""
+        by_fn: dict[str, list] = defaultdict(list)
+        for x in self.exact.last_state:
+            by_fn[x.decl().name()].append(x)
+        differ = {name: z3.Or(*[x != y for i, x in enumerate(apps) for y in apps[i + 1:]])
+                  for name, apps in by_fn.items() if len(apps) > 1}
+        needed = [name for name, d in differ.items() if _refuted(solver, [d])]
+        bufs: tuple[str, ...] = ()
+        if not needed and differ:
+            ordered, bufs = self._loads_ordered()
+            if ordered:
+                needed = [name for name, d in differ.items() if _refuted(solver, [d] + ordered)]
+        found = {(m["var"], self.loop_line.get(int(m["loop"]), 0))
+                 for name in needed if (m := LOOP_STATE.match(name))}
+        return tuple(sorted(found)), (bufs if found else ())
 
     def _load_bounds(self, apps) -> list:
         """In-bounds facts of the loads whose values the addresses use."""
@@ -924,6 +963,15 @@ class PairChecker:
 OUT_OF_TIME = "the kernel's time limit (--kernel-timeout) ran out"
 KERNEL_LIMIT = ("the kernel's time limit (--kernel-timeout) ran out before this pair and the rest of this "
                 "buffer's pairs (at most {n}) were checked")
+
+
+def _refuted(solver, assumptions) -> bool:
+    """Is the solver's (satisfiable) query unsatisfiable once `assumptions` hold too?"""
+    solver.push()
+    solver.add(*assumptions)
+    res = solver.check()
+    solver.pop()
+    return res == z3.unsat
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,

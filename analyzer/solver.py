@@ -9,6 +9,8 @@ remainder. Bitwise operations other than masks go through 64-bit vectors, exactl
 
 from __future__ import annotations
 
+import re
+
 import z3
 
 from . import ir
@@ -19,6 +21,10 @@ ITER_LIMIT = 1 << 24
 MAX_BLOCK = 1024          # threads per block on CUDA and Metal
 MAX_GRID = (1 << 31) - 1
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+
+
+# What the symbolic executor names loop-carried state: `v@L12`, `private:buf+0@exit12`.
+LOOP_STATE = re.compile(r"(?:private:)?(?P<var>.+?)(?:\+\d+)?@(?:L|exit)(?P<loop>\d+)$")
 
 
 def fresh_context() -> None:
@@ -83,10 +89,11 @@ class Encoder:
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
-        # Loaded values ride in the dependency sets as negative numbers (-1 - index here), so a
-        # query knows its loads without walking its terms.
+        # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
+        # here), so a query knows them without walking its terms.
         self._load_apps: list = []
         self.last_loads: list = []    # the loads of the terms collected for the last query
+        self.last_state: list = []    # the loop state (uniform, per iteration) of the last query
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
@@ -203,8 +210,9 @@ class Encoder:
         idx = self._using[0] | set(range(self._mark, len(self.base))) | set(range(self._fixed))
         self._using = []
         order = sorted(idx)
-        loads = (self._load_apps[-1 - i] for i in order if i < 0)
-        self.last_loads = list({x.get_id(): x for x in loads}.values())
+        apps = list({x.get_id(): x for x in (self._load_apps[-1 - i] for i in order if i < 0)}.values())
+        self.last_loads = [x for x in apps if x.get_id() in self.loads]
+        self.last_state = [x for x in apps if x.get_id() not in self.loads]
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
     def _term(self, t, k: int):
@@ -224,6 +232,7 @@ class Encoder:
                 self.base.append(out >= t.lower)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
+            if args and (t.name.startswith("load") or (t.uniform and LOOP_STATE.match(t.name))):
                 self._load_apps.append(out)
                 self._using[-1].add(-len(self._load_apps))
             return out

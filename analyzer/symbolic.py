@@ -158,6 +158,11 @@ class SymbolicExecutor:
         self.non_uniform: dict[int, set[str]] = {}
         self._iters: tuple = ()
         self._interned: dict[tuple, object] = {}
+        # Floors of loop state, assumed at loop entry and checked at every store (an induction on
+        # the iterations): the loops being executed, each with the floors it assumes, and the
+        # (loop, state) pairs a store broke.
+        self._frames: list[tuple[int, dict]] = []
+        self._broken: set[tuple[int, tuple]] = set()
         _divergent_loops.clear()
         is_uniform.cache_clear()
 
@@ -263,6 +268,7 @@ class SymbolicExecutor:
     def stmt(self, s, st: _State) -> None:
         if isinstance(s, ir.Assign):
             st.env[s.target] = self.term(s.value, st)
+            self._keeps_floor(("var", s.target), st.env[s.target], st)
         elif isinstance(s, ir.MemOp):
             acc = s.access
             offset = self.term(acc.offset, st)
@@ -287,7 +293,12 @@ class SymbolicExecutor:
             raise TypeError(f"unknown IR statement {s!r}")
 
     def write_private(self, acc: ir.Access, offset, value, st: _State) -> None:
+        for _, floors in self._frames:
+            for key in [k for k in floors if k[0] == "cell" and k[1][0] == acc.buffer]:
+                if not (isinstance(offset, ir.Const) and key[1] == (acc.buffer, offset.value, acc.width)):
+                    self._keeps_floor(key, None, st)    # another store to the array: no floor
         if isinstance(offset, ir.Const):
+            self._keeps_floor(("cell", (acc.buffer, offset.value, acc.width)), value, st)
             # A store of `width` bytes replaces every tracked cell it overlaps.
             lo, hi = offset.value, offset.value + acc.width
             for key in [k for k in st.private if k[0] == acc.buffer and k[1] < hi and lo < k[1] + k[2]]:
@@ -349,18 +360,26 @@ class SymbolicExecutor:
         # Every pass is complete (events, exit values); a later pass overwrites an earlier one's
         # events, so the last, stable pass is what remains. One pass when nothing changes.
         env, private = dict(st.env), dict(st.private)
-        for _ in range(len(assigned) + 3):
+        # Each extra pass widens something (a variable turns non-uniform, a floor goes), so this
+        # many always end with a pass that changed nothing.
+        for _ in range(len(assigned) + len(st.private) + 3):
             st.env, st.private = dict(env), dict(private)
             if not self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=True):
                 break
 
-    @staticmethod
-    def _floor(s: ir.Loop, entry, var: str | None = None, cell: tuple | None = None) -> int | None:
-        """The lower bound of loop state that enters loop `s` as `entry` and only grows in it."""
-        low = _lower(entry)
-        if low is None or not _only_grows(s.body + s.update, var, cell):
-            return None
-        return low
+    def _floor(self, lid: int, key: tuple, entry) -> int | None:
+        """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
+        in the loop was seen that might take it below (see `_keeps_floor`)."""
+        return None if (lid, key) in self._broken else _lower(entry)
+
+    def _keeps_floor(self, key: tuple, value, st: _State) -> None:
+        """A store of `value` to loop state `key`: every enclosing loop that assumes a floor for it
+        must see the value at or above it, or drop the floor (and run its pass again)."""
+        for lid, floors in self._frames:
+            floor = floors.get(key)
+            if floor is not None and (value is None or not _at_least(value, floor, st.guard)):
+                self._broken.add((lid, key))
+                floors.pop(key)
 
     def _inductions(self, s: ir.Loop, st: _State, assigned: set[str]) -> dict[str, object]:
         """Variables stepped only by the update clause: closed forms in the iteration number."""
@@ -396,9 +415,9 @@ class SymbolicExecutor:
                 env[v] = inductions[v]
             else:
                 env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (self.iter(lid),),
-                             self._floor(s, st.env.get(v), var=v))
+                             self._floor(lid, ("var", v), st.env.get(v)))
         private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),),
-                          self._floor(s, st.private[k], cell=k))
+                          self._floor(lid, ("cell", k), st.private[k]))
                    for k in st.private}
         assigned_private = _assigned_private(s.body)
         private = {k: (v if k[0] in assigned_private else st.private[k]) for k, v in private.items()}
@@ -414,11 +433,21 @@ class SymbolicExecutor:
             is_uniform.cache_clear()
             if not body_st.divergent:
                 body_st.divergent = (cond if cond is not None else ir.Const(1), s.span)
-        self.block(s.body, body_st)
-        cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent)
-        self.block(s.update, cont)
+        floors = {("var", v): env[v].lower for v in assigned
+                  if v not in inductions and isinstance(env[v], Sym) and env[v].lower is not None}
+        floors.update({("cell", k): t.lower for k, t in private.items()
+                       if k[0] in assigned_private and t.lower is not None})
+        broken = len(self._broken)
+        self._frames.append((lid, floors))
+        try:
+            self.block(s.body, body_st)
+            cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent)
+            self.block(s.update, cont)
+        finally:
+            self._frames.pop()
         self.loop_stack.pop()
-        changed = False
+        # A floor this pass assumed and a store broke: the pass read terms built on it, run again.
+        changed = len(self._broken) > broken
         for v in assigned:
             if v in inductions or v in non_uniform:
                 continue
@@ -438,58 +467,59 @@ class SymbolicExecutor:
             loop_uniform = info.uniform
             for v in assigned:
                 uniform = loop_uniform and v not in non_uniform and not st.divergent
-                st.env[v] = Sym(f"{v}@exit{lid}", uniform, self.iters(), self._floor(s, st.env.get(v), var=v))
+                st.env[v] = Sym(f"{v}@exit{lid}", uniform, self.iters(), self._floor(lid, ("var", v), st.env.get(v)))
             for k in list(st.private):
                 if k[0] in assigned_private:
                     st.private[k] = Sym(f"private:{k[0]}+{k[1]}@exit{lid}", loop_uniform, self.iters(),
-                                        self._floor(s, st.private[k], cell=k))
+                                        self._floor(lid, ("cell", k), st.private[k]))
         return changed
 
 
 def _lower(t) -> int | None:
-    """A value the term never goes below, where one is plain (a constant, an index, a counter)."""
+    """A value the term never goes below, where one is plain (a constant, an index, a counter,
+    a sum of those)."""
     if isinstance(t, ir.Const):
         return t.value
     if isinstance(t, ir.Builtin) and t.name.startswith(("tid.", "bid.")):
         return 0
     if isinstance(t, Sym):
         return t.lower
+    if isinstance(t, ir.BinOp) and t.op == "+":
+        a, b = _lower(t.a), _lower(t.b)
+        return None if a is None or b is None else a + b
+    if isinstance(t, ir.BinOp) and t.op == "-" and isinstance(t.b, ir.Const):
+        a = _lower(t.a)
+        return None if a is None else a - t.b.value
     return None
 
 
-def _only_grows(stmts, var: str | None = None, cell: tuple | None = None) -> bool:
-    """Is every update of the variable (or private cell) in `stmts` `x = x + c` with a constant
-    c >= 0? Any other store to the cell's array, or to the variable, says no."""
-    def step(value, is_self) -> bool:
-        if isinstance(value, ir.BinOp) and value.op in ("+", "-"):
-            for x, c in ((value.a, value.b), (value.b, value.a) if value.op == "+" else (None, None)):
-                if x is not None and is_self(x) and isinstance(c, ir.Const) \
-                        and (c.value >= 0 if value.op == "+" else c.value <= 0):
-                    return True
+def _at_least(value, floor: int, guard: tuple) -> bool:
+    """Is `value` at or above `floor` wherever the guard holds? A plain lower bound, or `x - y`
+    stored under `y <= x` (TVM's tile scheduler: `tile_id -= batch_tiles` once `batch_tiles <= tile_id`)."""
+    low = _lower(value)
+    if low is not None and low >= floor:
+        return True
+    if isinstance(value, ir.BinOp) and value.op == "-" and floor <= 0:
+        return any(_implies_at_most(g, value.b, value.a) for g in guard)
+    return False
+
+
+def _implies_at_most(g, small, big) -> bool:
+    """Does guard term g imply small <= big?"""
+    if isinstance(g, ir.Const):
+        return g.value == 0          # a guard that never holds implies anything
+    if isinstance(g, ir.Select):     # `c ? x : y`, as a short-circuit `&&` joins (SPIR-V's OpPhi)
+        return (_implies_at_most(g.cond, small, big) or _implies_at_most(g.a, small, big)) \
+            and _implies_at_most(g.b, small, big)
+    if not isinstance(g, ir.BinOp):
         return False
-
-    def own_cell(e) -> bool:
-        return isinstance(e, ir.Read) and isinstance(e.access.offset, ir.Const) \
-            and (e.access.buffer, e.access.offset.value, e.access.width) == cell
-
-    def walk(block):
-        for s in block:
-            yield s
-            if isinstance(s, ir.If):
-                yield from walk(s.then)
-                yield from walk(s.orelse)
-            elif isinstance(s, ir.Loop):
-                yield from walk(s.body)
-                yield from walk(s.update)
-
-    for s in walk(stmts):
-        if var is not None and isinstance(s, ir.Assign) and s.target == var \
-                and not step(s.value, lambda e: isinstance(e, ir.Var) and e.name == var):
-            return False
-        if cell is not None and isinstance(s, ir.MemOp) and s.access.buffer == cell[0] and s.access.is_write \
-                and not (own_cell(ir.Read(s.access)) and step(s.access.value, own_cell)):
-            return False
-    return True
+    if g.op == "&&":
+        return _implies_at_most(g.a, small, big) or _implies_at_most(g.b, small, big)
+    if g.op in ("<=", "<"):
+        return g.a is small and g.b is big
+    if g.op in (">=", ">"):
+        return g.a is big and g.b is small
+    return False
 
 
 def _breaks_non_uniformly(body, st: _State) -> bool:

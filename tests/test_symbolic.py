@@ -57,3 +57,21 @@ def test_a_counter_that_only_grows_keeps_its_start_as_a_floor(start, inner, low)
 ])
 def test_other_loop_state_has_no_floor(start, inner):
     assert state_bounds(start, inner) == {None}
+
+
+def test_the_tile_schedulers_guarded_subtraction_keeps_a_counter_at_zero_or_above():
+    """TVM's persistent prefill: `tile_id -= batch_tiles` only once `batch_tiles <= tile_id`."""
+    assert state_bounds("((int)blockIdx.x)", "if (n <= idx[0]) { idx[0] = idx[0] - n; }") == {0}
+    assert state_bounds("((int)blockIdx.x)", "if (n < 7) { idx[0] = idx[0] - n; }") == {None}
+
+
+def test_a_short_circuit_join_guards_the_subtraction_too():
+    """SPIR-V joins `a && b` through an OpPhi, which the executor reads as `a ? b : a`."""
+    from analyzer import ir
+    from analyzer.symbolic import _at_least
+    x, y = Sym("x", True, lower=0), Sym("y", True)
+    le = ir.BinOp("<=", y, x)
+    other = ir.BinOp("<", x, ir.Param("n"))
+    assert _at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, le),))
+    assert _at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, ir.Const(0)),))
+    assert not _at_least(ir.BinOp("-", x, y), 0, (ir.Select(other, le, other),))

@@ -38,3 +38,32 @@ def test_select_runs_only_the_named_rules(cli):
     path = FIXTURES / "cuda" / "divergent_barrier.cu"
     code, report, _ = cli("check", str(path), "--block-dim", "64", "--format", "json", "--select", "write-after-read")
     assert code == 0 and report["findings"] == []
+
+
+LOOP_STATE_KERNEL = """
+extern "C" __global__ void k(float* __restrict__ out, int n) {
+  int idx[1];
+  idx[0] = 0;
+  for (int j = 0; j < 32; ++j) {
+    if (((int)threadIdx.x) == j) { out[%s] = (float)j; }
+    idx[0] = idx[0] + n;
+  }
+}
+"""
+
+
+def test_a_collision_that_needs_loop_state_to_repeat_says_so(cli, tmp_path):
+    """Thread j stores in iteration j at `idx`, stepped by n: two threads meet only if idx holds
+    one value in two iterations (n == 0). Still an error; the note names what it rests on."""
+    path = tmp_path / "k.cu"
+    path.write_text(LOOP_STATE_KERNEL % "idx[0]")
+    code, report, _ = cli("check", str(path), "--block-dim", "32", "--format", "json")
+    (f,) = report["findings"]
+    assert (code, f["rule"], f["severity"]) == (1, "write-after-write", "error")
+    assert f["witness"]["loop_state"] == [{"name": "idx", "loop_line": 5}]
+    assert any("loop-carried `idx`" in n for n in f["notes"])
+    # A store to one place every iteration collides whatever idx holds: no such note.
+    path.write_text(LOOP_STATE_KERNEL % "0")
+    code, report, _ = cli("check", str(path), "--block-dim", "32", "--format", "json")
+    (f,) = report["findings"]
+    assert f["witness"]["loop_state"] == [] and not any("loop-carried" in n for n in f["notes"])
