@@ -31,6 +31,8 @@ WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.
 RLIMIT_PER_SECOND = 3_000_000
+# The share of a query's budget a question that only explains a finding gets (see `_refuted`).
+EXPLAIN_SHARE = 100
 # What a disjunct requires of the two threads' warps (None: nothing).
 DIFFERENT, SAME = "different", "same"
 # The memory spaces a barrier can order (a barrier-scope view is computed per space).
@@ -648,7 +650,9 @@ class PairChecker:
         model = solver.model()
         data_dependent, warps, loop_state, or_data = (), frozenset(), (), ()
         if detail:
-            data_dependent = self._data_dependent(solver)
+            # A race's data dependence decides its severity; a barrier-scope finding is a warning
+            # whatever it rests on, so there the question only explains, on a smaller budget.
+            data_dependent = self._data_dependent(solver, explain=sink is not out.hazards)
             if not data_dependent:
                 loop_state, or_data = self._loop_state_repeats(solver)
             model, warps = self._readable(solver, model)
@@ -669,13 +673,29 @@ class PairChecker:
         enc = self.enc
         return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
 
-    def _data_dependent(self, solver) -> tuple[str, ...]:
+    def _data_dependent(self, solver, explain: bool = False) -> tuple[str, ...]:
         """Does the race need particular memory contents? Ask again with every value loaded from
         memory strictly increasing in its address, as an index map that is a sorted permutation or
         a cumulative distribution is, and each load inside its buffer's declared shape: if the
         race goes away, it depends on the data."""
         ordered, bufs = self._loads_ordered()
-        return bufs if ordered and _refuted(solver, ordered) else ()
+        return bufs if ordered and self._refuted(solver, ordered, explain) else ()
+
+    def _refuted(self, solver, assumptions, explain: bool = False) -> bool:
+        """Is the solver's (satisfiable) query unsatisfiable once `assumptions` hold too? A
+        question asked only to explain a finding gets a hundredth of the budget (the refutations
+        are hard where loop state has floors, and a finding needs no explanation to stand), and
+        one the solver cannot settle in it counts as no: the finding keeps verdict and severity."""
+        solver.push()
+        solver.add(*assumptions)
+        if explain:
+            solver.set("rlimit", max(self.rlimit // EXPLAIN_SHARE, 1))
+        try:
+            return solver.check() == z3.unsat
+        finally:
+            solver.pop()
+            if explain:
+                solver.set("rlimit", self.rlimit)
 
     def _loads_ordered(self) -> tuple[list, tuple[str, ...]]:
         """The assumptions of `_data_dependent` for the last query, and the buffers they are about:
@@ -700,8 +720,8 @@ class PairChecker:
 
     def _loop_state_repeats(self, solver) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
         """Does the collision need loop state to hold the same values in two iterations? For each
-        loop-carried value the query reads in two iterations, ask again with it different between
-        them; if no such value is needed so, ask again with the loads ordered as `_data_dependent`
+        loop-carried value the query reads, ask again with it different wherever the iterations
+        it is read in differ; if no such value is needed so, ask again with the loads ordered as `_data_dependent`
         orders them. Returns the values the collision needs to repeat (with the line of the loop
         that updates each), and the buffers whose contents are the other way to collide. A
         persistent kernel's tile counters never repeat; a double buffer's `stage ^= 1` does:
@@ -709,14 +729,17 @@ class PairChecker:
         by_fn: dict[str, list] = defaultdict(list)
         for x in self.exact.last_state:
             by_fn[x.decl().name()].append(x)
-        differ = {name: z3.Or(*[x != y for i, x in enumerate(apps) for y in apps[i + 1:]])
+        # Injective in the iteration: the state differs wherever the iterations do (a race within
+        # one iteration reads one state value and needs nothing to repeat).
+        differ = {name: z3.And(*[z3.Or(x != y, z3.And(*[p == q for p, q in zip(x.children(), y.children())]))
+                                 for i, x in enumerate(apps) for y in apps[i + 1:]])
                   for name, apps in by_fn.items() if len(apps) > 1}
-        needed = [name for name, d in differ.items() if _refuted(solver, [d])]
+        needed = [name for name, d in differ.items() if self._refuted(solver, [d], explain=True)]
         bufs: tuple[str, ...] = ()
         if not needed and differ:
             ordered, bufs = self._loads_ordered()
             if ordered:
-                needed = [name for name, d in differ.items() if _refuted(solver, [d] + ordered)]
+                needed = [name for name, d in differ.items() if self._refuted(solver, [d] + ordered, explain=True)]
         found = {(m["var"], self.loop_line.get(int(m["loop"]), 0))
                  for name in needed if (m := LOOP_STATE.match(name))}
         return tuple(sorted(found)), (bufs if found else ())
@@ -963,15 +986,6 @@ class PairChecker:
 OUT_OF_TIME = "the kernel's time limit (--kernel-timeout) ran out"
 KERNEL_LIMIT = ("the kernel's time limit (--kernel-timeout) ran out before this pair and the rest of this "
                 "buffer's pairs (at most {n}) were checked")
-
-
-def _refuted(solver, assumptions) -> bool:
-    """Is the solver's (satisfiable) query unsatisfiable once `assumptions` hold too?"""
-    solver.push()
-    solver.add(*assumptions)
-    res = solver.check()
-    solver.pop()
-    return res == z3.unsat
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
