@@ -652,9 +652,9 @@ class PairChecker:
         if detail:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
-            data_dependent = self._data_dependent(solver, explain=sink is not out.hazards)
+            data_dependent = self._data_dependent(solver, model, explain=sink is not out.hazards)
             if not data_dependent:
-                loop_state, or_data = self._loop_state_repeats(solver)
+                loop_state, or_data = self._loop_state_repeats(solver, model)
             model, warps = self._readable(solver, model)
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
@@ -673,19 +673,22 @@ class PairChecker:
         enc = self.enc
         return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
 
-    def _data_dependent(self, solver, explain: bool = False) -> tuple[str, ...]:
+    def _data_dependent(self, solver, model, explain: bool = False) -> tuple[str, ...]:
         """Does the race need particular memory contents? Ask again with every value loaded from
         memory strictly increasing in its address, as an index map that is a sorted permutation or
         a cumulative distribution is, and each load inside its buffer's declared shape: if the
         race goes away, it depends on the data."""
         ordered, bufs = self._loads_ordered()
-        return bufs if ordered and self._refuted(solver, ordered, explain) else ()
+        return bufs if ordered and self._refuted(solver, ordered, explain, model) else ()
 
-    def _refuted(self, solver, assumptions, explain: bool = False) -> bool:
+    def _refuted(self, solver, assumptions, explain: bool = False, model=None) -> bool:
         """Is the solver's (satisfiable) query unsatisfiable once `assumptions` hold too? A
         question asked only to explain a finding gets a hundredth of the budget (the refutations
         are hard where loop state has floors, and a finding needs no explanation to stand), and
-        one the solver cannot settle in it counts as no: the finding keeps verdict and severity."""
+        one the solver cannot settle in it counts as no: the finding keeps verdict and severity.
+        When the query's `model` already meets the assumptions, the answer is no without asking."""
+        if model is not None and all(z3.is_true(model.eval(a, model_completion=True)) for a in assumptions):
+            return False
         solver.push()
         solver.add(*assumptions)
         if explain:
@@ -718,7 +721,7 @@ class PairChecker:
             self._written_buffers = {e.access.buffer for e in self.ev.accesses.values() if e.access.is_write}
         return self._written_buffers
 
-    def _loop_state_repeats(self, solver) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+    def _loop_state_repeats(self, solver, model) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
         """Does the collision need loop state to hold the same values in two iterations? For each
         loop-carried value the query reads, ask again with it different wherever the iterations
         it is read in differ; if no such value is needed so, ask again with the loads ordered as `_data_dependent`
@@ -734,12 +737,12 @@ class PairChecker:
         differ = {name: z3.And(*[z3.Or(x != y, z3.And(*[p == q for p, q in zip(x.children(), y.children())]))
                                  for i, x in enumerate(apps) for y in apps[i + 1:]])
                   for name, apps in by_fn.items() if len(apps) > 1}
-        needed = [name for name, d in differ.items() if self._refuted(solver, [d], explain=True)]
+        needed = [name for name, d in differ.items() if self._refuted(solver, [d], True, model)]
         bufs: tuple[str, ...] = ()
         if not needed and differ:
             ordered, bufs = self._loads_ordered()
             if ordered:
-                needed = [name for name, d in differ.items() if self._refuted(solver, [d] + ordered, explain=True)]
+                needed = [name for name, d in differ.items() if self._refuted(solver, [d] + ordered, True, model)]
         found = {(m["var"], self.loop_line.get(int(m["loop"]), 0))
                  for name in needed if (m := LOOP_STATE.match(name))}
         return tuple(sorted(found)), (bufs if found else ())
