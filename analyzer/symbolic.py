@@ -163,6 +163,7 @@ class SymbolicExecutor:
         # (loop, state) pairs a store broke.
         self._frames: list[tuple[int, dict]] = []
         self._broken: set[tuple[int, tuple]] = set()
+        self._shaped: dict[int, set] = {}
         _divergent_loops.clear()
         is_uniform.cache_clear()
 
@@ -370,7 +371,20 @@ class SymbolicExecutor:
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
         in the loop was seen that might take it below (see `_keeps_floor`)."""
-        return None if (lid, key) in self._broken else _lower(entry)
+        if (lid, key) in self._broken or key not in self._floor_shaped(lid):
+            return None
+        return _lower(entry)
+
+    def _floor_shaped(self, lid: int) -> set:
+        """The loop state of loop `lid` worth assuming a floor for: integer private cells, and
+        variables stored only as themselves plus a constant or minus something. An accumulator
+        (`acc += a * b`, a float array) then never costs the loop a second pass."""
+        hit = self._shaped.get(lid)
+        if hit is None:
+            loop = self.result.loops[lid].loop
+            floating = {name for name, b in self.kernel.buffers.items() if b.elem_type.startswith(_FLOATING)}
+            hit = self._shaped[lid] = _floor_shaped(loop.body + loop.update, floating)
+        return hit
 
     def _keeps_floor(self, key: tuple, value, st: _State) -> None:
         """A store of `value` to loop state `key`: every enclosing loop that assumes a floor for it
@@ -491,6 +505,49 @@ def _lower(t) -> int | None:
         a = _lower(t.a)
         return None if a is None else a - t.b.value
     return None
+
+
+# Element types of private arrays that hold no index (their cells get no floor).
+_FLOATING = ("float", "half", "double", "bfloat", "nv_bfloat", "__half", "__nv_bfloat")
+
+
+def _floor_shaped(stmts, floating: set) -> set:
+    """Keys ("var", name) of variables stored in `stmts` only as themselves plus a constant or
+    minus something, and ("cell", (buffer, offset, width)) of integer private cells stored at a
+    constant offset (SPIR-V stores a temporary: their values are checked as terms)."""
+    def shaped(value, is_self) -> bool:
+        return isinstance(value, ir.BinOp) and (
+            (value.op == "-" and is_self(value.a))
+            or (value.op == "+" and ((is_self(value.a) and isinstance(value.b, ir.Const))
+                                     or (is_self(value.b) and isinstance(value.a, ir.Const)))))
+
+    def walk(block):
+        for s in block:
+            yield s
+            if isinstance(s, ir.If):
+                yield from walk(s.then)
+                yield from walk(s.orelse)
+            elif isinstance(s, ir.Loop):
+                yield from walk(s.body)
+                yield from walk(s.update)
+
+    good: set = set()
+    bad: set = set()
+    for s in walk(stmts):
+        if isinstance(s, ir.Assign):
+            key = ("var", s.target)
+            ok = shaped(s.value, lambda e: isinstance(e, ir.Var) and e.name == s.target)
+        elif isinstance(s, ir.MemOp) and s.access.space == ir.PRIVATE and s.access.is_write:
+            acc = s.access
+            if not isinstance(acc.offset, ir.Const):
+                bad.add(("array", acc.buffer))
+                continue
+            key = ("cell", (acc.buffer, acc.offset.value, acc.width))
+            ok = acc.buffer not in floating
+        else:
+            continue
+        (good if ok else bad).add(key)
+    return {k for k in good - bad if not (k[0] == "cell" and ("array", k[1][0]) in bad)}
 
 
 def _at_least(value, floor: int, guard: tuple) -> bool:

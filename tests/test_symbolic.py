@@ -75,3 +75,26 @@ def test_a_short_circuit_join_guards_the_subtraction_too():
     assert _at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, le),))
     assert _at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, ir.Const(0)),))
     assert not _at_least(ir.BinOp("-", x, y), 0, (ir.Select(other, le, other),))
+
+
+def test_a_float_accumulator_is_not_taken_for_a_counter(monkeypatch):
+    """`acc[0] += 1` on a float array that starts at 0.0f: no floor, and one pass of the loop."""
+    src = """
+extern "C" __global__ void k(float* __restrict__ out, int n) {
+  float acc[1];
+  acc[0] = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    out[((int)threadIdx.x) + ((int)acc[0])] = 1.0f;
+    acc[0] = acc[0] + 1;
+  }
+}
+"""
+    passes = []
+    real = SymbolicExecutor._loop_pass
+    monkeypatch.setattr(SymbolicExecutor, "_loop_pass", lambda self, *a, **k: passes.append(1) or real(self, *a, **k))
+    (kernel,) = lower_source(src, "cuda", "k.cu")
+    kernel.block_dim.update(x=32, y=1, z=1)
+    ev = SymbolicExecutor(kernel).run()
+    (store,) = [e for e in ev.accesses.values() if e.access.buffer == "out"]
+    assert "private:acc" in str(store.offset) and "lower=0" not in str(store.offset)
+    assert len(passes) == 1
