@@ -34,7 +34,8 @@ class Disjointness:
 
     def __init__(self, kernel: ir.Kernel):
         self.block = {d: kernel.block_dim.get(d, 1) for d in DIMS}
-        self._linear: dict[int, tuple | None] = {}
+        # Memos by identity (see `_memo`): terms are interned DAGs, events live as long as we do.
+        self._linear: dict[int, tuple] = {}
         self._fixed: dict[int, tuple] = {}
         self._dims: dict[int, tuple] = {}
         self._bounds: dict[int, tuple] = {}
@@ -152,13 +153,8 @@ class Disjointness:
     # ----- linear forms -----
 
     def linear(self, t):
-        """(constant, {id(atom): (atom, coefficient)}) with t == constant + sum(c * atom)."""
-        hit = self._linear.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        out = self._linear_of(t)
-        self._linear[id(t)] = (t, out)
-        return out
+        """(constant, {key(atom): (atom, coefficient)}) with t == constant + sum(c * atom)."""
+        return _memo(self._linear, t, self._linear_of)
 
     def _linear_of(self, t):
         if isinstance(t, ir.Const):
@@ -201,10 +197,7 @@ class Disjointness:
 
     def fixed(self, t) -> bool:
         """The same value in both threads: no thread index, lane, iteration or per-thread value."""
-        hit = self._fixed.get(id(t))
-        if hit is None or hit[0] is not t:
-            hit = self._fixed[id(t)] = (t, self._fixed_of(t))
-        return hit[1]
+        return _memo(self._fixed, t, self._fixed_of)
 
     def _fixed_of(self, t) -> bool:
         if isinstance(t, ir.Const | ir.Param):
@@ -219,30 +212,27 @@ class Disjointness:
 
     def dims(self, t) -> frozenset | None:
         """The thread dimensions a thread-only term reads (None: it reads anything else varying)."""
-        hit = self._dims.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        out: frozenset | None
+        return _memo(self._dims, t, self._dims_of)
+
+    def _dims_of(self, t) -> frozenset | None:
         if isinstance(t, ir.Const):
-            out = frozenset()
-        elif isinstance(t, ir.Builtin) and t.name.startswith("tid."):
-            out = frozenset(t.name[4:])
-        elif isinstance(t, ir.BinOp | ir.UnOp | ir.Select):
+            return frozenset()
+        if isinstance(t, ir.Builtin) and t.name.startswith("tid."):
+            return frozenset(t.name[4:])
+        if isinstance(t, ir.BinOp | ir.UnOp | ir.Select):
             parts = [self.dims(x) for x in ir.operands(t)]
-            out = None if None in parts else frozenset().union(*parts)
-        else:
-            out = None
-        self._dims[id(t)] = (t, out)
-        return out
+            return None if None in parts else frozenset().union(*parts)
+        return None
 
     def bounds(self, e: AccessEvent) -> dict:
         """Ranges the access's guards give single atoms (`i < 4` for a loop, `tid.x < 16`)."""
-        hit = self._bounds.get(id(e))
-        if hit is None or hit[0] is not e:
-            hit = self._bounds[id(e)] = (e, {})
-            for g in e.guard:
-                self._bound_from(g, hit[1], True)
-        return hit[1]
+        return _memo(self._bounds, e, self._bounds_of)
+
+    def _bounds_of(self, e: AccessEvent) -> dict:
+        out: dict = {}
+        for g in e.guard:
+            self._bound_from(g, out, True)
+        return out
 
     def _residue_from(self, g, out: dict) -> None:
         """`x % m == r` or `(x & (m - 1)) == r` with x an atom that is never negative: x = r mod m."""
@@ -361,6 +351,14 @@ class Disjointness:
             products = [p * q for p in x for q in y]
             return min(products), max(products)
         return None
+
+
+def _memo(table: dict, x, compute):
+    """compute(x), remembered by identity; the entry keeps x alive, so its id is not reused."""
+    hit = table.get(id(x))
+    if hit is None or hit[0] is not x:
+        hit = table[id(x)] = (x, compute(x))
+    return hit[1]
 
 
 def _key(atom):

@@ -199,15 +199,18 @@ class Eval:
 Stmt = Union[Assign, MemOp, Barrier, If, Loop, Break, Continue, Return, Eval]
 
 
-def walk_stmts(stmts, into_loops: bool = True):
-    """Every statement of a block, nested ones included (loop bodies only when asked)."""
+def walk_stmts(stmts, into_loops: bool = True, updates: bool = False):
+    """Every statement of a block, nested ones included (loop bodies only when asked, and their
+    update clauses too with `updates`)."""
     for s in stmts:
         yield s
         if isinstance(s, If):
-            yield from walk_stmts(s.then, into_loops)
-            yield from walk_stmts(s.orelse, into_loops)
+            yield from walk_stmts(s.then, into_loops, updates)
+            yield from walk_stmts(s.orelse, into_loops, updates)
         elif into_loops and isinstance(s, Loop):
-            yield from walk_stmts(s.body, into_loops)
+            yield from walk_stmts(s.body, into_loops, updates)
+            if updates:
+                yield from walk_stmts(s.update, into_loops, updates)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import z3
 
@@ -206,7 +207,6 @@ class PairChecker:
         self.deadline: float | None = None         # the kernel's: the passes on demand stop there too
         self._buffers: list | None = None
         self.disjoint = Disjointness(kernel)
-        self._written_buffers: set[str] | None = None
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -511,16 +511,19 @@ class PairChecker:
         """Cheap and once per pair: can two threads' instances of a and b touch the same bytes at
         all, in any iterations and whatever orders them? If not, no view of the barriers matters."""
         key = ("apart", a.access.id, b.access.id)
-        if key not in self._cache and self.disjoint.apart(a, b):
-            self._cache[key] = True
-        if key not in self._cache:
-            self._encoders()
-            enc = self.enc = self.fast
-            enc.collecting()
-            cs = [self._distinct(enc)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
-            res, _ = self._solve(cs + enc.needed(), out)
-            self._cache[key] = res == z3.unsat
-        return self._cache[key]
+        hit = self._cache.get(key)
+        if hit is None:
+            # The solver-free proof first: it settles most pairs (see disjoint.py).
+            hit = self._cache[key] = self.disjoint.apart(a, b) or self._apart_by_solver(a, b, out)
+        return hit
+
+    def _apart_by_solver(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
+        self._encoders()
+        enc = self.enc = self.fast
+        enc.collecting()
+        cs = [self._distinct(enc)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
+        res, _ = self._solve(cs + enc.needed(), out)
+        return res == z3.unsat
 
     def _constraints(self, enc: Encoder, a, b, combos):
         """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""
@@ -704,9 +707,7 @@ class PairChecker:
         """The assumptions of `_data_dependent` for the last query, and the buffers they are about:
         buffers the kernel only reads (an index map; what the kernel itself writes, shared memory
         above all, holds whatever it stored, in order or not)."""
-        written = self._written()
-        apps = [(self._load_buffer(x), x) for x in self.exact.last_loads]
-        apps = [(b, x) for b, x in apps if b not in written]
+        apps = [(b, x) for x in self.exact.last_loads if (b := self._load_buffer(x)) not in self._written]
         pairs = [(x, y) for i, (bx, x) in enumerate(apps) for by, y in apps[i + 1:] if bx and bx == by]
         if not pairs:
             return [], ()
@@ -716,16 +717,15 @@ class PairChecker:
         bufs = tuple(sorted({self._load_buffer(x) for pair in pairs for x in pair}))
         return ordered + self._load_bounds(x for _, x in apps), bufs
 
+    @cached_property
     def _written(self) -> set[str]:
-        if self._written_buffers is None:
-            self._written_buffers = {e.access.buffer for e in self.ev.accesses.values() if e.access.is_write}
-        return self._written_buffers
+        return {e.access.buffer for e in self.ev.accesses.values() if e.access.is_write}
 
     def _loop_state_repeats(self, solver, model) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
         """Does the collision need loop state to hold the same values in two iterations? For each
         loop-carried value the query reads, ask again with it different wherever the iterations
-        it is read in differ; if no such value is needed so, ask again with the loads ordered as `_data_dependent`
-        orders them. Returns the values the collision needs to repeat (with the line of the loop
+        it is read in differ; if no such value is needed so, ask again with the loads ordered as
+        `_data_dependent` orders them. Returns the values the collision needs to repeat (with the line of the loop
         that updates each), and the buffers whose contents are the other way to collide. A
         persistent kernel's tile counters never repeat; a double buffer's `stage ^= 1` does:
         neither verdict nor severity changes, the note says what the collision rests on."""

@@ -91,7 +91,7 @@ class Encoder:
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
         # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
         # here), so a query knows them without walking its terms.
-        self._load_apps: list = []
+        self._apps: list = []
         self.last_loads: list = []    # the loads of the terms collected for the last query
         self.last_state: list = []    # the loop state (uniform, per iteration) of the last query
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
@@ -210,10 +210,15 @@ class Encoder:
         idx = self._using[0] | set(range(self._mark, len(self.base))) | set(range(self._fixed))
         self._using = []
         order = sorted(idx)
-        apps = list({x.get_id(): x for x in (self._load_apps[-1 - i] for i in order if i < 0)}.values())
+        apps = list({x.get_id(): x for x in (self._apps[-1 - i] for i in order if i < 0)}.values())
         self.last_loads = [x for x in apps if x.get_id() in self.loads]
         self.last_state = [x for x in apps if x.get_id() not in self.loads]
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
+
+    def _track(self, app) -> None:
+        """Ride `app` (a load or loop state) in the dependency set of the term being built."""
+        self._apps.append(app)
+        self._using[-1].add(-len(self._apps))
 
     def _term(self, t, k: int):
         if isinstance(t, ir.Const):
@@ -232,9 +237,9 @@ class Encoder:
                 self.base.append(out >= t.lower)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
-            if args and (t.name.startswith("load") or (t.uniform and LOOP_STATE.match(t.name))):
-                self._load_apps.append(out)
-                self._using[-1].add(-len(self._load_apps))
+                self._track(out)
+            elif args and t.uniform and LOOP_STATE.match(t.name):
+                self._track(out)
             return out
         if isinstance(t, ir.BinOp):
             if t.op in ("/", "%", "fdiv", "fmod") and not self.exact and not isinstance(t.b, ir.Const):

@@ -430,11 +430,10 @@ class SymbolicExecutor:
             else:
                 env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (self.iter(lid),),
                              self._floor(lid, ("var", v), st.env.get(v)))
-        private = {k: Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),),
-                          self._floor(lid, ("cell", k), st.private[k]))
-                   for k in st.private}
         assigned_private = _assigned_private(s.body)
-        private = {k: (v if k[0] in assigned_private else st.private[k]) for k, v in private.items()}
+        private = {k: (Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),),
+                           self._floor(lid, ("cell", k), v)) if k[0] in assigned_private else v)
+                   for k, v in st.private.items()}
         self.loop_stack.append(lid)
         body_st = _State(env, private, st.guard, st.divergent)
         cond = self.term(s.cond, body_st) if s.cond is not None else None
@@ -521,19 +520,9 @@ def _floor_shaped(stmts, floating: set) -> set:
             or (value.op == "+" and ((is_self(value.a) and isinstance(value.b, ir.Const))
                                      or (is_self(value.b) and isinstance(value.a, ir.Const)))))
 
-    def walk(block):
-        for s in block:
-            yield s
-            if isinstance(s, ir.If):
-                yield from walk(s.then)
-                yield from walk(s.orelse)
-            elif isinstance(s, ir.Loop):
-                yield from walk(s.body)
-                yield from walk(s.update)
-
     good: set = set()
     bad: set = set()
-    for s in walk(stmts):
+    for s in ir.walk_stmts(stmts, updates=True):
         if isinstance(s, ir.Assign):
             key = ("var", s.target)
             ok = shaped(s.value, lambda e: isinstance(e, ir.Var) and e.name == s.target)
