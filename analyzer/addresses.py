@@ -1,10 +1,11 @@
 """Address algebra: turn the overlap of two flattened indices into linear component equalities.
 
 TVM flattens `B[i, j, k]` of a buffer shaped `(N, H, D)` into `(i*H + j)*D + k`, with `H` and `D`
-kernel parameters. Asking a bit-vector solver whether two such products collide is nonlinear and
-slow. Under the in-bounds assumption that every access stays inside its buffer's dimensions
-(`0 <= k` and `k + width <= D`), `(r1*D + k1)` and `(r2*D + k2)` overlap exactly when `r1 == r2`
-and the `k` ranges overlap, which is linear; applied recursively this peels one dimension at a time.
+kernel parameters. Asking a solver whether two such products collide is nonlinear and slow. Under
+the stated assumption that every access stays inside the dimensions of a *declared* shape (TVM's
+buffers; `0 <= k` and `k + width <= D`), `(r1*D + k1)` and `(r2*D + k2)` overlap exactly when
+`r1 == r2` and the `k` ranges overlap, which is linear; applied recursively this peels one
+dimension at a time. A raw pointer declares nothing: its products stay products.
 """
 
 from __future__ import annotations
@@ -112,11 +113,13 @@ def peel_scale(t):
     return 1, t
 
 
-def radix_split(i1, i2):
-    """A row stride `p*K` (p a kernel parameter, K the rows' common constant factor) splitting both
-    indices into (row, column), with parameter-free columns; None when there is none.
+def radix_split(i1, i2, extents: frozenset[str]):
+    """A row stride `p*K` (p a kernel parameter among the buffer's declared `extents`, K the rows'
+    common constant factor) splitting both indices into (row, column), with parameter-free
+    columns; None when there is none. Only a declared extent bounds a column: for a raw pointer,
+    `r*D + c` with `c >= D` is as legal as any other offset.
     Returns (stride term, (row1, column1), (row2, column2))."""
-    candidates = sorted(params_multiplied(i1, set()) & params_multiplied(i2, set()))
+    candidates = sorted(params_multiplied(i1, set()) & params_multiplied(i2, set()) & extents)
     for p in candidates:
         s1, s2 = split(i1, p), split(i2, p)
         if s1 is None or s2 is None or is_zero(s1[0]) or is_zero(s2[0]):

@@ -101,6 +101,8 @@ class KernelAnalysis:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.replay_failure:
+            notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         if self.kernel.warp_size == 1:
             # Vulkan: subgroup size (4 to 128) and membership are the device's; none is assumed,
             # so there are no warps to speak of.
@@ -124,6 +126,7 @@ class KernelAnalysis:
         witness["benign"] = h.benign
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         witness["loop_state"] = [{"name": name, "loop_line": line} for name, line in h.loop_state]
+        witness["replayed"] = h.replay_failure is None
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:
@@ -177,6 +180,8 @@ class KernelAnalysis:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.replay_failure:
+            notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         witness = self._witness(h)
         witness["barriers"] = [{"line": b.span.line, "col": b.span.col, "text": self._barrier_text(b),
                                 "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),

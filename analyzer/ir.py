@@ -93,9 +93,12 @@ class Read:
 
 @dataclass(frozen=True)
 class Opaque:
-    """A value the front end cannot express (e.g. a warp shuffle): different per thread."""
+    """A value the front end cannot express: different per thread. With `source` (a linear
+    thread index), it is a value held by that thread (a warp shuffle's): threads reading the
+    same source at the same site in the same iterations read the same value."""
     why: str
     site: int
+    source: "Expr | None" = None
 
 
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
@@ -104,6 +107,8 @@ Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque
 def operands(e) -> tuple:
     """The direct sub-expressions of an expression, in evaluation order. Also serves the
     analyses' own term nodes, which keep theirs in `args`."""
+    if isinstance(e, Opaque):
+        return () if e.source is None else (e.source,)
     if isinstance(e, BinOp):
         return (e.a, e.b)
     if isinstance(e, UnOp):
@@ -227,6 +232,12 @@ class Buffer:
     # elements below it: rows of `param * elements`, each in-bounds index inside one.
     param_row: tuple[str, int] | None = None
     offset_param: str | None = None
+    # Scalar parameters among the declared extents (TVM builds): a row split by one of them keeps
+    # its column inside that dimension.
+    extent_params: frozenset[str] = frozenset()
+    # Whether accesses may be assumed inside the buffer: a declared shape (TVM's buffers) or a
+    # fixed size (arrays). A raw pointer has no shape: any offset, negative ones included.
+    declared: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
 
 

@@ -232,6 +232,8 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         buf.strides = tuple(strides)
         buf.param_row = row
         buf.offset_param = offset_param
+        buf.extent_params = frozenset(e for e in shape if isinstance(e, str) and e in kernel.params)
+        buf.declared = True
 
 
 def param_grid(params: dict[str, list[Any]]) -> list[dict[str, Any]]:

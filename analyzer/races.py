@@ -25,6 +25,7 @@ from .addresses import contains_param, inner_index, peel_scale, radix_split, spl
 from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
 from .disjoint import Disjointness
 from .queries import QueryCache
+from .replay import Launch, Side, check_witness
 from .solver import DIMS, LOOP_STATE, Encoder, as_int, num, truth
 from .symbolic import AccessEvent, Evaluation
 
@@ -34,6 +35,10 @@ WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 RLIMIT_PER_SECOND = 3_000_000
 # The share of a query's budget a question that only explains a finding gets (see `_refuted`).
 EXPLAIN_SHARE = 100
+# Models asked for before a finding is reported with a witness that does not replay.
+REPLAY_ATTEMPTS = 4
+# Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
+PER_THREAD = ("opaque", "undef:")
 # What a disjunct requires of the two threads' warps (None: nothing).
 DIFFERENT, SAME = "different", "same"
 # The memory spaces a barrier can order (a barrier-scope view is computed per space).
@@ -99,6 +104,8 @@ class Hazard:
     # For barrier-scope hazards: the barriers that separate the two accesses in execution but do
     # not order the memory space of their buffer.
     unordered_by: tuple[ir.Barrier, ...] = ()
+    # Why the witness does not replay on concrete values (None: it does, or was not asked to).
+    replay_failure: str | None = None
 
 
 @dataclass
@@ -324,7 +331,9 @@ class PairChecker:
         # (positions, order, warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
         for pa, pb, warps, da, db in entries:
-            who = _first(pa, pb, a, b)
+            # One site against itself: which thread runs first changes nothing about the hazard,
+            # and two instances in the same iterations (a tie neither order admits) must count.
+            who = "same" if a.access is b.access else _first(pa, pb, a, b)
             if who == "either":
                 # The iteration numbers decide which runs first: constrain each group accordingly.
                 groups["a"][(pa, pb, "a", warps, da, db)] = None
@@ -652,20 +661,83 @@ class PairChecker:
         self.enc = self.exact
         model = solver.model()
         data_dependent, warps, loop_state, or_data = (), frozenset(), (), ()
+        replay = None
         if detail:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
             data_dependent = self._data_dependent(solver, model, explain=sink is not out.hazards)
             if not data_dependent:
                 loop_state, or_data = self._loop_state_repeats(solver, model)
+            solver.push()    # the readability wishes go if the witness must be asked for again
             model, warps = self._readable(solver, model)
+            space = a.access.space if sink is not out.hazards else None
+            model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
-        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data))
+        sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
+                           replay_failure=replay))
         return True
+
+    def _replayed(self, solver, model, a, b, off1, off2, space, out: PairAnalysis):
+        """A model whose witness replays (see replay.py), and None; or, when none is found within
+        REPLAY_ATTEMPTS models, the first model and why its witness does not replay. Each failed
+        model is blocked (its threads, block, iterations and launch) before the solver is asked
+        again. `solver` carries one pushed scope (the readability wishes), popped here."""
+        reason = self._replay_failure(model, a, b, off1, off2, space)
+        solver.pop()
+        if reason is None:
+            return model, None
+        first = (model, reason)
+        solver.push()    # the blocked models go too: the solver may be asked this query again
+        try:
+            for _ in range(REPLAY_ATTEMPTS - 1):
+                seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
+                solver.add(z3.Or(*[x != model.eval(x, model_completion=True) for x in seen]))
+                out.queries += 1
+                if not seen or solver.check() != z3.sat:
+                    break
+                model = solver.model()
+                if self._replay_failure(model, a, b, off1, off2, space) is None:
+                    return model, None
+        finally:
+            solver.pop()
+        return first
+
+    def _witness_vars(self, a: AccessEvent, b: AccessEvent) -> list:
+        enc = self.enc
+        xs = [enc.tid[k][d] for k in (1, 2) for d in DIMS] + [enc.bid[d] for d in DIMS]
+        xs += [enc.bdim[d] for d in DIMS] + [enc.gdim[d] for d in DIMS]
+        xs += [enc.iteration(1, l) for l in a.loops] + [enc.iteration(2, l) for l in b.loops]
+        xs += [v for n, v in sorted(enc.shared.items()) if n in self.kernel.params]
+        return xs
+
+    def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
+        enc = self.enc
+        val = lambda e: enc.value_of(model, e)  # noqa: E731
+        params = dict(self.kernel.bindings)
+        for name in self.kernel.params:
+            if name not in params:
+                params[name] = val(enc.shared.get(name, z3.Int(name)))
+        launch = Launch(params, {d: val(enc.bdim[d]) for d in DIMS}, {d: val(enc.gdim[d]) for d in DIMS},
+                        self.kernel.warp_size)
+
+        def unknown(name: str, args: tuple, k: int) -> int:
+            if k and name.startswith(PER_THREAD):
+                name = f"{name}@t{k}"
+            if not args:
+                return val(z3.Int(name))
+            f = enc.funcs.get((name, len(args)))
+            return val(f(*map(z3.IntVal, args))) if f is not None else 0
+
+        sides = [Side(tuple(val(enc.tid[k][d]) for d in DIMS), e.access.id,
+                      {l: val(enc.iteration(k, l)) for l in e.loops}, val(enc.warp(k)))
+                 for k, e in ((1, a), (2, b))]
+        o1, o2 = val(off1), val(off2)
+        return check_witness(self.kernel, launch, unknown, tuple(val(enc.bid[d]) for d in DIMS),
+                             sides[0], sides[1], max(o1, o2), space)
 
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
         out.undecided.append(Undecided(first, second, "the solver reached its limit "
@@ -854,10 +926,10 @@ class PairChecker:
         """Accesses stay inside their buffer: from its base, within a fixed-size array, and, where
         the declared shape is known, each inner index within its dimension (`offset` the IR term,
         `off` its encoding for thread k)."""
-        facts = [off >= 0]
         buf = self.kernel.buffers.get(access.buffer)
-        if buf is None:
-            return facts
+        if buf is None or not (buf.declared or buf.size_bytes):
+            return []   # a raw pointer: no bounds, not even its base (it may point into an array)
+        facts = [off >= 0]
         if buf.size_bytes:
             facts.append(off + access.width <= buf.size_bytes)
         scale, index = peel_scale(offset)
@@ -909,8 +981,8 @@ class PairChecker:
                 x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
                 out += [x1 < x2 + num(w2), x2 < x1 + num(w1)]
                 i1, i2, w1, w2 = rows[0], rows[1], 1, 1
-        while True:
-            r = radix_split(i1, i2)
+        while buf is not None and buf.declared:
+            r = radix_split(i1, i2, buf.extent_params)
             if r is None:
                 break
             stride, (r1, c1), (r2, c2) = r

@@ -27,6 +27,8 @@ def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == "warning" for f in findings),
         "notes": sum(f.severity == "note" for f in findings),
+        # Findings whose witness did not replay on concrete values (see analyzer/replay.py).
+        "unreplayed": sum(bool(f.witness) and f.witness.get("replayed") is False for f in findings),
         "by_rule": dict(sorted(by_rule.items())),
         "in_baseline": (hidden or {}).get("in_baseline", 0),
         "suppressed": (hidden or {}).get("suppressed", 0),
@@ -122,7 +124,8 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                      if s[k])
     console.print(f"[{style}]{s['kernels']} kernel(s): {s['clean']} clean, {s['with_findings']} with findings, "
                   f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)"
-                  f"{', ' + str(s['notes']) + ' note(s)' if s['notes'] else ''}{'; ' + tail if tail else ''}[/]")
+                  f"{', ' + str(s['notes']) + ' note(s)' if s['notes'] else ''}{'; ' + tail if tail else ''}"
+                  f"{'; ' + str(s['unreplayed']) + ' witness(es) not validated' if s['unreplayed'] else ''}[/]")
 
 
 def _cell_text(row: dict[str, Any], notes: dict[str, int]) -> str:

@@ -155,7 +155,10 @@ class SymbolicExecutor:
         self.order = itertools.count()
         self.loop_stack: list[int] = []
         self.fresh = itertools.count()
-        self.non_uniform: dict[int, set[str]] = {}
+        # Per loop: the thread dimensions each piece of its state may depend on (a variable by
+        # name, a private cell as ("cell", key)); widened to a fixpoint like uniformity.
+        self.thread_deps: dict[int, dict] = {}
+        self._dims_memo: dict[int, tuple] = {}
         self._iters: tuple = ()
         self._interned: dict[tuple, object] = {}
         # Floors of loop state, assumed at loop entry and checked at every store (an induction on
@@ -164,15 +167,32 @@ class SymbolicExecutor:
         self._frames: list[tuple[int, dict]] = []
         self._broken: set[tuple[int, tuple]] = set()
         self._shaped: dict[int, set] = {}
+        self._offsets: dict[int, tuple] = {}   # symbolic private offsets (see `_cell_offset`)
+        # Per private array: the thread dimensions its contents may depend on (see `run`).
+        self.private_dims: dict[str, frozenset] = {}
+        # Per loop being executed: the states at its `break`s and `continue`s.
+        self._exits: list[list[_State]] = []
         _divergent_loops.clear()
         is_uniform.cache_clear()
 
     def run(self) -> Evaluation:
-        st = _State({}, {}, (), ())
-        try:
-            self.block(self.kernel.body, st)
-        except _Terminated:
-            pass
+        # What a private element holds where the executor lost track of it depends on the thread
+        # dimensions of everything stored into its array: assumed, then checked by the run
+        # itself, and run again with more dimensions until the stores add none.
+        for _ in range(4 * len(self.kernel.buffers) + 1):
+            self.result = Evaluation()
+            self.order = itertools.count()
+            self.fresh = itertools.count()
+            self._stored_dims: dict[str, frozenset] = {}
+            st = _State({}, {}, (), ())
+            try:
+                self.block(self.kernel.body, st)
+            except _Terminated:
+                pass
+            if all(d <= self.private_dims.get(b, frozenset()) for b, d in self._stored_dims.items()):
+                break
+            for b, d in self._stored_dims.items():
+                self.private_dims[b] = _norm(self.private_dims.get(b, frozenset()) | d)
         return self.result
 
     # ---------- expressions ----------
@@ -229,6 +249,8 @@ class SymbolicExecutor:
         if isinstance(e, ir.Read):
             return self.read(e.access, st)
         if isinstance(e, ir.Opaque):
+            if e.source is not None:
+                return Sym(f"opaque{e.site}", True, (self.term(e.source, st),) + self.iters())
             return Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
 
@@ -244,11 +266,15 @@ class SymbolicExecutor:
     def read(self, acc: ir.Access, st: _State):
         offset = self.term(acc.offset, st)
         if acc.space == ir.PRIVATE:
-            if isinstance(offset, ir.Const):
-                key = (acc.buffer, offset.value, acc.width)
-                if key in st.private:
-                    return st.private[key]
-            return Sym(f"private:{acc.buffer}", False, (offset,) + self.iters())
+            key = (acc.buffer, self._cell_offset(offset), acc.width)
+            if key in st.private:
+                return st.private[key]
+            # An element the executor lost track of holds what a store of this thread left
+            # there (a thread reads no private element it did not write: undefined behaviour in
+            # C++ and MSL, an undefined value in SPIR-V): a function of the read, its offset and
+            # iterations, and the thread dimensions the array's stores depend on.
+            return self._state(f"private:{acc.buffer}@r{acc.id}", self.private_dims.get(acc.buffer, frozenset()),
+                               (offset,) + self.iters(), None)
         self.record(acc, offset, None, st)
         # Same site, same address, same iterations: the same value in every thread (race-free reading).
         return Sym(f"load{acc.id}", True, (offset,) + self.iters())
@@ -289,30 +315,58 @@ class SymbolicExecutor:
         elif isinstance(s, ir.Loop):
             self.loop(s, st)
         elif isinstance(s, (ir.Break, ir.Continue, ir.Return)):
+            if not isinstance(s, ir.Return) and self._exits and not st.dead:
+                # What loop state holds where an iteration ends early counts as much as what it
+                # holds at the end of the body (see `_loop_pass`).
+                self._exits[-1].append(_State(dict(st.env), dict(st.private), st.guard, st.divergent))
             st.dead = True
         else:
             raise TypeError(f"unknown IR statement {s!r}")
 
     def write_private(self, acc: ir.Access, offset, value, st: _State) -> None:
+        stored = self.thread_dims(offset).union(*(self.thread_dims(g) for g in st.guard))
+        stored |= ALL_DIMS if value is None else self.thread_dims(value)
+        self._stored_dims[acc.buffer] = _norm(self._stored_dims.get(acc.buffer, frozenset()) | stored)
         for _, floors in self._frames:
             for key in [k for k in floors if k[0] == "cell" and k[1][0] == acc.buffer]:
                 if not (isinstance(offset, ir.Const) and key[1] == (acc.buffer, offset.value, acc.width)):
                     self._keeps_floor(key, None, st)    # another store to the array: no floor
         if isinstance(offset, ir.Const):
             self._keeps_floor(("cell", (acc.buffer, offset.value, acc.width)), value, st)
-            # A store of `width` bytes replaces every tracked cell it overlaps.
+            # A store of `width` bytes replaces every tracked cell it overlaps, and may replace
+            # any cell at a symbolic offset.
             lo, hi = offset.value, offset.value + acc.width
-            for key in [k for k in st.private if k[0] == acc.buffer and k[1] < hi and lo < k[1] + k[2]]:
+            for key in [k for k in st.private if k[0] == acc.buffer and (
+                    not isinstance(k[1], int) or (k[1] < hi and lo < k[1] + k[2]))]:
                 del st.private[key]
             st.private[(acc.buffer, offset.value, acc.width)] = value
             if value is not None and acc.width > acc.elem_size and isinstance(value, ir.Call) and value.fn == "vec":
                 for i, comp in enumerate(value.args):
                     st.private[(acc.buffer, offset.value + i * acc.elem_size, acc.elem_size)] = comp
         else:
-            # Unknown element: every cell of the array now holds an unknown per-thread value.
-            uniform = is_uniform(offset) and (value is None or is_uniform(value)) and not st.divergent
-            for key in [k for k in st.private if k[0] == acc.buffer]:
-                st.private[key] = Sym(f"private:{acc.buffer}@{next(self.fresh)}", uniform, self.iters())
+            # A symbolic element: every other cell of the array may now hold this value or its
+            # old one, an unknown function of the thread dimensions either depends on, of the
+            # offset's and of the conditions under which the store runs. The element itself holds
+            # the value, for reads at the same offset term.
+            at = self._cell_offset(offset)
+            dims = self.thread_dims(offset).union(*(self.thread_dims(g) for g in st.guard))
+            if value is not None:
+                dims |= self.thread_dims(value)
+            for key in [k for k in st.private if k[0] == acc.buffer and k[1] != at]:
+                st.private[key] = self._state(f"private:{acc.buffer}@{next(self.fresh)}",
+                                              _norm(dims | self.thread_dims(st.private[key])), self.iters(), None)
+            st.private[(acc.buffer, at, acc.width)] = value if value is not None else \
+                self._state(f"private:{acc.buffer}@{next(self.fresh)}", ALL_DIMS, self.iters(), None)
+
+    def _cell_offset(self, offset):
+        """A private cell's offset as a key: the byte offset, or ("at", n) for the n-th distinct
+        symbolic offset term (terms are interned: one term, one key)."""
+        if isinstance(offset, ir.Const):
+            return offset.value
+        hit = self._offsets.get(id(offset))
+        if hit is None:
+            hit = self._offsets[id(offset)] = (offset, ("at", len(self._offsets)))
+        return hit[1]
 
     def _branch(self, stmts, st: _State, cond, span) -> _State:
         sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent)
@@ -357,16 +411,50 @@ class SymbolicExecutor:
         inductions = self._inductions(s, st, assigned)
         # Uniformity of loop-carried state is a fixpoint: start from "all uniform", widen. Outer
         # passes only ever make things less uniform, so a nested loop resumes from its last result.
-        non_uniform = self.non_uniform.setdefault(lid, set())
+        deps = self.thread_deps.setdefault(lid, {})
+        # State entering the loop with a thread-dependent value holds it in iteration 0.
+        cells = _assigned_private(s.body)
+        entries = [(v, st.env[v]) for v in assigned - inductions.keys() if v in st.env]
+        entries += [(("cell", k), v) for k, v in st.private.items() if k[0] in cells]
+        for key, value in entries:
+            deps[key] = _norm(deps.get(key, frozenset()) | self.thread_dims(value))
         # Every pass is complete (events, exit values); a later pass overwrites an earlier one's
         # events, so the last, stable pass is what remains. One pass when nothing changes.
         env, private = dict(st.env), dict(st.private)
-        # Each extra pass widens something (a variable turns non-uniform, a floor goes), so this
-        # many always end with a pass that changed nothing.
-        for _ in range(len(assigned) + len(st.private) + 3):
+        # Each extra pass widens something (a piece of state depends on one more thread
+        # dimension, a floor goes), so this many always end with a pass that changed nothing.
+        for _ in range(4 * (len(assigned) + len(st.private)) + 3):
             st.env, st.private = dict(env), dict(private)
-            if not self._loop_pass(s, st, assigned, inductions, non_uniform, info, final=True):
+            if not self._loop_pass(s, st, assigned, inductions, deps, info, final=True):
                 break
+
+    def _state(self, name: str, dims: frozenset, args: tuple, lower: int | None) -> Sym:
+        """Loop state as an unknown function of the thread indices it may depend on and of the
+        iterations: two threads that agree on those dimensions hold the same value (a value of
+        every dimension is one of each thread's own, as an opaque value is)."""
+        tids = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
+        return Sym(name, True, tids + args, lower)
+
+    def thread_dims(self, t) -> frozenset:
+        """The thread builtins a term's value is a function of, besides what every thread of the
+        block shares (`tid.x`, `warp`, ...; all three thread indices for a per-thread value the
+        analysis cannot see into, which every other builtin is a function of)."""
+        hit = self._dims_memo.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        if isinstance(t, ir.Builtin):
+            out = frozenset((t.name,)) if t.name.startswith(NON_UNIFORM_BUILTINS) else frozenset()
+        elif isinstance(t, Sym) and not t.uniform:
+            out = ALL_DIMS
+        elif isinstance(t, ir.Const | ir.Param | Iter):
+            out = frozenset()
+        elif isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
+            out = frozenset().union(*(self.thread_dims(x) for x in ir.operands(t)))
+            out = _norm(out)
+        else:
+            out = ALL_DIMS
+        self._dims_memo[id(t)] = (t, out)
+        return out
 
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
@@ -396,31 +484,31 @@ class SymbolicExecutor:
                 floors.pop(key)
 
     def _inductions(self, s: ir.Loop, st: _State, assigned: set[str]) -> dict[str, object]:
-        """Variables stepped only by the update clause: closed forms in the iteration number."""
+        """Variables stepped once per iteration by a loop-invariant amount: closed forms in the
+        iteration number, whatever thread-dependent value they start from. A step is either the
+        update clause's only store to the variable, or the body's, as a statement of the body
+        itself (not under a branch) in a body no `continue` can cut short."""
         out = {}
-        body_assigned = _assigned(s.body)
-        for u in s.update:
-            if not isinstance(u, ir.Assign) or u.target in body_assigned or u.target not in st.env:
+        counts: dict[str, int] = {}
+        for x in ir.walk_stmts(s.body + s.update, updates=True):
+            if isinstance(x, ir.Assign):
+                counts[x.target] = counts.get(x.target, 0) + 1
+        steps = [u for u in s.update if isinstance(u, ir.Assign)]
+        if not any(isinstance(x, ir.Continue) for x in _this_loop(s.body)):
+            steps += [u for u in s.body if isinstance(u, ir.Assign)]
+        for u in steps:
+            if counts.get(u.target) != 1 or u.target not in st.env:
                 continue
             v = u.value
-            if isinstance(v, ir.BinOp) and isinstance(v.a, ir.Var) and v.a.name == u.target:
-                step = v.b
-                if _mentions(step, assigned):
-                    continue
+            if (isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<") and isinstance(v.a, ir.Var)
+                    and v.a.name == u.target and not _mentions(v.b, assigned)):
                 init = st.env[u.target]
-                it = self.iter(s.id)
-                step_t = self.term(step, st)
-                if v.op == "+":
-                    out[u.target] = ir.BinOp("+", init, ir.BinOp("*", it, step_t))
-                elif v.op == "-":
-                    out[u.target] = ir.BinOp("-", init, ir.BinOp("*", it, step_t))
-                elif v.op == ">>":
-                    out[u.target] = ir.BinOp(">>", init, ir.BinOp("*", it, step_t))
-                elif v.op == "<<":
-                    out[u.target] = ir.BinOp("<<", init, ir.BinOp("*", it, step_t))
+                # Shifts compose as one shift by the sum (arithmetically, without wrap-around).
+                total = ir.BinOp("*", self.iter(s.id), self.term(v.b, st))
+                out[u.target] = ir.BinOp(v.op, init, total)
         return out
 
-    def _loop_pass(self, s, st: _State, assigned, inductions, non_uniform: set[str], info: LoopInfo,
+    def _loop_pass(self, s, st: _State, assigned, inductions, deps: dict, info: LoopInfo,
                    final: bool) -> bool:
         lid = s.id
         env = dict(st.env)
@@ -428,11 +516,12 @@ class SymbolicExecutor:
             if v in inductions:
                 env[v] = inductions[v]
             else:
-                env[v] = Sym(f"{v}@L{lid}", v not in non_uniform, self.iters() + (self.iter(lid),),
-                             self._floor(lid, ("var", v), st.env.get(v)))
+                env[v] = self._state(f"{v}@L{lid}", deps.get(v, frozenset()), self.iters() + (self.iter(lid),),
+                                     self._floor(lid, ("var", v), st.env.get(v)))
         assigned_private = _assigned_private(s.body)
-        private = {k: (Sym(f"private:{k[0]}+{k[1]}@L{lid}", True, self.iters() + (self.iter(lid),),
-                           self._floor(lid, ("cell", k), v)) if k[0] in assigned_private else v)
+        private = {k: (self._state(f"private:{_cell_name(k)}@L{lid}", deps.get(("cell", k), frozenset()),
+                                   self.iters() + (self.iter(lid),), self._floor(lid, ("cell", k), v))
+                       if k[0] in assigned_private else v)
                    for k, v in st.private.items()}
         self.loop_stack.append(lid)
         body_st = _State(env, private, st.guard, st.divergent)
@@ -452,8 +541,10 @@ class SymbolicExecutor:
                        if k[0] in assigned_private and t.lower is not None})
         broken = len(self._broken)
         self._frames.append((lid, floors))
+        self._exits.append([])
         try:
             self.block(s.body, body_st)
+            exits = self._exits.pop()
             cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent)
             self.block(s.update, cont)
         finally:
@@ -461,12 +552,25 @@ class SymbolicExecutor:
         self.loop_stack.pop()
         # A floor this pass assumed and a store broke: the pass read terms built on it, run again.
         changed = len(self._broken) > broken
-        for v in assigned:
-            if v in inductions or v in non_uniform:
-                continue
-            end = cont.env.get(v)
-            if end is not None and not is_uniform(end):
-                non_uniform.add(v)
+        # Loop state depends on the thread dimensions that any way an iteration can end gives
+        # it: the end of the body (and update), each `break` and `continue`, and, where one of
+        # those leaves another value, the conditions that chose it.
+        ends = ([] if body_st.dead else [cont]) + exits
+        for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in assigned if v not in inductions] + \
+                [(("cell", k), lambda e, k=k: e.private.get(k)) for k in private if k[0] in assigned_private]:
+            old = deps.get(key, frozenset())
+            new = set(old)
+            values = [(value_in(e), e) for e in ends]
+            for x, e in values:
+                if x is None:
+                    continue
+                new |= self.thread_dims(x)
+                if x is not values[0][0]:
+                    for g in e.guard:
+                        new |= self.thread_dims(g)
+            new = _norm(new)
+            if new != old:
+                deps[key] = new
                 changed = True
         if _breaks_non_uniformly(s.body, body_st) and info.uniform:
             info.uniform = False
@@ -478,14 +582,32 @@ class SymbolicExecutor:
         if final:
             # After the loop: carried state is whatever the last iteration left, unknown here.
             loop_uniform = info.uniform
+            # Where the trip count may differ between threads, so may every exit value.
+            settled = loop_uniform and not st.divergent
             for v in assigned:
-                uniform = loop_uniform and v not in non_uniform and not st.divergent
-                st.env[v] = Sym(f"{v}@exit{lid}", uniform, self.iters(), self._floor(lid, ("var", v), st.env.get(v)))
+                dims = (ALL_DIMS if not settled else self.thread_dims(inductions[v]) if v in inductions
+                        else deps.get(v, frozenset()))
+                st.env[v] = self._state(f"{v}@exit{lid}", dims, self.iters(), self._floor(lid, ("var", v), st.env.get(v)))
             for k in list(st.private):
                 if k[0] in assigned_private:
-                    st.private[k] = Sym(f"private:{k[0]}+{k[1]}@exit{lid}", loop_uniform, self.iters(),
-                                        self._floor(lid, ("cell", k), st.private[k]))
+                    dims = deps.get(("cell", k), frozenset()) if settled else ALL_DIMS
+                    st.private[k] = self._state(f"private:{_cell_name(k)}@exit{lid}", dims, self.iters(),
+                                                self._floor(lid, ("cell", k), st.private[k]))
         return changed
+
+
+ALL_DIMS = frozenset(("tid.x", "tid.y", "tid.z"))
+
+
+def _norm(dims) -> frozenset:
+    """Every thread builtin is a function of the three thread indices: those suffice."""
+    return ALL_DIMS if ALL_DIMS <= dims else frozenset(dims)
+
+
+def _cell_name(key) -> str:
+    """`buf+8` for the cell at byte 8, `buf[at3]` for one at the 3rd symbolic offset."""
+    buf, at, _ = key
+    return f"{buf}+{at}" if isinstance(at, int) else f"{buf}[at{at[1]}]"
 
 
 def _lower(t) -> int | None:
@@ -572,6 +694,11 @@ def _breaks_non_uniformly(body, st: _State) -> bool:
     # Divergent exits are recorded by the If handling in `st.divergent`; a loop whose body made it
     # divergent via a break or continue has a thread-dependent trip count.
     return bool(st.divergent) and _has_exit(body)
+
+
+def _this_loop(stmts):
+    """The statements of a loop body that belong to this loop (not to a loop inside it)."""
+    return ir.walk_stmts(stmts, into_loops=False)
 
 
 def _has_exit(stmts) -> bool:

@@ -418,7 +418,7 @@ def _same_kernels(dev_mod, split_device) -> bool:
     return bool(names) and names <= have
 
 
-def _declared_buffers(host) -> dict[str, tuple[tuple[int | None, ...], str | None]]:
+def _declared_buffers(host) -> dict[str, tuple[tuple[int | str | None, ...], str | None]]:
     """The buffer parameters' declared shapes, from the buffers the lowered host code declares for
     them (`T.decl_buffer((N, H), data=...)`, ahead of the flattened views of the same name that
     follow): the same as `_buffer_shapes` of the module before lowering. A name declared with two
@@ -441,7 +441,8 @@ def _declared_buffers(host) -> dict[str, tuple[tuple[int | None, ...], str | Non
                 return
             b = n.buffer
             try:
-                shape = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else None for d in b.shape)
+                shape = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm)
+                              else d.name if isinstance(d, tvm.tirx.Var) else None for d in b.shape)
             except Exception:
                 return
             off = b.elem_offset

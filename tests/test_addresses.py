@@ -21,10 +21,20 @@ def mul(a, k):
 def test_parameter_stride_includes_the_rows_constant_factor():
     # B[n, h, p, d] of shape (N, H, 16, 128): ((n*H + h)*16 + p)*128 + d, flattened as TVM does.
     index = add(mul(add(mul(n, H), h), 2048), mul(p, 128), d)
-    stride, (row, col), _ = radix_split(index, index)
+    stride, (row, col), _ = radix_split(index, index, frozenset({"H"}))
     # The row of stride H is n*2048: the columns h*2048 + p*128 + d stay below H*2048, not H.
     assert stride == ir.BinOp("*", H, ir.Const(2048))
     assert row == mul(n, 2048)
+
+
+def test_only_a_declared_extent_splits_rows():
+    # a[r*D + c] through a raw pointer: nothing keeps c below D (with D = 1, r = 0, c = 1 and
+    # r = 1, c = 0 meet), so D is no row stride unless the buffer's shape declares it.
+    r, c, D = ir.Builtin("tid.y"), ir.Builtin("tid.x"), ir.Param("D")
+    index = add(mul(r, D), c)
+    assert radix_split(index, index, frozenset()) is None
+    assert radix_split(index, index, frozenset({"H"})) is None
+    assert radix_split(index, index, frozenset({"D"})) is not None
 
 
 def test_constant_strides_split_rows_and_columns_exactly():

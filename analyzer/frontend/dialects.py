@@ -62,9 +62,9 @@ class CudaLowering(CLowering):
             self.pending.append(ir.MemOp(acc))
             return Scalar(self.opaque(f"result of {fn}"), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
-            for a in args:
-                self.rvalue(a)  # reads in the arguments still happen
-            return Scalar(self.opaque(f"result of {fn}"), "float")
+            vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
+            source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
         if fn in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
             raise Unsupported(node, f"'{fn}' inside an expression")
         return None
@@ -180,3 +180,32 @@ class MetalLowering(CLowering):
 def lowering_for(lang: str):
     return {"cuda": CudaLowering, "metal": MetalLowering}[lang]
 
+
+
+_SHUFFLES = ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")
+
+
+def _shuffle_source(fn: str, args: list):
+    """The linear index of the thread whose `var` a shuffle returns (CUDA's rules within
+    segments of `width` lanes, an out-of-range lane giving the caller's own), or None when that
+    is not a term here (another intrinsic, a width that is not a constant power of two <= 32)."""
+    if fn not in _SHUFFLES or len(args) < 3 or args[2] is None:
+        return None
+    width = args[3] if len(args) > 3 else ir.Const(32)
+    if not (isinstance(width, ir.Const) and 0 < width.value <= 32 and width.value & (width.value - 1) == 0):
+        return None
+    w, arg = width.value, args[2]
+    lane = ir.Builtin("lane")
+    # A whole warp is one segment: the lane is its own position, and segments start at 0.
+    pos = lane if w == 32 else ir.BinOp("&", lane, ir.Const(w - 1))
+    base = ir.Const(0) if w == 32 else ir.BinOp("-", lane, pos)
+    if fn == "__shfl_sync":
+        src = ir.BinOp("+", base, ir.BinOp("&", arg, ir.Const(w - 1)))
+    elif fn == "__shfl_down_sync":
+        src = ir.Select(ir.BinOp("<", ir.BinOp("+", pos, arg), ir.Const(w)), ir.BinOp("+", lane, arg), lane)
+    elif fn == "__shfl_up_sync":
+        src = ir.Select(ir.BinOp(">=", pos, arg), ir.BinOp("-", lane, arg), lane)
+    else:   # xor: a lane of a later segment gives the caller's own value
+        other = ir.BinOp("^", lane, arg)
+        src = ir.Select(ir.BinOp("<", other, ir.BinOp("+", base, ir.Const(w))), other, lane)
+    return ir.BinOp("+", ir.BinOp("*", ir.Builtin("warp"), ir.Const(32)), src)

@@ -1,0 +1,379 @@
+"""Concrete execution of one thread over the kernel IR: the replay a witness must survive.
+
+A witness says two threads of a block, in given loop iterations, touch the same bytes with no
+barrier between them. The replay runs each thread's program on concrete numbers (parameters,
+launch extents, thread and block indices, every index and guard on the way) and records the
+instances of the accesses asked about, each with its byte offset, its iterations and the
+barriers the thread passed before it. What the analysis keeps uninterpreted (loaded values,
+float arithmetic, values a front end cannot express) is asked of `unknown`, which answers as the
+solver's model does, so the replay and the query agree on everything but the program itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import ir
+
+# Statements one thread may execute before the replay gives up (a witness in a long loop).
+STEP_LIMIT = 2_000_000
+
+# unknown(name, args, thread) -> int: the value of an uninterpreted function (names as the
+# solver's: `load17`, `opaque3`, `undef:x`, `f*`, ...), for thread 1 or 2 (0: the same in both).
+Unknown = Callable[[str, tuple, int], int]
+
+
+class ReplayError(Exception):
+    """The program cannot be run on these values (a division by zero, a step limit)."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    access: int                     # access id
+    offset: int                     # byte offset
+    width: int
+    iterations: tuple               # ((loop id, iteration), ...) of the enclosing loops, outermost first
+    barriers: tuple                 # (block barriers, warp barriers) passed before it
+    ordered: tuple                  # per memory space: (space, block barriers ordering it, warp ones)
+    value: int | None = None        # the value stored, for writes
+
+    def passed(self, space: str | None) -> tuple[int, int]:
+        """Barriers passed before this instance: all of them, or those ordering `space`."""
+        if space is None:
+            return self.barriers
+        return dict((s, (b, w)) for s, b, w in self.ordered).get(space, (0, 0))
+
+
+@dataclass
+class Launch:
+    params: dict[str, int]
+    block_dim: dict[str, int]
+    grid_dim: dict[str, int]
+    warp_size: int = 32
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Return(Exception):
+    pass
+
+
+@dataclass
+class _Thread:
+    tid: dict[str, int]
+    bid: dict[str, int]
+    k: int                                   # 1 or 2: which thread of the witness
+    env: dict = field(default_factory=dict)
+    private: dict = field(default_factory=dict)   # (buffer, byte offset) -> (width, value)
+    loops: list = field(default_factory=list)     # [[loop id, iteration], ...]
+    block_barriers: int = 0
+    warp_barriers: int = 0
+    ordered: dict = field(default_factory=dict)   # space -> [block, warp] barriers ordering it
+    steps: int = 0
+
+
+class Replay:
+    """Runs threads of one kernel on concrete values; `watch` names the access ids to record."""
+
+    def __init__(self, kernel: ir.Kernel, launch: Launch, unknown: Unknown, watch: set[int]):
+        self.kernel = kernel
+        self.launch = launch
+        self.unknown = unknown
+        self.watch = watch
+
+    def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int) -> list[Instance]:
+        """Every instance of the watched accesses that thread `tid` of block `bid` executes."""
+        t = _Thread(dict(zip("xyz", tid)), dict(zip("xyz", bid)), k)
+        self.out: list[Instance] = []
+        try:
+            self._block(self.kernel.body, t)
+        except _Return:
+            pass
+        except (_Break, _Continue):
+            raise ReplayError("a break or continue outside every loop") from None
+        return self.out
+
+    # ---------- statements ----------
+
+    def _block(self, stmts, t: _Thread) -> None:
+        for s in stmts:
+            self._stmt(s, t)
+
+    def _stmt(self, s, t: _Thread) -> None:
+        t.steps += 1
+        if t.steps > STEP_LIMIT:
+            raise ReplayError(f"more than {STEP_LIMIT:,} statements in one thread")
+        if isinstance(s, ir.Assign):
+            t.env[s.target] = self._eval(s.value, t)
+        elif isinstance(s, ir.MemOp):
+            acc = s.access
+            offset = self._eval(acc.offset, t)
+            value = self._eval(acc.value, t) if acc.value is not None else None
+            if acc.space == ir.PRIVATE:
+                self._store_private(acc, offset, value, t)
+            else:
+                self._record(acc, offset, value, t)
+        elif isinstance(s, ir.Eval):
+            self._eval(s.value, t)
+        elif isinstance(s, ir.Barrier):
+            scope = 0 if s.scope == ir.BLOCK else 1
+            if scope == 0:
+                t.block_barriers += 1
+            else:
+                t.warp_barriers += 1
+            for space in s.spaces:
+                t.ordered.setdefault(space, [0, 0])[scope] += 1
+        elif isinstance(s, ir.If):
+            self._block(s.then if self._eval(s.cond, t) else s.orelse, t)
+        elif isinstance(s, ir.Loop):
+            self._loop(s, t)
+        elif isinstance(s, ir.Break):
+            raise _Break
+        elif isinstance(s, ir.Continue):
+            raise _Continue
+        elif isinstance(s, ir.Return):
+            raise _Return
+        else:
+            raise ReplayError(f"unknown statement {type(s).__name__}")
+
+    def _loop(self, s: ir.Loop, t: _Thread) -> None:
+        self._block(s.init, t)
+        frame = [s.id, 0]
+        t.loops.append(frame)
+        try:
+            while s.cond is None or self._eval(s.cond, t):
+                try:
+                    self._block(s.body, t)
+                except _Continue:
+                    pass
+                self._block(s.update, t)
+                frame[1] += 1
+                t.steps += 1
+                if t.steps > STEP_LIMIT:
+                    raise ReplayError(f"more than {STEP_LIMIT:,} statements in one thread")
+        except _Break:
+            pass
+        finally:
+            t.loops.pop()
+
+    def _record(self, acc: ir.Access, offset: int, value, t: _Thread) -> None:
+        if acc.id not in self.watch or acc.space == ir.CONSTANT:
+            return
+        self.out.append(Instance(acc.id, offset, acc.width, tuple((lid, n) for lid, n in t.loops),
+                                 (t.block_barriers, t.warp_barriers),
+                                 tuple(sorted((sp, b, w) for sp, (b, w) in t.ordered.items())), value))
+
+    def _store_private(self, acc: ir.Access, offset: int, value, t: _Thread) -> None:
+        lo, hi = offset, offset + acc.width
+        for key in [key for key, (w, _) in t.private.items() if key[0] == acc.buffer and key[1] < hi and lo < key[1] + w]:
+            del t.private[key]
+        t.private[(acc.buffer, offset)] = (acc.width, value)
+        comps = getattr(value, "comps", None)
+        if comps is not None and acc.width > acc.elem_size:
+            for i, c in enumerate(comps):
+                t.private[(acc.buffer, offset + i * acc.elem_size)] = (acc.elem_size, c)
+
+    # ---------- expressions ----------
+
+    def _iters(self, t: _Thread) -> tuple:
+        return tuple(n for _, n in t.loops)
+
+    def _eval(self, e, t: _Thread):
+        if isinstance(e, ir.Const):
+            return e.value
+        if isinstance(e, ir.Var):
+            if e.name in t.env:
+                return t.env[e.name]
+            return self.unknown(f"undef:{e.name}", (), t.k)
+        if isinstance(e, ir.Param):
+            if e.name not in self.launch.params:
+                raise ReplayError(f"no value for parameter {e.name}")
+            return self.launch.params[e.name]
+        if isinstance(e, ir.Builtin):
+            return self._builtin(e.name, t)
+        if isinstance(e, ir.BinOp):
+            if e.op in ("&&", "||"):
+                a = self._eval(e.a, t)
+                if (e.op == "&&") != bool(a):
+                    return int(bool(a))
+                return int(bool(self._eval(e.b, t)))
+            return _binop(e.op, self._eval(e.a, t), self._eval(e.b, t))
+        if isinstance(e, ir.UnOp):
+            a = self._eval(e.a, t)
+            return {"-": lambda: -a, "!": lambda: int(not a), "~": lambda: ~a}[e.op]()
+        if isinstance(e, ir.Select):
+            return self._eval(e.a, t) if self._eval(e.cond, t) else self._eval(e.b, t)
+        if isinstance(e, ir.Call):
+            args = tuple(self._eval(a, t) for a in e.args)
+            if e.fn.startswith("fcmp") and len(args) == 2:
+                return _binop(e.fn[4:], *args)
+            if e.fn in ("min", "max") and len(args) == 2:
+                return min(args) if e.fn == "min" else max(args)
+            if e.fn == "vec":
+                return _Vec(args, self.unknown("vec", args, t.k))
+            return self.unknown(e.fn, args, t.k)
+        if isinstance(e, ir.Read):
+            return self._read(e.access, t)
+        if isinstance(e, ir.Opaque):
+            if e.source is not None:   # a value of the source thread, the same for every reader
+                return self.unknown(f"opaque{e.site}", (self._eval(e.source, t),) + self._iters(t), 0)
+            return self.unknown(f"opaque{e.site}", self._iters(t), t.k)
+        raise ReplayError(f"unknown expression {type(e).__name__}")
+
+    def _read(self, acc: ir.Access, t: _Thread):
+        offset = self._eval(acc.offset, t)
+        if acc.space == ir.PRIVATE:
+            hit = t.private.get((acc.buffer, offset))
+            if hit is not None and hit[0] == acc.width:
+                return hit[1]
+            return self.unknown(f"private:{acc.buffer}", (offset,) + self._iters(t), t.k)
+        self._record(acc, offset, None, t)
+        return self.unknown(f"load{acc.id}", (offset,) + self._iters(t), t.k)
+
+    def _builtin(self, name: str, t: _Thread) -> int:
+        lc = self.launch
+        linear = t.tid["x"] + lc.block_dim["x"] * (t.tid["y"] + lc.block_dim["y"] * t.tid["z"])
+        if name.startswith("tid."):
+            return t.tid[name[4:]]
+        if name.startswith("bid."):
+            return t.bid[name[4:]]
+        if name.startswith("bdim."):
+            return lc.block_dim[name[5:]]
+        if name.startswith("gdim."):
+            return lc.grid_dim[name[5:]]
+        if name == "lane":
+            return linear % lc.warp_size
+        if name == "warp":
+            return linear // lc.warp_size
+        if name == "linear_tid":
+            return linear
+        raise ReplayError(f"unknown builtin {name}")
+
+
+class _Vec(int):
+    """A vector value: an integer (as the solver sees it, an uninterpreted `vec`) that also keeps
+    its components, which a private store spreads over its cells."""
+
+    def __new__(cls, comps: tuple, value: int):
+        obj = super().__new__(cls, value)
+        obj.comps = comps
+        return obj
+
+
+def _trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ReplayError("division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _binop(op: str, a: int, b: int) -> int:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return _trunc_div(a, b)
+    if op == "%":
+        return a - b * _trunc_div(a, b)
+    if op in ("fdiv", "fmod"):
+        if b == 0:
+            raise ReplayError("division by zero")
+        return a // b if op == "fdiv" else a - b * (a // b)
+    if op in ("<<", ">>"):
+        if not 0 <= b < 64:
+            raise ReplayError(f"shift by {b}")
+        return a << b if op == "<<" else a >> b
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    if op in ("==", "!=", "<", "<=", ">", ">="):
+        return int({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op])
+    raise ReplayError(f"unknown operator {op}")
+
+
+@dataclass
+class Side:
+    """One thread of a witness: who it is, which access it runs, in which iterations."""
+    tid: tuple[int, int, int]
+    access: int
+    iterations: dict[int, int]      # loop id -> iteration, for the loops around the access
+    warp: int
+
+
+def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tuple[int, int, int],
+                  one: Side, two: Side, byte: int, space: str | None) -> str | None:
+    """None when the witness replays: each thread runs its access in the given iterations, both
+    instances cover `byte`, and the threads passed as many barriers before them (those ordering
+    `space`, or all when it is None; warp barriers count for threads of one warp). Otherwise the
+    reason it does not."""
+    if one.tid == two.tid:
+        return "both sides are the same thread"
+    replay = Replay(kernel, launch, unknown, {one.access, two.access})
+    found = []
+    for side, k in ((one, 1), (two, 2)):
+        try:
+            runs = replay.run(side.tid, bid, k)
+        except ReplayError as exc:
+            return f"thread {side.tid} cannot be run on these values: {exc}"
+        want = tuple(sorted(side.iterations.items()))
+        hit = [i for i in runs if i.access == side.access and tuple(sorted(i.iterations)) == want]
+        if not hit:
+            shown = ", ".join(f"loop {lid} iteration {n}" for lid, n in want) or "outside loops"
+            return f"thread {side.tid} does not run the access at line {_line(kernel, side.access)} ({shown})"
+        inst = hit[0]
+        if not inst.offset <= byte < inst.offset + inst.width:
+            return (f"thread {side.tid} touches bytes {inst.offset}..{inst.offset + inst.width - 1} at line "
+                    f"{_line(kernel, side.access)}, not byte {byte}")
+        found.append(inst)
+    (b1, w1), (b2, w2) = found[0].passed(space), found[1].passed(space)
+    if b1 != b2 or (one.warp == two.warp and w1 != w2):
+        return f"a barrier separates them (thread {one.tid} passed {b1 + w1}, thread {two.tid} passed {b2 + w2})"
+    return None
+
+
+def _line(kernel: ir.Kernel, access_id: int) -> int | str:
+    for s in ir.walk_stmts(kernel.body, updates=True):
+        for acc in _accesses_of(s):
+            if acc.id == access_id:
+                return acc.span.line
+    return "?"
+
+
+def _accesses_of(s):
+    if isinstance(s, ir.MemOp):
+        yield s.access
+    for e in _exprs_of(s):
+        yield from _reads(e)
+
+
+def _exprs_of(s):
+    if isinstance(s, ir.Assign | ir.Eval):
+        return [s.value]
+    if isinstance(s, ir.MemOp):
+        return [s.access.offset] + ([s.access.value] if s.access.value is not None else [])
+    if isinstance(s, ir.If):
+        return [s.cond]
+    if isinstance(s, ir.Loop):
+        return [s.cond] if s.cond is not None else []
+    return []
+
+
+def _reads(e):
+    if isinstance(e, ir.Read):
+        yield e.access
+        yield from _reads(e.access.offset)
+    for x in ir.operands(e):
+        yield from _reads(x)
