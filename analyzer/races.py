@@ -13,6 +13,7 @@ space they access (CUDA) never compute that view.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 RLIMIT_PER_SECOND = 3_000_000
 # The share of a query's budget a question that only explains a finding gets (see `_refuted`).
 EXPLAIN_SHARE = 100
+# KERNELRACE_CROSS_CHECK=1: every pair the solver-free proof settles is also asked of the solver.
+CROSS_CHECK = os.environ.get("KERNELRACE_CROSS_CHECK") == "1"
 # Models asked for before a finding is reported with a witness that does not replay.
 REPLAY_ATTEMPTS = 4
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
@@ -523,8 +526,24 @@ class PairChecker:
         hit = self._cache.get(key)
         if hit is None:
             # The solver-free proof first: it settles most pairs (see disjoint.py).
-            hit = self._cache[key] = self.disjoint.apart(a, b) or self._apart_by_solver(a, b, out)
+            proved = self.disjoint.apart(a, b)
+            if proved and CROSS_CHECK:
+                self._cross_check(a, b, out)
+            hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
         return hit
+
+    def _cross_check(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
+        """A fast path is a proof or nothing: the exact query must agree that the pair never
+        overlaps (KERNELRACE_CROSS_CHECK=1; the tests run it over fixtures and random kernels)."""
+        self._encoders()
+        self.enc = self.exact
+        self.exact.collecting()
+        cs = [self._distinct(self.exact)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
+        res, solver = self._solve(cs + self.exact.needed(), out, live=True)
+        if res == z3.sat:
+            raise AssertionError(f"disjoint.py proved the {a.access.kind} at {a.access.span} and the "
+                                 f"{b.access.kind} at {b.access.span} apart, but the solver finds them "
+                                 f"overlapping: {solver.model()}")
 
     def _apart_by_solver(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         self._encoders()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer import races
 from conftest import FIXTURES, fixture_args
 
 EXPECT = re.compile(r"(?://|;)\s*expect:\s*([a-z\-, ]+)")
@@ -25,7 +26,10 @@ def expectations(path: Path) -> set[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_fixture_findings_match_expectations(path, cli):
+def test_fixture_findings_match_expectations(path, cli, monkeypatch):
+    # Every pair the solver-free disjointness proof settles is asked of the solver too: a fast
+    # path that disagrees with it fails the fixture.
+    monkeypatch.setattr(races, "CROSS_CHECK", True)
     # A generous solver budget: these expectations are about what races, not about how much the
     # solver may spend (a query of vulkan/reduce_tree.comp sits near the 1 s default).
     code, report, err = cli("check", str(path), *fixture_args(path), "--timeout", "5", "--format", "json")
@@ -34,6 +38,8 @@ def test_fixture_findings_match_expectations(path, cli):
     line = (lambda loc: loc["origin"]["line"]) if path.suffix == ".comp" else (lambda loc: loc["line"])
     got = {(line(f["second"]), f["rule"]) for f in report["findings"]}
     assert got == expectations(path)
+    # Every witness replays on concrete values (analyzer/replay.py).
+    assert [f["message"] for f in report["findings"] if f["witness"] and not f["witness"].get("replayed", True)] == []
     # Only error findings fail the run; a fixture with warnings alone (barrier-scope) exits 0.
     assert code == (1 if any(f["severity"] == "error" for f in report["findings"]) else 0)
 
