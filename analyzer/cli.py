@@ -231,7 +231,8 @@ def _settings(args, cfg: Config) -> Settings:
     if opt("baseline") and opt("write_baseline"):
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
-                            hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0),
+                            hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0,
+                            explain=verbose),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"))

@@ -66,6 +66,9 @@ class KernelResult:
     findings: list[Finding]
     seconds: float = 0.0
     queries: int = 0
+    # With -v: the pairs of accesses only a stated assumption (in bounds of a declared shape)
+    # keeps apart.
+    assumed: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:

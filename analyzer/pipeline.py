@@ -33,6 +33,7 @@ class Options:
     select: tuple[str, ...] = ()     # rule names; empty means all
     kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
+    explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
 
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
@@ -86,8 +87,9 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                 fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params, cache, detail=False),
                                     analyse_strict, recheck, tried)
                 f.fix = fix.as_dict() if fix is not None else None
+    assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     return KernelResult(kernel.name, kernel.file, target, params, findings,
-                        time.perf_counter() - t0, pairs.queries)
+                        time.perf_counter() - t0, pairs.queries, assumed)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -217,6 +217,9 @@ class PairChecker:
         self.deadline: float | None = None         # the kernel's: the passes on demand stop there too
         self._buffers: list | None = None
         self.disjoint = Disjointness(kernel)
+        # Whether queries state the in-bounds facts of declared buffers (see `rests_on_bounds`).
+        self.bounded = True
+        self._apart_pairs: list[tuple[AccessEvent, AccessEvent]] = []   # pairs found never to overlap
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -530,7 +533,32 @@ class PairChecker:
             if proved and CROSS_CHECK:
                 self._cross_check(a, b, out)
             hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
+            if hit:
+                self._apart_pairs.append((a, b))
         return hit
+
+    def rests_on_bounds(self, out: PairAnalysis) -> list[str]:
+        """The pairs found never to overlap only because accesses stay inside their buffers'
+        declared shapes (a stated assumption): each asked again without it (`-v`)."""
+        said = []
+        self._encoders()
+        self.bounded = False
+        try:
+            for a, b in self._apart_pairs:
+                buf = self.kernel.buffers.get(a.access.buffer)
+                if buf is None or not (buf.declared or buf.size_bytes) or self._out_of_time():
+                    continue
+                self.enc = self.exact
+                self.exact.collecting()
+                cs = [self._distinct(self.exact)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
+                res, _ = self._solve(cs + self.exact.needed(), out)
+                if res != z3.unsat:
+                    said.append(f"the {a.access.kind} at line {a.access.span.line} and the {b.access.kind} at line "
+                                f"{b.access.span.line} on {buf.display or buf.name} never overlap only because "
+                                f"accesses stay inside its declared {'shape' if buf.declared else 'size'}")
+        finally:
+            self.bounded = True
+        return said
 
     def _cross_check(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
         """A fast path is a proof or nothing: the exact query must agree that the pair never
@@ -592,7 +620,7 @@ class PairChecker:
     def _side(self, e: AccessEvent, k: int) -> list:
         """In-bounds facts and the guard of one access by thread k (built once per encoder)."""
         enc = self.enc
-        key = (id(enc), "side", e.access.id, k)
+        key = (id(enc), "side", e.access.id, k, self.bounded)
         hit = self._cache.get(key)
         if hit is None:
             off = enc.term(e.offset, k)
@@ -946,7 +974,7 @@ class PairChecker:
         the declared shape is known, each inner index within its dimension (`offset` the IR term,
         `off` its encoding for thread k)."""
         buf = self.kernel.buffers.get(access.buffer)
-        if buf is None or not (buf.declared or buf.size_bytes):
+        if buf is None or not (buf.declared or buf.size_bytes) or not self.bounded:
             return []   # a raw pointer: no bounds, not even its base (it may point into an array)
         facts = [off >= 0]
         if buf.size_bytes:
@@ -981,6 +1009,8 @@ class PairChecker:
         out: list = []
         w1, w2 = wa // s1, wb // s2
         buf = self.kernel.buffers.get(a.access.buffer)
+        if not self.bounded:
+            buf = None      # no shape: the indices as they are
         if buf is not None and buf.strides and s1 == buf.elem_size:
             # Both sides share the buffer's offset parameter, which cancels.
             rows = None
