@@ -17,7 +17,7 @@ from typing import Callable
 from . import ir
 
 # Statements one thread may execute before the replay gives up (a witness in a long loop).
-STEP_LIMIT = 2_000_000
+STEP_LIMIT = 1_000_000
 
 # unknown(name, args, thread) -> int: the value of an uninterpreted function (names as the
 # solver's: `load17`, `opaque3`, `undef:x`, `f*`, ...), for thread 1 or 2 (0: the same in both).
@@ -65,6 +65,10 @@ class _Return(Exception):
     pass
 
 
+class _Reached(Exception):
+    """The instance asked for ran: the rest of the thread does not matter."""
+
+
 @dataclass
 class _Thread:
     tid: dict[str, int]
@@ -88,13 +92,16 @@ class Replay:
         self.unknown = unknown
         self.watch = watch
 
-    def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int) -> list[Instance]:
-        """Every instance of the watched accesses that thread `tid` of block `bid` executes."""
+    def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int,
+            until: tuple | None = None) -> list[Instance]:
+        """Every instance of the watched accesses that thread `tid` of block `bid` executes, up
+        to the one `until` names (access id, iterations) if it is given."""
         t = _Thread(dict(zip("xyz", tid)), dict(zip("xyz", bid)), k)
         self.out: list[Instance] = []
+        self.until = until
         try:
             self._block(self.kernel.body, t)
-        except _Return:
+        except (_Return, _Reached):
             pass
         except (_Break, _Continue):
             raise ReplayError("a break or continue outside every loop") from None
@@ -166,9 +173,12 @@ class Replay:
     def _record(self, acc: ir.Access, offset: int, value, t: _Thread) -> None:
         if acc.id not in self.watch or acc.space == ir.CONSTANT:
             return
-        self.out.append(Instance(acc.id, offset, acc.width, tuple((lid, n) for lid, n in t.loops),
-                                 (t.block_barriers, t.warp_barriers),
-                                 tuple(sorted((sp, b, w) for sp, (b, w) in t.ordered.items())), value))
+        inst = Instance(acc.id, offset, acc.width, tuple((lid, n) for lid, n in t.loops),
+                        (t.block_barriers, t.warp_barriers),
+                        tuple(sorted((sp, b, w) for sp, (b, w) in t.ordered.items())), value)
+        self.out.append(inst)
+        if self.until == (acc.id, tuple(sorted(inst.iterations))):
+            raise _Reached
 
     def _store_private(self, acc: ir.Access, offset: int, value, t: _Thread) -> None:
         lo, hi = offset, offset + acc.width
@@ -324,11 +334,11 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
     replay = Replay(kernel, launch, unknown, {one.access, two.access})
     found = []
     for side, k in ((one, 1), (two, 2)):
+        want = tuple(sorted(side.iterations.items()))
         try:
-            runs = replay.run(side.tid, bid, k)
+            runs = replay.run(side.tid, bid, k, until=(side.access, want))
         except ReplayError as exc:
             return f"thread {side.tid} cannot be run on these values: {exc}"
-        want = tuple(sorted(side.iterations.items()))
         hit = [i for i in runs if i.access == side.access and tuple(sorted(i.iterations)) == want]
         if not hit:
             shown = ", ".join(f"loop {lid} iteration {n}" for lid, n in want) or "outside loops"
