@@ -415,7 +415,7 @@ class SymbolicExecutor:
         # State entering the loop with a thread-dependent value holds it in iteration 0.
         cells = _assigned_private(s.body)
         entries = [(v, st.env[v]) for v in assigned - inductions.keys() if v in st.env]
-        entries += [(("cell", k), v) for k, v in st.private.items() if k[0] in cells]
+        entries += [(("cell", k), v) for k, v in st.private.items() if k[0] in cells and ("cell", k) not in inductions]
         for key, value in entries:
             deps[key] = _norm(deps.get(key, frozenset()) | self.thread_dims(value))
         # Every pass is complete (events, exit values); a later pass overwrites an earlier one's
@@ -488,24 +488,37 @@ class SymbolicExecutor:
         iteration number, whatever thread-dependent value they start from. A step is either the
         update clause's only store to the variable, or the body's, as a statement of the body
         itself (not under a branch) in a body no `continue` can cut short."""
-        out = {}
-        counts: dict[str, int] = {}
+        out: dict = {}
+        counts: dict = {}
         for x in ir.walk_stmts(s.body + s.update, updates=True):
-            if isinstance(x, ir.Assign):
-                counts[x.target] = counts.get(x.target, 0) + 1
-        steps = [u for u in s.update if isinstance(u, ir.Assign)]
+            key = _stepped(x)
+            if key is not None:
+                counts[key] = counts.get(key, 0) + 1
+        steps = list(s.update)
         if not any(isinstance(x, ir.Continue) for x in _this_loop(s.body)):
-            steps += [u for u in s.body if isinstance(u, ir.Assign)]
+            steps += s.body
         for u in steps:
-            if counts.get(u.target) != 1 or u.target not in st.env:
+            key = _stepped(u)
+            if key is None or counts.get(key) != 1:
                 continue
-            v = u.value
-            if (isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<") and isinstance(v.a, ir.Var)
-                    and v.a.name == u.target and not _mentions(v.b, assigned)):
-                init = st.env[u.target]
+            if isinstance(u, ir.Assign):
+                v, init = u.value, st.env.get(u.target)
+                is_self = lambda e: isinstance(e, ir.Var) and e.name == u.target  # noqa: E731
+            else:   # one cell of a private array, the only store to that array in the loop
+                acc = u.access
+                if not isinstance(acc.offset, ir.Const):
+                    continue
+                v, init = acc.value, st.private.get((acc.buffer, acc.offset.value, acc.width))
+                key = ("cell", (acc.buffer, acc.offset.value, acc.width))
+                is_self = lambda e: (isinstance(e, ir.Read) and e.access.buffer == acc.buffer  # noqa: E731
+                                     and e.access.offset == acc.offset and e.access.width == acc.width)
+            if (init is not None and isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<")
+                    and is_self(v.a) and not _mentions(v.b, assigned)):
+                op, step = v.op, self.term(v.b, st)
+                if op == "-" and isinstance(step, ir.Const):
+                    op, step = "+", ir.Const(-step.value)   # x - (-2) grows: its floor shows
                 # Shifts compose as one shift by the sum (arithmetically, without wrap-around).
-                total = ir.BinOp("*", self.iter(s.id), self.term(v.b, st))
-                out[u.target] = ir.BinOp(v.op, init, total)
+                out[key] = ir.BinOp(op, init, ir.BinOp("*", self.iter(s.id), step))
         return out
 
     def _loop_pass(self, s, st: _State, assigned, inductions, deps: dict, info: LoopInfo,
@@ -519,7 +532,8 @@ class SymbolicExecutor:
                 env[v] = self._state(f"{v}@L{lid}", deps.get(v, frozenset()), self.iters() + (self.iter(lid),),
                                      self._floor(lid, ("var", v), st.env.get(v)))
         assigned_private = _assigned_private(s.body)
-        private = {k: (self._state(f"private:{_cell_name(k)}@L{lid}", deps.get(("cell", k), frozenset()),
+        private = {k: (inductions[("cell", k)] if ("cell", k) in inductions else
+                       self._state(f"private:{_cell_name(k)}@L{lid}", deps.get(("cell", k), frozenset()),
                                    self.iters() + (self.iter(lid),), self._floor(lid, ("cell", k), v))
                        if k[0] in assigned_private else v)
                    for k, v in st.private.items()}
@@ -538,7 +552,7 @@ class SymbolicExecutor:
         floors = {("var", v): env[v].lower for v in assigned
                   if v not in inductions and isinstance(env[v], Sym) and env[v].lower is not None}
         floors.update({("cell", k): t.lower for k, t in private.items()
-                       if k[0] in assigned_private and t.lower is not None})
+                       if k[0] in assigned_private and isinstance(t, Sym) and t.lower is not None})
         broken = len(self._broken)
         self._frames.append((lid, floors))
         self._exits.append([])
@@ -557,7 +571,8 @@ class SymbolicExecutor:
         # those leaves another value, the conditions that chose it.
         ends = ([] if body_st.dead else [cont]) + exits
         for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in assigned if v not in inductions] + \
-                [(("cell", k), lambda e, k=k: e.private.get(k)) for k in private if k[0] in assigned_private]:
+                [(("cell", k), lambda e, k=k: e.private.get(k)) for k in private
+                 if k[0] in assigned_private and ("cell", k) not in inductions]:
             old = deps.get(key, frozenset())
             new = set(old)
             values = [(value_in(e), e) for e in ends]
@@ -590,7 +605,8 @@ class SymbolicExecutor:
                 st.env[v] = self._state(f"{v}@exit{lid}", dims, self.iters(), self._floor(lid, ("var", v), st.env.get(v)))
             for k in list(st.private):
                 if k[0] in assigned_private:
-                    dims = deps.get(("cell", k), frozenset()) if settled else ALL_DIMS
+                    dims = (ALL_DIMS if not settled else self.thread_dims(inductions[("cell", k)])
+                            if ("cell", k) in inductions else deps.get(("cell", k), frozenset()))
                     st.private[k] = self._state(f"private:{_cell_name(k)}@exit{lid}", dims, self.iters(),
                                                 self._floor(lid, ("cell", k), st.private[k]))
         return changed
@@ -625,6 +641,11 @@ def _lower(t) -> int | None:
     if isinstance(t, ir.BinOp) and t.op == "-" and isinstance(t.b, ir.Const):
         a = _lower(t.a)
         return None if a is None else a - t.b.value
+    if isinstance(t, ir.BinOp) and t.op == "*":
+        a, b = _lower(t.a), _lower(t.b)
+        return a * b if a is not None and b is not None and a >= 0 and b >= 0 else None
+    if isinstance(t, Iter):
+        return 0
     return None
 
 
@@ -694,6 +715,16 @@ def _breaks_non_uniformly(body, st: _State) -> bool:
     # Divergent exits are recorded by the If handling in `st.divergent`; a loop whose body made it
     # divergent via a break or continue has a thread-dependent trip count.
     return bool(st.divergent) and _has_exit(body)
+
+
+def _stepped(s):
+    """What a statement stores to, when it may step loop state: a variable's name, or a
+    private array's name (a store at a constant offset), else None."""
+    if isinstance(s, ir.Assign):
+        return s.target
+    if isinstance(s, ir.MemOp) and s.access.space == ir.PRIVATE and s.access.is_write:
+        return ("array", s.access.buffer)
+    return None
 
 
 def _this_loop(stmts):

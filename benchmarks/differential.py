@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import contextlib
-import math
 import multiprocessing
 import re
 import resource
@@ -60,8 +59,8 @@ CHUNK = 50                     # kernels per hypothesis run: the unit of work an
 PARAM_VALUES = (0, 5)          # the oracle's parameter values are drawn from this range
 MAX_TRIPS = 64                 # iterations of one loop entry the oracle runs before giving up
 MAX_STEPS = 4096               # statements one thread may execute in the oracle
-KERNEL_TIMEOUT_S = 20.0        # kernelrace's own per-kernel limit (pairs left are `unknown`)
-HARD_TIMEOUT_S = 60.0          # wall-clock guard around one kernelrace call (lowering included)
+KERNEL_TIMEOUT_S = 10.0        # kernelrace's own per-kernel limit (pairs left are `unknown`)
+HARD_TIMEOUT_FACTOR = 3        # a kernelrace call is cut off at this many kernel timeouts
 WORKER_MEMORY = 6 << 30        # address-space limit of a campaign worker
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -1039,7 +1038,7 @@ def shape(message: str) -> str:
 def run_kernelrace(subject: Subject, defines: dict, kernel_timeout: float, result: ModeResult) -> list | None:
     """kernelrace's findings, or None with `result` saying why there are none."""
     try:
-        with hard_limit(HARD_TIMEOUT_S):
+        with hard_limit(HARD_TIMEOUT_FACTOR * kernel_timeout):
             return subject.check(defines, analyser_options(kernel_timeout))
     except KernelraceError as exc:
         result.status, result.message = "rejected", str(exc)
@@ -1271,3 +1270,235 @@ def shrink_failure(seed: int, record: KernelRecord, failure: Failure, kernel_tim
     with contextlib.suppress(Exception):
         run_hypothesis(chunk_seed(seed, record.chunk), record.chunk_size, body, shrink=True)
     return best or record.case
+
+
+# ---------------------------------------------------------------- the campaign
+
+COLUMNS = ("racy buffers", "found", "unknown", "missed", "false alarms", "benign reported",
+           "bad witnesses", "inconclusive witnesses", "rejected", "crashed", "timeout")
+
+
+@dataclass
+class Campaign:
+    seed: int
+    dialects: tuple
+    kernels: int = 0
+    ill_defined: int = 0
+    seconds: float = 0.0
+    racy: Counter = field(default_factory=Counter)          # dialect -> kernels with a harmful race
+    benign_only: Counter = field(default_factory=Counter)   # dialect -> kernels with only benign races
+    counts: dict = field(default_factory=dict)              # (dialect, mode) -> Counter over COLUMNS
+    dialect_seconds: Counter = field(default_factory=Counter)
+    failing: list = field(default_factory=list)             # KernelRecords with failures
+
+    def add(self, chunk: ChunkResult) -> None:
+        self.ill_defined += chunk.ill_defined
+        for rec in chunk.records:
+            self.kernels += 1
+            for d, run in rec.runs.items():
+                self.racy[d] += bool(run.racy)
+                self.benign_only[d] += not run.racy and bool(run.benign)
+                self.dialect_seconds[d] += run.seconds
+                for r in run.results:
+                    self.count(r, len(run.racy))
+            if rec.failures:
+                self.failing.append(rec)
+
+    def count(self, r: ModeResult, racy: int) -> None:
+        c = self.counts.setdefault((r.dialect, r.mode), Counter())
+        c["racy buffers"] += racy
+        for column, items in (("found", r.found), ("unknown", r.unknown), ("missed", r.missed),
+                              ("false alarms", r.false_alarms), ("benign reported", r.benign_reported),
+                              ("bad witnesses", r.bad_witnesses), ("inconclusive witnesses", r.inconclusive_witnesses)):
+            c[column] += len(items)
+        c[r.status] += r.status != "checked"
+
+    def signatures(self) -> dict:
+        """Failure signature -> [(record, failure), ...] in the order found."""
+        out: dict = {}
+        for rec in sorted(self.failing, key=lambda r: (r.chunk, r.call)):
+            for f in rec.failures:
+                out.setdefault(f.signature, []).append((rec, f))
+        return out
+
+
+def limit_memory() -> None:
+    """A worker that grows past WORKER_MEMORY fails its chunk instead of swapping the machine."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY if hard == resource.RLIM_INFINITY
+                                            else min(WORKER_MEMORY, hard), hard))
+
+
+def _explore(args) -> ChunkResult:
+    return explore_chunk(*args)
+
+
+def failures_in(case: Case, dialect: str, mode: str, kernel_timeout: float) -> list[Failure]:
+    v = verdicts(case, (dialect,))
+    if v is None:
+        return []
+    with tempfile.TemporaryDirectory(prefix="kernelrace-differential-") as tmp:
+        return check_dialect(case, dialect, v[dialect], Path(tmp), kernel_timeout, (mode,)).failures
+
+
+@dataclass
+class Shrunk:
+    case: Case
+    failure: Failure           # the shrunk kernel's failure of the signature (its own detail)
+
+
+def _shrink(args) -> tuple:
+    seed, record, failure, kernel_timeout, budget = args
+    case = shrink_failure(seed, record, failure, kernel_timeout, budget)
+    again = [f for f in failures_in(case, failure.dialect, failure.mode, kernel_timeout)
+             if f.signature == failure.signature]
+    return failure.signature, Shrunk(case, again[0] if again else failure)
+
+
+def pool(jobs: int):
+    # A fresh process per task: whatever a kernel leaves behind in z3 or the caches goes with it.
+    return multiprocessing.get_context("fork").Pool(jobs, initializer=limit_memory, maxtasksperchild=1)
+
+
+def run_campaign(kernels: int, seed: int, dialects: tuple, jobs: int, kernel_timeout: float,
+                 progress: Callable[[str], None] = lambda s: None) -> Campaign:
+    camp = Campaign(seed, dialects)
+    sizes = [min(CHUNK, kernels - start) for start in range(0, kernels, CHUNK)]
+    tasks = [(seed, i, n, dialects, kernel_timeout) for i, n in enumerate(sizes)]
+    t0 = time.perf_counter()
+    with pool(jobs) as p:
+        for done, chunk in enumerate(p.imap_unordered(_explore, tasks), 1):
+            camp.add(chunk)
+            progress(f"chunk {done}/{len(tasks)}: {camp.kernels} kernels, {len(camp.failing)} failing, "
+                     f"{time.perf_counter() - t0:.0f} s")
+    camp.seconds = time.perf_counter() - t0
+    return camp
+
+
+def shrink_all(camp: Campaign, jobs: int, kernel_timeout: float, budget_s: float) -> dict:
+    """Signature -> Shrunk: the first failure of each signature, shrunk (a timeout is not: each
+    try would cost the whole limit)."""
+    tasks = [(camp.seed, pairs[0][0], pairs[0][1], kernel_timeout, budget_s)
+             for sig, pairs in camp.signatures().items() if sig[0] != "timeout"]
+    if not tasks:
+        return {}
+    with pool(jobs) as p:
+        return dict(p.imap_unordered(_shrink, tasks))
+
+
+# ---------------------------------------------------------------- fixtures and the report
+
+
+def expected_rules(verdict: OracleVerdict, em: Emitted, limit: int = 200) -> dict[int, set]:
+    """line -> rules the oracle's races call for, named as kernelrace names them: by which access
+    a thread would execute first, on the line of the second (barrier-scope when only a barrier
+    of another memory space lies between). A guide for a fixture's `// expect:`, to review."""
+    lines = {p: n for n, p in em.lines.items()}
+    groups: dict = {}
+    for a in verdict.accesses:
+        groups.setdefault((a.buffer, a.element, a.phase), []).append(a)
+    out: dict[int, set] = {}
+    harmful = [g for g in groups.values() if (c := collision(g)) is not None and c.harmful]
+    for group in harmful[:limit]:
+        classes: dict = {}
+        for a in group:
+            classes.setdefault((a.path, a.write, a.epoch), []).append(a)
+        keys = sorted(classes)
+        for i, k1 in enumerate(keys):
+            for k2 in keys[i:]:
+                xs, ys = classes[k1], classes[k2]
+                pair = (differing_writes(xs + ys) if k1[1] and k2[1]
+                        else other_thread_pair(xs, ys) if k1[1] or k2[1] else None)
+                if pair:
+                    a, b = sorted(pair, key=lambda x: x.seq)
+                    rule = ("barrier-scope" if a.epoch != b.epoch else "write-after-write" if a.write and b.write
+                            else "read-after-write" if a.write else "write-after-read")
+                    out.setdefault(lines[b.path], set()).add(rule)
+    return out
+
+
+def fixture_text(case: Case, failure: Failure, provenance: str) -> str:
+    verdict = oracle(case.kernel, case.params, failure.dialect)
+    em = emit(case.kernel, failure.dialect, header(case, failure.dialect, failure.mode, provenance))
+    lines = em.text.splitlines()
+    for n, rules in expected_rules(verdict, em).items():
+        lines[n - 1] += f"   // expect: {', '.join(sorted(rules))}"
+    detail = [f"// {failure.kind} ({failure.dialect}, {failure.mode}): " + failure.detail.replace("\n", " ")]
+    return "\n".join(lines + detail) + "\n"
+
+
+def save_failures(camp: Campaign, shrunk: dict, out: Path) -> list[Path]:
+    """Each failing kernel as a fixture (`// kernelrace-args:` first, the oracle's expectations on
+    their lines, what failed at the end), and the shrunk kernel of each signature beside it."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for sig, pairs in camp.signatures().items():
+        slug = re.sub(r"\W+", "_", "-".join(sig[:3]) + "-" + sig[3])[:60].strip("_")
+        for rec, f in pairs:
+            where = f"s{camp.seed}-c{rec.chunk}-n{rec.call}"
+            path = out / f"{slug}-{where}{SUFFIX[f.dialect]}"
+            path.write_text(fixture_text(rec.case, f, f"seed {camp.seed}, chunk {rec.chunk}, kernel {rec.call}"))
+            written.append(path)
+        if sig in shrunk:
+            rec, f = pairs[0]
+            path = out / f"{slug}-min-s{camp.seed}-c{rec.chunk}-n{rec.call}{SUFFIX[f.dialect]}"
+            path.write_text(fixture_text(shrunk[sig].case, shrunk[sig].failure,
+                                         f"shrunk from seed {camp.seed}, chunk {rec.chunk}, kernel {rec.call}"))
+            written.append(path)
+    return written
+
+
+def report(camp: Campaign, shrunk: dict) -> str:
+    out = [f"kernels: {camp.kernels} (seed {camp.seed}; {camp.ill_defined} ill-defined draws regenerated)",
+           "racy kernels (oracle): " + ", ".join(f"{d} {camp.racy[d]}" for d in camp.dialects)
+           + "; only benign races: " + ", ".join(f"{d} {camp.benign_only[d]}" for d in camp.dialects)]
+    out.append(f"{'':16}" + "".join(f"{c:>{len(c) + 2}}" for c in COLUMNS))
+    total: Counter = Counter()
+    for d in camp.dialects:
+        for m in MODES:
+            c = camp.counts.get((d, m), Counter())
+            total.update(c)
+            out.append(f"{d + ' ' + m:16}" + "".join(f"{c[col]:>{len(col) + 2}}" for col in COLUMNS))
+    out.append(f"{'total':16}" + "".join(f"{total[col]:>{len(col) + 2}}" for col in COLUMNS))
+    per = ", ".join(f"{d} {camp.dialect_seconds[d] / max(camp.kernels, 1):.2f} s" for d in camp.dialects)
+    out.append(f"time: {camp.seconds:.0f} s; per kernel and dialect (both modes, oracle included): {per}")
+    sigs = camp.signatures()
+    out.append(f"distinct failures: {len(sigs)}")
+    for sig, pairs in sigs.items():
+        rec, f = pairs[0]
+        out.append(f"- {' '.join(sig[:3])} [{sig[3]}]: {len({(r.chunk, r.call) for r, _ in pairs})} kernel(s), "
+                   f"first at chunk {rec.chunk} kernel {rec.call}")
+        case, f = (shrunk[sig].case, shrunk[sig].failure) if sig in shrunk else (rec.case, f)
+        out.append(f"    {'shrunk: ' if sig in shrunk else ''}{f.detail}")
+        out += ["    | " + ln for ln in emit(case.kernel, f.dialect, header(case, f.dialect, f.mode)).text.splitlines()]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kernels", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dialects", default=",".join(DIALECTS))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--kernel-timeout", type=float, default=KERNEL_TIMEOUT_S,
+                    help="kernelrace's --kernel-timeout per kernel (a call is cut off at three times this)")
+    ap.add_argument("--shrink-seconds", type=float, default=60.0,
+                    help="time to shrink the first kernel of each distinct failure (0: do not shrink)")
+    ap.add_argument("--save-failures", type=Path, metavar="DIR")
+    args = ap.parse_args(argv)
+    dialects = tuple(d for d in args.dialects.split(",") if d)
+    unknown = set(dialects) - set(DIALECTS)
+    if unknown:
+        ap.error(f"unknown dialect(s) {', '.join(sorted(unknown))} (choose from {', '.join(DIALECTS)})")
+    camp = run_campaign(args.kernels, args.seed, dialects, args.jobs, args.kernel_timeout,
+                        progress=lambda s: print(s, file=sys.stderr, flush=True))
+    shrunk = shrink_all(camp, args.jobs, args.kernel_timeout, args.shrink_seconds) if args.shrink_seconds > 0 else {}
+    print(report(camp, shrunk))
+    if args.save_failures:
+        written = save_failures(camp, shrunk, args.save_failures)
+        print(f"{len(written)} fixture(s) written to {args.save_failures}")
+    return 1 if camp.failing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

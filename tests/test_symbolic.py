@@ -51,7 +51,7 @@ def test_a_counter_that_only_grows_keeps_its_start_as_a_floor(start, inner, low)
 
 @pytest.mark.parametrize("start,inner", [
     ("0", "idx[0] = idx[0] - 1;"),                 # shrinks
-    ("0", "idx[0] = idx[0] * 2;"),                 # not a constant step
+    ("0", "idx[0] = idx[0] * n;"),                 # a factor of any sign
     ("0", "idx[0] = n;"),                          # overwritten
     ("n", "idx[0] = idx[0] + 1;"),                 # starts anywhere
 ])

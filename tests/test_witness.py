@@ -46,7 +46,7 @@ extern "C" __global__ void k(float* __restrict__ out, int n) {
   idx[0] = 0;
   for (int j = 0; j < 32; ++j) {
     if (((int)threadIdx.x) == j) { out[%s] = (float)j; }
-    idx[0] = idx[0] + n;
+    if (j >= 0) { idx[0] = idx[0] + n; }
   }
 }
 """

@@ -1,0 +1,138 @@
+"""Racy kernels anyone can see race must be reported, with witnesses that replay.
+
+Each kernel below was once reported clean (or with a witness naming an element neither thread
+touches): a row split `r*D + c` that took `0 <= c < D` for granted on a raw pointer, a store
+racing with itself in one iteration, loop state that forgot it started at `threadIdx.x`. Each
+witness is checked here by arithmetic on the kernel's own index expression, not only by the
+analysis's replay.
+"""
+
+import pytest
+
+from analyzer.pipeline import Options, check_text
+
+ROW = "__global__ void k(float* a, int D) {{ for (int r = 0; r < 4; ++r) a[r * D + threadIdx.x] {op}; }}"
+
+
+def findings(src: str, lang: str = "cuda", block=(256,), define=None):
+    results = check_text(src, lang, f"k.{'cu' if lang == 'cuda' else 'metal'}", block, None, define or {},
+                         Options(hints="off"))
+    return [f for r in results for f in r.findings]
+
+
+def races(fs):
+    return [f for f in fs if f.rule in ("write-after-write", "read-after-write", "write-after-read")]
+
+
+def replayed(fs):
+    return all(f.witness["replayed"] for f in fs)
+
+
+def iteration(f, side: str) -> int:
+    (n,) = f.witness[f"{side}_iterations"].values() or (0,)
+    return n
+
+
+@pytest.mark.parametrize("op", ["= (float)threadIdx.x", "+= 1.0f"])
+@pytest.mark.parametrize("define", [{}, {"D": 1}])
+def test_row_times_a_runtime_length_plus_the_thread_collides(op, define):
+    fs = races(findings(ROW.format(op=op), define=define))
+    assert fs and replayed(fs)
+    for f in fs:
+        w = f.witness
+        d = w["params"].get("D", define.get("D"))
+        first = iteration(f, "first") * d + w["first_thread"][0]
+        second = iteration(f, "second") * d + w["second_thread"][0]
+        assert first == second == w["element"]
+
+
+def test_metal_row_split_collides_too():
+    src = """#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* a [[buffer(0)]], constant int& D [[buffer(1)]],
+              uint tid [[thread_position_in_threadgroup]]) {
+  for (int r = 0; r < 4; ++r) a[r * D + tid] = (float)tid;
+}"""
+    fs = races(findings(src, "metal"))
+    assert fs and replayed(fs)
+
+
+def test_store_races_with_itself_in_the_same_iteration():
+    fs = races(findings("__global__ void k(float* a) { for (int r = 0; r < 4; ++r) a[r] = (float)threadIdx.x; }"))
+    assert [f.rule for f in fs] == ["write-after-write"] and replayed(fs)
+    assert iteration(fs[0], "first") == iteration(fs[0], "second") == fs[0].witness["element"]
+
+
+@pytest.mark.parametrize("define", [{}, {"P": 0}])
+def test_a_product_with_a_parameter_that_may_be_zero(define):
+    fs = races(findings("__global__ void k(float* a, int P) { a[threadIdx.x * P] = a[threadIdx.x * P] + 1.0f; }",
+                        define=define))
+    assert fs and replayed(fs) and all(f.witness["element"] == 0 for f in fs)
+
+
+def test_a_product_with_a_parameter_of_one_is_clean():
+    src = "__global__ void k(float* a, int P) { a[threadIdx.x * P] = a[threadIdx.x * P] + 1.0f; }"
+    assert findings(src, define={"P": 1}) == []
+
+
+@pytest.mark.parametrize("src", [
+    "__global__ void k(float* a, int step) { for (int j = 0; j < 16; j++) { int i = threadIdx.x + j * step; "
+    "a[i] = a[i] * 2.0f; } }",
+    "__global__ void k(float* a, int step) { for (int i = threadIdx.x; i < 4096; i += step) a[i] = a[i] + 1.0f; }",
+])
+@pytest.mark.parametrize("define", [{}, {"step": 1}])
+def test_parametric_steps_collide(src, define):
+    fs = races(findings(src, define=define))
+    assert {f.rule for f in fs} == {"write-after-write", "read-after-write", "write-after-read"}
+    assert replayed(fs)
+
+
+def test_while_counter_from_the_thread_keeps_the_thread():
+    fs = races(findings("__global__ void k(float* a) { int i = threadIdx.x; "
+                        "while (i < 4096) { a[i] = a[i] * 2.0f; i += 1; } }"))
+    assert fs and replayed(fs)
+    for f in fs:
+        w = f.witness
+        # thread t at iteration n touches a[t + n]: the element comes out of both
+        assert w["first_thread"][0] + iteration(f, "first") == w["element"]
+        assert w["second_thread"][0] + iteration(f, "second") == w["element"]
+        assert not w["benign"] and not any("loop-carried" in n for n in f.notes)
+
+
+def test_while_counter_striding_past_the_block_is_clean():
+    src = "__global__ void k(float* a) { int i = threadIdx.x; while (i < 4096) { a[i] = a[i] * 2.0f; i += 256; } }"
+    assert findings(src) == []
+
+
+def test_negative_offsets_of_a_raw_pointer_collide():
+    # A raw pointer may point into an array: a[-1] is as real an element as a[0].
+    fs = races(findings("__global__ void k(float* a) { a[(int)(threadIdx.x % 2) - 2] = (float)threadIdx.x; }"))
+    assert fs and replayed(fs) and fs[0].witness["element"] in (-2, -1)
+
+
+def test_private_cell_holding_the_thread_is_not_shared():
+    # `c[0]` starts at the thread index and moves on by one per iteration: threads 0 and 1 meet at
+    # a[1] in iterations 1 and 0. A private cell is the thread's own, not a value every thread shares.
+    src = ("__global__ void k(float* a) { int c[1]; c[0] = threadIdx.x; "
+           "for (int r = 0; r < 4; ++r) { a[c[0]] = (float)r; c[0] = c[0] + 1; } }")
+    fs = races(findings(src, block=(64,)))
+    assert fs and replayed(fs)
+    assert not any(f.witness["benign"] for f in fs)
+
+
+def test_witness_replay_rejects_a_thread_that_never_runs_the_access():
+    """The replay itself: a witness claiming thread 5 stores under `tid == 0` does not replay."""
+    from analyzer import ir
+    from analyzer.frontend import lower_source
+    from analyzer.replay import Launch, Side, check_witness
+
+    (kernel,) = lower_source("__global__ void k(float* a) { if (threadIdx.x == 0) a[0] = 1.0f; a[1] = 2.0f; }",
+                             "cuda", "k.cu")
+    stores = [s.access for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.MemOp)]
+    launch = Launch({}, {"x": 8, "y": 1, "z": 1}, {"x": 1, "y": 1, "z": 1})
+    unknown = lambda name, args, k: 0  # noqa: E731
+    guarded, plain = stores[0].id, stores[1].id
+    assert check_witness(kernel, launch, unknown, (0, 0, 0), Side((0, 0, 0), guarded, {}, 0),
+                         Side((5, 0, 0), guarded, {}, 0), 0, None) is not None
+    assert check_witness(kernel, launch, unknown, (0, 0, 0), Side((1, 0, 0), plain, {}, 0),
+                         Side((5, 0, 0), plain, {}, 0), 4, None) is None
