@@ -741,6 +741,8 @@ class PairChecker:
         solver.push()    # the blocked models go too: the solver may be asked this query again
         try:
             for _ in range(REPLAY_ATTEMPTS - 1):
+                if self._out_of_time():
+                    break
                 seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
                 solver.add(z3.Or(*[x != model.eval(x, model_completion=True) for x in seen]))
                 out.queries += 1
@@ -771,13 +773,20 @@ class PairChecker:
         launch = Launch(params, {d: val(enc.bdim[d]) for d in DIMS}, {d: val(enc.gdim[d]) for d in DIMS},
                         self.kernel.warp_size)
 
+        memo: dict = {}
+
         def unknown(name: str, args: tuple, k: int) -> int:
             if k and name.startswith(PER_THREAD):
                 name = f"{name}@t{k}"
-            if not args:
-                return val(z3.Int(name))
-            f = enc.funcs.get((name, len(args)))
-            return val(f(*map(z3.IntVal, args))) if f is not None else 0
+            hit = memo.get((name, args))
+            if hit is None:
+                if not args:
+                    hit = val(z3.Int(name))
+                else:
+                    f = enc.funcs.get((name, len(args)))
+                    hit = val(f(*map(z3.IntVal, args))) if f is not None else 0
+                memo[(name, args)] = hit
+            return hit
 
         sides = [Side(tuple(val(enc.tid[k][d]) for d in DIMS), e.access.id,
                       {l: val(enc.iteration(k, l)) for l in e.loops}, val(enc.warp(k)))

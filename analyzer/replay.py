@@ -17,7 +17,7 @@ from typing import Callable
 from . import ir
 
 # Statements one thread may execute before the replay gives up (a witness in a long loop).
-STEP_LIMIT = 1_000_000
+STEP_LIMIT = 50_000
 
 # unknown(name, args, thread) -> int: the value of an uninterpreted function (names as the
 # solver's: `load17`, `opaque3`, `undef:x`, `f*`, ...), for thread 1 or 2 (0: the same in both).
@@ -121,7 +121,7 @@ class Replay:
             t.env[s.target] = self._eval(s.value, t)
         elif isinstance(s, ir.MemOp):
             acc = s.access
-            offset = self._eval(acc.offset, t)
+            offset = self._int(acc.offset, t)
             value = self._eval(acc.value, t) if acc.value is not None else None
             if acc.space == ir.PRIVATE:
                 self._store_private(acc, offset, value, t)
@@ -138,7 +138,7 @@ class Replay:
             for space in s.spaces:
                 t.ordered.setdefault(space, [0, 0])[scope] += 1
         elif isinstance(s, ir.If):
-            self._block(s.then if self._eval(s.cond, t) else s.orelse, t)
+            self._block(s.then if self._int(s.cond, t) else s.orelse, t)
         elif isinstance(s, ir.Loop):
             self._loop(s, t)
         elif isinstance(s, ir.Break):
@@ -155,7 +155,7 @@ class Replay:
         frame = [s.id, 0]
         t.loops.append(frame)
         try:
-            while s.cond is None or self._eval(s.cond, t):
+            while s.cond is None or self._int(s.cond, t):
                 try:
                     self._block(s.body, t)
                 except _Continue:
@@ -196,12 +196,14 @@ class Replay:
         return tuple(n for _, n in t.loops)
 
     def _eval(self, e, t: _Thread):
+        """The value of `e`: an int, or a `_Lazy` uninterpreted value, asked of the model only
+        where an index, a guard or a comparison needs it (float arithmetic mostly never is)."""
         if isinstance(e, ir.Const):
             return e.value
         if isinstance(e, ir.Var):
             if e.name in t.env:
                 return t.env[e.name]
-            return self.unknown(f"undef:{e.name}", (), t.k)
+            return _Lazy(self, f"undef:{e.name}", (), t.k)
         if isinstance(e, ir.Param):
             if e.name not in self.launch.params:
                 raise ReplayError(f"no value for parameter {e.name}")
@@ -210,42 +212,43 @@ class Replay:
             return self._builtin(e.name, t)
         if isinstance(e, ir.BinOp):
             if e.op in ("&&", "||"):
-                a = self._eval(e.a, t)
+                a = self._int(e.a, t)
                 if (e.op == "&&") != bool(a):
                     return int(bool(a))
-                return int(bool(self._eval(e.b, t)))
-            return _binop(e.op, self._eval(e.a, t), self._eval(e.b, t))
+                return int(bool(self._int(e.b, t)))
+            return _binop(e.op, self._int(e.a, t), self._int(e.b, t))
         if isinstance(e, ir.UnOp):
-            a = self._eval(e.a, t)
+            a = self._int(e.a, t)
             return {"-": lambda: -a, "!": lambda: int(not a), "~": lambda: ~a}[e.op]()
         if isinstance(e, ir.Select):
-            return self._eval(e.a, t) if self._eval(e.cond, t) else self._eval(e.b, t)
+            return self._eval(e.a, t) if self._int(e.cond, t) else self._eval(e.b, t)
         if isinstance(e, ir.Call):
+            if (e.fn.startswith("fcmp") or e.fn in ("min", "max")) and len(e.args) == 2:
+                a, b = (self._int(x, t) for x in e.args)
+                return _binop(e.fn[4:], a, b) if e.fn.startswith("fcmp") else (min if e.fn == "min" else max)(a, b)
             args = tuple(self._eval(a, t) for a in e.args)
-            if e.fn.startswith("fcmp") and len(args) == 2:
-                return _binop(e.fn[4:], *args)
-            if e.fn in ("min", "max") and len(args) == 2:
-                return min(args) if e.fn == "min" else max(args)
-            if e.fn == "vec":
-                return _Vec(args, self.unknown("vec", args, t.k))
-            return self.unknown(e.fn, args, t.k)
+            return _Lazy(self, e.fn, args, 0, comps=args if e.fn == "vec" else None)
         if isinstance(e, ir.Read):
             return self._read(e.access, t)
         if isinstance(e, ir.Opaque):
             if e.source is not None:   # a value of the source thread, the same for every reader
-                return self.unknown(f"opaque{e.site}", (self._eval(e.source, t),) + self._iters(t), 0)
-            return self.unknown(f"opaque{e.site}", self._iters(t), t.k)
+                return _Lazy(self, f"opaque{e.site}", (self._int(e.source, t),) + self._iters(t), 0)
+            return _Lazy(self, f"opaque{e.site}", self._iters(t), t.k)
         raise ReplayError(f"unknown expression {type(e).__name__}")
 
+    def _int(self, e, t: _Thread) -> int:
+        v = self._eval(e, t)
+        return v.value() if isinstance(v, _Lazy) else v
+
     def _read(self, acc: ir.Access, t: _Thread):
-        offset = self._eval(acc.offset, t)
+        offset = self._int(acc.offset, t)
         if acc.space == ir.PRIVATE:
             hit = t.private.get((acc.buffer, offset))
             if hit is not None and hit[0] == acc.width:
                 return hit[1]
-            return self.unknown(f"private:{acc.buffer}", (offset,) + self._iters(t), t.k)
+            return _Lazy(self, f"private:{acc.buffer}", (offset,) + self._iters(t), t.k)
         self._record(acc, offset, None, t)
-        return self.unknown(f"load{acc.id}", (offset,) + self._iters(t), t.k)
+        return _Lazy(self, f"load{acc.id}", (offset,) + self._iters(t), t.k)
 
     def _builtin(self, name: str, t: _Thread) -> int:
         lc = self.launch
@@ -267,14 +270,20 @@ class Replay:
         raise ReplayError(f"unknown builtin {name}")
 
 
-class _Vec(int):
-    """A vector value: an integer (as the solver sees it, an uninterpreted `vec`) that also keeps
-    its components, which a private store spreads over its cells."""
+class _Lazy:
+    """An uninterpreted value (a load, a float operation, a shuffle's result), evaluated by
+    `unknown` when first needed; a vector keeps its components for private stores."""
+    __slots__ = ("replay", "name", "args", "k", "comps", "_value")
 
-    def __new__(cls, comps: tuple, value: int):
-        obj = super().__new__(cls, value)
-        obj.comps = comps
-        return obj
+    def __init__(self, replay: "Replay", name: str, args: tuple, k: int, comps: tuple | None = None):
+        self.replay, self.name, self.args, self.k, self.comps = replay, name, args, k, comps
+        self._value: int | None = None
+
+    def value(self) -> int:
+        if self._value is None:
+            args = tuple(a.value() if isinstance(a, _Lazy) else a for a in self.args)
+            self._value = self.replay.unknown(self.name, args, self.k)
+        return self._value
 
 
 def _trunc_div(a: int, b: int) -> int:
