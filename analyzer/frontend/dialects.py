@@ -169,9 +169,9 @@ class MetalLowering(CLowering):
             c = self.cond(args[2])
             return Scalar(ir.Select(c, self._scalar(b), self._scalar(a)), getattr(a, "ty", "int"))
         if fn.startswith(("simd_", "quad_")):
-            for a in args:
-                self.rvalue(a)
-            return Scalar(self.opaque(f"result of {fn}"), "float")
+            vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
+            source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
         if fn.startswith("atomic_"):
             raise Unsupported(node, f"Metal atomic '{fn}'")
         return None
@@ -182,30 +182,38 @@ def lowering_for(lang: str):
 
 
 
-_SHUFFLES = ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")
+# Shuffles whose source lane is a term: name -> (how the lane is chosen, index of that argument).
+_SHUFFLES = {"__shfl_sync": ("idx", 2), "__shfl_up_sync": ("up", 2), "__shfl_down_sync": ("down", 2),
+             "__shfl_xor_sync": ("xor", 2), "simd_shuffle": ("idx", 1), "simd_shuffle_up": ("up", 1),
+             "simd_shuffle_down": ("down", 1), "simd_shuffle_xor": ("xor", 1)}
 
 
 def _shuffle_source(fn: str, args: list):
-    """The linear index of the thread whose `var` a shuffle returns (CUDA's rules within
-    segments of `width` lanes, an out-of-range lane giving the caller's own), or None when that
-    is not a term here (another intrinsic, a width that is not a constant power of two <= 32)."""
-    if fn not in _SHUFFLES or len(args) < 3 or args[2] is None:
+    """The linear index of the thread whose value a shuffle returns, or None when that is not a
+    term here (another intrinsic, a width that is not a constant power of two <= 32). Lanes
+    count within segments of `width` (CUDA's last argument; Metal's SIMD-group of 32); a lane
+    moved past its segment's end (down, xor) or start (up) reads its own value, and a chosen lane
+    counts modulo the width (CUDA's rule; Apple GPUs' behaviour for Metal, stated in the README)."""
+    if fn not in _SHUFFLES:
         return None
-    width = args[3] if len(args) > 3 else ir.Const(32)
+    kind, at = _SHUFFLES[fn]
+    if len(args) <= at or args[at] is None:
+        return None
+    width = args[3] if fn.startswith("__") and len(args) > 3 else ir.Const(32)
     if not (isinstance(width, ir.Const) and 0 < width.value <= 32 and width.value & (width.value - 1) == 0):
         return None
-    w, arg = width.value, args[2]
+    w, arg = width.value, args[at]
     lane = ir.Builtin("lane")
     # A whole warp is one segment: the lane is its own position, and segments start at 0.
     pos = lane if w == 32 else ir.BinOp("&", lane, ir.Const(w - 1))
     base = ir.Const(0) if w == 32 else ir.BinOp("-", lane, pos)
-    if fn == "__shfl_sync":
+    if kind == "idx":
         src = ir.BinOp("+", base, ir.BinOp("&", arg, ir.Const(w - 1)))
-    elif fn == "__shfl_down_sync":
+    elif kind == "down":
         src = ir.Select(ir.BinOp("<", ir.BinOp("+", pos, arg), ir.Const(w)), ir.BinOp("+", lane, arg), lane)
-    elif fn == "__shfl_up_sync":
+    elif kind == "up":
         src = ir.Select(ir.BinOp(">=", pos, arg), ir.BinOp("-", lane, arg), lane)
-    else:   # xor: a lane of a later segment gives the caller's own value
+    else:
         other = ir.BinOp("^", lane, arg)
         src = ir.Select(ir.BinOp("<", other, ir.BinOp("+", base, ir.Const(w))), other, lane)
     return ir.BinOp("+", ir.BinOp("*", ir.Builtin("warp"), ir.Const(32)), src)
