@@ -337,10 +337,15 @@ class PairChecker:
         # (positions, order, warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
         for pa, pb, warps, da, db in entries:
-            # One site against itself: which thread runs first changes nothing about the hazard,
-            # and two instances in the same iterations (a tie neither order admits) must count.
-            who = "same" if a.access is b.access else _first(pa, pb, a, b)
-            if who == "either":
+            who = _first(pa, pb, a, b)
+            if who == "either" and a.access is b.access:
+                # One site against itself: besides either thread's instance first, the two
+                # instances may run in the same iterations, a tie neither order admits. Three
+                # narrow queries, each easier than one that allows all three.
+                groups["a"][(pa, pb, "a", warps, da, db)] = None
+                groups["b"][(pa, pb, "b", warps, da, db)] = None
+                groups["same"][(pa, pb, "tie", warps, da, db)] = None
+            elif who == "either":
                 # The iteration numbers decide which runs first: constrain each group accordingly.
                 groups["a"][(pa, pb, "a", warps, da, db)] = None
                 groups["b"][(pa, pb, "b", warps, da, db)] = None
@@ -596,7 +601,9 @@ class PairChecker:
                 for key, br in dec:
                     c = truth(enc.term(self.ev.condition_terms[key], k))
                     rel.append(c if br else z3.Not(c))
-            if before is not None:
+            if before == "tie":
+                rel += [enc.iteration(1, p.loop) == enc.iteration(2, q.loop) for p, q in zip(pa, pb) if p.loop == q.loop]
+            elif before is not None:
                 rel.append(self._precedes(a, b, pa, pb) if before == "a" else
                            self._precedes(b, a, pb, pa, swap=True))
             if warps == DIFFERENT:
