@@ -456,6 +456,33 @@ class SymbolicExecutor:
         self._dims_memo[id(t)] = (t, out)
         return out
 
+    def _at_first(self, t, lid: int, memo: dict):
+        """The term `t` with loop `lid`'s iteration number 0 (folded where constants meet)."""
+        hit = memo.get(id(t))
+        if hit is not None:
+            return hit
+        if isinstance(t, Iter):
+            out = self.intern(ir.Const(0)) if t.loop == lid else t
+        elif isinstance(t, ir.BinOp):
+            a, b = self._at_first(t.a, lid, memo), self._at_first(t.b, lid, memo)
+            folded = _fold(t.op, a.value, b.value) if isinstance(a, ir.Const) and isinstance(b, ir.Const) else None
+            out = (t if a is t.a and b is t.b else
+                   self.intern(ir.Const(folded)) if folded is not None else self.intern(ir.BinOp(t.op, a, b)))
+        elif isinstance(t, ir.UnOp):
+            a = self._at_first(t.a, lid, memo)
+            out = t if a is t.a else self.intern(ir.UnOp(t.op, a))
+        elif isinstance(t, ir.Select):
+            parts = [self._at_first(x, lid, memo) for x in (t.cond, t.a, t.b)]
+            out = t if all(p is q for p, q in zip(parts, (t.cond, t.a, t.b))) else self.intern(ir.Select(*parts))
+        elif isinstance(t, ir.Call | Sym):
+            args = tuple(self._at_first(x, lid, memo) for x in t.args)
+            out = t if all(p is q for p, q in zip(args, t.args)) else self.intern(
+                ir.Call(t.fn, args) if isinstance(t, ir.Call) else Sym(t.name, t.uniform, args, t.lower))
+        else:
+            out = t
+        memo[id(t)] = out
+        return out
+
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
         in the loop was seen that might take it below (see `_keeps_floor`)."""
@@ -542,6 +569,12 @@ class SymbolicExecutor:
         cond = self.term(s.cond, body_st) if s.cond is not None else None
         if cond is not None:
             body_st.guard = body_st.guard + (cond,)
+            # A thread in any iteration passed the test of the first one: the condition with
+            # this loop's iteration at 0 held too (for a condition linear in the iteration, it
+            # then holds in every iteration between).
+            first = self._at_first(cond, lid, {})
+            if first is not cond:
+                body_st.guard = body_st.guard + (first,)
             if not is_uniform(cond):
                 info.uniform = False
         if not info.uniform:
