@@ -292,7 +292,11 @@ class PairChecker:
                     out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
                     self._hit.add((a.access.id, b.access.id))
                     return
-                if self.check_pair(a, b, out):
+                hazards, undecided = len(out.hazards), len(out.undecided)
+                # A pair that collides only benignly (same value) still gets the passes on demand:
+                # in another view (barrier scope) its instances may store different values.
+                if self.check_pair(a, b, out) and (len(out.undecided) > undecided or any(
+                        not h.benign for h in out.hazards[hazards:])):
                     self._hit.add((a.access.id, b.access.id))
 
     def _combos(self, a: AccessEvent, b: AccessEvent, reach):

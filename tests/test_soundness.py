@@ -136,3 +136,20 @@ def test_witness_replay_rejects_a_thread_that_never_runs_the_access():
                          Side((5, 0, 0), guarded, {}, 0), 0, None) is not None
     assert check_witness(kernel, launch, unknown, (0, 0, 0), Side((1, 0, 0), plain, {}, 0),
                          Side((5, 0, 0), plain, {}, 0), 4, None) is None
+
+
+def test_a_benign_collision_does_not_hide_a_barrier_scope_race():
+    """Found by the differential campaign: in one iteration every thread stores the same value
+    (benign), but across the threadgroup-only barrier, iterations 0 and 1 store different values
+    to device memory, unordered."""
+    src = """#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* g0 [[buffer(0)]], uint3 tid [[thread_position_in_threadgroup]]) {
+    for (int r1 = 0; r1 < 2; r1 += 1) {
+        g0[1] = (float)(r1);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+}"""
+    fs = findings(src, "metal", block=(2,))
+    assert [f.rule for f in fs] == ["barrier-scope"] and replayed(fs)
+    assert iteration(fs[0], "first") != iteration(fs[0], "second")
