@@ -11,11 +11,14 @@ racy without a finding on it is a missed race; every finding's witness is replay
 
     python benchmarks/differential.py --kernels N --seed S [--dialects cuda,metal,glsl] [--jobs J]
                                       [--save-failures DIR] [--shrink-seconds T] [--kernel-timeout T]
+                                      [--chunk N] [--rotate-dialects] [--shrink-per-signature K]
 
-The campaign is deterministic in its seed (not in --jobs): kernels are drawn in chunks of
-CHUNK, each by one hypothesis run seeded from (seed, chunk). A failure is shrunk by running its
-chunk again with the same seed up to the failing kernel and letting hypothesis shrink it against
-the same failure. tests/test_differential.py runs a pinned slice of the same engine.
+The campaign is deterministic in its seed and chunk size (not in --jobs): kernels are drawn in
+chunks, each by one hypothesis run seeded from (seed, chunk). A failure is shrunk by drawing its
+chunk again up to the failing kernel and letting hypothesis shrink it against the same failure
+(kind, and memory space and access kinds of a missed race or why a witness does not replay).
+Nothing is kept in a hypothesis database: the seed reproduces a campaign, and --save-failures
+writes each failing kernel as a fixture. tests/test_differential.py runs a pinned slice.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import contextlib
+import dataclasses
 import multiprocessing
 import re
 import resource
@@ -56,9 +60,11 @@ SHARED, GLOBAL = "shared", "global"
 RACE_RULES = frozenset({"write-after-write", "read-after-write", "write-after-read", "barrier-scope"})
 
 CHUNK = 50                     # kernels per hypothesis run: the unit of work and of determinism
-PARAM_VALUES = (0, 5)          # the oracle's parameter values are drawn from this range
+# The oracle's parameter values: half of them 0 or 1, where products and strides degenerate.
+PARAM_VALUES = st.integers(0, 1) | st.integers(2, 5)
 MAX_TRIPS = 64                 # iterations of one loop entry the oracle runs before giving up
 MAX_STEPS = 4096               # statements one thread may execute in the oracle
+REPLAY_STEPS = 20_000          # the same, replaying a witness (one thread, any parameter values)
 KERNEL_TIMEOUT_S = 10.0        # kernelrace's own per-kernel limit (pairs left are `unknown`)
 HARD_TIMEOUT_FACTOR = 3        # a kernelrace call is cut off at this many kernel timeouts
 WORKER_MEMORY = 6 << 30        # address-space limit of a campaign worker
@@ -215,7 +221,8 @@ class Case:
 
 
 def space_of(buffer: str) -> str:
-    return SHARED if buffer.startswith("s") else GLOBAL
+    """Shared arrays are named s0, s1, ...; every other buffer is global."""
+    return SHARED if re.fullmatch(r"s\d+", buffer) else GLOBAL
 
 
 # ---------------------------------------------------------------- the generator
@@ -229,6 +236,7 @@ MAX_DEPTH = 2                  # nesting of loops and branches
 @dataclass(frozen=True)
 class Scope:
     """What a statement being drawn may use, and whether every thread executes it alike."""
+    block: tuple
     params: tuple
     globals: tuple
     shared: tuple
@@ -238,16 +246,13 @@ class Scope:
     depth: int = 0
 
     def with_int(self, name: str, uniform: bool) -> "Scope":
-        return Scope(self.params, self.globals, self.shared, self.ints + ((name, uniform),), self.floats,
-                     self.uniform, self.depth)
+        return dataclasses.replace(self, ints=self.ints + ((name, uniform),))
 
     def with_float(self, name: str) -> "Scope":
-        return Scope(self.params, self.globals, self.shared, self.ints, self.floats + (name,),
-                     self.uniform, self.depth)
+        return dataclasses.replace(self, floats=self.floats + (name,))
 
     def nested(self, uniform: bool) -> "Scope":
-        return Scope(self.params, self.globals, self.shared, self.ints, self.floats,
-                     self.uniform and uniform, self.depth + 1)
+        return dataclasses.replace(self, uniform=self.uniform and uniform, depth=self.depth + 1)
 
 
 class Names:
@@ -273,7 +278,13 @@ def is_uniform(e: Expr, scope: Scope) -> bool:
     return True
 
 
-def draw_expr(draw, scope: Scope, depth: int = 2, uniform: bool = False) -> Expr:
+# Each expression, value and statement is its own strategy, so that hypothesis sees it as one
+# span: the shrinker deletes a statement or replaces an expression by a simpler one of the same
+# kind. Alternatives are listed simplest first (hypothesis shrinks toward the first).
+
+
+@st.composite
+def exprs(draw, scope: Scope, depth: int = 2, uniform: bool = False) -> Expr:
     """An int expression; `uniform` keeps thread ids (and variables derived from them) out."""
     ints = [n for n, u in scope.ints if u or not uniform]
     kinds = ["const"] + ([] if uniform else ["tid"]) + (["param"] if scope.params else []) \
@@ -287,56 +298,89 @@ def draw_expr(draw, scope: Scope, depth: int = 2, uniform: bool = False) -> Expr
         return Param(draw(st.sampled_from(scope.params)))
     if kind == "var":
         return Var(draw(st.sampled_from(ints)))
-    left = draw_expr(draw, scope, depth - 1, uniform)
+    left = draw(exprs(scope, depth - 1, uniform))
     if kind == "bin":
-        return Bin(draw(st.sampled_from("+*-")), left, draw_expr(draw, scope, depth - 1, uniform))
+        return Bin(draw(st.sampled_from("+*-")), left, draw(exprs(scope, depth - 1, uniform)))
     op = draw(st.sampled_from(["/", "%", "&", ">>", "<<"]))
     const = {"/": st.integers(1, 8), "%": st.integers(1, 8), "&": st.integers(0, 31),
              ">>": st.integers(0, 3), "<<": st.integers(0, 3)}[op]
     return ByConst(op, left, draw(const))
 
 
-def draw_index(draw, scope: Scope, buffer: str) -> Expr:
+@st.composite
+def affine(draw, scope: Scope) -> Expr:
+    """atom * coefficient + rest: the shape of most GPU addresses (`r * D + threadIdx.x`,
+    `threadIdx.x * P`, `threadIdx.x + j * step`): the atom a loop counter or local when there is
+    one, else a thread index or a parameter; the coefficient a constant or a parameter."""
+    atoms = st.integers(0, 2).map(Tid)
+    if scope.params:
+        atoms = atoms | st.sampled_from(scope.params).map(Param)
+    if scope.ints:
+        atoms = st.sampled_from([n for n, _ in scope.ints]).map(Var) | atoms
+    coefficient = st.integers(1, 4).map(Const)
+    if scope.params:
+        coefficient = st.sampled_from(scope.params).map(Param) | coefficient
+    return Bin("+", Bin("*", draw(atoms), draw(coefficient)), draw(exprs(scope, depth=0)))
+
+
+@st.composite
+def indices(draw, scope: Scope, buffer: str) -> Expr:
     """A global index is any expression (the oracle drops kernels indexing below 0); a shared
     index is brought into the array by a mask, or by `%` (the oracle drops negative dividends)."""
-    e = draw_expr(draw, scope, depth=3)
+    e = draw(affine(scope) | exprs(scope, depth=2))
     if space_of(buffer) == GLOBAL:
         return e
     size = dict(scope.shared)[buffer]
     return ByConst("%", e, size) if draw(st.booleans()) else ByConst("&", e, size - 1)
 
 
-def draw_value(draw, scope: Scope, depth: int = 1) -> Value:
-    """A stored value: mostly a function of the thread, sometimes a constant (benign same-value
-    writes), a load (read-modify-write), a float local, or a sum or product of those."""
-    kinds = ["int", "const", "load"] + (["local"] if scope.floats else []) + (["bin"] if depth > 0 else [])
+def buffers(scope: Scope):
+    return st.sampled_from(scope.globals + tuple(n for n, _ in scope.shared))
+
+
+def linear_tid(block: tuple) -> Expr:
+    """x + y * X + z * X * Y: a different number for every thread of the block."""
+    e: Expr = Tid(0)
+    for d, stride in ((1, block[0]), (2, block[0] * block[1])):
+        if block[d] > 1:
+            e = Bin("+", e, Bin("*", Tid(d), Const(stride)))
+    return e
+
+
+@st.composite
+def values(draw, scope: Scope, depth: int = 1) -> Value:
+    """A stored value: mostly one that differs between threads, sometimes a constant (benign
+    same-value writes), another int expression, a load (read-modify-write), a float local, or a
+    sum or product of those."""
+    kinds = ["tid", "tid", "int", "const", "load"] + (["local"] if scope.floats else []) \
+        + (["bin"] if depth > 0 else [])
     kind = draw(st.sampled_from(kinds))
+    if kind == "tid":
+        return IntValue(linear_tid(scope.block))
     if kind == "int":
-        return IntValue(draw_expr(draw, scope))
+        return IntValue(draw(exprs(scope)))
     if kind == "const":
         return FConst(draw(st.sampled_from([1.0, 0.0, 2.0])))
     if kind == "load":
-        buffer = draw_buffer(draw, scope)
-        return Load(buffer, draw_index(draw, scope, buffer))
+        buffer = draw(buffers(scope))
+        return Load(buffer, draw(indices(scope, buffer)))
     if kind == "local":
         return FLocal(draw(st.sampled_from(scope.floats)))
     op = draw(st.sampled_from("+*"))
-    right = FConst(draw(st.sampled_from([1.0, 2.0]))) if draw(st.booleans()) else draw_value(draw, scope, 0)
-    return FBin(op, draw_value(draw, scope, 0), right)
+    left = draw(values(scope, 0))
+    right = draw(st.sampled_from([1.0, 2.0]).map(FConst) | values(scope, 0))
+    return FBin(op, left, right)
 
 
-def draw_buffer(draw, scope: Scope) -> str:
-    return draw(st.sampled_from(scope.globals + tuple(n for n, _ in scope.shared)))
-
-
-def draw_loop_bounds(draw, scope: Scope) -> tuple[Expr, Expr, Expr]:
+@st.composite
+def loop_bounds(draw, scope: Scope) -> tuple[Expr, Expr, Expr]:
     """(start, bound, step): a counted loop from a small constant or a uniform expression to a
     constant or parametric bound, or a thread-strided loop from a thread-dependent start."""
     start_kind = draw(st.sampled_from(["const", "uniform", "thread"]))
     if start_kind == "const":
         start = Const(draw(st.integers(0, 3)))
     else:
-        start = draw_expr(draw, scope, depth=1, uniform=start_kind == "uniform")
+        start = draw(exprs(scope, depth=1, uniform=start_kind == "uniform"))
     bound_kind = draw(st.sampled_from(["const", "param", "param+const", "large"]
                                       if scope.params else ["const", "large"]))
     if bound_kind == "const":
@@ -357,7 +401,8 @@ def draw_loop_bounds(draw, scope: Scope) -> tuple[Expr, Expr, Expr]:
     return start, bound, step
 
 
-def draw_stmt(draw, scope: Scope, names: Names) -> tuple[Stmt, Scope]:
+@st.composite
+def statements(draw, scope: Scope, names: Names) -> tuple[Stmt, Scope]:
     """One statement and the scope after it (a local it declares stays visible)."""
     kinds = ["store", "load", "int"]
     if scope.depth < MAX_DEPTH:
@@ -366,34 +411,33 @@ def draw_stmt(draw, scope: Scope, names: Names) -> tuple[Stmt, Scope]:
         kinds.append("barrier")    # barriers only where every thread reaches them alike
     kind = draw(st.sampled_from(kinds))
     if kind == "store":
-        buffer = draw_buffer(draw, scope)
-        return Store(buffer, draw_index(draw, scope, buffer), draw_value(draw, scope)), scope
+        buffer = draw(buffers(scope))
+        return Store(buffer, draw(indices(scope, buffer)), draw(values(scope))), scope
     if kind == "load":
-        buffer, name = draw_buffer(draw, scope), names.fresh("f")
-        return LoadLocal(name, buffer, draw_index(draw, scope, buffer)), scope.with_float(name)
+        buffer, name = draw(buffers(scope)), names.fresh("f")
+        return LoadLocal(name, buffer, draw(indices(scope, buffer))), scope.with_float(name)
     if kind == "int":
-        name, e = names.fresh("i"), draw_expr(draw, scope)
+        name, e = names.fresh("i"), draw(exprs(scope))
         return IntLocal(name, e), scope.with_int(name, is_uniform(e, scope))
     if kind == "barrier":
         return Barrier(draw(st.sampled_from(BARRIER_SPACES))), scope
     if kind == "if":
-        cond = Cmp(draw(st.sampled_from(CMP_OPS)), draw_expr(draw, scope, depth=1),
-                   draw_expr(draw, scope, depth=0))
+        cond = Cmp(draw(st.sampled_from(CMP_OPS)), draw(exprs(scope, depth=1)), draw(exprs(scope, depth=0)))
         inner = scope.nested(is_uniform(cond.left, scope) and is_uniform(cond.right, scope))
-        orelse = draw_block(draw, inner, names, 0, 2)
-        return If(cond, draw_block(draw, inner, names, 1, 3), orelse), scope
+        return If(cond, draw_block(draw, inner, names, 1, 3), draw_block(draw, inner, names, 0, 2)), scope
     var = names.fresh("r" if kind == "for" else "w")
-    start, bound, step = draw_loop_bounds(draw, scope)
+    start, bound, step = draw(loop_bounds(scope))
     uniform = all(is_uniform(e, scope) for e in (start, bound, step))
     body = draw_block(draw, scope.nested(uniform).with_int(var, uniform), names, 1, 3)
     return (For if kind == "for" else While)(var, start, bound, step, body), scope
 
 
 def draw_block(draw, scope: Scope, names: Names, low: int, high: int) -> tuple:
-    n = draw(st.integers(low, high))
+    """`low` to `high` statements; each one past `low` is announced by a boolean, as hypothesis's
+    own lists do, so that the shrinker can delete any statement."""
     out = []
-    for _ in range(n):
-        s, scope = draw_stmt(draw, scope, names)
+    while len(out) < high and (len(out) < low or draw(st.booleans())):
+        s, scope = draw(statements(scope, names))
         out.append(s)
     return tuple(out)
 
@@ -413,32 +457,32 @@ def cases(draw) -> Case:
     """A kernel and the parameter values the oracle runs it with."""
     block = draw(block_dims())
     params = tuple(f"P{i}" for i in range(draw(st.integers(0, 3))))
-    globals_ = tuple(f"g{i}" for i in range(draw(st.integers(1, 2))))
+    # Several buffers keep races apart: a buffer with one race found hides any other on it.
+    globals_ = tuple(f"g{i}" for i in range(draw(st.integers(1, 3))))
     shared = tuple((f"s{i}", draw(st.sampled_from([16, 8, 32, 64]))) for i in range(draw(st.integers(0, 2))))
-    body = draw_block(draw, Scope(params, globals_, shared), Names(), 1, 6)
-    values = tuple((p, draw(st.integers(*PARAM_VALUES))) for p in params)
+    body = draw_block(draw, Scope(block, params, globals_, shared), Names(), 1, 5)
+    values = tuple((p, draw(PARAM_VALUES)) for p in params)
     return Case(Kernel(block, params, globals_, shared, body), values)
 
 
 # ---------------------------------------------------------------- emitting CUDA, Metal and GLSL
 
 
+def nodes(tree):
+    """Every node of a program fragment (statements, expressions, values), depth first."""
+    if isinstance(tree, tuple):
+        for x in tree:
+            yield from nodes(x)
+    elif dataclasses.is_dataclass(tree):
+        yield tree
+        for f in dataclasses.fields(tree):
+            yield from nodes(getattr(tree, f.name))
+
+
 def used_params(kernel: Kernel) -> tuple:
     """The parameters the body mentions: only those are declared (glslang drops an unused push
     constant block, and `--define` of a parameter kernelrace does not see is an error)."""
-    seen: set[str] = set()
-
-    def visit(node):
-        if isinstance(node, Param):
-            seen.add(node.name)
-        elif isinstance(node, tuple):
-            for x in node:
-                visit(x)
-        elif hasattr(node, "__dataclass_fields__"):
-            for name in node.__dataclass_fields__:
-                visit(getattr(node, name))
-
-    visit(kernel.body)
+    seen = {n.name for n in nodes(kernel.body) if isinstance(n, Param)}
     return tuple(p for p in kernel.params if p in seen)
 
 
@@ -455,7 +499,6 @@ def barrier_spaces(dialect: str, spaces: frozenset) -> frozenset:
 
 class Syntax:
     """How one dialect spells the pieces of a kernel."""
-    float_suffix = "f"
 
     def __init__(self, dialect: str):
         self.dialect = dialect
@@ -566,9 +609,8 @@ class Emitter:
                 self.block(s.orelse, path + (1,), depth + 1)
             self.line("}", depth)
         elif isinstance(s, For):
-            v = s.var
-            self.line(f"for (int {v} = {self.expr(s.start)}; {v} < {self.expr(s.bound)}; {v} += {self.expr(s.step)}) {{",
-                      depth, path, loop=True)
+            v, start, bound, step = s.var, self.expr(s.start), self.expr(s.bound), self.expr(s.step)
+            self.line(f"for (int {v} = {start}; {v} < {bound}; {v} += {step}) {{", depth, path, loop=True)
             self.block(s.body, path + (0,), depth + 1)
             self.line("}", depth)
         else:
@@ -589,6 +631,10 @@ def emit(kernel: Kernel, dialect: str, header: list[str]) -> Emitted:
 
 
 # ---------------------------------------------------------------- the oracle
+
+
+class Reached(Exception):
+    """A replayed thread performed the access it was followed for."""
 
 
 class IllDefined(Exception):
@@ -629,8 +675,14 @@ def c_div(a: int, b: int) -> int:
 class ThreadRun:
     """One thread executing the kernel on concrete values, appending its accesses to `out`."""
 
-    def __init__(self, kernel: Kernel, params: dict, thread: tuple, dialect: str, out: list):
+    def __init__(self, kernel: Kernel, params: dict, thread: tuple, dialect: str, out: list,
+                 replaying: bool = False, until: Callable[[Access], bool] | None = None):
         self.kernel, self.thread, self.dialect, self.out = kernel, thread, dialect, out
+        # A replay follows one thread as far as it goes, out of bounds included: what matters is
+        # whether it performs the witness's access (`until` stops it there).
+        self.replaying, self.until = replaying, until
+        self.endless: tuple | None = None      # the loop a replaying thread is proven stuck in
+        self.max_trips, self.max_steps = (REPLAY_STEPS, REPLAY_STEPS) if replaying else (MAX_TRIPS, MAX_STEPS)
         self.ints = {p: params.get(p, 0) for p in kernel.params}
         self.floats: dict[str, object] = {}
         self.phases = {SHARED: 0, GLOBAL: 0}
@@ -652,9 +704,9 @@ class ThreadRun:
             b = self.expr(e.right)
             return c_int(a + b if e.op == "+" else a - b if e.op == "-" else a * b)
         c = e.const
-        if e.op in "/%<<" and a < 0:
-            # GLSL's % of a negative dividend is undefined (glslang emits OpSMod, not C's rem), and
-            # so is C's << of a negative value.
+        if e.op in ("/", "%", "<<") and a < 0:
+            # GLSL leaves % of a negative operand undefined (glslang emits OpSMod, not C's
+            # remainder), / is kept to the same operands, and C's << of a negative value is undefined.
             raise IllDefined(f"{e.op} of a negative value")
         if e.op == "/":
             return c_div(a, c)
@@ -669,14 +721,16 @@ class ThreadRun:
         return {"<": a < b, "<=": a <= b, "==": a == b, "!=": a != b, ">=": a >= b, ">": a > b}[c.op]
 
     def access(self, path: tuple, buffer: str, index: Expr, value=None, write=False) -> object:
-        """Record one access; a read returns its value as a term (see `loaded_term`)."""
+        """Record one access; a read returns its value as a term (see `normalise_loads`)."""
         element = self.expr(index)
-        if element < 0 or (buffer in self.sizes and element >= self.sizes[buffer]):
+        if not self.replaying and (element < 0 or (buffer in self.sizes and element >= self.sizes[buffer])):
             raise IllDefined(f"{buffer}[{element}] out of bounds")
         phase = self.phases[space_of(buffer)]
         self.out.append(Access(self.thread, path, write, buffer, element, value, phase, self.epoch,
                                self.iters, self.seq))
         self.seq += 1
+        if self.until is not None and self.until(self.out[-1]):
+            raise Reached
         return ("load", buffer, element, phase)
 
     def value(self, v: Value, path: tuple) -> object:
@@ -699,8 +753,8 @@ class ThreadRun:
 
     def stmt(self, s: Stmt, path: tuple) -> None:
         self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise IllDefined(f"a thread runs more than {MAX_STEPS} statements")
+        if self.steps > self.max_steps:
+            raise IllDefined(f"a thread runs more than {self.max_steps} statements")
         if isinstance(s, Store):
             value = self.value(s.value, path)   # the loads it needs come first
             self.access(path, s.buffer, s.index, value, write=True)
@@ -721,9 +775,18 @@ class ThreadRun:
         outer = self.iters
         self.ints[s.var] = self.expr(s.start)
         k = 0
+        heads = set()
         while self.ints[s.var] < self.expr(s.bound):
-            if k == MAX_TRIPS:
-                raise IllDefined(f"a loop runs more than {MAX_TRIPS} iterations")
+            if k == self.max_trips:
+                raise IllDefined(f"a loop runs more than {self.max_trips} iterations")
+            if self.replaying and self.endless is None:
+                # Control flow depends on int variables only: a loop whose head sees them as
+                # before never ends (a step of 0). The replay notes it and runs on to its limit,
+                # so that the iterations a witness names are still run.
+                state = tuple(sorted(self.ints.items()))
+                if state in heads:
+                    self.endless = path
+                heads.add(state)
             self.iters = outer + ((path, k),)
             self.block(s.body, path + (0,))
             self.ints[s.var] = c_int(self.ints[s.var] + self.expr(s.step))
@@ -738,7 +801,8 @@ def threads(block: tuple) -> list[tuple]:
 
 def run_oracle(kernel: Kernel, params: dict, dialect: str) -> list[Access]:
     """Every access of every thread of the block. Barriers are uniform by construction, so every
-    thread reaches each one alike and a barrier interval is a count of barriers."""
+    thread reaches each one alike and a barrier interval is a count of barriers: a thread's
+    accesses do not depend on the others'."""
     out: list[Access] = []
     epochs = set()
     for t in threads(kernel.block):
@@ -790,6 +854,7 @@ class OracleVerdict:
     racy: dict                 # buffer -> a harmful collision on it
     benign: dict               # buffer -> a same-value write-write collision (only those on it)
     touched: set               # buffers with any collision
+    pairs: dict                # (path, path) -> a harmful collision between the two statements
     accesses: list
 
 
@@ -827,6 +892,46 @@ def collision(group: list[Access]) -> Collision | None:
     return Collision(*sorted(pair, key=lambda a: a.seq)) if pair else None
 
 
+def differing_pair(xs: list, ys: list):
+    """(x, y) from two lists of writes, by different threads, storing different values; or None."""
+    def by_value(accesses):
+        out: dict = {}
+        for a in accesses:
+            out.setdefault(a.value, {}).setdefault(a.thread, a)
+        return out
+    for vx, tx in by_value(xs).items():
+        for vy, ty in by_value(ys).items():
+            if vx != vy:
+                for t, x in tx.items():
+                    y = next((y for u, y in ty.items() if u != t), None)
+                    if y is not None:
+                        return x, y
+    return None
+
+
+def harmful_pairs(accesses: list[Access]) -> dict:
+    """{(path, path): a harmful collision between the two statements}, paths in order: every
+    pair of statements whose accesses race, one collision each."""
+    groups: dict = {}
+    for a in accesses:
+        groups.setdefault((a.buffer, a.element, a.phase), []).append(a)
+    out: dict = {}
+    for group in groups.values():
+        classes: dict = {}
+        for a in group:
+            classes.setdefault((a.path, a.write), []).append(a)
+        keys = sorted(classes)
+        for i, k1 in enumerate(keys):
+            for k2 in keys[i:]:
+                pair = (k1[0], k2[0])
+                if pair in out or not (k1[1] or k2[1]):
+                    continue
+                found = (differing_pair if k1[1] and k2[1] else other_thread_pair)(classes[k1], classes[k2])
+                if found:
+                    out[pair] = Collision(*sorted(found, key=lambda a: a.seq))
+    return out
+
+
 def judge(accesses: list[Access]) -> OracleVerdict:
     groups: dict = {}
     for a in accesses:
@@ -841,7 +946,7 @@ def judge(accesses: list[Access]) -> OracleVerdict:
         else:
             benign.setdefault(buffer, c)
     return OracleVerdict(racy, {b: c for b, c in benign.items() if b not in racy}, set(racy) | set(benign),
-                         accesses)
+                         harmful_pairs(accesses), accesses)
 
 
 def oracle(kernel: Kernel, params: dict, dialect: str) -> OracleVerdict:
@@ -893,7 +998,7 @@ class Subject:
     the way `kernelrace check FILE.comp` reads it (glslangValidator, then the disassembly)."""
 
     def __init__(self, em: Emitted, block: tuple, workdir: Path):
-        self.em, self.block = em, block
+        self.em, self.block, self.workdir = em, block, workdir
         if em.dialect == "glsl":
             path = workdir / "k.comp"
             path.write_text(em.text)
@@ -920,6 +1025,11 @@ class Subject:
         return loc.line
 
 
+def in_workdir(message: str, workdir: Path) -> str:
+    """A message about the shader file without the temporary directory it was written to."""
+    return message.replace(f"{workdir}/", "")
+
+
 def analyser_options(kernel_timeout: float) -> Options:
     # Fix hints re-analyse the kernel for every finding: not what is measured here.
     return Options(hints="off", kernel_timeout_s=kernel_timeout)
@@ -927,47 +1037,90 @@ def analyser_options(kernel_timeout: float) -> Options:
 
 # ---------------------------------------------------------------- witnesses
 
-
-def replay(finding, subject: Subject, kernel: Kernel, params: dict, dialect: str) -> tuple[str, str]:
-    """("ok" | "bad" | "inconclusive", why): does the witness's pair of accesses happen in the
-    oracle, run on the witness's parameter values: each thread performs its access (statement,
-    kind, element, the witness's iterations) and the two share a barrier interval."""
-    w = finding.witness
-    values = dict(params)
-    values.update({k: v for k, v in (w.get("params") or {}).items() if k in kernel.params})
-    try:
-        accesses = run_oracle(kernel, values, dialect)
-    except IllDefined as exc:
-        return "inconclusive", f"the oracle cannot run the witness's parameters {values}: {exc}"
-    sides = []
-    for side, loc in (("first", finding.first), ("second", finding.second)):
-        found, why = witness_accesses(accesses, side, loc, w, subject, finding.second.buffer)
-        if not found:
-            return "bad", why
-        sides.append(found)
-    if not any(a.phase == b.phase for a in sides[0] for b in sides[1]):
-        return "bad", "the two accesses are in different barrier intervals"
-    return "ok", ""
+NOT_PERFORMED = "access not performed"
+NOT_CONCURRENT = "accesses in different barrier intervals"
 
 
-def witness_accesses(accesses: list[Access], side: str, loc, w: dict, subject: Subject, buffer: str):
-    """The oracle's accesses matching one side of a witness, or ([], why not)."""
+@dataclass(frozen=True)
+class Replay:
+    status: str                # ok | bad | inconclusive (the oracle could not follow a thread)
+    reason: str = ""           # NOT_PERFORMED or NOT_CONCURRENT when bad
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One side of a witness: the access its thread must perform."""
+    thread: tuple
+    path: tuple | None         # the statement on the reported line (None: a line not ours)
+    write: bool
+    buffer: str
+    element: int
+    iters: tuple               # ((loop path, iteration), ...) the witness names
+    absent: str                # what to say when the thread does not perform it
+
+    def matches(self, a: Access) -> bool:
+        return (a.buffer == self.buffer and a.element == self.element and a.write == self.write
+                and (self.path is None or a.path == self.path) and set(self.iters) <= set(a.iters))
+
+
+def wanted(side: str, loc, w: dict, subject: Subject, buffer: str) -> Wanted:
     thread = tuple(w[f"{side}_thread"])
     line = subject.location_line(loc)
-    path = subject.em.lines.get(line)
     # Iterations are keyed by the loop's line (SPIR-V: of its OpLoopMerge); a loop not mapped
     # back to one of ours constrains nothing.
     by_line = {subject.source_line(int(key)): k for key, k in (w.get(f"{side}_iterations") or {}).items()}
-    iters = {subject.em.loops[n]: k for n, k in by_line.items() if n in subject.em.loops}
-    write = loc.kind == "write"
-    found = [a for a in accesses
-             if a.thread == thread and a.buffer == buffer and a.element == w["element"] and a.write == write
-             and (path is None or a.path == path) and all(dict(a.iters).get(p) == k for p, k in iters.items())]
-    if found:
-        return found, ""
+    iters = tuple((subject.em.loops[n], k) for n, k in by_line.items() if n in subject.em.loops)
     where = f" at line {line}" if line is not None else ""
     its = f" in iterations {{{', '.join(f'line {n}: {k}' for n, k in by_line.items())}}}" if by_line else ""
-    return [], f"thread {thread} does not {loc.kind} {buffer}[{w['element']}]{where}{its}"
+    return Wanted(thread, subject.em.lines.get(line), loc.kind == "write", buffer, w["element"], iters,
+                  f"thread {thread} does not {loc.kind} {buffer}[{w['element']}]{where}{its}")
+
+
+def follow(kernel: Kernel, params: dict, dialect: str, want: Wanted, first_only: bool):
+    """(the wanted thread's accesses matching `want`, the loop it is proven stuck in, why else it
+    stopped early): the thread runs until it performs the access (`first_only`) or ends."""
+    out: list[Access] = []
+    run = ThreadRun(kernel, params, want.thread, dialect, out, replaying=True,
+                    until=want.matches if first_only else None)
+    stuck, stopped = None, ""
+    try:
+        run.block(kernel.body, ())
+    except Reached:
+        pass
+    except IllDefined as exc:
+        stuck, stopped = run.endless, "" if run.endless is not None else str(exc)
+    return [a for a in out if want.matches(a)], stuck, stopped
+
+
+def replay(finding, subject: Subject, kernel: Kernel, params: dict, dialect: str) -> Replay:
+    """Does the witness's pair of accesses happen in the oracle, run on the witness's parameter
+    values: each thread performs its access (statement, kind, element, the witness's
+    iterations), and the two share a barrier interval?"""
+    w = finding.witness
+    values = dict(params)
+    values.update({k: v for k, v in (w.get("params") or {}).items() if k in kernel.params})
+    shown = ", ".join(f"{k}={v}" for k, v in values.items())
+    sides = [wanted(side, loc, w, subject, finding.second.buffer)
+             for side, loc in (("first", finding.first), ("second", finding.second))]
+    found = []
+    for want in sides:
+        accesses, stuck, stopped = follow(kernel, values, dialect, want, first_only=True)
+        if stopped:
+            return Replay("inconclusive", detail=f"with {shown}, thread {want.thread}: {stopped}")
+        if not accesses:
+            loops = {p: n for n, p in subject.em.loops.items()}
+            why = f" (with {shown} it loops forever at line {loops[stuck]})" if stuck else ""
+            return Replay("bad", NOT_PERFORMED, want.absent + why)
+        found.append(accesses)
+    if found[0][0].phase != found[1][0].phase:
+        # The witness may leave an iteration open: any instance of each access will do.
+        found = [follow(kernel, values, dialect, want, first_only=False)[0] for want in sides]
+        if not any(a.phase == b.phase for a in found[0] for b in found[1]):
+            return Replay("bad", NOT_CONCURRENT, "; ".join(
+                f"{side} at interval(s) {sorted({a.phase for a in accesses})}"
+                for side, accesses in zip(("first", "second"), found)))
+    return Replay("ok")
 
 
 # ---------------------------------------------------------------- comparing the two
@@ -984,25 +1137,27 @@ class ModeResult:
     found: list = field(default_factory=list)            # racy buffers with a race finding
     unknown: list = field(default_factory=list)          # racy buffers with only an `unknown` finding
     missed: list = field(default_factory=list)           # racy buffers without a finding
+    missed_pairs: list = field(default_factory=list)     # racy statement pairs no finding names
     false_alarms: list = field(default_factory=list)     # findings where the oracle sees no collision
     benign_reported: list = field(default_factory=list)  # findings on buffers with same-value races only
     unknown_findings: int = 0
-    bad_witnesses: list = field(default_factory=list)
+    bad_witnesses: list = field(default_factory=list)           # (why, description)
     inconclusive_witnesses: list = field(default_factory=list)
     seconds: float = 0.0
 
 
 @dataclass(frozen=True)
 class Failure:
-    kind: str                  # missed | witness | rejected | crashed | timeout
+    kind: str                  # missed | missed pair | witness | rejected | crashed | timeout
     dialect: str
     mode: str
-    what: str                  # memory space (missed), rule (witness), the message's shape
-    detail: str
+    what: str                  # the race's memory space and kinds (missed), why a witness does not
+    detail: str                # replay, the message's shape (rejected, crashed, timeout)
 
     @property
     def signature(self) -> tuple:
-        return self.kind, self.dialect, self.mode, self.what
+        """What counts as the same failure: shrinking keeps it, the report groups by it."""
+        return self.kind, self.what
 
 
 def stmt_at(kernel: Kernel, path: tuple) -> Stmt:
@@ -1041,7 +1196,7 @@ def run_kernelrace(subject: Subject, defines: dict, kernel_timeout: float, resul
         with hard_limit(HARD_TIMEOUT_FACTOR * kernel_timeout):
             return subject.check(defines, analyser_options(kernel_timeout))
     except KernelraceError as exc:
-        result.status, result.message = "rejected", str(exc)
+        result.status, result.message = "rejected", in_workdir(str(exc), subject.workdir)
     except HardTimeout as exc:
         result.status, result.message = "timeout", str(exc)
     except Exception as exc:  # a crash of the code under test is a finding of this harness
@@ -1058,19 +1213,33 @@ def compare(findings: list, verdict: OracleVerdict, result: ModeResult, subject:
     for b in sorted(verdict.racy):
         got = rules.get(b, set())
         (result.found if got & RACE_RULES else result.unknown if "unknown" in got else result.missed).append(b)
+    # A race found on a buffer hides any other race on it from the per-buffer count: every racy
+    # pair of statements must be named by a finding too (on a buffer not missed altogether).
+    named = {tuple(sorted((subject.location_line(f.first), subject.location_line(f.second))))
+             for f in findings if f.rule in RACE_RULES}
+    lines = {p: n for n, p in subject.em.lines.items()}
+    for (pa, pb), c in sorted(verdict.pairs.items()):
+        if tuple(sorted((lines[pa], lines[pb]))) not in named and c.first.buffer in result.found:
+            result.missed_pairs.append(c)
     result.unknown_findings = sum(f.rule == "unknown" for f in findings)
     for f in findings:
         if result.mode == "define" and (f.rule in RACE_RULES or f.rule == "divergent-barrier"):
-            # Every generated barrier is uniform: a divergent-barrier finding is a false alarm too.
-            if f.second.buffer not in verdict.touched:
-                result.false_alarms.append(f"{f.rule} on {f.second.buffer}")
-            elif f.second.buffer in verdict.benign:
+            # Every generated barrier is uniform: a divergent-barrier finding is a false alarm too;
+            # so is one naming a read where the only collisions are same-value writes.
+            if f.second.buffer in verdict.benign and f.rule == "write-after-write":
                 result.benign_reported.append(f"{f.rule} on {f.second.buffer}")
+            elif f.second.buffer not in verdict.racy:
+                result.false_alarms.append(f"{f.rule} on {f.second.buffer}")
         if f.rule in RACE_RULES and f.witness:
-            status, why = replay(f, subject, case.kernel, case.params, result.dialect)
-            if status != "ok":
-                text = f"{f.rule} on {f.second.buffer} (line {subject.location_line(f.second)}): {why}; witness {f.witness}"
-                (result.bad_witnesses if status == "bad" else result.inconclusive_witnesses).append(text)
+            r = replay(f, subject, case.kernel, case.params, result.dialect)
+            text = f"{f.rule} on {f.second.buffer} (line {subject.location_line(f.second)}): {r.reason}" \
+                   f"{': ' if r.reason else ''}{r.detail}; witness {f.witness}"
+            if r.status == "bad":
+                # A witness kernelrace itself marks as not validated is told apart from one it vouches for.
+                flagged = " (kernelrace: not validated)" if f.witness.get("replayed") is False else ""
+                result.bad_witnesses.append((r.reason + flagged, text))
+            elif r.status == "inconclusive":
+                result.inconclusive_witnesses.append(text)
 
 
 def check_mode(subject: Subject, case: Case, verdict: OracleVerdict, mode: str, kernel_timeout: float) -> ModeResult:
@@ -1086,18 +1255,27 @@ def check_mode(subject: Subject, case: Case, verdict: OracleVerdict, mode: str, 
     return result
 
 
+def race_kind(c: Collision) -> str:
+    """What tells missed races apart: memory space, access kinds, and whether the two accesses
+    are one statement in one iteration, one statement in two, or two statements."""
+    a, b = c.first, c.second
+    where = ("two statements" if a.path != b.path else "one statement, one iteration" if a.iters == b.iters
+             else "one statement, two iterations")
+    return f"{space_of(a.buffer)} {'write-write' if a.write and b.write else 'read-write'}, {where}"
+
+
 def failures_of(result: ModeResult, case: Case, verdict: OracleVerdict, em: Emitted) -> list[Failure]:
     d, m = result.dialect, result.mode
     out = [Failure(result.status, d, m, shape(result.message), result.message)] if result.status != "checked" else []
     for b in result.missed:
-        out.append(Failure("missed", d, m, space_of(b),
+        out.append(Failure("missed", d, m, race_kind(verdict.racy[b]),
                            f"oracle: {describe_collision(verdict.racy[b], case.kernel, em)}; "
                            f"kernelrace: {result.verdict}"))
-    out += [Failure("witness", d, m, w.split(" ", 1)[0], w) for w in result.bad_witnesses]
+    for c in result.missed_pairs:
+        out.append(Failure("missed pair", d, m, race_kind(c),
+                           f"oracle: {describe_collision(c, case.kernel, em)}; kernelrace: {result.verdict}"))
+    out += [Failure("witness", d, m, why, text) for why, text in result.bad_witnesses]
     return out
-
-
-HEADER_LINES = 2    # `// kernelrace-args: ...` and a line saying where the kernel came from
 
 
 def header(case: Case, dialect: str, mode: str, note: str = "") -> list[str]:
@@ -1128,20 +1306,16 @@ def check_dialect(case: Case, dialect: str, verdict: OracleVerdict, workdir: Pat
     try:
         subject = Subject(em, case.kernel.block, workdir)
     except KernelraceError as exc:   # glslangValidator refused the shader
-        results = [ModeResult(dialect, m, "rejected", str(exc)) for m in modes]
+        results = [ModeResult(dialect, m, "rejected", in_workdir(str(exc), workdir)) for m in modes]
     else:
-        # Without parameters both modes are the same run.
         for m in modes:
-            r = check_mode(subject, case, verdict, m, kernel_timeout) \
-                if m == modes[0] or used_params(case.kernel) else _same_as(results[0], m)
-            results.append(r)
+            if results and not used_params(case.kernel):
+                # Without parameters both modes are one run (false alarms count in one mode).
+                results.append(dataclasses.replace(results[0], mode=m, false_alarms=[], benign_reported=[]))
+            else:
+                results.append(check_mode(subject, case, verdict, m, kernel_timeout))
     failures = [f for r in results for f in failures_of(r, case, verdict, em)]
     return DialectRun(sorted(verdict.racy), sorted(verdict.benign), results, failures, time.perf_counter() - t0)
-
-
-def _same_as(result: ModeResult, mode: str) -> ModeResult:
-    return ModeResult(**{**result.__dict__, "mode": mode,
-                         "false_alarms": [], "benign_reported": []})
 
 
 # ---------------------------------------------------------------- evaluating one kernel
@@ -1149,6 +1323,7 @@ def _same_as(result: ModeResult, mode: str) -> ModeResult:
 
 @dataclass
 class KernelRecord:
+    seed: int                  # the campaign's
     chunk: int
     chunk_size: int            # the chunk's max_examples (hypothesis draws differently for another)
     call: int                  # which call of its chunk's hypothesis run drew it
@@ -1160,10 +1335,23 @@ class KernelRecord:
         return [f for r in self.runs.values() for f in r.failures]
 
 
+def check_constant_indices(kernel: Kernel) -> None:
+    """glslang folds a constant index and rejects a negative one, even in code that never runs:
+    such a kernel is not well defined either."""
+    run = ThreadRun(kernel, {}, (0, 0, 0), "cuda", [])
+    for n in nodes(kernel.body):
+        if isinstance(n, (Store, LoadLocal, Load)) and space_of(n.buffer) == GLOBAL \
+                and not any(isinstance(a, (Tid, Param, Var)) for a in nodes(n.index)):
+            index = run.expr(n.index)
+            if index < 0:
+                raise IllDefined(f"{n.buffer}[{index}] in the source")
+
+
 def verdicts(case: Case, dialects) -> dict | None:
     """The oracle's verdict per dialect (barrier scopes differ), or None when the kernel is not
     well defined for the case's parameter values."""
     try:
+        check_constant_indices(case.kernel)
         return {d: oracle(case.kernel, case.params, d) for d in dialects}
     except IllDefined:
         return None
@@ -1210,7 +1398,7 @@ def explore_chunk(seed: int, chunk: int, count: int, dialects: tuple, kernel_tim
                 ill += 1
             if v is None or not fresh(case, seen):
                 reject()
-            rec = KernelRecord(chunk, count, calls, evaluate(case, v, Path(tmp), kernel_timeout))
+            rec = KernelRecord(seed, chunk, count, calls, evaluate(case, v, Path(tmp), kernel_timeout))
             rec.case = case if rec.failures else None
             records.append(rec)
 
@@ -1231,8 +1419,7 @@ class Reproduced(Exception):
     """Raised on a kernel that shows the failure being shrunk."""
 
 
-def shrink_failure(seed: int, record: KernelRecord, failure: Failure, kernel_timeout: float,
-                   budget_s: float) -> Case:
+def shrink_failure(record: KernelRecord, failure: Failure, kernel_timeout: float, budget_s: float) -> Case:
     """The smallest kernel hypothesis finds with the same failure signature: the record's chunk is
     drawn again from its seed (analysing nothing) up to the record's kernel, from which hypothesis
     shrinks. After `budget_s` only the smallest kernel so far counts as failing, which ends it."""
@@ -1258,6 +1445,9 @@ def shrink_failure(seed: int, record: KernelRecord, failure: Failure, kernel_tim
             if case == best:
                 raise Reproduced
             return
+        races = v[failure.dialect].racy if failure.kind == "missed" else v[failure.dialect].pairs
+        if failure.kind.startswith("missed") and failure.what not in map(race_kind, races.values()):
+            return             # no such race left to miss: kernelrace need not be asked
         with tempfile.TemporaryDirectory(prefix="kernelrace-differential-") as tmp:
             run = check_dialect(case, failure.dialect, v[failure.dialect], Path(tmp), kernel_timeout,
                                 (failure.mode,))
@@ -1268,14 +1458,18 @@ def shrink_failure(seed: int, record: KernelRecord, failure: Failure, kernel_tim
             state = "done"     # the failure did not show again (a timeout does not always)
 
     with contextlib.suppress(Exception):
-        run_hypothesis(chunk_seed(seed, record.chunk), record.chunk_size, body, shrink=True)
+        run_hypothesis(chunk_seed(record.seed, record.chunk), record.chunk_size, body, shrink=True)
     return best or record.case
 
 
 # ---------------------------------------------------------------- the campaign
 
-COLUMNS = ("racy buffers", "found", "unknown", "missed", "false alarms", "benign reported",
-           "bad witnesses", "inconclusive witnesses", "rejected", "crashed", "timeout")
+# Per dialect and mode: racy buffers (oracle) found by a race finding, by an `unknown` one only,
+# or missed; racy statement pairs no finding names on a buffer found; every `unknown` finding; with `--define` only, false alarms (a finding on a buffer
+# without a harmful race, but a write-after-write where only same-value writes collide, which is
+# a benign race reported); witnesses; kernels kernelrace gave no verdict on.
+COLUMNS = ("racy buffers", "found", "only unknown", "missed", "missed pairs", "unknown findings", "false alarms",
+           "benign reported", "bad witnesses", "inconclusive witnesses", "rejected", "crashed", "timeout")
 
 
 @dataclass
@@ -1283,12 +1477,13 @@ class Campaign:
     seed: int
     dialects: tuple
     kernels: int = 0
+    checked: Counter = field(default_factory=Counter)       # dialect -> kernels checked in it
     ill_defined: int = 0
     seconds: float = 0.0
     racy: Counter = field(default_factory=Counter)          # dialect -> kernels with a harmful race
     benign_only: Counter = field(default_factory=Counter)   # dialect -> kernels with only benign races
     counts: dict = field(default_factory=dict)              # (dialect, mode) -> Counter over COLUMNS
-    dialect_seconds: Counter = field(default_factory=Counter)
+    times: dict = field(default_factory=dict)               # dialect -> seconds per kernel checked
     failing: list = field(default_factory=list)             # KernelRecords with failures
 
     def add(self, chunk: ChunkResult) -> None:
@@ -1296,9 +1491,10 @@ class Campaign:
         for rec in chunk.records:
             self.kernels += 1
             for d, run in rec.runs.items():
+                self.checked[d] += 1
                 self.racy[d] += bool(run.racy)
                 self.benign_only[d] += not run.racy and bool(run.benign)
-                self.dialect_seconds[d] += run.seconds
+                self.times.setdefault(d, []).append(run.seconds)
                 for r in run.results:
                     self.count(r, len(run.racy))
             if rec.failures:
@@ -1307,7 +1503,9 @@ class Campaign:
     def count(self, r: ModeResult, racy: int) -> None:
         c = self.counts.setdefault((r.dialect, r.mode), Counter())
         c["racy buffers"] += racy
-        for column, items in (("found", r.found), ("unknown", r.unknown), ("missed", r.missed),
+        c["unknown findings"] += r.unknown_findings
+        for column, items in (("found", r.found), ("only unknown", r.unknown), ("missed", r.missed),
+                              ("missed pairs", r.missed_pairs),
                               ("false alarms", r.false_alarms), ("benign reported", r.benign_reported),
                               ("bad witnesses", r.bad_witnesses), ("inconclusive witnesses", r.inconclusive_witnesses)):
             c[column] += len(items)
@@ -1348,8 +1546,8 @@ class Shrunk:
 
 
 def _shrink(args) -> tuple:
-    seed, record, failure, kernel_timeout, budget = args
-    case = shrink_failure(seed, record, failure, kernel_timeout, budget)
+    record, failure, kernel_timeout, budget = args
+    case = shrink_failure(record, failure, kernel_timeout, budget)
     again = [f for f in failures_in(case, failure.dialect, failure.mode, kernel_timeout)
              if f.signature == failure.signature]
     return failure.signature, Shrunk(case, again[0] if again else failure)
@@ -1361,10 +1559,14 @@ def pool(jobs: int):
 
 
 def run_campaign(kernels: int, seed: int, dialects: tuple, jobs: int, kernel_timeout: float,
-                 progress: Callable[[str], None] = lambda s: None) -> Campaign:
+                 progress: Callable[[str], None] = lambda s: None, chunk: int = CHUNK,
+                 rotate: bool = False) -> Campaign:
+    """`kernels` kernels drawn from `seed` in chunks of `chunk`, each checked in every dialect,
+    or with `rotate` in one (the chunk's turn): a third of the cost for as many kernels."""
     camp = Campaign(seed, dialects)
-    sizes = [min(CHUNK, kernels - start) for start in range(0, kernels, CHUNK)]
-    tasks = [(seed, i, n, dialects, kernel_timeout) for i, n in enumerate(sizes)]
+    sizes = [min(chunk, kernels - start) for start in range(0, kernels, chunk)]
+    tasks = [(seed, i, n, (dialects[i % len(dialects)],) if rotate else dialects, kernel_timeout)
+             for i, n in enumerate(sizes)]
     t0 = time.perf_counter()
     with pool(jobs) as p:
         for done, chunk in enumerate(p.imap_unordered(_explore, tasks), 1):
@@ -1375,45 +1577,46 @@ def run_campaign(kernels: int, seed: int, dialects: tuple, jobs: int, kernel_tim
     return camp
 
 
-def shrink_all(camp: Campaign, jobs: int, kernel_timeout: float, budget_s: float) -> dict:
-    """Signature -> Shrunk: the first failure of each signature, shrunk (a timeout is not: each
-    try would cost the whole limit)."""
-    tasks = [(camp.seed, pairs[0][0], pairs[0][1], kernel_timeout, budget_s)
-             for sig, pairs in camp.signatures().items() if sig[0] != "timeout"]
-    if not tasks:
-        return {}
-    with pool(jobs) as p:
-        return dict(p.imap_unordered(_shrink, tasks))
+def representatives(pairs: list, k: int) -> list:
+    """Up to k failures of one signature, from as many dialects and modes as there are."""
+    chosen, seen = [], set()
+    for rec, f in pairs:
+        if (f.dialect, f.mode) not in seen and len(chosen) < k:
+            seen.add((f.dialect, f.mode))
+            chosen.append((rec, f))
+    return chosen
+
+
+def shrink_all(camp: Campaign, jobs: int, kernel_timeout: float, budget_s: float, per_signature: int,
+               kinds=None) -> dict:
+    """Signature -> [Shrunk]: up to `per_signature` failures of each signature (of `kinds`, or
+    all), shrunk; not a timeout, where each try would cost the whole limit."""
+    tasks = [(rec, f, kernel_timeout, budget_s)
+             for sig, pairs in camp.signatures().items()
+             if sig[0] != "timeout" and (kinds is None or sig[0] in kinds)
+             for rec, f in representatives(pairs, per_signature)]
+    out: dict = {}
+    if tasks:
+        with pool(jobs) as p:
+            for sig, shrunk in p.imap(_shrink, tasks):
+                out.setdefault(sig, []).append(shrunk)
+    return out
 
 
 # ---------------------------------------------------------------- fixtures and the report
 
 
-def expected_rules(verdict: OracleVerdict, em: Emitted, limit: int = 200) -> dict[int, set]:
+def expected_rules(verdict: OracleVerdict, em: Emitted) -> dict[int, set]:
     """line -> rules the oracle's races call for, named as kernelrace names them: by which access
     a thread would execute first, on the line of the second (barrier-scope when only a barrier
     of another memory space lies between). A guide for a fixture's `// expect:`, to review."""
     lines = {p: n for n, p in em.lines.items()}
-    groups: dict = {}
-    for a in verdict.accesses:
-        groups.setdefault((a.buffer, a.element, a.phase), []).append(a)
     out: dict[int, set] = {}
-    harmful = [g for g in groups.values() if (c := collision(g)) is not None and c.harmful]
-    for group in harmful[:limit]:
-        classes: dict = {}
-        for a in group:
-            classes.setdefault((a.path, a.write, a.epoch), []).append(a)
-        keys = sorted(classes)
-        for i, k1 in enumerate(keys):
-            for k2 in keys[i:]:
-                xs, ys = classes[k1], classes[k2]
-                pair = (differing_writes(xs + ys) if k1[1] and k2[1]
-                        else other_thread_pair(xs, ys) if k1[1] or k2[1] else None)
-                if pair:
-                    a, b = sorted(pair, key=lambda x: x.seq)
-                    rule = ("barrier-scope" if a.epoch != b.epoch else "write-after-write" if a.write and b.write
-                            else "read-after-write" if a.write else "write-after-read")
-                    out.setdefault(lines[b.path], set()).add(rule)
+    for c in verdict.pairs.values():
+        a, b = c.first, c.second
+        rule = ("barrier-scope" if a.epoch != b.epoch else "write-after-write" if a.write and b.write
+                else "read-after-write" if a.write else "write-after-read")
+        out.setdefault(lines[b.path], set()).add(rule)
     return out
 
 
@@ -1423,7 +1626,9 @@ def fixture_text(case: Case, failure: Failure, provenance: str) -> str:
     lines = em.text.splitlines()
     for n, rules in expected_rules(verdict, em).items():
         lines[n - 1] += f"   // expect: {', '.join(sorted(rules))}"
-    detail = [f"// {failure.kind} ({failure.dialect}, {failure.mode}): " + failure.detail.replace("\n", " ")]
+    detail = [f"// {failure.kind} ({failure.dialect}, {failure.mode}): " + failure.detail.replace("\n", " "),
+              "// The expectations are the oracle's races for the parameter values above, named as kernelrace",
+              "// would name them: review them before this file joins tests/fixtures."]
     return "\n".join(lines + detail) + "\n"
 
 
@@ -1433,23 +1638,22 @@ def save_failures(camp: Campaign, shrunk: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for sig, pairs in camp.signatures().items():
-        slug = re.sub(r"\W+", "_", "-".join(sig[:3]) + "-" + sig[3])[:60].strip("_")
+        slug = re.sub(r"\W+", "_", "-".join(sig))[:50].strip("_")
         for rec, f in pairs:
-            where = f"s{camp.seed}-c{rec.chunk}-n{rec.call}"
+            where = f"{f.dialect}-{f.mode}-s{camp.seed}-c{rec.chunk}-n{rec.call}"
             path = out / f"{slug}-{where}{SUFFIX[f.dialect]}"
             path.write_text(fixture_text(rec.case, f, f"seed {camp.seed}, chunk {rec.chunk}, kernel {rec.call}"))
             written.append(path)
-        if sig in shrunk:
-            rec, f = pairs[0]
-            path = out / f"{slug}-min-s{camp.seed}-c{rec.chunk}-n{rec.call}{SUFFIX[f.dialect]}"
-            path.write_text(fixture_text(shrunk[sig].case, shrunk[sig].failure,
-                                         f"shrunk from seed {camp.seed}, chunk {rec.chunk}, kernel {rec.call}"))
+        for i, m in enumerate(shrunk.get(sig, [])):
+            path = out / f"{slug}-min{i}-{m.failure.dialect}-{m.failure.mode}{SUFFIX[m.failure.dialect]}"
+            path.write_text(fixture_text(m.case, m.failure, f"shrunk, seed {camp.seed}"))
             written.append(path)
     return written
 
 
-def report(camp: Campaign, shrunk: dict) -> str:
-    out = [f"kernels: {camp.kernels} (seed {camp.seed}; {camp.ill_defined} ill-defined draws regenerated)",
+def summary(camp: Campaign) -> list[str]:
+    out = [f"kernels: {camp.kernels} (seed {camp.seed}; {camp.ill_defined} ill-defined draws regenerated); checked: "
+           + ", ".join(f"{d} {camp.checked[d]}" for d in camp.dialects),
            "racy kernels (oracle): " + ", ".join(f"{d} {camp.racy[d]}" for d in camp.dialects)
            + "; only benign races: " + ", ".join(f"{d} {camp.benign_only[d]}" for d in camp.dialects)]
     out.append(f"{'':16}" + "".join(f"{c:>{len(c) + 2}}" for c in COLUMNS))
@@ -1460,18 +1664,35 @@ def report(camp: Campaign, shrunk: dict) -> str:
             total.update(c)
             out.append(f"{d + ' ' + m:16}" + "".join(f"{c[col]:>{len(col) + 2}}" for col in COLUMNS))
     out.append(f"{'total':16}" + "".join(f"{total[col]:>{len(col) + 2}}" for col in COLUMNS))
-    per = ", ".join(f"{d} {camp.dialect_seconds[d] / max(camp.kernels, 1):.2f} s" for d in camp.dialects)
-    out.append(f"time: {camp.seconds:.0f} s; per kernel and dialect (both modes, oracle included): {per}")
-    sigs = camp.signatures()
-    out.append(f"distinct failures: {len(sigs)}")
+    out.append(f"time: {camp.seconds:.0f} s; per kernel and dialect, both modes and the oracle (mean, median, max):")
+    for d, ts in camp.times.items():
+        ts = sorted(ts)
+        out.append(f"  {d}: {sum(ts) / len(ts):.2f} s, {ts[len(ts) // 2]:.2f} s, {ts[-1]:.1f} s")
+    return out
+
+
+def failure_list(camp: Campaign, shrunk: dict, kinds=None) -> list[str]:
+    """Each distinct failure (of `kinds`, or all): where it showed, and its shrunk kernels (or
+    its first kernel) with what failed on them."""
+    sigs = {sig: pairs for sig, pairs in camp.signatures().items() if kinds is None or sig[0] in kinds}
+    out = [f"distinct failures: {len(sigs)}"]
     for sig, pairs in sigs.items():
-        rec, f = pairs[0]
-        out.append(f"- {' '.join(sig[:3])} [{sig[3]}]: {len({(r.chunk, r.call) for r, _ in pairs})} kernel(s), "
-                   f"first at chunk {rec.chunk} kernel {rec.call}")
-        case, f = (shrunk[sig].case, shrunk[sig].failure) if sig in shrunk else (rec.case, f)
-        out.append(f"    {'shrunk: ' if sig in shrunk else ''}{f.detail}")
-        out += ["    | " + ln for ln in emit(case.kernel, f.dialect, header(case, f.dialect, f.mode)).text.splitlines()]
-    return "\n".join(out)
+        where = Counter(f"{f.dialect} {f.mode}" for _, f in pairs)
+        out.append(f"- {sig[0]} [{sig[1]}]: {len({(r.chunk, r.call) for r, _ in pairs})} kernel(s); "
+                   + ", ".join(f"{k} {n}" for k, n in where.items()))
+        shown = [(m.case, m.failure, "shrunk, ") for m in shrunk.get(sig, [])] or [(pairs[0][0].case, pairs[0][1], "")]
+        texts = set()
+        for case, f, how in shown:
+            text = emit(case.kernel, f.dialect, header(case, f.dialect, f.mode)).text
+            if text not in texts:
+                texts.add(text)
+                out.append(f"  ({how}{f.dialect} {f.mode}) {f.detail}")
+                out += ["    | " + ln for ln in text.splitlines()]
+    return out
+
+
+def report(camp: Campaign, shrunk: dict) -> str:
+    return "\n".join(summary(camp) + failure_list(camp, shrunk))
 
 
 def main(argv=None) -> int:
@@ -1480,10 +1701,15 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dialects", default=",".join(DIALECTS))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--chunk", type=int, default=CHUNK, help="kernels per hypothesis run (the draw depends on it)")
+    ap.add_argument("--rotate-dialects", action="store_true",
+                    help="check each chunk in one dialect, in turn, instead of every kernel in all")
     ap.add_argument("--kernel-timeout", type=float, default=KERNEL_TIMEOUT_S,
                     help="kernelrace's --kernel-timeout per kernel (a call is cut off at three times this)")
     ap.add_argument("--shrink-seconds", type=float, default=60.0,
-                    help="time to shrink the first kernel of each distinct failure (0: do not shrink)")
+                    help="time to shrink one failing kernel (0: do not shrink)")
+    ap.add_argument("--shrink-per-signature", type=int, default=2,
+                    help="failing kernels shrunk per distinct failure, from different dialects and modes")
     ap.add_argument("--save-failures", type=Path, metavar="DIR")
     args = ap.parse_args(argv)
     dialects = tuple(d for d in args.dialects.split(",") if d)
@@ -1491,8 +1717,10 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown dialect(s) {', '.join(sorted(unknown))} (choose from {', '.join(DIALECTS)})")
     camp = run_campaign(args.kernels, args.seed, dialects, args.jobs, args.kernel_timeout,
-                        progress=lambda s: print(s, file=sys.stderr, flush=True))
-    shrunk = shrink_all(camp, args.jobs, args.kernel_timeout, args.shrink_seconds) if args.shrink_seconds > 0 else {}
+                        progress=lambda s: print(s, file=sys.stderr, flush=True), chunk=args.chunk,
+                        rotate=args.rotate_dialects)
+    shrunk = (shrink_all(camp, args.jobs, args.kernel_timeout, args.shrink_seconds, args.shrink_per_signature)
+              if args.shrink_seconds > 0 else {})
     print(report(camp, shrunk))
     if args.save_failures:
         written = save_failures(camp, shrunk, args.save_failures)
