@@ -1638,7 +1638,7 @@ def save_failures(camp: Campaign, shrunk: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for sig, pairs in camp.signatures().items():
-        slug = re.sub(r"\W+", "_", "-".join(sig))[:50].strip("_")
+        slug = re.sub(r"\W+", "_", "-".join(sig))[:80].strip("_")
         for rec, f in pairs:
             where = f"{f.dialect}-{f.mode}-s{camp.seed}-c{rec.chunk}-n{rec.call}"
             path = out / f"{slug}-{where}{SUFFIX[f.dialect]}"
@@ -1665,8 +1665,8 @@ def summary(camp: Campaign) -> list[str]:
             out.append(f"{d + ' ' + m:16}" + "".join(f"{c[col]:>{len(col) + 2}}" for col in COLUMNS))
     out.append(f"{'total':16}" + "".join(f"{total[col]:>{len(col) + 2}}" for col in COLUMNS))
     out.append(f"time: {camp.seconds:.0f} s; per kernel and dialect, both modes and the oracle (mean, median, max):")
-    for d, ts in camp.times.items():
-        ts = sorted(ts)
+    for d in camp.dialects:
+        ts = sorted(camp.times.get(d, [0.0]))
         out.append(f"  {d}: {sum(ts) / len(ts):.2f} s, {ts[len(ts) // 2]:.2f} s, {ts[-1]:.1f} s")
     return out
 
