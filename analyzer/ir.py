@@ -240,6 +240,11 @@ class Buffer:
     declared: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
 
+    @property
+    def bounded(self) -> bool:
+        """Accesses may be assumed inside it: a declared shape or a fixed size."""
+        return self.declared or bool(self.size_bytes)
+
 
 @dataclass
 class Kernel:

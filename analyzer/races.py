@@ -555,12 +555,9 @@ class PairChecker:
         try:
             for a, b in self._apart_pairs:
                 buf = self.kernel.buffers.get(a.access.buffer)
-                if buf is None or not (buf.declared or buf.size_bytes) or self._out_of_time():
+                if buf is None or not buf.bounded or self._out_of_time():
                     continue
-                self.enc = self.exact
-                self.exact.collecting()
-                cs = [self._distinct(self.exact)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
-                res, _ = self._solve(cs + self.exact.needed(), out)
+                res, _ = self._solve(self._any_overlap(self.exact, a, b), out)
                 if res != z3.unsat:
                     said.append(f"the {a.access.kind} at line {a.access.span.line} and the {b.access.kind} at line "
                                 f"{b.access.span.line} on {buf.display or buf.name} never overlap only because "
@@ -573,10 +570,7 @@ class PairChecker:
         """A fast path is a proof or nothing: the exact query must agree that the pair never
         overlaps (KERNELRACE_CROSS_CHECK=1; the tests run it over fixtures and random kernels)."""
         self._encoders()
-        self.enc = self.exact
-        self.exact.collecting()
-        cs = [self._distinct(self.exact)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
-        res, solver = self._solve(cs + self.exact.needed(), out, live=True)
+        res, solver = self._solve(self._any_overlap(self.exact, a, b), out, live=True)
         if res == z3.sat:
             raise AssertionError(f"disjoint.py proved the {a.access.kind} at {a.access.span} and the "
                                  f"{b.access.kind} at {b.access.span} apart, but the solver finds them "
@@ -584,11 +578,16 @@ class PairChecker:
 
     def _apart_by_solver(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         self._encoders()
-        enc = self.enc = self.fast
+        res, _ = self._solve(self._any_overlap(self.fast, a, b), out)
+        return res == z3.unsat
+
+    def _any_overlap(self, enc: Encoder, a: AccessEvent, b: AccessEvent) -> list:
+        """Two distinct threads run a and b, each under its guard, on overlapping bytes: in any
+        iterations, whatever orders them."""
+        self.enc = enc
         enc.collecting()
         cs = [self._distinct(enc)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
-        res, _ = self._solve(cs + enc.needed(), out)
-        return res == z3.unsat
+        return cs + enc.needed()
 
     def _constraints(self, enc: Encoder, a, b, combos):
         """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""
@@ -994,7 +993,7 @@ class PairChecker:
         the declared shape is known, each inner index within its dimension (`offset` the IR term,
         `off` its encoding for thread k)."""
         buf = self.kernel.buffers.get(access.buffer)
-        if buf is None or not (buf.declared or buf.size_bytes) or not self.bounded:
+        if buf is None or not buf.bounded or not self.bounded:
             return []   # a raw pointer: no bounds, not even its base (it may point into an array)
         facts = [off >= 0]
         if buf.size_bytes:
