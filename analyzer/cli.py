@@ -1,6 +1,6 @@
 """The `kernelrace` command line: `check` source files, `lint` TVM kernel builders, and with no
 command, lint every builder the project's configuration names (analyzer/config.py): a CI gate,
-with baselines (analyzer/baseline.py) and SARIF output (analyzer/sarif.py)."""
+with baselines (analyzer/report/baseline.py) and SARIF output (analyzer/report/sarif.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from . import baseline, config, llm, report, sarif
-from .build import TARGETS, build
-from .config import LANGS, SEVERITIES, Config
-from .errors import KernelraceError
-from .findings import ERROR, SEVERITY_RANK, KernelResult
-from .pipeline import LintJob, Options, check_built, check_file, lint_jobs
+from analyzer import config, llm
+from analyzer.report import baseline
+from analyzer.report import text as report
+from analyzer.report import sarif
+from analyzer.tvm.build import build
+from analyzer.tvm.builders import TARGETS
+from analyzer.config import LANGS, SEVERITIES, Config
+from analyzer.errors import KernelraceError
+from analyzer.findings import ERROR, SEVERITY_RANK, KernelResult
+from analyzer.pipeline import LintJob, Options, check_built, check_file, lint_jobs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 

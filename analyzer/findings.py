@@ -40,7 +40,7 @@ class Finding:
     target: str | None = None
     params: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.fixes)
+    fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.analysis.fixes)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .corpus import DECODE, GENERIC, KV, PAGE, PREFILL, ROPE, TREE
-from .errors import KernelraceError
-from .findings import ERROR, NOTE, WARNING, KernelResult
+from analyzer.tvm.corpus import DECODE, GENERIC, KV, PAGE, PREFILL, ROPE, TREE
+from analyzer.errors import KernelraceError
+from analyzer.findings import ERROR, NOTE, WARNING, KernelResult
 
 DTYPES = ("float16", "bfloat16", "float32")
 # Hugging Face `torch_dtype` (or `dtype`) spellings -> TVM dtype

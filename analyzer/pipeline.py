@@ -9,17 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import fixes, ir, messages, spirv_tools
-from .analysis import KernelAnalysis
-from .build import BuiltModule, build
-from .concurrency import build_cfg
-from .errors import KernelraceError
-from .findings import Finding, KernelResult
-from .frontend import lang_of, lower_source
-from .queries import QueryCache
-from .races import analyse_pairs
-from .solver import fresh_context
-from .symbolic import SymbolicExecutor
+from analyzer import ir, messages
+from analyzer.analysis import fixes
+from analyzer.frontend import spirv_tools
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.tvm.build import BuiltModule, build
+from analyzer.analysis.concurrency import build_cfg
+from analyzer.errors import KernelraceError
+from analyzer.findings import Finding, KernelResult
+from analyzer.frontend import lang_of, lower_source
+from analyzer.analysis.queries import QueryCache
+from analyzer.analysis.races import analyse_pairs
+from analyzer.analysis.solver import fresh_context
+from analyzer.analysis.symbolic import SymbolicExecutor
 
 DIMS = ("x", "y", "z")
 # A kernel analysed within this many seconds gets its fix hints re-checked by default.

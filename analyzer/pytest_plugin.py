@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("kernelrace", False):
         return
     try:
-        from . import tvm_hook
+        from analyzer import tvm_hook
 
         tvm_hook._build_module()     # import TVM once, now, rather than inside the first test
     except Exception as exc:
@@ -103,7 +103,7 @@ class KernelracePlugin:
     # -- watch each phase ---------------------------------------------------------------------
 
     def _watch(self, item: pytest.Item, when: str):
-        from .tvm_hook import checking
+        from analyzer.tvm_hook import checking
 
         with checking("collect", fail_on=self.fail_on) as session:
             yield
@@ -131,8 +131,8 @@ class KernelracePlugin:
         session = item.stash.get(_KEY, {}).pop(call.when, None)
         if session is None:
             return
-        from .report import summary
-        from .tvm_hook import render
+        from analyzer.report.text import summary
+        from analyzer.tvm_hook import render
 
         bad = session.failing()
         not_checked = session.errors if self.fail_on == "warning" else []

@@ -52,10 +52,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .findings import ERROR, SEVERITY_RANK, Finding, KernelResult
+from analyzer.findings import ERROR, SEVERITY_RANK, Finding, KernelResult
 
 if TYPE_CHECKING:
-    from .pipeline import Options
+    from analyzer.pipeline import Options
 
 ENV_VAR = "KERNELRACE_TVM_HOOK"
 MODES = ("raise", "collect")
@@ -118,7 +118,7 @@ def render(results: list[KernelResult]) -> str:
     """The text report (as `kernelrace lint` prints it, without colour) of these results."""
     from rich.console import Console
 
-    from .report import print_text
+    from analyzer.report.text import print_text
 
     buf = io.StringIO()
     print_text(results, Console(file=buf, highlight=False, soft_wrap=True, no_color=True,
@@ -379,8 +379,8 @@ def _name(dev_mod, split) -> str:
 
 
 def _analyse(dev_mod, target, rt, split, name: str, options) -> list[KernelResult]:
-    from .build import from_lowered
-    from .pipeline import Options, check_built
+    from analyzer.tvm.build import from_lowered
+    from analyzer.pipeline import Options, check_built
 
     kind = target.kind.name
     try:
@@ -426,7 +426,7 @@ def _declared_buffers(host) -> dict[str, tuple[tuple[int | str | None, ...], str
     one."""
     import tvm
 
-    from .build import _walk
+    from analyzer.tvm.build import _walk
 
     out: dict[str, Any] = {}
     conflicting: set[str] = set()

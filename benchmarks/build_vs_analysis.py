@@ -1,6 +1,6 @@
 """TVM build time against kernelrace analysis time, kernel by kernel, measured side by side.
 
-For every builder in `analyzer.corpus` (head_dim 128 by default) on cuda and metal (and vulkan
+For every builder in `analyzer.tvm.corpus` (head_dim 128 by default) on cuda and metal (and vulkan
 when asked): the time TVM takes to build it, and the time kernelrace takes to parse, lower and
 analyse what TVM emitted. For vulkan the build includes producing the SPIR-V (TIR to GLSL,
 glslangValidator, spirv-val, spirv-dis), which this TVM's missing Vulkan codegen would otherwise do.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.corpus import corpus_builds  # noqa: E402
+from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 from analyzer.pipeline import Options, check_built  # noqa: E402
 
 

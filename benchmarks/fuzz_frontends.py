@@ -50,7 +50,7 @@ CASE_SECONDS = 10.0     # a case that lowers for longer than this is a failure (
 
 def tvm_seed(dialect: str) -> tuple[str, str]:
     """(name, text) of the file TVM emits for merge_state_inplace in this dialect (~1 s)."""
-    from analyzer.build import build
+    from analyzer.tvm.build import build
 
     mod = build(TVM_BUILDER, TVM_PARAMS, TVM_TARGET[dialect])
     text = mod.files()[0][1]
@@ -60,7 +60,7 @@ def tvm_seed(dialect: str) -> tuple[str, str]:
 def fixture_seeds(dialect: str) -> list[tuple[str, str]]:
     """(name, text) of every fixture of the dialect; GLSL shaders compiled and disassembled."""
     if dialect == "spirv":
-        from analyzer.spirv_tools import compile_glsl, disassemble
+        from analyzer.frontend.spirv_tools import compile_glsl, disassemble
 
         out = []
         for p in sorted((FIXTURES / "vulkan").iterdir()):

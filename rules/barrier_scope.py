@@ -40,7 +40,7 @@ if (tid.x == 0) S[row] = s * 2.0f;
   `threadgroup_barrier(mem_flags::mem_threadgroup)`.
 """
 
-from analyzer.analysis import KernelAnalysis
+from analyzer.analysis.kernel import KernelAnalysis
 
 NAME = "barrier-scope"
 SEVERITY = "warning"

@@ -31,7 +31,7 @@ __syncthreads();
 """
 
 from analyzer import ir, messages
-from analyzer.analysis import KernelAnalysis
+from analyzer.analysis.kernel import KernelAnalysis
 
 NAME = "divergent-barrier"
 SEVERITY = "error"

@@ -27,8 +27,8 @@ out[tid] = sh[(tid + 1) % N];
 - CUDA C++ Programming Guide, "Shared Memory" and `__syncthreads()`.
 """
 
-from analyzer.analysis import KernelAnalysis
-from analyzer.races import RAW
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.analysis.races import RAW
 
 NAME = RAW
 SEVERITY = "error"

@@ -39,7 +39,7 @@ out[i] = tile[threadIdx.x] * 2.0f;   // no other thread's element is read: no ba
   on barrier intervals; Betts et al., "GPUVerify" (OOPSLA 2012).
 """
 
-from analyzer.analysis import KernelAnalysis
+from analyzer.analysis.kernel import KernelAnalysis
 
 NAME = "redundant-barrier"
 SEVERITY = "note"

@@ -29,8 +29,8 @@ if (tx == 0) S[row] = s * 2.0f;
 - TVM `merge_state_inplace` fix (apache/tvm#20449).
 """
 
-from analyzer.analysis import KernelAnalysis
-from analyzer.races import WAR
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.analysis.races import WAR
 
 NAME = WAR
 SEVERITY = "error"

@@ -24,8 +24,8 @@ if (tid == 0) out[blockIdx.x] = total[0];
 - GPUVerify: A Verifier for GPU Kernels (OOPSLA 2012), benign write-write races.
 """
 
-from analyzer.analysis import KernelAnalysis
-from analyzer.races import WAW
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.analysis.races import WAW
 
 NAME = WAW
 SEVERITY = "error"

@@ -18,7 +18,7 @@ _BUILDS: dict = {}
 
 def built(spec, params, target):
     """A TVM build, once per session (the corpus tests check the same builds several ways)."""
-    from analyzer.build import build
+    from analyzer.tvm.build import build
 
     key = (spec, repr(sorted(params.items())), target)
     if key not in _BUILDS:

@@ -8,11 +8,11 @@ barrier orders every space, and the Metal front end's reading of `mem_flags`.
 import pytest
 
 from analyzer import ir
-from analyzer.analysis import KernelAnalysis
-from analyzer.concurrency import build_cfg
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.analysis.concurrency import build_cfg
 from analyzer.frontend import lower_source
-from analyzer.races import PairChecker
-from analyzer.symbolic import SymbolicExecutor
+from analyzer.analysis.races import PairChecker
+from analyzer.analysis.symbolic import SymbolicExecutor
 from conftest import FIXTURES, fixture_args
 
 METAL = FIXTURES / "metal"

@@ -5,7 +5,8 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from analyzer import baseline, sarif
+from analyzer.report import baseline
+from analyzer.report import sarif
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
 

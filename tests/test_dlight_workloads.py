@@ -9,7 +9,7 @@ after the last tree step) or that come before any access to the reduction's shar
 
 import pytest
 
-from analyzer import workloads as W
+from analyzer.tvm import workloads as W
 from analyzer.pipeline import Options, check_built
 from conftest import built
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analyzer.corpus import MERGE_STATE
+from analyzer.tvm.corpus import MERGE_STATE
 from conftest import FIXTURES, fixture_args
 
 PARAMS = ["--param", "num_heads=8", "--param", "v_dtype=float16"]
@@ -59,7 +59,7 @@ def test_text_report_prints_the_hint_and_its_verdict(cli):
 def test_findings_that_propose_one_change_share_its_reanalysis(monkeypatch):
     """The tree reduction's three races in one loop all propose the barrier at the end of its
     body: that changed kernel is analysed once, and each finding reads its verdict from it."""
-    from analyzer import fixes
+    from analyzer.analysis import fixes
     from analyzer.pipeline import Options, check_file
 
     calls = []

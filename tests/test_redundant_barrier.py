@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.concurrency import build_cfg
+from analyzer.analysis.concurrency import build_cfg
 from analyzer.frontend import lower_source
 from analyzer.mutants import barrier_sites, check_mutants, delete_barrier, finding_keys, text_checker
 from analyzer.pipeline import Options, read_source
-from analyzer.races import OUT_OF_TIME, analyse_pairs
-from analyzer.symbolic import SymbolicExecutor
+from analyzer.analysis.races import OUT_OF_TIME, analyse_pairs
+from analyzer.analysis.symbolic import SymbolicExecutor
 from conftest import FIXTURES, fixture_args
 
 OPTIONS = Options(hints="off", timeout_ms=5000)   # verdicts, not the solver budget, are under test

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import races
+from analyzer.analysis import races
 from conftest import FIXTURES, fixture_args
 
 EXPECT = re.compile(r"(?://|;)\s*expect:\s*([a-z\-, ]+)")
@@ -38,7 +38,7 @@ def test_fixture_findings_match_expectations(path, cli, monkeypatch):
     line = (lambda loc: loc["origin"]["line"]) if path.suffix == ".comp" else (lambda loc: loc["line"])
     got = {(line(f["second"]), f["rule"]) for f in report["findings"]}
     assert got == expectations(path)
-    # Every witness replays on concrete values (analyzer/replay.py).
+    # Every witness replays on concrete values (analyzer/analysis/replay.py).
     assert [f["message"] for f in report["findings"] if f["witness"] and not f["witness"].get("replayed", True)] == []
     # Only error findings fail the run; a fixture with warnings alone (barrier-scope) exits 0.
     assert code == (1 if any(f["severity"] == "error" for f in report["findings"]) else 0)

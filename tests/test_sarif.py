@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 output (analyzer/sarif.py): valid against the OASIS schema, and meaning what a user of
+"""SARIF 2.1.0 output (analyzer/report/sarif.py): valid against the OASIS schema, and meaning what a user of
 GitHub code scanning or a SARIF viewer relies on: the primary location is the second access, the
 related location the first, one thread flow per thread of the witness, locations of built kernels
 in the file --emit-dir wrote, and fingerprints that survive moving code around."""
@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURES, TESTS, fixture_args
 from jsonschema.validators import validator_for
 
-from analyzer import sarif
+from analyzer.report import sarif
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.pipeline import Options, check_built, check_file
 from rules import RULES
@@ -453,7 +453,7 @@ _BUILT: dict = {}
 
 
 def built(target, params=MERGE_PARAMS):
-    from analyzer.build import build
+    from analyzer.tvm.build import build
 
     key = (target, json.dumps(params, sort_keys=True))
     if key not in _BUILT:

@@ -1,4 +1,4 @@
-"""The Vulkan path: TVM's device TIR for the corpus, translated to GLSL by analyzer/tir_glsl.py,
+"""The Vulkan path: TVM's device TIR for the corpus, translated to GLSL by analyzer/tvm/tir_glsl.py,
 compiles with glslang, validates with spirv-val, and keeps exactly the TIR's memory accesses and
 barriers (counted independently in the TIR and in the SPIR-V glslang emits)."""
 
@@ -10,9 +10,10 @@ import pytest
 import tvm
 from tvm.script import tirx as T
 
-from analyzer.corpus import MERGE_STATE, builders
+from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.errors import KernelraceError
-from analyzer.tir_glsl import device_functions, translate
+from analyzer.tvm.builders import device_functions
+from analyzer.tvm.tir_glsl import translate
 
 _DEVICE: dict = {}
 

@@ -3,8 +3,8 @@ each finds no error beyond the known real races."""
 
 import pytest
 
-from analyzer import races
-from analyzer.corpus import MERGE_STATE, builders
+from analyzer.analysis import races
+from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built
 from conftest import built

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analyzer.corpus import MERGE_STATE
+from analyzer.tvm.corpus import MERGE_STATE
 
 PARAMS = ["--param", "num_heads=8", "--param", "v_dtype=float16"]
 

@@ -3,8 +3,8 @@ upstream fix, whose barrier orders workgroup memory only."""
 
 import pytest
 
-from analyzer.build import FROM_GLSL
-from analyzer.corpus import MERGE_STATE
+from analyzer.tvm.build import FROM_GLSL
+from analyzer.tvm.corpus import MERGE_STATE
 
 PARAMS = ["--param", "num_heads=8", "--param", "v_dtype=float16"]
 FIXED = "builders.merge_state_fixed:merge_state_inplace_fixed"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import KernelraceError
-from .. import ir
-from .dialects import lowering_for
-from .lower import Unsupported, position
-from .parser import parse
-from .spirv import SpirvLowering
+from analyzer.errors import KernelraceError
+from analyzer import ir
+from analyzer.frontend.dialects import lowering_for
+from analyzer.frontend.lower import Unsupported, position
+from analyzer.frontend.parser import parse
+from analyzer.frontend.spirv import SpirvLowering
 
 EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".spvasm": "spirv", ".spv": "spirv",
               ".comp": "spirv", ".glsl": "spirv"}

@@ -6,9 +6,9 @@ import re
 
 from lark import Tree
 
-from .. import ir
-from .lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
-from .types import vector_shape
+from analyzer import ir
+from analyzer.frontend.lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
+from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
 # Metal's mem_flags and the memory each orders (texture, imageblock and object data memory hold no

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 
 from lark import Token, Tree
 
-from .. import ir
-from ..errors import KernelraceError
-from .types import COMPONENTS, SCALAR_SIZES, normalize, size_of, vector_shape
+from analyzer import ir
+from analyzer.errors import KernelraceError
+from analyzer.frontend.types import COMPONENTS, SCALAR_SIZES, normalize, size_of, vector_shape
 
 _PREFIX = "c_core__"
 

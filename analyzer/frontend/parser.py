@@ -17,7 +17,7 @@ from lark.exceptions import (
 )
 from lark.parsers.lalr_analysis import Reduce
 
-from ..errors import KernelraceError
+from analyzer.errors import KernelraceError
 
 GRAMMAR_DIR = Path(__file__).resolve().parent.parent.parent / "grammars"
 DIALECTS = ("cuda", "metal", "spirv")

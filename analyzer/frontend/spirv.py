@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from lark import Token, Tree
 
-from .. import ir
-from .lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks, _add, _mul
+from analyzer import ir
+from analyzer.frontend.lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks, _add, _mul
 
 # Scopes (SPIR-V `Scope` values).
 CROSS_DEVICE, DEVICE, WORKGROUP, SUBGROUP, INVOCATION = 0, 1, 2, 3, 4

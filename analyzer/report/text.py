@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from .findings import ERROR, KernelResult
+from analyzer.findings import ERROR, KernelResult
 
 STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 
@@ -27,7 +27,7 @@ def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == "warning" for f in findings),
         "notes": sum(f.severity == "note" for f in findings),
-        # Findings whose witness did not replay on concrete values (see analyzer/replay.py).
+        # Findings whose witness did not replay on concrete values (see analyzer/analysis/replay.py).
         "unreplayed": sum(bool(f.witness) and f.witness.get("replayed") is False for f in findings),
         "by_rule": dict(sorted(by_rule.items())),
         "in_baseline": (hidden or {}).get("in_baseline", 0),

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from .findings import ERROR, NOTE, WARNING, Finding, KernelResult, Location
+from analyzer.findings import ERROR, NOTE, WARNING, Finding, KernelResult, Location
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -134,7 +134,7 @@ def built_sources(mod) -> dict[str, str]:
 def check_sources(results: list[KernelResult]) -> dict[str, str]:
     """For `kernelrace check`: the SPIR-V disassembly of each compiled shader (.comp, .glsl, .spv)
     a result points into (`FILE.spvasm`, which is not on disk), by that virtual file name."""
-    from . import spirv_tools
+    from analyzer.frontend import spirv_tools
 
     out: dict[str, str] = {}
     for name in sorted(_referenced(results)):
@@ -605,7 +605,7 @@ def to_sarif(results: list[KernelResult], *, emit: dict[str, str] | None = None,
     to the end), `workingDirectory`, and `builder` (`MODULE:FUNCTION` of a `lint` run, named in each
     built kernel's result); other keys go to the invocation's properties. `root` (default: the
     current directory) is `%SRCROOT%`, the base of relative URIs."""
-    from .report import summary
+    from analyzer.report.text import summary
 
     uris = _Uris(root or os.getcwd(), emit or {})
     rules = _descriptors(results)

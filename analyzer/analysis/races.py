@@ -21,14 +21,14 @@ from functools import cached_property
 
 import z3
 
-from . import ir
-from .addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
-from .concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
-from .disjoint import Disjointness
-from .queries import QueryCache
-from .replay import Launch, Side, check_witness
-from .solver import DIMS, LOOP_STATE, Encoder, as_int, num, truth
-from .symbolic import AccessEvent, Evaluation
+from analyzer import ir
+from analyzer.analysis.addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
+from analyzer.analysis.concurrency import ANY, MANY, Cfg, agree, barriers_between, cuts, intervals_between
+from analyzer.analysis.disjoint import Disjointness
+from analyzer.analysis.queries import QueryCache
+from analyzer.analysis.replay import Launch, Side, check_witness
+from analyzer.analysis.solver import DIMS, LOOP_STATE, Encoder, as_int, num, truth
+from analyzer.analysis.symbolic import AccessEvent, Evaluation
 
 WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here

@@ -68,8 +68,8 @@ class CorpusBuild:
 def corpus_builds(head_dims: list[int], targets: list[str], only: list[str] | None = None):
     """Build every corpus builder (those whose name contains a word of `only`, if given) for each
     head_dim and target, in that order, timing each build. For the benchmarks."""
-    from .build import build
-    from .errors import KernelraceError
+    from analyzer.tvm.build import build
+    from analyzer.errors import KernelraceError
 
     for hd in head_dims:
         for spec, params in builders(hd):

@@ -8,18 +8,14 @@ host/device split, exactly where TVM's own codegen reads them.
 from __future__ import annotations
 
 import contextlib
-import importlib
-import inspect
 import io
-import os
-import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from .errors import KernelraceError
+from analyzer.errors import KernelraceError
+from analyzer.tvm.builders import (as_module, call_builder, load_builder, lower_device,
+                                     make_target, schedule)
 
-TARGETS = ("cuda", "metal", "vulkan")
-CUDA_ARCH = "sm_80"
 LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv"}
 # Where a Vulkan build's SPIR-V came from: TVM's own codegen, or our translation of its device TIR.
 FROM_TVM = "SPIR-V from TVM's Vulkan codegen"
@@ -62,88 +58,6 @@ class BuiltModule:
         return [(f"{fn_name}.{'cu' if self.lang == 'cuda' else 'metal'}", self.source)]
 
 
-def load_builder(spec: str) -> Callable[..., Any]:
-    """Resolve ``module:function`` (the function part may be dotted) to a callable."""
-    if ":" not in spec:
-        raise KernelraceError(f"builder '{spec}' must be written MODULE:FUNCTION")
-    mod_name, _, attr = spec.partition(":")
-    # Builders live in the user's repository: import them from the working directory, as pytest does.
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(mod_name)
-    except Exception as exc:  # any import failure is a usage error, reported in one line
-        raise KernelraceError(f"cannot import module '{mod_name}' of builder '{spec}': {exc}") from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise KernelraceError(f"module '{mod_name}' has no attribute '{attr}'") from None
-    if not callable(obj):
-        raise KernelraceError(f"builder '{spec}' is not callable")
-    return obj
-
-
-def make_target(name: str):
-    import tvm
-
-    if name == "cuda":
-        return tvm.target.Target({"kind": "cuda", "arch": CUDA_ARCH})
-    if name == "metal":
-        return tvm.target.Target("metal")
-    if name == "vulkan":
-        return tvm.target.Target("vulkan")
-    raise KernelraceError(f"unsupported target '{name}' (expected one of: {', '.join(TARGETS)})")
-
-
-def _call_builder(fn: Callable[..., Any], spec: str, params: dict[str, Any], target) -> Any:
-    kwargs = dict(params)
-    try:
-        sig = inspect.signature(fn)
-        if "target" in sig.parameters and "target" not in kwargs:
-            kwargs["target"] = target
-    except (TypeError, ValueError):
-        pass
-    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-    try:
-        with target:
-            return fn(**kwargs)
-    except Exception as exc:
-        msg = str(exc).strip().splitlines()
-        first = msg[-1] if msg else type(exc).__name__
-        raise KernelraceError(f"builder {spec}({shown}) raised {type(exc).__name__}: {first}") from exc
-
-
-def _as_module(obj: Any, spec: str):
-    import tvm
-
-    if isinstance(obj, tvm.IRModule):
-        return obj
-    if isinstance(obj, tvm.tirx.PrimFunc):
-        name = spec.rpartition(":")[2].split(".")[-1].lstrip("_") or "kernel"
-        if obj.attrs is None or "global_symbol" not in obj.attrs:
-            obj = obj.with_attr("global_symbol", name)
-        return tvm.IRModule({obj.attrs["global_symbol"]: obj})
-    raise KernelraceError(
-        f"builder {spec} returned {type(obj).__name__}, expected a TIR PrimFunc or IRModule"
-    )
-
-
-def _schedule(mod, target):
-    """Schedule PrimFuncs that carry no schedule with dlight's Fallback, as TVM's own pipeline does."""
-    import tvm
-    from tvm.s_tir import dlight as dl
-
-    needs = [
-        gv for gv, f in mod.functions.items()
-        if isinstance(f, tvm.tirx.PrimFunc) and not (f.attrs and f.attrs.get("tirx.is_scheduled", False))
-    ]
-    if not needs:
-        return mod
-    with target:
-        return dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
-
-
 def _walk(node, visit) -> None:
     """Pre-order walk over TIR statements (the wheel exposes no Python visitor for tirx)."""
     stack = [node]
@@ -182,12 +96,12 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
 
     fn = load_builder(spec)
     target = make_target(target_name)
-    mod = _as_module(_call_builder(fn, spec, params, target), spec)
+    mod = as_module(call_builder(fn, spec, params, target), spec)
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     try:
         # TVM prints schedule warnings to stdout; keep our output clean.
         with contextlib.redirect_stdout(io.StringIO()):
-            mod = _schedule(mod, target)
+            mod = schedule(mod, target)
             source = ""
             if target_name != "vulkan" or tvm.get_global_func("target.build.vulkan", allow_missing=True):
                 rt = tvm.tirx.build(mod, target=target)
@@ -226,27 +140,11 @@ def from_lowered(builder: str, target_name: str, params: dict[str, Any], source:
     return built
 
 
-def lower_device(mod, target):
-    """TVM's default pipeline up to the host/device split, where its codegen reads the kernels.
-
-    For Vulkan the device finalization passes (LowerWarpMemory, StmtSimplify, LowerIntrin) that
-    `tvm.tirx.build` runs right before codegen are applied too: the SPIR-V codegen would see their
-    output (power-of-two `//` and `%` as shifts and masks, let-bound indices substituted)."""
-    import tvm
-
-    b = importlib.import_module("tvm.tirx.build")
-    bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
-    pipeline, _, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
-    host, device = b.split_host_device_mods(pipeline(bound))
-    if target.kind.name == "vulkan":
-        device = {t: finalize_device()(m) for t, m in device.items()}
-    return host, device
-
-
 def _vulkan_units(built: BuiltModule, device, what: str) -> None:
     """The SPIR-V of each kernel: TVM's own when its Vulkan codegen produced assembly text, otherwise
     the device TIR translated to GLSL and compiled (TVM's Python wheel has no Vulkan codegen)."""
-    from . import spirv_tools, tir_glsl
+    from analyzer.frontend import spirv_tools
+    from analyzer.tvm import tir_glsl
 
     if built.source and "OpCapability" in built.source:
         built.units = [(f"{built.builder.rpartition(':')[2]}.spvasm", built.source)]
@@ -271,7 +169,7 @@ def _host_definitions(host, device) -> dict[str, dict[str, Any]]:
     its value (over renamed variables), and each `call_ffi_kernel` binds the kernel's parameters to
     its arguments, so that `cse_v37 = cse_v36 - 1` and `0 <= i < rounds` reach the analysis.
     """
-    from . import ir
+    from analyzer import ir
 
     params = {gv.name_hint: [p.name for p in f.params] for m in device.values() for gv, f in m.functions.items()}
     values: dict[str, Any] = {}          # host variable (renamed) -> IR definition
@@ -333,7 +231,7 @@ def _to_ir(e, env=None):
     `env` renames variables (host loop variables are made unique)."""
     import tvm
 
-    from . import ir
+    from analyzer import ir
 
     t = tvm.tirx
     binops = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "FloorDiv": "fdiv",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from . import ir
+from analyzer import ir
 
 
 def contains_param(t, p: str) -> bool:

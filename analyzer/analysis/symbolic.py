@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from . import ir
+from analyzer import ir
 
 NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
 

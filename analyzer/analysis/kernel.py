@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import ir, messages
-from .findings import Finding, Location
-from .races import Hazard, PairAnalysis
-from .solver import DIMS, Encoder, truth
-from .symbolic import AccessEvent, BarrierEvent, Evaluation
+from analyzer import ir, messages
+from analyzer.findings import Finding, Location
+from analyzer.analysis.races import Hazard, PairAnalysis
+from analyzer.analysis.solver import DIMS, Encoder, truth
+from analyzer.analysis.symbolic import AccessEvent, BarrierEvent, Evaluation
 
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"},
