@@ -52,6 +52,10 @@ class Cfg:
     walks: dict[tuple, list] = field(default_factory=dict, repr=False, compare=False)
 
 
+# A frontier wider than this after a branch goes through one join node.
+JOIN_WIDTH = 4
+
+
 class _Builder:
     def __init__(self, tracked: set[int]) -> None:
         self.uniform = tracked      # ids of Ifs and Loops whose branch direction paths record
@@ -75,6 +79,18 @@ class _Builder:
 
     def edge(self, a: int, b: int, label=None) -> None:
         self.cfg.succ[a].append((b, label))
+
+    def join(self, cur: list[int]) -> list[int]:
+        """The frontier after a branch: each node once, and one join node for a wide one. A branch
+        with nothing to record returns both arms' frontiers; kept as lists, every such branch in a
+        row would double the frontier (and the edges to the next node)."""
+        cur = list(dict.fromkeys(cur))
+        if len(cur) <= JOIN_WIDTH:
+            return cur
+        n = self.node()
+        for c in cur:
+            self.edge(c, n)
+        return [n]
 
     def reads(self, e, cur: list[int]) -> list[int]:
         for acc in reads_in(e):
@@ -120,10 +136,10 @@ class _Builder:
                     self.edge(c, t, ("branch", id(s), 1))
                     self.edge(c, f, ("branch", id(s), 0))
                 lo = len(self.cfg.succ)
-                out = self.block(s.then, [t], loop_ctx) + self.block(s.orelse, [f], loop_ctx)
+                out = self.join(self.block(s.then, [t], loop_ctx) + self.block(s.orelse, [f], loop_ctx))
                 self._record(id(s), lo, s.then + s.orelse, tuple(self.loops))
                 return out
-            return self.block(s.then, cur, loop_ctx) + self.block(s.orelse, cur, loop_ctx)
+            return self.join(self.block(s.then, cur, loop_ctx) + self.block(s.orelse, cur, loop_ctx))
         if isinstance(s, ir.Loop):
             recorded = None
             head = self.node()
@@ -159,7 +175,7 @@ class _Builder:
             if end or ctx.get("continued"):
                 self.cfg.loop_repeats.add(s.id)
             out = self.node()
-            for c in exit_join + ctx["breaks"]:
+            for c in dict.fromkeys(exit_join + ctx["breaks"]):
                 self.edge(c, out, ("exit", s.id))
             return [out]
         if isinstance(s, ir.Break):
