@@ -18,7 +18,7 @@ from analyzer.analysis.symbolic import Iter, Sym
 
 DIMS = ("x", "y", "z")
 # No thread runs 2**64 iterations of one loop (centuries at a GHz): a physical bound, stated in
-# the README, where a loop's own condition gives none. (It was 2**24, which a long loop reaches.)
+# docs/how-it-works.md, where a loop's own condition gives none. (It was 2**24, which a long loop reaches.)
 ITER_LIMIT = 1 << 64
 MAX_BLOCK = 1024          # threads per block on CUDA and Metal
 MAX_GRID = (1 << 31) - 1

@@ -193,7 +193,7 @@ def _shuffle_source(fn: str, args: list):
     term here (another intrinsic, a width that is not a constant power of two <= 32). Lanes
     count within segments of `width` (CUDA's last argument; Metal's SIMD-group of 32); a lane
     moved past its segment's end (down, xor) or start (up) reads its own value, and a chosen lane
-    counts modulo the width (CUDA's rule; Apple GPUs' behaviour for Metal, stated in the README)."""
+    counts modulo the width (CUDA's rule; Apple GPUs' behaviour for Metal, stated in docs/how-it-works.md)."""
     if fn not in _SHUFFLES:
         return None
     kind, at = _SHUFFLES[fn]
