@@ -9,7 +9,6 @@ import ast
 import io
 import os
 import sys
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,12 +19,13 @@ from analyzer import config, llm
 from analyzer.report import baseline
 from analyzer.report import text as report
 from analyzer.report import sarif
-from analyzer.tvm.build import build
 from analyzer.tvm.builders import TARGETS
 from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, KernelResult
-from analyzer.pipeline import LintJob, Options, check_built, check_file, lint_jobs
+from analyzer.inputs import kernel_files
+from analyzer.parallel import Workers, default_jobs
+from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -129,6 +129,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kernel-timeout", type=_seconds, default=S, metavar="SECONDS",
                    help="wall-clock limit per kernel (default 600): pairs not checked by then are reported "
                         "unknown, never clean")
+    g.add_argument("-j", "--jobs", type=_positive, default=S, metavar="N",
+                   help="worker processes for files and builds (default: the number of cores); the report is "
+                        "the same whatever N is")
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
@@ -204,6 +207,7 @@ class Settings:
     write_baseline: str | None
     output: str | None
     emit_dir: str | None
+    jobs: int = 1
 
 
 def _config(args) -> Config:
@@ -239,7 +243,7 @@ def _settings(args, cfg: Config) -> Settings:
                             explain=verbose),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
-                    opt("output"), opt("emit_dir"))
+                    opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -320,9 +324,17 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         results = llm_run[2]
     elif args.command == "check":
         defines = dict(cfg.check.define) | dict(args.define)
-        for f in args.files:
-            results.extend(check_file(f, args.lang or cfg.check.lang, args.block_dim or cfg.check.block_dim,
-                                      args.grid_dim or cfg.check.grid_dim, defines, st.options))
+        skipped: list[str] = []
+        files = kernel_files(args.files, cfg.exclude, skipped)
+        if st.verbose:
+            for f in skipped:
+                err.print(f"skipped {f}: not a kernel file (unknown language)", markup=False)
+        with Workers(min(st.jobs, len(files))) as workers:
+            handles = [workers.submit(check_file, f, args.lang or cfg.check.lang,
+                                      args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
+                                      defines, st.options) for f in files]
+            for h in handles:
+                results.extend(h.result())
         if st.emit_dir:   # a compiled shader's disassembly, which locations point into
             emitted.update(_emit(results, sarif.check_sources(results), st.emit_dir))
     else:
@@ -330,21 +342,21 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
             sys.path.insert(0, str(cfg.root))   # builders are named relative to the configuration
         jobs = _jobs(args, cfg)
         show_progress = not st.quiet and (st.verbose or (st.format == "text" and err.is_terminal))
-        for job in jobs:
-            shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
-            if show_progress and not st.verbose:
-                err.print(f"building {job.builder} for {job.target} ({shown})", markup=False)
-            t0 = time.perf_counter()
-            mod = build(job.builder, job.params, job.target)
-            build_seconds = time.perf_counter() - t0
-            kernels = check_built(mod, st.options)
-            if show_progress and st.verbose:
-                err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
-                          f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s",
-                          markup=False)
-            if st.emit_dir:
-                emitted.update(_emit(kernels, sarif.built_sources(mod), st.emit_dir))
-            results.extend(kernels)
+        with Workers(min(st.jobs, len(jobs))) as workers:
+            handles = [workers.submit(build_and_check, job.builder, job.params, job.target, st.options,
+                                      bool(st.emit_dir)) for job in jobs]
+            for job, h in zip(jobs, handles):
+                shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
+                if show_progress and not st.verbose:
+                    err.print(f"building {job.builder} for {job.target} ({shown})", markup=False)
+                kernels, build_seconds, sources = h.result()
+                if show_progress and st.verbose:
+                    err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
+                              f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s",
+                              markup=False)
+                if st.emit_dir:
+                    emitted.update(_emit(kernels, sources, st.emit_dir))
+                results.extend(kernels)
 
     results, hidden = _filter(results, st, known)
     code = _exit_status(results, st.fail_on)
@@ -409,16 +421,18 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
         task = bar.add_task("building", total=todo)
     say = (bar.console if bar is not None else err).print
 
+    workers = Workers(min(st.jobs, max(todo, 1)))
+    # Every cell is handed to the workers up front; `llm.run` reads them in table order.
+    ahead = {(e.name, t): workers.submit(build_and_check, e.builder, e.params, t, st.options, bool(st.emit_dir))
+             for e in entries if e.skip is None for t in targets}
+
     def check(entry: llm.Entry, target: str) -> list[KernelResult]:
-        t0 = time.perf_counter()
-        mod = build(entry.builder, entry.params, target)
-        build_seconds = time.perf_counter() - t0
-        kernels = check_built(mod, st.options)
+        kernels, build_seconds, sources = ahead.pop((entry.name, target)).result()
         if st.verbose:
             say(f"built {entry.name} for {target} in {build_seconds:.2f} s, analysed {len(kernels)} kernel(s) in "
                 f"{sum(k.seconds for k in kernels):.2f} s", markup=False)
         if st.emit_dir:
-            emitted.update(_emit(kernels, sarif.built_sources(mod), st.emit_dir))
+            emitted.update(_emit(kernels, sources, st.emit_dir))
         return kernels
 
     skipped = {e.name for e in entries if e.skip}
@@ -434,7 +448,8 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
     if bar is not None:
         bar.start()
     try:
-        results, cells = llm.run(entries, targets, check, progress)
+        with workers:
+            results, cells = llm.run(entries, targets, check, progress)
     finally:
         if bar is not None:
             bar.stop()

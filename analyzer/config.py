@@ -26,7 +26,7 @@ DEFAULT_TARGETS = ("cuda", "metal")
 # Findings the analysis itself reports (a pair it could not decide); not a rule module.
 PSEUDO_RULES = ("unknown",)
 
-TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress")
+TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
@@ -72,6 +72,8 @@ class Config:
     timeout: float | None = None
     strict: bool | None = None
     suppress: list[Suppression] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
+    jobs: int | None = None
 
     @property
     def root(self) -> Path | None:
@@ -212,6 +214,16 @@ class _Validator:
             if not isinstance(data["strict"], bool):
                 self.fail(where, f"strict: expected true or false, got {data['strict']!r}")
             cfg.strict = data["strict"]
+        if "exclude" in data:
+            ex = data["exclude"]
+            if not isinstance(ex, list) or not all(isinstance(g, str) and g for g in ex):
+                self.fail(where, f"exclude: expected a list of glob patterns, got {ex!r}")
+            cfg.exclude = list(ex)
+        if "jobs" in data:
+            j = data["jobs"]
+            if isinstance(j, bool) or not isinstance(j, int) or j < 1:
+                self.fail(where, f"jobs: expected a positive number of worker processes, got {j!r}")
+            cfg.jobs = j
         if "lint" in data:
             cfg.lint = [self.lint(e, i) for i, e in enumerate(self.array(data["lint"], where, "lint"), 1)]
         if "check" in data:

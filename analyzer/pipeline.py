@@ -215,6 +215,21 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
     return results
 
 
+def build_and_check(builder: str, params: dict[str, Any], target: str, options: Options,
+                    want_sources: bool = False) -> tuple[list[KernelResult], float, dict[str, str] | None]:
+    """One build and its kernels checked: (results, TVM's build seconds, the analysed sources under
+    the names findings carry, when asked for). A unit of work of `lint`, `llm` and the configured
+    run, run in a worker process with --jobs."""
+    t0 = time.perf_counter()
+    mod = build(builder, params, target)
+    seconds = time.perf_counter() - t0
+    results = check_built(mod, options)
+    if not want_sources:
+        return results, seconds, None
+    from analyzer.report.sarif import built_sources
+    return results, seconds, built_sources(mod)
+
+
 def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
     for name, buf in kernel.buffers.items():
         if name not in shapes:

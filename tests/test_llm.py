@@ -167,13 +167,14 @@ def test_entries_follow_the_shape():
 
 
 def test_a_kernel_that_cannot_be_analysed_is_a_failed_cell_and_exit_2(cli, monkeypatch):
-    import analyzer.cli
+    import analyzer.pipeline
 
     def broken(mod, options):
         raise KernelraceError("_copy_single_page.cu:1:1: syntax error")
 
-    monkeypatch.setattr(analyzer.cli, "check_built", broken)
-    code, out, err = cli("llm", *SHAPE, "--target", "cuda", "--only", "_copy_single_page", "--format", "json")
+    monkeypatch.setattr(analyzer.pipeline, "check_built", broken)   # in this process: --jobs 1
+    code, out, err = cli("llm", *SHAPE, "--target", "cuda", "--only", "_copy_single_page", "--format", "json",
+                         "--jobs", "1")
     assert code == 2
     report = json.loads(out)     # the report is still written, with the cell marked failed
     assert err == "kernelrace: error: 1 kernel/target cell(s) could not be built or analysed (marked failed in the table)\n"
