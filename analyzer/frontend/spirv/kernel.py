@@ -1,0 +1,205 @@
+"""One GLCompute entry point lowered into an IR kernel (its workgroup size, its global variables
+as buffers and parameters, its body), and `SpirvLowering`, which reads a module and lowers each
+of its entry points. `KernelLowering` holds the per-kernel state and the declarations; the mixins
+it is composed of hold the rest, one concern each."""
+
+from __future__ import annotations
+
+import itertools
+
+from lark import Tree
+
+from analyzer import ir
+from analyzer.frontend.spirv.barriers import BarriersMixin
+from analyzer.frontend.spirv.coalesce import _coalesce
+from analyzer.frontend.spirv.control_flow import ControlFlowMixin
+from analyzer.frontend.spirv.instructions import InstructionsMixin
+from analyzer.frontend.spirv.memory import DIMS, MemoryMixin
+from analyzer.frontend.spirv.module import Ins, Module, _at, _number
+from analyzer.frontend.spirv.values import Ptr, ValuesMixin
+
+
+class SpirvLowering:
+    lang = "spirv"
+
+    def __init__(self, tree: Tree, text: str, filename: str):
+        self.tree = tree
+        self.text = text
+        self.filename = filename
+        self.lines = text.splitlines()
+
+    def lower(self) -> list[ir.Kernel]:
+        # Read in lower(), not __init__: what the reading refuses is an Unsupported the caller reports.
+        self.module = Module(self.tree, self.filename)
+        out = []
+        for fid, name, ins in self.module.entry_points:
+            with _at(ins.node):
+                out.append(KernelLowering(self, fid, name, ins).lower())
+        return out
+
+
+class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryMixin, ValuesMixin):
+    """One entry point: its buffers, parameters and body."""
+
+    def __init__(self, outer: SpirvLowering, fid: str, name: str, ins: Ins):
+        self.m = outer.module
+        self.filename = outer.filename
+        self.fid = fid
+        self.entry = ins
+        self.kernel = ir.Kernel(name, outer.filename, "spirv", [], {}, [], warp_size=1,
+                                source_lines=outer.lines,
+                                origin_lines={f: t.splitlines() for f, t in self.m.sources.items()})
+        self.values: dict[str, object] = {}
+        self.locals: dict[str, str] = {}      # Function-storage scalar variable id -> IR variable name
+        self.counter = itertools.count()
+        self.access_ids = itertools.count(1)
+        self.loop_ids = itertools.count(1)
+        self.opaque_ids = itertools.count(1)
+        self.used: set[str] = set()
+        self.depth = 0
+        self._snapshot = False
+        self.fence = 0                        # semantics of an OpMemoryBarrier waiting for a control barrier
+
+    # ----- names -----
+    def fresh(self, hint: str) -> str:
+        base = hint.lstrip("%") or "v"
+        name = base
+        while name in self.used:
+            name = f"{base}.{next(self.counter)}"
+        self.used.add(name)
+        return name
+
+    def span(self, ins: Ins) -> ir.Span:
+        origin = ir.Span(*ins.origin) if ins.origin else None
+        return ir.Span(self.filename, ins.line, ins.col + 0, origin)
+
+    # ----- the kernel -----
+    def lower(self) -> ir.Kernel:
+        k = self.kernel
+        self._extents()
+        self._globals()
+        body = self.function(self.fid, [], top=True)
+        k.body = _coalesce(body, self.fresh)
+        return k
+
+    def _extents(self) -> None:
+        k = self.kernel
+        dims: tuple | None = None
+        # A WorkgroupSize builtin constant overrides the execution mode.
+        for ident, decs in self.m.decorations.items():
+            if decs.get("BuiltIn") == ["WorkgroupSize"] and isinstance(self.m.constants.get(ident), tuple):
+                parts = self.m.constants[ident]
+                dims = tuple(None if p in self.m.spec_constants else self.m.constants.get(p) for p in parts)
+        if dims is None and self.fid in self.m.local_size:
+            mode, parts = self.m.local_size[self.fid]
+            if mode == "LocalSize":
+                dims = tuple(_number(p, "LocalSize") for p in parts)
+            else:
+                dims = tuple(None if p in self.m.spec_constants else self.m.constants.get(p) for p in parts)
+        for d, v in zip(DIMS, dims or (None, None, None)):
+            k.block_dim[d] = v if isinstance(v, int) else None
+            k.grid_dim[d] = None
+
+    def _globals(self) -> None:
+        m = self.m
+        by_binding: dict[tuple, str] = {}
+        for vid, (ptype, storage, ins) in m.variables.items():
+            with _at(ins.node):
+                self._global(vid, ptype, storage, ins, by_binding)
+
+    def _global(self, vid: str, ptype: str, storage: str, ins: Ins, by_binding: dict) -> None:
+        k, m = self.kernel, self.m
+        pointee = m.types[ptype].elem
+        if storage in ("StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Private"):
+            decs = m.decorations.get(vid, {})
+            struct_decs = m.decorations.get(pointee, {})
+            if storage == "PushConstant" or (storage == "Uniform" and "BufferBlock" not in struct_decs):
+                self.values[vid] = Ptr("param", vid, ir.CONSTANT, ir.Const(0), pointee)
+                self._declare_params(pointee)
+                return
+            if storage == "Private":
+                self._local_variable(vid, pointee, ins)
+                return
+            space = ir.SHARED if storage == "Workgroup" else ir.GLOBAL
+            key = ((decs.get("DescriptorSet") or ["0"])[0], (decs.get("Binding") or [vid])[0]) if space == ir.GLOBAL else None
+            name = by_binding.get(key) if key else None
+            if name is None:
+                name = self.fresh(self._buffer_name(vid, pointee))
+                if key:
+                    by_binding[key] = name
+                elem = m.scalar_of(pointee)
+                size = None if _has_runtime_array(m, pointee) else m.size(pointee)
+                k.buffers[name] = ir.Buffer(name, space, m.type_name(elem), m.size(elem), size,
+                                            strides=_row_strides(m, pointee))
+            self.values[vid] = Ptr("mem", name, space, ir.Const(0), pointee)
+        elif storage == "Input":
+            builtin = (m.decorations.get(vid, {}).get("BuiltIn") or [None])[0]
+            self.values[vid] = Ptr("builtin", builtin or vid, ir.CONSTANT, ir.Const(0), pointee)
+
+    def _declare_params(self, struct: str) -> None:
+        t = self.m.types[struct]
+        for i, mt in enumerate(t.members):
+            name = self.m.member_names.get((struct, i), f"param{i}")
+            if self.m.types[mt].kind in ("int", "float", "bool") and name not in self.kernel.params:
+                self.kernel.params.append(name)
+
+    def _buffer_name(self, vid: str, pointee: str) -> str:
+        name = self.m.names.get(vid, "")
+        if name:
+            return name
+        t = self.m.types[pointee]
+        if t.kind == "struct" and len(t.members) == 1:
+            member = self.m.member_names.get((pointee, 0))
+            if member:
+                return member
+        return self.m.names.get(pointee, "") or vid[1:]
+
+    def _local_variable(self, vid: str, pointee: str, ins: Ins) -> list[ir.Stmt]:
+        """A per-invocation variable: scalars and vectors are IR variables (a vector's lanes are
+        `v.0`, `v.1`, ...), other composites private buffers."""
+        m = self.m
+        t = m.types[pointee]
+        hint = m.names.get(vid, "") or vid[1:]
+        init = ins.args[2] if len(ins.args) > 2 else None
+        if t.kind in ("int", "float", "bool", "vector"):
+            name = self.fresh(hint)
+            self.locals[vid] = name
+            ptr = Ptr("local", name, ir.PRIVATE, ir.Const(0), pointee)
+            self.values[vid] = ptr
+            if init is not None:
+                return self.store(ptr, self.value(init, ins), ins)
+            return []
+        name = self.fresh(hint)
+        elem = m.scalar_of(pointee)
+        self.kernel.buffers[name] = ir.Buffer(name, ir.PRIVATE, m.type_name(elem), m.size(elem), m.size(pointee),
+                                              strides=_row_strides(m, pointee))
+        ptr = Ptr("mem", name, ir.PRIVATE, ir.Const(0), pointee)
+        self.values[vid] = ptr
+        if init is not None:
+            return self.store(ptr, self.value(init, ins), ins)
+        return []
+
+
+def _has_runtime_array(m: Module, tid: str) -> bool:
+    t = m.types[tid]
+    if t.kind == "rtarray":
+        return True
+    if t.kind == "struct":
+        return any(_has_runtime_array(m, x) for x in t.members)
+    return False
+
+
+def _row_strides(m: Module, tid: str) -> tuple[int, ...]:
+    """Row strides in elements of a fixed multi-dimensional array (in-bounds facts)."""
+    t = m.types[tid]
+    while t.kind == "struct" and len(t.members) == 1:
+        tid, t = t.members[0], m.types[t.members[0]]
+    strides = []
+    if t.kind in ("array", "rtarray"):
+        inner = m.types[t.elem]
+        elem = m.size(m.scalar_of(tid))
+        while inner.kind == "array":
+            strides.append(m.stride(t.elem) // elem)
+            t = inner
+            inner = m.types[inner.elem]
+    return tuple(s for s in strides if s > 1)

@@ -1,0 +1,185 @@
+"""Memory: access chains into byte offsets, loads and stores of buffers and of local variables,
+atomics, and loads of builtins and parameter blocks. Separate because it is where the lowering
+makes the IR's accesses, the events the analysis checks."""
+
+from __future__ import annotations
+
+from analyzer import ir
+from analyzer.frontend.lower import Unsupported, _add, _mul
+from analyzer.frontend.spirv.module import Ins, Module
+from analyzer.frontend.spirv.values import Ptr, Vec
+
+BUILTIN_VECTORS = {"LocalInvocationId": "tid", "WorkgroupId": "bid", "NumWorkgroups": "gdim", "WorkgroupSize": "bdim"}
+DIMS = ("x", "y", "z")
+
+
+class MemoryMixin:
+    """KernelLowering's loads, stores and atomics; an access clears a pending fence (`fence`)."""
+
+    def access_chain(self, ins: Ins) -> Ptr:
+        base = self.value(ins.args[1], ins)
+        if not isinstance(base, Ptr):
+            raise Unsupported(ins.node, "access chain on a value that is not a pointer")
+        m = self.m
+        ty, offset, path = base.ty, base.offset, base.path
+        if base.kind == "local":
+            if len(ins.args) != 3 or m.types[ty].kind != "vector":
+                raise Unsupported(ins.node, "access chain into a local that is not a vector")
+            idx = self.scalar(ins.args[2], ins)
+            if not isinstance(idx, ir.Const):
+                raise Unsupported(ins.node, "vector lane selected by a variable")
+            return Ptr("local", base.base, base.space, offset, m.types[ty].elem, (idx.value,))
+        for ident in ins.args[2:]:
+            t = m.types[ty]
+            if t.kind == "struct":
+                i = m.const_int(ident, ins)
+                if not 0 <= i < len(t.members):
+                    raise Unsupported(ins.node, f"member {i} of a struct of {len(t.members)}")
+                offset = _add(offset, ir.Const(m.member_offset(ty, i)))
+                path, ty = path + (i,), t.members[i]
+                continue
+            idx = self.scalar(ident, ins)
+            if t.kind in ("array", "rtarray"):
+                step, ty = m.stride(ty), t.elem
+            elif t.kind == "vector":
+                step, ty = m.size(t.elem), t.elem
+            else:
+                raise Unsupported(ins.node, f"access chain into a {t.kind}")
+            offset = _add(offset, _mul(idx, step))
+            path = path + (idx.value if isinstance(idx, ir.Const) else idx,)
+        return Ptr(base.kind, base.base, base.space, offset, ty, path)
+
+    def load(self, ins: Ins) -> list[ir.Stmt]:
+        ptr = self.value(ins.args[1], ins)
+        if not isinstance(ptr, Ptr):
+            raise Unsupported(ins.node, "load through a value that is not a pointer")
+        span = self.span(ins)
+        if ptr.kind == "local":
+            names = _lane_names(ptr, self.m)
+            if not self._snapshot:
+                vals = [ir.Var(n) for n in names]
+                self.bind(ins, vals[0] if names == [_local_name(ptr)] else Vec(tuple(vals)))
+                return []
+            # A later store to the variable in this block would change what this load saw.
+            temps = [self.fresh(f"{n}.old") for n in names]
+            vals = [ir.Var(t) for t in temps]
+            self.bind(ins, vals[0] if names == [_local_name(ptr)] else Vec(tuple(vals)))
+            return [ir.Assign(t, ir.Var(n), span) for t, n in zip(temps, names)]
+        if ptr.kind == "builtin":
+            self.bind(ins, self._builtin(ptr, ins))
+            return []
+        if ptr.kind == "param":
+            self.bind(ins, self._param(ptr, ins))
+            return []
+        t = self.m.types[ptr.ty]
+        if t.kind in ("struct", "array"):
+            raise Unsupported(ins.node, "load of a whole struct or array")
+        acc = self._access(ptr, False, ins)
+        tmp = self.fresh(f"{ptr.base}.ld")
+        if t.kind == "vector":
+            self.bind(ins, Vec(tuple(ir.Call(f"lane{i}", (ir.Var(tmp),)) for i in range(t.count))))
+        else:
+            self.bind(ins, ir.Var(tmp))
+        return [ir.Assign(tmp, ir.Read(acc), span)]
+
+    def store(self, ptr: Ptr, val, ins: Ins) -> list[ir.Stmt]:
+        span = self.span(ins)
+        if ptr.kind == "local":
+            names = _lane_names(ptr, self.m)
+            if names == [_local_name(ptr)]:
+                return [ir.Assign(names[0], self._as_expr(val), span)]
+            lanes = val.lanes if isinstance(val, Vec) else tuple(ir.Call(f"lane{i}", (val,)) for i in range(len(names)))
+            return [ir.Assign(n, self._as_expr(v), span) for n, v in zip(names, lanes)]
+        if ptr.kind != "mem":
+            raise Unsupported(ins.node, f"store to a {ptr.kind} variable")
+        t = self.m.types[ptr.ty]
+        if t.kind in ("struct", "array"):
+            raise Unsupported(ins.node, "store of a whole struct or array")
+        acc = self._access(ptr, True, ins)
+        acc.value = self._as_expr(val)
+        return [ir.MemOp(acc)]
+
+    def _as_expr(self, val) -> ir.Expr:
+        if isinstance(val, Vec):
+            return ir.Call("vec", tuple(self._flat(val)))
+        return val
+
+    def _access(self, ptr: Ptr, is_write: bool, ins: Ins, atomic: bool = False) -> ir.Access:
+        buf = self.kernel.buffers[ptr.base]
+        self.fence = 0   # a fence followed by an access no longer sits right before a barrier
+        return ir.Access(ptr.base, ptr.space, ptr.offset, self.m.size(ptr.ty), is_write, self.span(ins),
+                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids))
+
+    def atomic(self, ins: Ins) -> list[ir.Stmt]:
+        op, a = ins.op, ins.args
+        ptr_id = a[0] if op == "OpAtomicStore" else a[1]
+        ptr = self.value(ptr_id, ins)
+        if not isinstance(ptr, Ptr) or ptr.kind != "mem":
+            raise Unsupported(ins.node, f"{op} on something other than buffer memory")
+        is_write = op != "OpAtomicLoad"
+        acc = self._access(ptr, is_write, ins, atomic=True)
+        if op == "OpAtomicStore":
+            acc.value = self.scalar(a[3], ins)
+        elif is_write:
+            acc.value = ir.Call(op, tuple(self.scalar(x, ins) for x in a[4:]))
+        if ins.result is not None:
+            self.bind(ins, ir.Opaque(f"result of {op}", next(self.opaque_ids)))
+        return [ir.MemOp(acc)]
+
+    def _builtin(self, ptr: Ptr, ins: Ins):
+        name = ptr.base
+        t = self.m.types[ptr.ty]
+
+        def comp(i):
+            if not isinstance(i, int) or not 0 <= i < len(DIMS):
+                raise Unsupported(ins.node, f"component {i} of builtin {name}")
+            d = DIMS[i]
+            if name in BUILTIN_VECTORS:
+                return ir.Builtin(f"{BUILTIN_VECTORS[name]}.{d}")
+            if name == "GlobalInvocationId":
+                return ir.BinOp("+", ir.BinOp("*", ir.Builtin(f"bid.{d}"), ir.Builtin(f"bdim.{d}")),
+                                ir.Builtin(f"tid.{d}"))
+            raise Unsupported(ins.node, f"builtin {name}")
+
+        if name == "LocalInvocationIndex":
+            x, y, z = (ir.Builtin(f"tid.{d}") for d in DIMS)
+            bx, by = ir.Builtin("bdim.x"), ir.Builtin("bdim.y")
+            return ir.BinOp("+", x, ir.BinOp("*", bx, ir.BinOp("+", y, ir.BinOp("*", by, z))))
+        if name in ("SubgroupLocalInvocationId", "SubgroupId"):
+            return ir.Opaque(f"{name} (which invocations share a subgroup is the device's choice)",
+                             next(self.opaque_ids))
+        if name in ("SubgroupSize", "NumSubgroups"):
+            return ir.Param(f"gl_{name}")
+        if ptr.path:
+            return comp(ptr.path[0])
+        if t.kind == "vector":
+            return Vec(tuple(comp(i) for i in range(t.count)))
+        raise Unsupported(ins.node, f"builtin {name}")
+
+    def _param(self, ptr: Ptr, ins: Ins):
+        m = self.m
+        var_type = m.types[m.variables[ptr.base][0]].elem
+        if not ptr.path or not isinstance(ptr.path[0], int):
+            raise Unsupported(ins.node, "load of a whole parameter block")
+        name = m.member_names.get((var_type, ptr.path[0]), f"param{ptr.path[0]}")
+        rest = "".join(f"[{p}]" for p in ptr.path[1:])
+        if any(not isinstance(p, int) for p in ptr.path[1:]):
+            raise Unsupported(ins.node, "parameter block indexed by a variable")
+        t = m.types[ptr.ty]
+        if t.kind == "vector":
+            return Vec(tuple(ir.Param(f"{name}{rest}[{i}]") for i in range(t.count)))
+        if t.kind in ("int", "float", "bool"):
+            return ir.Param(name + rest)
+        raise Unsupported(ins.node, f"load of a {t.kind} parameter")
+
+
+def _local_name(ptr: Ptr) -> str:
+    return f"{ptr.base}.{ptr.path[0]}" if ptr.path else ptr.base
+
+
+def _lane_names(ptr: Ptr, m: Module) -> list[str]:
+    """The IR variables a local pointer covers: one scalar, or each lane of a vector."""
+    t = m.types[ptr.ty]
+    if t.kind == "vector" and not ptr.path:
+        return [f"{ptr.base}.{i}" for i in range(t.count)]
+    return [_local_name(ptr)]

@@ -1,0 +1,68 @@
+"""What an SSA id stands for while a kernel is lowered: an IR expression, a pointer (`Ptr`: into a
+buffer, to a local variable, a builtin or a parameter block) or a composite (`Vec`), and the
+lookups that turn ids into them. Separate because every other part of the lowering reads ids
+through it."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from analyzer import ir
+from analyzer.frontend.lower import Unsupported
+from analyzer.frontend.spirv.module import Ins
+
+
+@dataclass
+class Ptr:
+    kind: str                 # mem (a buffer), local (an IR variable), builtin, param (push constants)
+    base: str
+    space: str
+    offset: ir.Expr
+    ty: str                   # pointee type id
+    path: tuple = ()          # constant indices taken so far (builtins and parameter blocks)
+
+
+@dataclass
+class Vec:
+    lanes: tuple
+
+
+class ValuesMixin:
+    """KernelLowering's ids: `values` maps each id lowered so far to what it stands for."""
+
+    def value(self, ident: str, ins: Ins):
+        v = self.values.get(ident)
+        if v is not None:
+            return v
+        m = self.m
+        if ident in m.constants:
+            c = m.constants[ident]
+            if ident in m.spec_constants:
+                return ir.Param(m.names.get(ident, "") or ident[1:])
+            if c is None:
+                return ir.Opaque("undefined value", next(self.opaque_ids))
+            if isinstance(c, tuple):
+                return Vec(tuple(self.value(p, ins) for p in c))
+            if isinstance(c, bool):
+                return ir.Const(int(c))
+            if isinstance(c, float):
+                return ir.Call("fbits", (ir.Const(struct.unpack("<q", struct.pack("<d", c))[0]),))
+            return ir.Const(c)
+        raise Unsupported(ins.node, f"use of {ident}, which is not defined before its use")
+
+    def scalar(self, ident: str, ins: Ins) -> ir.Expr:
+        v = self.value(ident, ins)
+        if isinstance(v, Vec):
+            return ir.Call("vec", tuple(self._flat(v)))
+        if isinstance(v, Ptr):
+            raise Unsupported(ins.node, f"pointer {ident} used as a value")
+        return v
+
+    def _flat(self, v) -> list:
+        if isinstance(v, Vec):
+            return [x for lane in v.lanes for x in self._flat(lane)]
+        return [v]
+
+    def bind(self, ins: Ins, v) -> None:
+        self.values[ins.result] = v
