@@ -1,0 +1,130 @@
+"""What the pair checks find: hazards with their witnesses, undecided pairs, barrier verdicts, and
+one kernel's `PairAnalysis` holding them; the hazard kinds and the out-of-time reasons.
+
+Separate from races.py so that the parts `PairChecker` is composed of can build findings without
+importing the checker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from analyzer import ir
+from analyzer.analysis.symbolic import AccessEvent
+
+WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
+
+
+@dataclass
+class Thread:
+    index: tuple[int, int, int]
+    warp: int
+    iterations: dict[int, int]      # loop line -> iteration number
+
+
+@dataclass
+class Witness:
+    first: Thread
+    second: Thread
+    block: tuple[int, int, int]
+    element: int
+    byte: int
+    same_warp: bool
+    params: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "first_thread": list(self.first.index), "second_thread": list(self.second.index),
+            "block": list(self.block),
+            "first_iterations": {str(k): v for k, v in self.first.iterations.items()},
+            "second_iterations": {str(k): v for k, v in self.second.iterations.items()},
+            "element": self.element, "byte_offset": self.byte,
+            "first_warp": self.first.warp, "second_warp": self.second.warp,
+            "same_warp": self.same_warp, "params": dict(self.params),
+        }
+
+
+@dataclass
+class Hazard:
+    kind: str
+    first: AccessEvent      # the access one thread executes first
+    second: AccessEvent
+    witness: Witness
+    benign: bool = False    # a write-write pair that provably stores the same value
+    warp_synchronised: bool = False  # only warp-level barriers separate them
+    warps: frozenset = frozenset()   # {"same", "different"}: which warp placements can collide
+    # Buffers whose contents decide the collision: the addresses meet only if two different
+    # elements of these hold equal values (indirect indexing through a map the analysis cannot see).
+    data_dependent: tuple[str, ...] = ()
+    # Loop-carried values (and the lines of the loops that update them) the collision needs to
+    # repeat between two iterations: kept as unknown functions of the iteration, they may.
+    loop_state: tuple[tuple[str, int], ...] = ()
+    # ... or else needs particular contents of these buffers (no severity change: see races).
+    loop_state_or_data: tuple[str, ...] = ()
+    # For barrier-scope hazards: the barriers that separate the two accesses in execution but do
+    # not order the memory space of their buffer.
+    unordered_by: tuple[ir.Barrier, ...] = ()
+    # Why the witness does not replay on concrete values (None: it does, or was not asked to).
+    replay_failure: str | None = None
+
+
+@dataclass
+class Undecided:
+    first: AccessEvent
+    second: AccessEvent
+    reason: str
+
+
+@dataclass
+class BarrierVerdict:
+    """Whether a barrier is needed: True with the race its removal exposes, False when removing
+    it lets no two accesses collide, None when that cannot be shown (`reason`)."""
+    barrier: ir.Barrier
+    needed: bool | None
+    hazard: Hazard | None = None
+    reason: str | None = None
+    pairs: int = 0          # access pairs that could collide only across this barrier
+
+
+class Checker(Protocol):
+    """The race pass's checker (`races.PairChecker`) as its analysis uses it, named by what it
+    offers: races.py imports this module."""
+
+    def run_scope(self, out: PairAnalysis) -> list[Hazard]: ...
+
+    def run_redundant(self, out: PairAnalysis) -> list[BarrierVerdict]: ...
+
+    def rests_on_bounds(self, out: PairAnalysis) -> list[str]: ...
+
+
+@dataclass
+class PairAnalysis:
+    hazards: list[Hazard] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+    queries: int = 0
+    # The race pass's checker, with its encodings, barrier intervals, settled pairs and deadline:
+    # the passes on demand (barrier scope, redundant barriers) continue from it.
+    checker: Checker | None = field(default=None, repr=False)
+    _scope_hazards: list[Hazard] | None = field(default=None, repr=False)
+    _barrier_verdicts: list[BarrierVerdict] | None = field(default=None, repr=False)
+
+    def barrier_verdicts(self) -> list[BarrierVerdict]:
+        """For every barrier statement, whether a race appears without it (computed on first use,
+        like `barrier_scope`, within the kernel's time limit)."""
+        if self._barrier_verdicts is None:
+            self._barrier_verdicts = [] if self.checker is None else self.checker.run_redundant(self)
+        return self._barrier_verdicts
+
+    def barrier_scope(self) -> list[Hazard]:
+        """Hazards between accesses that barriers order in execution but not in memory: every
+        barrier between them leaves out their memory space. Computed on first use, by
+        the race pass's checker; pairs it cannot decide join `undecided`."""
+        if self._scope_hazards is None:
+            self._scope_hazards = [] if self.checker is None else self.checker.run_scope(self)
+        return self._scope_hazards
+
+
+OUT_OF_TIME = "the kernel's time limit (--kernel-timeout) ran out"
+KERNEL_LIMIT = ("the kernel's time limit (--kernel-timeout) ran out before this pair and the rest of this "
+                "buffer's pairs (at most {n}) were checked")

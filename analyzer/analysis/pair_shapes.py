@@ -1,0 +1,91 @@
+"""Which pairs of access events a checker looks at, and the interval shapes (positions, path
+decisions, warps) in which two threads can run them concurrently.
+
+Split from races.py: the race pass and the passes on demand (barrier_passes.py) walk the same
+pairs and barrier intervals, and none of it needs the solver.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from analyzer.analysis.concurrency import agree, intervals_between
+from analyzer.analysis.symbolic import AccessEvent
+
+# What a disjunct requires of the two threads' warps (None: nothing).
+DIFFERENT, SAME = "different", "same"
+
+
+class PairShapes:
+    """Part of `races.PairChecker`: the pairs and their interval shapes. Uses the checker's `ev`,
+    `cfg`, `uniform`, `_views` and `_buffers`."""
+
+    def view(self, cut: frozenset) -> dict:
+        """Barrier intervals when the barrier nodes `cut` (and only they) separate; one walk per set."""
+        hit = self._views.get(cut)
+        if hit is None:
+            hit = self._views[cut] = intervals_between(self.cfg, cut)
+        return hit
+
+    def _by_buffer(self) -> list[tuple[str, list[AccessEvent]]]:
+        """Each buffer's access events in program order (computed once per checker)."""
+        if self._buffers is None:
+            by_buffer: dict[str, list[AccessEvent]] = defaultdict(list)
+            for e in sorted(self.ev.accesses.values(), key=lambda e: e.order):
+                by_buffer[e.access.buffer].append(e)
+            self._buffers = sorted(by_buffer.items())
+        return self._buffers
+
+    @staticmethod
+    def _pairable(a: AccessEvent, b: AccessEvent) -> bool:
+        """At least one a write, not both atomic."""
+        return (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic)
+
+    def _partners(self, events: list[AccessEvent], i: int):
+        """The pairs (events[i], b), b at or after i."""
+        a = events[i]
+        return ((a, b) for b in events[i:] if self._pairable(a, b))
+
+    def _pairs(self):
+        """Pairs of access events on one buffer, at least one a write, not both atomic."""
+        for _, events in self._by_buffer():
+            for i in range(len(events)):
+                yield from self._partners(events, i)
+
+    def _pairs_touching(self, ids: set[int]):
+        """The pairs of `_pairs` with an access in `ids`, in the same order, without walking the rest."""
+        for _, events in self._by_buffer():
+            hit = [i for i, e in enumerate(events) if e.access.id in ids]
+            marked = set(hit)
+            for i in range(len(events) if hit else 0):
+                if i in marked:
+                    yield from self._partners(events, i)
+                else:   # events[i] first, a marked access second
+                    yield from ((events[i], events[j]) for j in hit
+                                if j >= i and self._pairable(events[i], events[j]))
+
+    def _combos(self, a: AccessEvent, b: AccessEvent, reach):
+        ra = reach.get(self.cfg.access_node[a.access.id], [])
+        rb = reach.get(self.cfg.access_node[b.access.id], [])
+        by_start = defaultdict(list)
+        for r in rb:
+            by_start[r.start].append(r)
+        for x in ra:
+            for y in by_start.get(x.start, ()):
+                if agree(x.decisions, y.decisions, self.uniform):
+                    yield x.start, x.pos, y.pos, self._path(x.decisions), self._path(y.decisions)
+
+    def _path(self, decisions) -> frozenset:
+        """The branches a path took on conditions the executor knows as terms (outside loops)."""
+        terms = self.ev.condition_terms
+        return frozenset((key, br) for key, _, br in decisions if key in terms)
+
+    def _entries(self, a: AccessEvent, b: AccessEvent, block_reach, warp_reach):
+        """The interval shapes (positions, path decisions) in which a and b can run concurrently,
+        each with what it needs of the warps: DIFFERENT when only warp barriers separate."""
+        combos = list(self._combos(a, b, block_reach))
+        warp_combos = None
+        if combos and warp_reach is not block_reach:
+            warp_combos = {(s, pa, pb) for s, pa, pb, _, _ in self._combos(a, b, warp_reach)}
+        return [(pa, pb, DIFFERENT if warp_combos is not None and (s, pa, pb) not in warp_combos else None, da, db)
+                for s, pa, pb, da, db in combos]

@@ -1,0 +1,162 @@
+"""A hazard's witness: read off the solver's model, made easy to read (threads in two warps, block 0,
+small parameters; which warp placements collide), and replayed on concrete values (replay.py),
+with other models asked for when it does not replay.
+
+Split from races.py: what happens once the exact query is satisfiable, besides asking what the
+collision rests on (collision_causes.py).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from analyzer.analysis.hazards import PairAnalysis, Thread, Witness
+from analyzer.analysis.replay import Launch, Side, check_witness
+from analyzer.analysis.solver import DIMS
+from analyzer.analysis.symbolic import AccessEvent
+
+# Models asked for before a finding is reported with a witness that does not replay.
+REPLAY_ATTEMPTS = 4
+# Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
+PER_THREAD = ("opaque", "undef:")
+
+
+class WitnessSearch:
+    """Part of `races.PairChecker`: models of the exact encoder (`self.enc` when these run). Uses
+    the checker's `kernel`, `exact`, `loop_line`, `rlimit` and `clock_ms`."""
+
+    def _replayed(self, solver, model, a, b, off1, off2, space, out: PairAnalysis):
+        """A model whose witness replays (see replay.py), and None; or, when none is found within
+        REPLAY_ATTEMPTS models, the first model and why its witness does not replay. Each failed
+        model is blocked (its threads, block, iterations and launch) before the solver is asked
+        again. `solver` carries one pushed scope (the readability wishes), popped here."""
+        reason = self._replay_failure(model, a, b, off1, off2, space)
+        solver.pop()
+        if reason is None:
+            return model, None
+        first = (model, reason)
+        solver.push()    # the blocked models go too: the solver may be asked this query again
+        try:
+            for _ in range(REPLAY_ATTEMPTS - 1):
+                if self._out_of_time():
+                    break
+                seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
+                solver.add(z3.Or(*[x != model.eval(x, model_completion=True) for x in seen]))
+                out.queries += 1
+                if not seen or solver.check() != z3.sat:
+                    break
+                model = solver.model()
+                if self._replay_failure(model, a, b, off1, off2, space) is None:
+                    return model, None
+        finally:
+            solver.pop()
+        return first
+
+    def _witness_vars(self, a: AccessEvent, b: AccessEvent) -> list:
+        enc = self.enc
+        xs = [enc.tid[k][d] for k in (1, 2) for d in DIMS] + [enc.bid[d] for d in DIMS]
+        xs += [enc.bdim[d] for d in DIMS] + [enc.gdim[d] for d in DIMS]
+        xs += [enc.iteration(1, l) for l in a.loops] + [enc.iteration(2, l) for l in b.loops]
+        xs += [v for n, v in sorted(enc.shared.items()) if n in self.kernel.params]
+        return xs
+
+    def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
+        enc = self.enc
+        val = lambda e: enc.value_of(model, e)  # noqa: E731
+        params = dict(self.kernel.bindings)
+        for name in self.kernel.params:
+            if name not in params:
+                params[name] = val(enc.shared.get(name, z3.Int(name)))
+        launch = Launch(params, {d: val(enc.bdim[d]) for d in DIMS}, {d: val(enc.gdim[d]) for d in DIMS},
+                        self.kernel.warp_size)
+
+        memo: dict = {}
+
+        def unknown(name: str, args: tuple, k: int) -> int:
+            if k and name.startswith(PER_THREAD):
+                name = f"{name}@t{k}"
+            hit = memo.get((name, args))
+            if hit is None:
+                if not args:
+                    hit = val(z3.Int(name))
+                else:
+                    f = enc.funcs.get((name, len(args)))
+                    hit = val(f(*map(z3.IntVal, args))) if f is not None else 0
+                memo[(name, args)] = hit
+            return hit
+
+        sides = [Side(tuple(val(enc.tid[k][d]) for d in DIMS), e.access.id,
+                      {l: val(enc.iteration(k, l)) for l in e.loops}, val(enc.warp(k)))
+                 for k, e in ((1, a), (2, b))]
+        o1, o2 = val(off1), val(off2)
+        return check_witness(self.kernel, launch, unknown, tuple(val(enc.bid[d]) for d in DIMS),
+                             sides[0], sides[1], max(o1, o2), space)
+
+    def _readable(self, solver, model):
+        """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters.
+        Also which warp placements can collide. A wish the model already meets costs no query."""
+        enc = self.exact
+
+        def holds(cs) -> bool:
+            return all(z3.is_true(model.eval(c, model_completion=True)) for c in cs)
+
+        warps = set()
+        for same in (True, False):
+            c = enc.warp(1) == enc.warp(2) if same else enc.warp(1) != enc.warp(2)
+            if holds([c]):
+                warps.add("same" if same else "different")
+                continue
+            solver.push()
+            solver.add(c)
+            if solver.check() == z3.sat:
+                warps.add("same" if same else "different")
+                if not same:    # two warps: the first wish below, met
+                    model = solver.model()
+                    solver.pop()
+                    solver.add(c)
+                    continue
+            solver.pop()
+        wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
+        small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
+                 and z3.is_int(v)]
+        wishes.append([v <= 3 for v in enc.iter_vars.values()])
+        wishes.append([z3.And(v >= 0, v <= 16) for v in small])
+        wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
+        solver.set("timeout", max(self.clock_ms // 10, 200))
+        solver.set("rlimit", max(self.rlimit // 10, 200_000))
+        for wish in wishes:
+            if not wish:
+                continue
+            if holds(wish):
+                solver.add(*wish)
+                continue
+            solver.push()
+            solver.add(*wish)
+            if solver.check() == z3.sat:
+                model = solver.model()
+                solver.pop()
+                solver.add(*wish)
+            else:
+                solver.pop()
+        return model, frozenset(warps)
+
+    def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:
+        enc = self.enc
+        val = lambda e: enc.value_of(model, e)  # noqa: E731
+        t1 = tuple(val(enc.tid[1][d]) for d in DIMS)
+        t2 = tuple(val(enc.tid[2][d]) for d in DIMS)
+        o1, o2 = val(off1), val(off2)
+        byte = max(o1, o2)
+        elem = byte // max(a.access.elem_size, 1)
+
+        def thread(k, ev, idx):
+            iters = {self.loop_line.get(l, l): val(enc.iteration(k, l)) for l in ev.loops}
+            return Thread(idx, val(enc.warp(k)), iters)
+
+        first, second = thread(1, a, t1), thread(2, b, t2)
+        params = {}
+        for name in self.kernel.params:
+            if name in enc.shared:
+                params[name] = val(enc.shared[name])
+        return Witness(first, second, tuple(val(enc.bid[d]) for d in DIMS), elem, byte,
+                       first.warp == second.warp, params)
