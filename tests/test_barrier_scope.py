@@ -215,3 +215,25 @@ void main() {
     assert f["rule"] == "barrier-scope" and f["second"]["kind"] == "read"
     assert f["second"]["origin"]["line"] == 10
     assert "WorkgroupMemory (0x100)" in f["message"] and "memoryBarrierShared()" in f["message"]
+
+
+def test_a_branch_no_thread_takes_passes_no_barrier(cli, tmp_path):
+    """`if (6 > 5)`: the else branch's barrier, which orders nothing, is on no thread's path, so
+    the device write is ordered by the barrier after it (found by the differential campaign: the
+    witness went through the dead branch and did not replay)."""
+    path = tmp_path / "k.metal"
+    path.write_text("""#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* g [[buffer(0)]], uint3 tid [[thread_position_in_threadgroup]]) {
+    for (int r = 1; r < 3; r += 1) {
+        if (6 > 5) {
+            threadgroup_barrier(mem_flags::mem_device);
+        } else {
+            threadgroup_barrier(mem_flags::mem_none);
+        }
+        g[r + tid.x] = (float)tid.x;
+    }
+}
+""")
+    code, report, _ = cli("check", str(path), "--block-dim", "4", "--format", "json", "--no-config")
+    assert code == 0 and report["findings"] == []

@@ -1,8 +1,14 @@
-"""The analysis: everything between the kernel IR and the rules.
+"""The analysis: everything between the kernel IR and the rules. Imports the IR and the shared
+vocabulary only.
 
-`symbolic.py` runs the IR symbolically into access and barrier events; `concurrency.py` builds the
-barrier-interval graph; `addresses.py` and `disjoint.py` separate pairs without the solver;
-`solver.py` encodes what is left for Z3; `races.py` decides each pair and finds its witness,
-`replay.py` replays the witness on concrete values; `fixes.py` re-checks fix hints; `kernel.py`
-collects one kernel's results for the rules. Imports the IR and the shared vocabulary only.
+- `symbolic.py` runs the IR symbolically into access and barrier events.
+- `concurrency.py` builds the barrier-interval graph and walks it.
+- `addresses.py` (address algebra) and `disjoint.py` separate pairs without the solver.
+- `solver.py` encodes symbolic terms for Z3; `queries.py` remembers verdicts by query.
+- `races.py` is the race pass (`PairChecker`), composed of: `pair_shapes.py` (which pairs),
+  `collision_constraints.py` (the queries), `solver_budget.py` (budgets and the cache),
+  `witnesses.py` (witness search and replay), `collision_causes.py` (what a collision needs),
+  `barrier_passes.py` (barrier scope and redundant barriers); `hazards.py` holds its results.
+- `replay.py` runs a witness's two threads on concrete values.
+- `fixes.py` re-checks fix hints; `kernel.py` collects one kernel's results for the rules.
 """

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from analyzer import ir
+from analyzer.analysis.symbolic import fold_constant
 
 MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
 ANY = 3   # after compression: any number of crossings
@@ -50,6 +51,8 @@ class Cfg:
     loop_repeats: set[int] = field(default_factory=set)   # loops whose back edge can be taken
     # The walks from each interval start, shared by the views of many cut sets (`intervals_between`).
     walks: dict[tuple, list] = field(default_factory=dict, repr=False, compare=False)
+    # Walks that outgrew WALK_STATES and were redone coarsely (see `intervals_between`).
+    coarse_walks: int = 0
 
 
 # A frontier wider than this after a branch goes through one join node.
@@ -128,6 +131,10 @@ class _Builder:
             return [n]
         if isinstance(s, ir.If):
             cur = self.reads(s.cond, cur)
+            taken = _constant(s.cond)
+            if taken is not None:
+                # `if (6 > 5)`: no thread takes the other branch, nor passes its barriers.
+                return self.block(s.then if taken else s.orelse, cur, loop_ctx)
             if id(s) in self.uniform and (_shapes_intervals(s.then) or _shapes_intervals(s.orelse)):
                 # Remember which branch a path took: for a uniform condition two threads' paths
                 # must agree, and outside loops the branch's condition holds for that thread.
@@ -193,6 +200,25 @@ class _Builder:
                 self.edge(c, self.exit)
             return []
         raise TypeError(f"unknown IR statement {s!r}")
+
+
+def _constant(e) -> int | None:
+    """The value of an expression of constants only (C's integer semantics), or None."""
+    if isinstance(e, ir.Const) and isinstance(e.value, int):
+        return e.value
+    if isinstance(e, ir.UnOp):
+        a = _constant(e.a)
+        if a is None:
+            return None
+        return {"-": -a, "!": int(not a), "~": ~a}.get(e.op)
+    if isinstance(e, ir.BinOp):
+        a, b = _constant(e.a), _constant(e.b)
+        if a is None or b is None:
+            return None
+        if e.op in ("&&", "||"):
+            return int(bool(a) and bool(b)) if e.op == "&&" else int(bool(a) or bool(b))
+        return fold_constant(e.op, a, b)
+    return None
 
 
 def reads_in(e):
@@ -284,17 +310,36 @@ def intervals_between(cfg: Cfg, cut: frozenset[int]) -> dict[int, list[Reach]]:
             if stopped <= cut and passed.isdisjoint(cut):
                 break
         else:
-            stopped, passed, found = _walk_from(cfg, s, cut, free, relevant)
+            try:
+                stopped, passed, found = _walk_from(cfg, s, cut, free, relevant)
+            except _TooManyStates:
+                # Loop positions multiply with the nesting depth (a barrier in the innermost of
+                # n loops: 3**n positions) and decisions with the branches in a row. Redone with
+                # every loop at any iteration and no branch recorded: more paths, never fewer.
+                cfg.coarse_walks += 1
+                every_loop = frozenset(l for ls in cfg.node_loops.values() for l in ls)
+                stopped, passed, found = _walk_from(cfg, s, cut, every_loop, frozenset(), limit=None)
             walks.append((stopped, passed, found))
         for n, r in found.items():
             out.setdefault(n, []).extend(r)
     return out
 
 
-def _walk_from(cfg: Cfg, s: int, cut: frozenset[int], free: frozenset[int], relevant: frozenset[int]):
+class _TooManyStates(Exception):
+    pass
+
+
+# States (node, loop positions, branch decisions) one walk may visit before it is redone coarsely.
+WALK_STATES = 50_000
+
+
+def _walk_from(cfg: Cfg, s: int, cut: frozenset[int], free: frozenset[int], relevant: frozenset[int],
+               limit: int | None = WALK_STATES):
     """The accesses reached from start s without crossing `cut`, each with its compressed
-    (start, positions, decisions); and the barrier nodes the walk stopped at and passed."""
-    init = tuple(LoopPos(l, True, 0) for l in cfg.node_loops[s])
+    (start, positions, decisions); and the barrier nodes the walk stopped at and passed. Raises
+    _TooManyStates past `limit` states."""
+    # A free loop around the start (only in a coarse walk) is at any iteration from the start on.
+    init = tuple(LoopPos(l, True, ANY if l in free else 0) for l in cfg.node_loops[s])
     seen: set = set()
     reached: dict[int, list[Reach]] = {}
     stopped, passed = set(), set()
@@ -304,6 +349,8 @@ def _walk_from(cfg: Cfg, s: int, cut: frozenset[int], free: frozenset[int], rele
         if state in seen:
             continue
         seen.add(state)
+        if limit is not None and len(seen) + len(stack) > limit:
+            raise _TooManyStates
         n, pos, dec = state
         if n in cut:
             stopped.add(n)

@@ -160,6 +160,12 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         # The change is its place in the original kernel: which list, where, which store guarded.
         key = (id(pa[k][0]) if index is not None else None, index,
                id(pb[-1][0][pb[-1][1]]) if dim is not None else None, dim)
+        if dim is not None:
+            # The guard's claim, checked where it applies: with the barrier (if any) in place,
+            # every collision left of the store with itself writes one value.
+            base = kernel if index is None else _changed(kernel, a, b, k, pb, index, None)
+            if not _same_value_only(reanalyse_strict(base), finding.second.line):
+                continue
         if key in tried:
             fixed, result = tried[key]
         else:
@@ -172,7 +178,7 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         if not removed or new_errors:
             continue
         if what == "barrier" and len(candidates) > 1 and reanalyse_strict is not None \
-                and _repeated_write(reanalyse_strict(fixed), finding.second.line):
+                and _same_value_only(reanalyse_strict(fixed), finding.second.line):
             continue   # every thread stores the same value: the hint should let one thread do it
         return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, True)
     if not candidates:
@@ -183,6 +189,13 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
 
 def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse):
     """A copy of the kernel with the change applied, and its analysis."""
+    fixed = _changed(kernel, a, b, k, pb, index, dim)
+    return fixed, reanalyse(fixed)
+
+
+def _changed(kernel, a, b, k, pb, index, dim):
+    """A copy of the kernel with the change applied: a barrier inserted at `index` of the list
+    around the first access, and/or the second access guarded to thread 0 of `dim`."""
     fixed = copy.deepcopy(kernel)
     fa, fb = _path(fixed.body, _twin(fixed, a)), _path(fixed.body, _twin(fixed, b))
     span = _span(pb[-1][0][pb[-1][1]])
@@ -192,7 +205,7 @@ def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse):
     if index is not None:
         lst = fa[k][0]
         lst.insert(index, ir.Barrier(ir.BLOCK, frozenset({ir.SHARED, ir.GLOBAL}), span, "hint"))
-    return fixed, reanalyse(fixed)
+    return fixed
 
 
 def _line(span: ir.Span) -> tuple[int, str]:
@@ -215,9 +228,17 @@ def _twin(fixed: ir.Kernel, acc: ir.Access) -> ir.Access:
 
 
 def _repeated_write(result, line: int) -> bool:
-    """A benign write-write race of the store at `line` with itself (only --strict reports it)."""
+    """A write-write race of the store at `line` with itself (a benign one only --strict reports)."""
     return any(f.rule == "write-after-write" and f.second.line == line and f.first is not None
                and f.first.line == line for f in result.findings)
+
+
+def _same_value_only(result, line: int) -> bool:
+    """The store at `line` collides with itself, and only where both threads store the same value:
+    letting one thread write changes nothing it stores (the claim the guard hint makes)."""
+    own = [f for f in result.findings if f.rule == "write-after-write" and f.second.line == line
+           and f.first is not None and f.first.line == line]
+    return bool(own) and all((f.witness or {}).get("benign") for f in own)
 
 
 def _repeating_dims(finding, kernel: ir.Kernel) -> list[str]:

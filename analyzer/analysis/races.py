@@ -286,7 +286,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if not data_dependent:
                 loop_state, or_data = self._loop_state_repeats(solver, model)
             solver.push()    # the readability wishes go if the witness must be asked for again
-            model, warps = self._readable(solver, model)
+            model, warps = self._readable(solver, model, a, b)
             space = a.access.space if sink is not out.hazards else None
             model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)

@@ -236,7 +236,7 @@ class SymbolicExecutor:
             if e.op in ("&&", "||"):
                 return ir.BinOp(e.op, a, b)
             if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-                folded = _fold(e.op, a.value, b.value)
+                folded = fold_constant(e.op, a.value, b.value)
                 if folded is not None:
                     return ir.Const(folded)
             return ir.BinOp(e.op, a, b)
@@ -465,7 +465,7 @@ class SymbolicExecutor:
             out = self.intern(ir.Const(0)) if t.loop == lid else t
         elif isinstance(t, ir.BinOp):
             a, b = self._at_first(t.a, lid, memo), self._at_first(t.b, lid, memo)
-            folded = _fold(t.op, a.value, b.value) if isinstance(a, ir.Const) and isinstance(b, ir.Const) else None
+            folded = fold_constant(t.op, a.value, b.value) if isinstance(a, ir.Const) and isinstance(b, ir.Const) else None
             out = (t if a is t.a and b is t.b else
                    self.intern(ir.Const(folded)) if folded is not None else self.intern(ir.BinOp(t.op, a, b)))
         elif isinstance(t, ir.UnOp):
@@ -843,7 +843,7 @@ def _floor_division(cond, a, b):
     return ir.Select(cond, a, b)
 
 
-def _fold(op: str, a: int, b: int) -> int | None:
+def fold_constant(op: str, a: int, b: int) -> int | None:
     try:
         if op == "+":
             return a + b
@@ -855,7 +855,7 @@ def _fold(op: str, a: int, b: int) -> int | None:
             q = abs(a) // abs(b)
             return q if (a >= 0) == (b >= 0) else -q
         if op == "%" and b:
-            return a - b * _fold("/", a, b)  # type: ignore[operator]
+            return a - b * fold_constant("/", a, b)  # type: ignore[operator]
         if op == "<<" and 0 <= b < 64:
             return a << b
         if op == ">>" and 0 <= b < 64:

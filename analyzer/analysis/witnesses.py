@@ -92,9 +92,10 @@ class WitnessSearch:
         return check_witness(self.kernel, launch, unknown, tuple(val(enc.bid[d]) for d in DIMS),
                              sides[0], sides[1], max(o1, o2), space)
 
-    def _readable(self, solver, model):
-        """Prefer a witness that is easy to read: threads in two warps, block 0, small parameters.
-        Also which warp placements can collide. A wish the model already meets costs no query."""
+    def _readable(self, solver, model, a: AccessEvent, b: AccessEvent):
+        """Prefer a witness that is easy to read: threads in two warps, block 0, early iterations,
+        small parameters. Also which warp placements can collide. A wish the model already meets
+        costs no query."""
         enc = self.exact
 
         def holds(cs) -> bool:
@@ -119,7 +120,17 @@ class WitnessSearch:
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
                  and z3.is_int(v)]
-        wishes.append([v <= 3 for v in enc.iter_vars.values()])
+        # Early iterations first: a witness is replayed (and read) by running both threads up to
+        # it, and reaching iteration i of a loop runs every iteration of the loops inside it
+        # before: an outer loop's iteration weighs 2**(loops inside it), the least a replay costs.
+        iters = list(enc.iter_vars.values())
+        steps = [enc.iteration(k, l) * 2 ** min(len(e.loops) - 1 - j, 30)
+                 for k, e in ((1, a), (2, b)) for j, l in enumerate(e.loops)]
+        if steps:
+            wishes.append([z3.Sum(steps) <= 2])
+            wishes.append([z3.Sum(steps) <= 64])
+        wishes.append([v <= 1 for v in iters])
+        wishes.append([v <= 3 for v in iters])
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         solver.set("timeout", max(self.clock_ms // 10, 200))
