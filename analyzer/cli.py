@@ -178,10 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     ll.add_argument("--kv-lora-rank", type=_positive, metavar="N", help="MLA latent dimension (with --qk-rope-head-dim; "
                                                                         "without both, the MLA kernels are skipped)")
     ll.add_argument("--qk-rope-head-dim", type=_positive, metavar="N", help="MLA RoPE dimension")
-    ll.add_argument("--model-config", metavar="CONFIG.JSON",
-                    help="read the shape from a Hugging Face config.json (num_attention_heads, num_key_value_heads, "
-                         "head_dim or hidden_size, torch_dtype, sliding_window, kv_lora_rank, qk_rope_head_dim); "
-                         "`--config FILE.json` is read as this too")
+    ll.add_argument("--model-config", metavar="CONFIG.JSON", nargs="+",
+                    help="read the shape from Hugging Face config.json files, or every *.json of a directory "
+                         "(num_attention_heads, num_key_value_heads, head_dim or hidden_size, torch_dtype, "
+                         "sliding_window, kv_lora_rank, qk_rope_head_dim, text_config); one table per model, "
+                         "shapes shared by several models built once; `--config FILE.json` is read as this too")
     ll.add_argument("--only", metavar="NAME[,NAME]",
                     help="build only the kernels whose table name contains one of the words; the others are "
                          "listed as skipped (for quick runs and tests)")
@@ -295,7 +296,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         if args.model_config:
             raise KernelraceError(f"--config {args.config} and --model-config {args.model_config}: give the "
                                   f"model's config.json once")
-        args.model_config = args.config
+        args.model_config = [args.config]
         del args.config
     cfg = _config(args)
     st = _settings(args, cfg)
@@ -365,9 +366,10 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         code = EXIT_CLEAN
     llm_table = None
     if llm_run is not None:
-        shape, targets, _, cells = llm_run
-        llm_table = llm.table(shape, targets, cells, results)
-        failed = sum(c.failed is not None for c in cells)
+        runs, targets, _ = llm_run
+        tables = [llm.table(shape, targets, cells, results, models) for models, shape, cells in runs]
+        llm_table = tables[0] if len(tables) == 1 else tables   # several models: one table each
+        failed = sum(c.failed is not None for _, _, cells in runs for c in cells)
         if failed:
             code = EXIT_BAD_INPUT
     invocation = {"argv": args.argv, "exitCode": code, "workingDirectory": os.getcwd()} | hidden
@@ -397,15 +399,20 @@ def _targets(text: str) -> list[str]:
 
 
 def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
-    """`kernelrace llm`: build and check every kernel of the model's shape on every target.
-    Returns (shape, targets, results, cells); the table is made after the findings are filtered."""
+    """`kernelrace llm`: build and check every kernel of each model's shape on every target.
+    Returns ([(models, shape, cells)], targets, results), one entry per distinct shape (the models
+    that share it are built once); the tables are made after the findings are filtered."""
     targets = list(dict.fromkeys(_targets(args.target)))
-    shape = llm.shape_from({"num_qo_heads": args.num_qo_heads, "num_kv_heads": args.num_kv_heads,
-                            "head_dim": args.head_dim, "dtype": args.dtype, "page_size": args.page_size,
-                            "sliding_window": args.sliding_window, "kv_lora_rank": args.kv_lora_rank,
-                            "qk_rope_head_dim": args.qk_rope_head_dim}, args.model_config)
-    entries = llm.select(llm.entries(shape), args.only)
-    todo = sum(e.skip is None for e in entries) * len(targets)
+    given = {"num_qo_heads": args.num_qo_heads, "num_kv_heads": args.num_kv_heads, "head_dim": args.head_dim,
+             "dtype": args.dtype, "page_size": args.page_size, "sliding_window": args.sliding_window,
+             "kv_lora_rank": args.kv_lora_rank, "qk_rope_head_dim": args.qk_rope_head_dim}
+    shapes: dict[llm.Shape, list[str]] = {}
+    for path in llm.model_config_files(args.model_config or []) or [None]:
+        models = shapes.setdefault(llm.shape_from(given, path), [])
+        if path is not None:
+            models.append(path)
+    plans = [(models, shape, llm.select(llm.entries(shape), args.only)) for shape, models in shapes.items()]
+    todo = sum(e.skip is None for _, _, entries in plans for e in entries) * len(targets)
     bar = None
     if not st.quiet and err.is_terminal:   # a progress bar on a terminal only; nothing on a pipe or file
         from rich.progress import (
@@ -423,11 +430,12 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
 
     workers = Workers(min(st.jobs, max(todo, 1)))
     # Every cell is handed to the workers up front; `llm.run` reads them in table order.
-    ahead = {(e.name, t): workers.submit(build_and_check, e.builder, e.params, t, st.options, bool(st.emit_dir))
-             for e in entries if e.skip is None for t in targets}
+    ahead = {(i, e.name, t): workers.submit(build_and_check, e.builder, e.params, t, st.options, bool(st.emit_dir))
+             for i, (_, _, entries) in enumerate(plans) for e in entries if e.skip is None for t in targets}
+    plan = 0
 
     def check(entry: llm.Entry, target: str) -> list[KernelResult]:
-        kernels, build_seconds, sources = ahead.pop((entry.name, target)).result()
+        kernels, build_seconds, sources = ahead.pop((plan, entry.name, target)).result()
         if st.verbose:
             say(f"built {entry.name} for {target} in {build_seconds:.2f} s, analysed {len(kernels)} kernel(s) in "
                 f"{sum(k.seconds for k in kernels):.2f} s", markup=False)
@@ -435,7 +443,7 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
             emitted.update(_emit(kernels, sources, st.emit_dir))
         return kernels
 
-    skipped = {e.name for e in entries if e.skip}
+    skipped = {e.name for _, _, entries in plans for e in entries if e.skip}
 
     def progress(label: str, done: bool) -> None:
         if bar is None or label.rsplit(" [", 1)[0] in skipped:
@@ -447,13 +455,20 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
 
     if bar is not None:
         bar.start()
+    results: list[KernelResult] = []
+    runs = []
     try:
         with workers:
-            results, cells = llm.run(entries, targets, check, progress)
+            for plan, (models, shape, entries) in enumerate(plans):
+                got, cells = llm.run(entries, targets, check, progress)
+                for c in cells:     # indices into this shape's results, then into the whole run's
+                    c.results = [i + len(results) for i in c.results]
+                results.extend(got)
+                runs.append((models, shape, cells))
     finally:
         if bar is not None:
             bar.stop()
-    return shape, targets, results, cells
+    return runs, targets, results
 
 
 def _jobs(args, cfg: Config) -> list[LintJob]:

@@ -32,7 +32,7 @@ SLIDING_WINDOW_SIZE = 1024  # TVM's default `sliding_window_size` of _attention_
 MLA_OPTIONS = "--kv-lora-rank and --qk-rope-head-dim"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Shape:
     num_qo_heads: int
     num_kv_heads: int
@@ -187,6 +187,11 @@ def read_model_config(path: str) -> dict[str, Any]:
     out["num_qo_heads"] = heads
     out["num_kv_heads"] = integer("num_key_value_heads") or heads
     head_dim = integer("head_dim")
+    nope, rope = integer("qk_nope_head_dim"), integer("qk_rope_head_dim")
+    if head_dim is None and nope is not None and rope is not None:
+        # MLA (DeepSeek V2/V3, Kimi K2): no head_dim; a query/key head is the no-RoPE part and the
+        # RoPE part (hidden_size / heads is not a head dimension there).
+        head_dim = nope + rope
     if head_dim is None:
         if "hidden_size" not in data:
             raise KernelraceError(f"{path}: missing key 'head_dim' (or 'hidden_size' to derive it from)")
@@ -204,6 +209,11 @@ def read_model_config(path: str) -> dict[str, Any]:
                                       f"(supported: {', '.join(DTYPES)})")
             out["dtype"] = HF_DTYPES[v.removeprefix("torch.")]
             break
+    scaling = data.get("rope_scaling")
+    if scaling is not None and not (isinstance(scaling, dict)
+                                    and isinstance(scaling.get("rope_type", scaling.get("type", "")), str)):
+        raise KernelraceError(f"{path}: key 'rope_scaling': expected an object with a 'rope_type', "
+                              f"got {json.dumps(scaling)}")
     if data.get("use_sliding_window") is not False:
         sw = integer("sliding_window")
         if sw is not None:
@@ -214,6 +224,21 @@ def read_model_config(path: str) -> dict[str, Any]:
     if layers is not None:
         out["num_layers"] = layers
     return {k: v for k, v in out.items() if v is not None}
+
+
+def model_config_files(paths: list[str]) -> list[str]:
+    """The config files named, with each directory standing for its `*.json` files (sorted)."""
+    out: list[str] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            found = sorted(str(f) for f in p.glob("*.json") if f.is_file())
+            if not found:
+                raise KernelraceError(f"{given}: no *.json model configs in this directory")
+            out.extend(found)
+        else:
+            out.append(given)
+    return list(dict.fromkeys(out))
 
 
 def shape_from(cli: dict[str, Any], model_config: str | None) -> Shape:
@@ -326,8 +351,10 @@ def status(cell: Cell, results: list[KernelResult]) -> tuple[str, dict[str, int]
     return ("findings" if any(r.status == "findings" for r in rs) else "clean"), counts
 
 
-def table(shape: Shape, targets: list[str], cells: list[Cell], results: list[KernelResult]) -> dict[str, Any]:
-    """The summary table as data: one row per kernel and target; the skipped ones again with reasons."""
+def table(shape: Shape, targets: list[str], cells: list[Cell], results: list[KernelResult],
+          models: list[str] | None = None) -> dict[str, Any]:
+    """The summary table as data: one row per kernel and target; the skipped ones again with reasons;
+    `models`, the config files of this shape (several models may share one)."""
     rows, skipped = [], []
     for c in cells:
         st, counts = status(c, results)
@@ -339,4 +366,7 @@ def table(shape: Shape, targets: list[str], cells: list[Cell], results: list[Ker
         if st == "skipped":
             skipped.append({"kernel": c.entry.name, "builder": c.entry.builder, "target": c.target,
                             "reason": c.skipped})
-    return {"shape": shape.as_dict(), "targets": list(targets), "rows": rows, "skipped": skipped}
+    out = {"shape": shape.as_dict(), "targets": list(targets), "rows": rows, "skipped": skipped}
+    if models:
+        out["models"] = list(models)
+    return out

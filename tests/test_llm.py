@@ -4,6 +4,7 @@ The full corpus takes over a minute per target, so the command-line tests build 
 (`--only`); the other kernels must still be listed in the table, skipped with a reason."""
 
 import json
+from pathlib import Path
 
 import pytest
 from test_tvm_corpus import KNOWN_RACES
@@ -181,3 +182,49 @@ def test_a_kernel_that_cannot_be_analysed_is_a_failed_cell_and_exit_2(cli, monke
     (row,) = [r for r in report["llm"]["rows"] if r["status"] != "skipped"]
     assert row["kernel"] == "_copy_single_page" and row["status"] == "failed"
     assert row["reason"] == "_copy_single_page.cu:1:1: syntax error"
+
+
+PANEL = Path(__file__).resolve().parent.parent / "benchmarks" / "model_configs"
+
+
+def test_published_configs_read_as_published():
+    """The panel's configs, as the Hub has them: head_dim absent (hidden / heads), text_config,
+    MLA without head_dim (qk_nope + qk_rope), rope_scaling objects, sliding_window off or null."""
+    shapes = {Path(p).stem: llm.shape_from({}, p) for p in llm.model_config_files([str(PANEL)])}
+    assert len(shapes) >= 8
+    assert (shapes["phi-2"].head_dim, shapes["phi-2"].num_kv_heads, shapes["phi-2"].dtype) == (80, 32, "float16")
+    assert shapes["phi-3-mini-128k-instruct"].head_dim == 96
+    assert (shapes["qwen2-7b-instruct"].num_qo_heads, shapes["qwen2-7b-instruct"].num_kv_heads,
+            shapes["qwen2-7b-instruct"].sliding_window) == (28, 4, None)   # use_sliding_window: false
+    assert (shapes["gemma-3-4b-it"].head_dim, shapes["gemma-3-4b-it"].sliding_window) == (256, 1024)
+    mla = shapes["deepseek-v2-lite-chat"]
+    assert (mla.head_dim, mla.kv_lora_rank, mla.qk_rope_head_dim) == (192, 512, 64)
+    assert {s.dtype for s in shapes.values()} == {"bfloat16", "float16", "float32"}
+
+
+def test_bad_rope_scaling_is_one_line(cli, tmp_path):
+    cfg = _config(tmp_path, num_attention_heads=8, head_dim=64, rope_scaling="longrope")
+    code, _, err = cli("llm", "--model-config", str(cfg))
+    assert code == 2 and err == (f"kernelrace: error: {cfg}: key 'rope_scaling': expected an object with a "
+                                 f"'rope_type', got \"longrope\"\n")
+
+
+def test_several_models_one_table_each_and_shared_shapes_built_once(cli, tmp_path, monkeypatch):
+    import shutil
+
+    import analyzer.pipeline
+
+    for name in ("llama-3.1-8b-instruct.json", "qwen2-7b-instruct.json"):
+        shutil.copy(PANEL / name, tmp_path / name)
+    shutil.copy(PANEL / "llama-3.1-8b-instruct.json", tmp_path / "llama-again.json")
+    builds = []
+    real = analyzer.pipeline.build
+    monkeypatch.setattr(analyzer.pipeline, "build", lambda *a: builds.append(a) or real(*a))
+    code, report, _ = cli("llm", "--model-config", str(tmp_path), "--target", "cuda", "--only", "merge_state",
+                          "--format", "json", "--jobs", "1")
+    assert code == 1
+    tables = report["llm"]
+    assert [t["models"] for t in tables] == [[str(tmp_path / "llama-3.1-8b-instruct.json"),
+                                              str(tmp_path / "llama-again.json")],
+                                             [str(tmp_path / "qwen2-7b-instruct.json")]]
+    assert len(builds) == 2      # the two llama configs share one shape

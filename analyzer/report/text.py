@@ -119,7 +119,8 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
         total = sum(r.seconds for r in results)
         console.print(f"[dim]analysis: {total:.3f} s, {sum(r.queries for r in results)} solver queries[/]")
     if llm is not None and not quiet:
-        print_llm_table(llm, console)
+        for one in (llm if isinstance(llm, list) else [llm]):   # several model configs: a table each
+            print_llm_table(one, console)
     s = summary(results, hidden)
     style = "bold red" if s["errors"] else "bold green"
     tail = ", ".join(f"{s[k]} {label}" for k, label in (("in_baseline", "in baseline"), ("suppressed", "suppressed"))
@@ -153,6 +154,8 @@ def print_llm_table(llm: dict[str, Any], console: Console) -> None:
 
     shape = llm["shape"]
     title = ", ".join(f"{k}={v}" for k, v in shape.items() if v is not None)
+    if llm.get("models"):
+        title = f"{', '.join(llm['models'])} ({title})"
     t = Table(title=f"kernelrace llm: {escape(title)}", title_justify="left", show_lines=False)
     t.add_column("kernel", no_wrap=True)
     for target in llm["targets"]:
