@@ -1,0 +1,233 @@
+"""Where the C-family lowering reads and writes: assignments, indexing, members, dereference and
+address-of, and the memory accesses (ir.Access) that loads and stores through pointers make.
+
+Separate from the arithmetic of expressions: this is where a value's place (a local, a buffer
+element, a member of an argument struct) is resolved, and where struct members will grow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lark import Tree
+
+from analyzer import ir
+from analyzer.errors import KernelraceError
+from analyzer.frontend.c_tree import Unsupported, kind
+from analyzer.frontend.c_values import (BuiltinVec, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Value,
+                                        Vector, _add, _mul)
+from analyzer.frontend.types import COMPONENTS, size_of, vector_shape
+
+
+class AccessLowering:
+    """Assignments, lvalues, loads and stores; mixed into CLowering."""
+
+    def effect(self, node) -> list[ir.Stmt]:
+        k = kind(node) if isinstance(node, Tree) else ""
+        span = self.span(node)
+        if k == "assign":
+            target, op, value = node.children
+            op = str(op)
+            rhs = self.rvalue(value)
+            if op != "=":
+                cur = self.rvalue(target)
+                rhs = self._binop(op[:-1], cur, rhs, node)
+            return self.store(target, rhs, span)
+        if k in ("pre_incdec", "post_incdec"):
+            target = node.children[1] if k == "pre_incdec" else node.children[0]
+            op = str(node.children[0] if k == "pre_incdec" else node.children[1])
+            cur = self.rvalue(target)
+            rhs = self._binop("+" if op == "++" else "-", cur, Scalar(ir.Const(1)), node)
+            return self.store(target, rhs, span)
+        if k == "call":
+            handled = self.call_stmt(node)
+            if handled is not None:
+                return handled
+        val = self.rvalue(node)
+        if isinstance(val, Scalar):
+            return [ir.Eval(val.expr, span)]
+        if isinstance(val, Vector):
+            return [ir.Eval(ir.Call("vec", val.comps), span)]
+        return []
+
+    def store(self, target, val: Value, span) -> list[ir.Stmt]:
+        k = kind(target) if isinstance(target, Tree) else ""
+        if k == "name":
+            ref = self.lookup(str(target.children[0]), target)
+            if isinstance(ref, LocalRef):
+                return self._assign_local(ref, val, span)
+            if isinstance(ref, SharedScalar):
+                return [self._access_stmt(ref.ptr, True, val, span)]
+            if isinstance(ref, Pointer) and isinstance(val, Pointer):
+                # reassigning a local pointer variable
+                self.scopes[-1][str(target.children[0])] = val
+                return []
+            raise Unsupported(target, f"assignment to '{target.children[0]}'")
+        if k == "member":
+            base = self.rvalue_or_ref(target.children[0])
+            comp = COMPONENTS.get(str(target.children[1]))
+            if isinstance(base, LocalRef) and comp is not None:
+                return [ir.Assign(f"{base.name}.{comp}", self._scalar(val), span)]
+            ptr = self._member_pointer(base, target)
+            if ptr is not None:
+                return [self._access_stmt(ptr, True, val, span)]
+            raise Unsupported(target, "assignment to a struct member")
+        if k in ("index", "deref"):
+            if k == "index":
+                base = self.rvalue_or_ref(target.children[0])
+                if isinstance(base, LocalRef) and vector_shape(base.ty):
+                    idx = self._scalar(self.rvalue(target.children[1]))
+                    if isinstance(idx, ir.Const):
+                        return [ir.Assign(f"{base.name}.{idx.value}", self._scalar(val), span)]
+                    raise Unsupported(target, "vector lane selected by a variable")
+            ptr = self.lvalue_pointer(target)
+            return [self._access_stmt(ptr, True, val, span)]
+        raise Unsupported(target, f"assignment target '{k}'")
+
+    def _assign_local(self, ref: LocalRef, val: Value, span) -> list[ir.Stmt]:
+        shape = vector_shape(ref.ty)
+        if shape:
+            comps = self._components(val, shape[1])
+            return [ir.Assign(f"{ref.name}.{i}", c, span) for i, c in enumerate(comps)]
+        return [ir.Assign(ref.name, self._scalar(val), span)]
+
+    def _access_stmt(self, ptr: Pointer, is_write: bool, val: Value | None, span, atomic=False) -> ir.MemOp:
+        acc = self.make_access(ptr, is_write, span, atomic)
+        if val is not None:
+            acc.value = self._value_expr(val)
+        return ir.MemOp(acc)
+
+    def make_access(self, ptr: Pointer, is_write: bool, span, atomic=False) -> ir.Access:
+        if ptr.buffer == "?":
+            raise KernelraceError(f"{span}: pointer of unknown origin")
+        buf = self.kernel.buffers[ptr.buffer]
+        width = size_of(ptr.elem) or buf.elem_size
+        return ir.Access(ptr.buffer, ptr.space, ptr.offset, width, is_write, span,
+                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids))
+
+    def lvalue_pointer(self, node) -> Pointer:
+        k = kind(node)
+        if k == "index":
+            base = self.rvalue(node.children[0])
+            if isinstance(base, Pointer):
+                idx = self._scalar(self.rvalue(node.children[1]))
+                size = size_of(base.elem) or 4
+                for n in base.inner:
+                    size *= n
+                return replace(base, offset=_add(base.offset, _mul(idx, size)), inner=base.inner[1:])
+        if k == "deref":
+            base = self.rvalue(node.children[-1])
+            if isinstance(base, Pointer):
+                return base
+        raise Unsupported(node, "memory access through a non-pointer")
+
+    def load(self, ptr: Pointer, span) -> Value:
+        acc = self.make_access(ptr, False, span)
+        read = ir.Read(acc)
+        shape = vector_shape(ptr.elem)
+        if shape:
+            return Vector(tuple(ir.Call(f"lane{i}", (read,)) for i in range(shape[1])), ptr.elem)
+        return Scalar(read, ptr.elem)
+
+    def expr_addr_of(self, node):
+        target = node.children[-1]
+        if isinstance(target, Tree) and kind(target) == "name":
+            ref = self.lookup(str(target.children[0]), target)
+            if isinstance(ref, SharedScalar):
+                return ref.ptr
+        if isinstance(target, Tree) and kind(target) in ("index", "deref"):
+            return self.lvalue_pointer(target)
+        raise Unsupported(node, "address of a non-memory value")
+
+    def expr_deref(self, node):
+        ptr = self.rvalue(node.children[-1])
+        if not isinstance(ptr, Pointer):
+            raise Unsupported(node, "dereference of a non-pointer")
+        return self.load(ptr, self.span(node))
+
+    def _root_is_param_struct(self, node) -> bool:
+        while isinstance(node, Tree) and kind(node) in ("member", "index"):
+            node = node.children[0]
+        return (isinstance(node, Tree) and kind(node) == "name"
+                and isinstance(self.lookup(str(node.children[0]), node), ParamStruct))
+
+    def expr_index(self, node):
+        if self._root_is_param_struct(node):
+            return self._param_path(node)
+        base = self.rvalue_or_ref(node.children[0])
+        if isinstance(base, LocalRef) and vector_shape(base.ty):
+            idx = self._scalar(self.rvalue(node.children[1]))
+            if isinstance(idx, ir.Const):
+                return Scalar(ir.Var(f"{base.name}.{idx.value}"), vector_shape(base.ty)[0])  # type: ignore[index]
+            raise Unsupported(node, "vector lane selected by a variable")
+        if isinstance(base, Vector):
+            idx = self._scalar(self.rvalue(node.children[1]))
+            if isinstance(idx, ir.Const) and idx.value < len(base.comps):
+                return Scalar(base.comps[idx.value], (vector_shape(base.ty) or ("int", 0))[0])
+            raise Unsupported(node, "vector lane selected by a variable")
+        if isinstance(base, ParamStruct):
+            return self._param_path(node)
+        ptr = self.lvalue_pointer(node)
+        if isinstance(base, Pointer) and base.inner:
+            return ptr  # a row of a multi-dimensional array
+        return self.load(ptr, self.span(node))
+
+    def _param_path(self, node) -> Scalar:
+        """arg.H[0] on a constant argument struct: a uniform scalar parameter named by its path."""
+        def text(n) -> str:   # a loop, not recursion: `arg.a.a.a...` may be any length
+            parts = []
+            while kind(n) != "name":
+                k = kind(n)
+                if k == "member":
+                    parts.append(f".{n.children[1]}")
+                elif k == "index":
+                    idx = self._scalar(self.rvalue(n.children[1]))
+                    if not isinstance(idx, ir.Const):
+                        raise Unsupported(n, "argument struct indexed by a variable")
+                    parts.append(f"[{idx.value}]")
+                else:
+                    raise Unsupported(n, "argument struct expression")
+                n = n.children[0]
+            return str(n.children[0]) + "".join(reversed(parts))
+        name = text(node)
+        # TVM's Metal argument struct holds each scalar as `arg.NAME[0]`: call it NAME.
+        root, _, rest = name.partition(".")
+        if rest.endswith("[0]") and "." not in rest and rest.count("[") == 1:
+            name = rest[:-3]
+        elif rest and "." not in rest and "[" not in rest:
+            name = rest
+        if name not in self.kernel.params:
+            self.kernel.params.append(name)
+        return Scalar(ir.Param(name), "int")
+
+    def expr_member(self, node):
+        if self._root_is_param_struct(node):
+            return self._param_path(node)
+        base = self.rvalue_or_ref(node.children[0])
+        field = str(node.children[1])
+        if isinstance(base, BuiltinVec):
+            if field not in ("x", "y", "z"):
+                raise Unsupported(node, f"member '.{field}' of a builtin index vector (it has .x, .y, .z)")
+            return Scalar(ir.Builtin(f"{base.prefix}.{field}"), "uint")
+        if isinstance(base, ParamStruct):
+            return self._param_path(node)
+        comp = COMPONENTS.get(field)
+        if isinstance(base, LocalRef) and comp is not None:
+            return Scalar(ir.Var(f"{base.name}.{comp}"), (vector_shape(base.ty) or ("int", 0))[0])
+        if isinstance(base, Vector) and comp is not None and comp < len(base.comps):
+            return Scalar(base.comps[comp], (vector_shape(base.ty) or ("int", 0))[0])
+        raise Unsupported(node, f"member '.{field}'")
+
+    def _member_pointer(self, base, node) -> Pointer | None:
+        return None
+
+    def expr_arrow(self, node):
+        raise Unsupported(node, "'->' member access")
+
+    def expr_pre_incdec(self, node):
+        raise Unsupported(node, "'++'/'--' inside an expression")
+
+    expr_post_incdec = expr_pre_incdec
+
+    def expr_assign(self, node):
+        raise Unsupported(node, "assignment inside an expression")

@@ -1,0 +1,169 @@
+"""Declarations in the C-family lowering: types, kernel parameters, local variables, arrays,
+pointers and shared memory, and the scopes that name them.
+
+Separate from expressions and statements because declarations are where a C++ front end grows
+most (structs, templates, references); the dialects hook in here for attribute-bound parameters
+and builtin variables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from lark import Token, Tree
+
+from analyzer import ir
+from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
+from analyzer.frontend.c_values import FuncRef, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
+from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
+
+
+class DeclLowering:
+    """Types, parameters and local declarations; mixed into CLowering."""
+
+    def _type_of(self, node: Tree) -> TypeInfo:
+        """Type of a param/decl/type_name node: its specs, type_core and pointer declarators."""
+        quals: list[str] = []
+        base = "int"
+        ptr = 0
+        ref = False
+        for c in node.children:
+            if not isinstance(c, Tree):
+                continue
+            k = kind(c)
+            if k == "spec":
+                for q in c.children:
+                    if isinstance(q, Tree) and kind(q) == "qualifier":
+                        quals.append(str(q.children[0]))
+            elif k == "type_core":
+                words = [str(w) for w in tokens_of(c)]
+                base = normalize(words) if any(w in ("unsigned", "signed", "long", "short") for w in words) else words[0]
+            elif k == "elaborated_type":
+                base = str(c.children[-1])
+            elif k == "pointer":
+                ptr += 1
+            elif k == "reference":
+                ref = True
+        space = None
+        for q in quals:
+            if q in self.space_of_qualifier:
+                space = self.space_of_qualifier[q]
+        return TypeInfo(base, ptr, space, ref, tuple(quals))
+
+    space_of_qualifier: dict[str, str] = {}
+
+    def _declare_param(self, p: Tree) -> None:
+        ty = self._type_of(p)
+        names = [c for c in p.children if isinstance(c, Token) and c.type == "NAME"]
+        if not names:
+            return
+        name = str(names[0])
+        attrs = [c for c in p.children if isinstance(c, Tree) and kind(c) == "attribute"]
+        bound = self._builtin_param(name, ty, attrs)
+        if bound is not None:
+            self.scopes[0][name] = bound
+            return
+        if ty.ptr:
+            space = ty.space or ir.GLOBAL
+            if space == ir.CONSTANT or "const" in ty.quals and space != ir.GLOBAL:
+                space = ir.CONSTANT
+            size = size_of(ty.base) or 4
+            self.kernel.buffers[name] = ir.Buffer(name, space, ty.base, size)
+            self.scopes[0][name] = Pointer(name, space, ty.base, ir.Const(0))
+        elif size_of(ty.base) is None and ty.base not in SCALAR_SIZES:
+            # A struct passed by constant reference: its fields are uniform parameters.
+            self.scopes[0][name] = ParamStruct(name)
+        else:
+            self.kernel.params.append(name)
+            self.scopes[0][name] = Scalar(ir.Param(name), ty.base)
+
+    def _builtin_param(self, name, ty, attrs) -> Value | None:
+        return None
+
+    def declare_local(self, name: str, value: Value) -> None:
+        self.scopes[-1][name] = value
+
+    def fresh_var(self, name: str) -> str:
+        n = self.var_counts.get(name, 0)
+        self.var_counts[name] = n + 1
+        return name if n == 0 else f"{name}#{n}"
+
+    def lookup(self, name: str, node) -> Value:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        builtin = self.builtin_name(name)
+        if builtin is not None:
+            return builtin
+        if name in self.functions:
+            return FuncRef(name)
+        return FuncRef(name)  # unknown names are treated as external pure functions when called
+
+    def builtin_name(self, name: str) -> Value | None:
+        return None
+
+    def stmt_decl_stmt(self, node):
+        ty = self._type_of(node)
+        out: list[ir.Stmt] = []
+        for d in node.children:
+            if isinstance(d, Tree) and kind(d) == "init_declarator":
+                out.extend(self._declare(d, ty))
+        return self._flush(out)
+
+    def _declare(self, d: Tree, ty: TypeInfo) -> list[ir.Stmt]:
+        name = str(d.children[0])
+        dims = [c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"]
+        init = d.children[-1] if len(d.children) > 1 and not (isinstance(d.children[-1], Tree) and kind(d.children[-1]) in ("array_dim", "attribute")) else None
+        span = self.span(d)
+        if dims:
+            elem_size = size_of(ty.base) or 4
+            space = ir.SHARED if set(ty.quals) & self.shared_qualifiers else ir.PRIVATE
+            bname = self.fresh_var(name)
+            self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, elem_size)
+            extents = []
+            for dim in dims:
+                n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
+                if not isinstance(n, ir.Const):
+                    if dim is dims[0] and n is None:
+                        extents.append(None)  # `extern __shared__ float s[];`: size set at launch
+                        continue
+                    raise Unsupported(dim, "array dimension that is not a constant")
+                extents.append(n.value)
+            if None not in extents:
+                total = elem_size
+                for n in extents:
+                    total *= n
+                self.kernel.buffers[bname].size_bytes = total
+            extents = extents[1:]
+            self.declare_local(name, Pointer(bname, space, ty.base, ir.Const(0), tuple(extents)))
+            if init is not None:
+                raise Unsupported(init, "array initializer")
+            return []
+        if ty.ptr:
+            if init is None:
+                self.declare_local(name, Pointer("?", ir.GLOBAL, ty.base, ir.Const(0)))
+                return []
+            val = self.rvalue(init)
+            if not isinstance(val, Pointer):
+                raise Unsupported(init, "pointer initialised from a non-pointer value")
+            self.declare_local(name, replace(val, elem=ty.base))
+            return []
+        if ty.ref:
+            raise Unsupported(d, "local reference variable")
+        if set(ty.quals) & self.shared_qualifiers:
+            bname = self.fresh_var(name)
+            size = size_of(ty.base) or 4
+            self.kernel.buffers[bname] = ir.Buffer(bname, ir.SHARED, ty.base, size, size_bytes=size)
+            ptr = Pointer(bname, ir.SHARED, ty.base, ir.Const(0))
+            self.declare_local(name, SharedScalar(ptr))
+            if init is not None:
+                raise Unsupported(init, "initializer of a shared variable")
+            return []
+        vname = self.fresh_var(name)
+        ref = LocalRef(vname, ty.base)
+        out: list[ir.Stmt] = []
+        if init is not None:
+            val = self.rvalue(init)
+            out.extend(self._assign_local(ref, val, span))
+        self.declare_local(name, ref)
+        return out

@@ -1,0 +1,115 @@
+"""Statements in the C-family lowering: blocks and scopes, conditionals, loops and jumps.
+
+Separate from expressions: control flow maps onto the IR's If/Loop/Break/Continue/Return and grows
+on its own (switch, do-while); the effects of an expression statement are lowered in c_access.
+"""
+
+from __future__ import annotations
+
+from lark import Token, Tree
+
+from analyzer import ir
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_values import Scalar, Vector
+
+
+_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN"})
+
+
+class StmtLowering:
+    """Blocks and control-flow statements; mixed into CLowering."""
+
+    def _block(self, node: Tree) -> list[ir.Stmt]:
+        self.scopes.append({})
+        out: list[ir.Stmt] = []
+        for s in node.children:
+            out.extend(self.stmt(s))
+        self.scopes.pop()
+        return out
+
+    def _flush(self, stmts: list[ir.Stmt]) -> list[ir.Stmt]:
+        pending, self.pending = self.pending, []
+        return pending + stmts
+
+    def stmt(self, node) -> list[ir.Stmt]:
+        if node is None or not isinstance(node, Tree):
+            return []
+        return self._dispatch(node, "stmt", "statement")
+
+    @staticmethod
+    def parts(node: Tree) -> list:
+        """A statement's children without its keywords (kept in the tree for positions only)."""
+        return [c for c in node.children if not (isinstance(c, Token) and c.type in _KEYWORDS)]
+
+    def stmt_compound_stmt(self, node):
+        return self._block(node)
+
+    def stmt_empty_stmt(self, node):
+        return []
+
+    def stmt_pragma_stmt(self, node):
+        return []
+
+    def stmt_expr_stmt(self, node):
+        expr = node.children[0]
+        if expr is None:
+            return []
+        return self._flush(self.effect(expr))
+
+    def stmt_break_stmt(self, node):
+        return [ir.Break(self.span(node))]
+
+    def stmt_continue_stmt(self, node):
+        return [ir.Continue(self.span(node))]
+
+    def stmt_return_stmt(self, node):
+        pre: list[ir.Stmt] = []
+        parts = self.parts(node)
+        if parts and parts[0] is not None:
+            val = self.rvalue(parts[0])
+            if self.inline_depth and isinstance(val, (Scalar, Vector)):
+                pre.append(ir.Assign(self.return_var, self._scalar(val), self.span(node)))
+            elif isinstance(val, Scalar):
+                pre.append(ir.Eval(val.expr, self.span(node)))
+        return self._flush(pre) + [ir.Return(self.span(node))]
+
+    def stmt_if_stmt(self, node):
+        parts = self.parts(node)
+        cond_n, then_n = parts[0], parts[1]
+        else_n = parts[2] if len(parts) > 2 else None
+        cond = self.cond(cond_n)
+        pre = self._flush([])
+        self.scopes.append({})
+        then = self.stmt(then_n)
+        self.scopes.pop()
+        self.scopes.append({})
+        orelse = self.stmt(else_n) if else_n is not None else []
+        self.scopes.pop()
+        return pre + [ir.If(cond, then, orelse, self.span(node))]
+
+    def stmt_while_stmt(self, node):
+        cond_n, body_n = self.parts(node)
+        cond = self.cond(cond_n)
+        if self.pending:
+            raise Unsupported(cond_n, "side effect in a loop condition")
+        if isinstance(cond, ir.Const) and cond.value != 0:
+            cond = None
+        self.scopes.append({})
+        body = self.stmt(body_n)
+        self.scopes.pop()
+        return [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
+
+    def stmt_do_stmt(self, node):
+        raise Unsupported(node, "do-while loop")
+
+    def stmt_for_stmt(self, node):
+        init_n, cond_n, upd_n, body_n = self.parts(node)
+        self.scopes.append({})
+        init = self.stmt(init_n)
+        cond = self.cond(cond_n) if cond_n is not None else None
+        if self.pending:
+            raise Unsupported(cond_n, "side effect in a loop condition")
+        update = self._flush(self.effect(upd_n)) if upd_n is not None else []
+        body = self.stmt(body_n)
+        self.scopes.pop()
+        return init + [ir.Loop([], cond, update, body, self.span(node), next(self.loop_ids))]

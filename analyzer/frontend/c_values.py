@@ -1,0 +1,91 @@
+"""The typed values the C-family lowering produces while lowering expressions, declared types,
+and the folding of the byte offsets pointers carry.
+
+Just enough typing to turn pointer arithmetic, casts and vector accesses into byte-addressed
+accesses of a named buffer; every piece of the lowering passes these around, so they stand alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer import ir
+
+
+@dataclass(frozen=True)
+class Scalar:
+    expr: ir.Expr
+    ty: str = "int"
+
+
+@dataclass(frozen=True)
+class Vector:
+    comps: tuple[ir.Expr, ...]
+    ty: str
+
+
+@dataclass(frozen=True)
+class Pointer:
+    buffer: str
+    space: str
+    elem: str           # pointee type
+    offset: ir.Expr     # bytes from the buffer's base
+    inner: tuple[int, ...] = ()  # remaining dimensions of a multi-dimensional array
+
+
+@dataclass(frozen=True)
+class BuiltinVec:
+    prefix: str         # "tid", "bid", "bdim", "gdim"
+
+
+@dataclass(frozen=True)
+class ParamStruct:
+    name: str           # Metal constant argument struct: arg.H[0] is a uniform parameter
+
+
+@dataclass(frozen=True)
+class LocalRef:
+    """A local scalar or vector variable (IR variable names are unique per declaration)."""
+    name: str
+    ty: str
+
+
+@dataclass(frozen=True)
+class SharedScalar:
+    """A `__shared__ float total;` scalar: every use is a memory access of a one-element buffer."""
+    ptr: "Pointer"
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    name: str
+
+
+Value = Scalar | Vector | Pointer | BuiltinVec | ParamStruct | LocalRef | SharedScalar | FuncRef
+
+
+@dataclass
+class TypeInfo:
+    base: str
+    ptr: int = 0
+    space: str | None = None
+    ref: bool = False
+    quals: tuple[str, ...] = ()
+
+
+def _add(a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    if isinstance(b, ir.Const) and b.value == 0:
+        return a
+    if isinstance(a, ir.Const) and a.value == 0:
+        return b
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        return ir.Const(a.value + b.value)
+    return ir.BinOp("+", a, b)
+
+
+def _mul(a: ir.Expr, k: int) -> ir.Expr:
+    if k == 1:
+        return a
+    if isinstance(a, ir.Const):
+        return ir.Const(a.value * k)
+    return ir.BinOp("*", a, ir.Const(k))
