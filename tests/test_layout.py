@@ -133,3 +133,11 @@ def test_dependencies_point_one_way():
 
 def test_a_cycle_is_found():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_class_is_over_500_lines():
+    big = sorted(f"{m}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
+                 for m, path in _modules().items()
+                 for node in ast.walk(ast.parse(path.read_text(), str(path)))
+                 if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 500)
+    assert big == []
