@@ -60,7 +60,8 @@ class CollisionConstraints:
         cs.append(z3.Or(*alts))
         if a.value is not None and b.value is not None:
             enc.term(a.value, 1), enc.term(b.value, 2)   # their side constraints too
-        return cs + enc.needed(), alts, (off1, off2)
+        needed = enc.needed()
+        return cs + needed + self._progress_facts(enc, a, b), alts, (off1, off2)
 
     def _distinct(self, enc):
         key = (id(enc), "distinct")

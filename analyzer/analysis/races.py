@@ -30,6 +30,7 @@ from analyzer.analysis.collision_constraints import CollisionConstraints
 from analyzer.analysis.concurrency import ANY, MANY, Cfg, cuts
 from analyzer.analysis.disjoint import Disjointness
 from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
+from analyzer.analysis.progress import ProgressFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.solver import Encoder
@@ -71,7 +72,8 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
     return None
 
 
-class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch, CollisionCauses, BarrierPasses):
+class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch, CollisionCauses, BarrierPasses,
+                  ProgressFacts):
     """Decides the pairs of one kernel: solver-free disjointness first, then the queries (see the
     module docstring for the parts). The state all parts share lives here."""
 

@@ -1,0 +1,303 @@
+"""Loop state that never repeats: lexicographic progress of a persistent kernel's tile counters.
+
+A persistent kernel walks its work list with counters such as `(batch_idx, tile_id)`: an inner
+loop moves to the next batch (`tile_id -= batch_tiles; batch_idx += 1`), and each tile ends with
+`tile_id += 16`. The symbolic executor keeps such state as an unknown function of the iteration
+(symbolic.py), so a collision between two iterations may need the same tile to come back. This
+module proves, from the loop's own statements, that it cannot:
+
+1. every write to the first counter `v1` in the loop adds a positive constant to it;
+2. every write to the second counter `v2` adds a positive constant, or sits in one statement list
+   with such an increment of `v1` and no jump between them (a new batch may reset the tile);
+3. from a program point P of the loop body (the exit of an inner loop whose state the addresses
+   read), a strict increment of `v1` or `v2` follows in the same iteration on every path: an
+   increment later in one of the lists enclosing P, with no jump out before it.
+
+Then `(v1, v2)` at P only grows lexicographically from one iteration to the next, so two
+different iterations that reach P hold different values: the fact `PairChecker` adds to a query
+whose addresses read that state. Integers are mathematical, as everywhere in the encoding.
+Nothing here is assumed: when a condition fails for the loop, no fact is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import z3
+
+from analyzer import ir
+
+Cell = tuple    # ("var", name) or ("cell", buffer, byte offset)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The counters (in lexicographic order) and the inner loops at whose exit they only grow."""
+    loop: int
+    counters: tuple            # (v1, v2) or (v1,)
+    points: frozenset          # ids of inner loops (directly in the body's lists) that qualify
+
+
+def _cell_written(s) -> Cell | None:
+    if isinstance(s, ir.Assign):
+        return ("var", s.target)
+    if isinstance(s, ir.MemOp) and s.access.is_write and s.access.space == ir.PRIVATE:
+        off = s.access.offset
+        return ("cell", s.access.buffer, off.value) if isinstance(off, ir.Const) else ("buffer", s.access.buffer)
+    return None
+
+
+def _reads_cell(e, cell: Cell) -> bool:
+    if cell[0] == "var":
+        return isinstance(e, ir.Var) and e.name == cell[1]
+    return (isinstance(e, ir.Read) and e.access.space == ir.PRIVATE and e.access.buffer == cell[1]
+            and isinstance(e.access.offset, ir.Const) and e.access.offset.value == cell[2])
+
+
+def _increment(s, cell: Cell) -> bool:
+    """`cell = cell + c` (or `c + cell`) with a constant c > 0."""
+    value = s.value if isinstance(s, ir.Assign) else s.access.value if isinstance(s, ir.MemOp) else None
+    if _cell_written(s) != cell or not isinstance(value, ir.BinOp) or value.op != "+":
+        return False
+    a, b = value.a, value.b
+    return ((_reads_cell(a, cell) and isinstance(b, ir.Const) and b.value > 0)
+            or (_reads_cell(b, cell) and isinstance(a, ir.Const) and a.value > 0))
+
+
+def _jumps(stmts) -> bool:
+    """A break, continue or return that can leave these statements (a nested loop's own break
+    and continue stay inside it)."""
+    for s in stmts:
+        if isinstance(s, (ir.Break, ir.Continue, ir.Return)):
+            return True
+        if isinstance(s, ir.If) and (_jumps(s.then) or _jumps(s.orelse)):
+            return True
+        if isinstance(s, ir.Loop) and any(isinstance(x, ir.Return) for x in ir.walk_stmts(s.body + s.update,
+                                                                                       into_loops=True)):
+            return True
+    return False
+
+
+def _lists(stmts):
+    """Every statement list inside `stmts` (into branches and loops), `stmts` first."""
+    yield stmts
+    for s in stmts:
+        if isinstance(s, ir.If):
+            yield from _lists(s.then)
+            yield from _lists(s.orelse)
+        elif isinstance(s, ir.Loop):
+            yield from _lists(s.body)
+            yield from _lists(s.update)
+
+
+def _writes(loop: ir.Loop) -> list:
+    """(statement, the list holding it, its index) for every write in the loop."""
+    out = []
+    for lst in list(_lists(loop.body)) + list(_lists(loop.update)):
+        for i, s in enumerate(lst):
+            if _cell_written(s) is not None:
+                out.append((s, lst, i))
+    return out
+
+
+def _only_grows(writes, v1: Cell, v2: Cell | None) -> bool:
+    for s, lst, i in writes:
+        w = _cell_written(s)
+        if w == ("buffer", v1[1] if v1[0] == "cell" else None) or (v2 and w == ("buffer", v2[1] if v2[0] == "cell"
+                                                                             else None)):
+            return False     # a write at an offset we cannot tell apart: it may be either counter
+        if w == v1 and not _increment(s, v1):
+            return False
+        if v2 is not None and w == v2 and not _increment(s, v2):
+            # Allowed next to an increment of v1 in the same list, nothing that jumps between.
+            partners = [j for j, x in enumerate(lst) if _increment(x, v1)]
+            if not any(not _jumps(lst[min(i, j) + 1:max(i, j)]) for j in partners):
+                return False
+    return True
+
+
+def _strictly_after(path: list, counters: tuple, loop: ir.Loop) -> bool:
+    """On every way from the point after `path[-1]` to the end of the iteration, an increment of
+    a counter runs: `path` is [(list, index), ...] from the loop body down to the point."""
+    for lst, i in reversed(path):
+        rest = lst[i + 1:]
+        for j, s in enumerate(rest):
+            if any(_increment(s, c) for c in counters):
+                return not _jumps(rest[:j])
+        if _jumps(rest):
+            return False
+    return any(_increment(s, c) for s in loop.update for c in counters) and not _jumps(loop.update)
+
+
+def _candidates(writes) -> list[Cell]:
+    """Counters some write of the loop increments."""
+    return sorted({_cell_written(s) for s, _, _ in writes if _increment(s, _cell_written(s))}, key=str)
+
+
+def _points(loop: ir.Loop):
+    """(inner loop, path to it) for each loop directly in the body's statement lists (not inside
+    another inner loop: its exit value would also depend on that loop's iteration)."""
+    def walk(stmts, path):
+        for i, s in enumerate(stmts):
+            here = path + [(stmts, i)]
+            if isinstance(s, ir.Loop):
+                yield s, here
+            elif isinstance(s, ir.If):
+                yield from walk(s.then, here)
+                yield from walk(s.orelse, here)
+    yield from walk(loop.body, [])
+
+
+def counters(loop: ir.Loop) -> tuple | None:
+    """Counters `(v1, v2)` (or `(v1,)`) of `loop` that only grow lexicographically: conditions 1
+    and 2 of the module docstring."""
+    writes = _writes(loop)
+    # A first counter is only ever incremented (a for loop's own counter, reset in the body of the
+    # loop around it, is not one of this loop's).
+    cands = [c for c in _candidates(writes) if _only_grows(writes, c, None)]
+    if not cands:
+        return None
+    written = sorted({c for s, _, _ in writes if (c := _cell_written(s))[0] in ("var", "cell")}, key=str)
+    for order in [(a, b) for a in cands for b in written if b != a] + [(c,) for c in cands]:
+        if _only_grows(writes, order[0], order[1] if len(order) > 1 else None):
+            return order
+    return None
+
+
+def _path_to(stmts, access_id: int, path=()):
+    """[(list, index), ...] from `stmts` down to the statement holding access `access_id`."""
+    for i, s in enumerate(stmts):
+        here = path + ((stmts, i),)
+        if isinstance(s, ir.If):
+            found = _path_to(s.then, access_id, here) or _path_to(s.orelse, access_id, here)
+            if found:
+                return found
+            if _holds(s.cond, access_id):
+                return list(here)
+        elif isinstance(s, ir.Loop):
+            found = _path_to(s.body, access_id, here) or _path_to(s.update, access_id, here)
+            if found:
+                return found
+            if s.cond is not None and _holds(s.cond, access_id):
+                return list(here)
+        elif _holds(s, access_id):
+            return list(here)
+    return None
+
+
+def _holds(node, access_id: int) -> bool:
+    if isinstance(node, ir.Access):
+        return node.id == access_id or (node.value is not None and _holds(node.value, access_id)) \
+            or _holds(node.offset, access_id)
+    if isinstance(node, (list, tuple)):
+        return any(_holds(x, access_id) for x in node)
+    fields = getattr(node, "__dataclass_fields__", None)
+    if not fields or isinstance(node, ir.Span):
+        return False
+    return any(_holds(getattr(node, f), access_id) for f in fields)
+
+
+def _writes_any(stmts, cells) -> bool:
+    """A write to one of `cells`, or to their buffer at an offset that may be theirs."""
+    buffers = {("buffer", c[1]) for c in cells if c[0] == "cell"}
+    return any((w := _cell_written(s)) in cells or w in buffers for lst in _lists(stmts) for s in lst)
+
+
+def site_qualifies(loop: ir.Loop, order: tuple, inner: ir.Loop, access_id: int) -> bool:
+    """Does the access read the counters as `inner`'s exit left them, and does an increment
+    follow it in its iteration? (condition 3, at the access)."""
+    site = _path_to(loop.body, access_id)
+    point = next((path for k, path in _points(loop) if k is inner), None)
+    if site is None or point is None:
+        return False
+    # The inner loop sits in a list the access's path runs through, before the access's branch.
+    depth = len(point) - 1
+    if depth >= len(site) or any(a[0] is not b[0] or a[1] != b[1] for a, b in zip(point[:-1], site[:depth])):
+        return False
+    lst, k = point[-1]
+    if site[depth][0] is not lst or site[depth][1] <= k:
+        return False
+    cells = set(order)
+    # No counter written between the inner loop's exit and the access: the statements between at
+    # that level, those before the access at each level below, and all of any loop around it.
+    if _writes_any(lst[k + 1:site[depth][1]], cells):
+        return False
+    for j, (l2, i2) in enumerate(site[depth + 1:], start=depth + 1):
+        if _writes_any(l2[:i2], cells):
+            return False
+    for l2, i2 in site[depth:-1]:
+        s = l2[i2]
+        if isinstance(s, ir.Loop) and _writes_any(s.body + s.update, cells):
+            return False
+    return _strictly_after(site, order, loop)
+
+
+def site_increments(loop: ir.Loop, order: tuple, access_id: int) -> bool:
+    """An increment follows the access in its iteration (condition 3 at the access). With every
+    write only growing the counters, the values at the loop head then grow strictly between two
+    iterations that run the access: head(n1) <= value at the access < head(n1 + 1) <= head(n2)."""
+    site = _path_to(loop.body, access_id)
+    return site is not None and _strictly_after(site, order, loop)
+
+
+def exit_points(loop: ir.Loop):
+    """The inner loops directly in `loop`'s body lists (where `state_name` values are read)."""
+    return [k for k, _ in _points(loop)]
+
+
+def state_name(cell: Cell, at_exit_of: int, where: str = "exit") -> str:
+    """The symbolic executor's name for a counter's value at an inner loop's exit, or (`where`
+    "L") at the head of the loop `at_exit_of` (symbolic.py)."""
+    if cell[0] == "var":
+        return f"{cell[1]}@{where}{at_exit_of}"
+    return f"private:{cell[1]}+{cell[2]}@{where}{at_exit_of}"
+
+
+class ProgressFacts:
+    """Part of `races.PairChecker`: the facts of this module for the loop state a query reads.
+    Uses the checker's `kernel`."""
+
+    def _progress_points(self) -> dict:
+        """("exit", inner loop id) -> (the loop around it, its counters, the inner loop), and
+        ("L", loop id) -> (the loop, its counters, None): where counters' values are read."""
+        points = getattr(self, "_progress", None)
+        if points is None:
+            points = self._progress = {}
+            for s in ir.walk_stmts(self.kernel.body, into_loops=True):
+                if isinstance(s, ir.Loop):
+                    order = counters(s)
+                    if order:
+                        points[("L", s.id)] = (s, order, None)
+                        for k in exit_points(s):
+                            points[("exit", k.id)] = (s, order, k)
+        return points
+
+    def _progress_facts(self, enc, a, b) -> list:
+        points = self._progress_points()
+        if not points:
+            return []
+        by_point: dict = {}
+        for x in enc.last_state:
+            name = x.decl().name()
+            for (where, kid), (loop, order, inner) in points.items():
+                if name in {state_name(c, kid, where) for c in order}:
+                    by_point.setdefault((where, kid), {})[tuple(y.get_id() for y in x.children())] = x.children()
+        facts = []
+        for (where, kid), apps in by_point.items():
+            loop, order, inner = points[(where, kid)]
+            if inner is None:
+                if not all(site_increments(loop, order, e.access.id) for e in (a, b)):
+                    continue
+            elif not all(site_qualifies(loop, order, inner, e.access.id) for e in (a, b)):
+                continue
+            args = list(apps.values())
+            funcs = [enc.func(state_name(c, kid, where), len(args[0])) for c in order]
+            for i, a1 in enumerate(args):
+                for a2 in args[i + 1:]:
+                    if len(a1) != len(a2) or not a1:
+                        continue
+                    # The loop's own iteration is the last argument (the point is in no other
+                    # inner loop); the other arguments must agree.
+                    same = [x == y for x, y in zip(a1[:-1], a2[:-1])]
+                    facts.append(z3.Implies(z3.And(*same, a1[-1] != a2[-1]),
+                                            z3.Or(*[f(*a1) != f(*a2) for f in funcs])))
+        return facts
