@@ -41,6 +41,13 @@ def fixture_args(path: Path) -> list[str]:
     return shlex.split(first.split(marker, 1)[1]) if marker in first else []
 
 
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory, monkeypatch):
+    """Each test gets an empty result cache of its own, never the user's (analyzer/cache.py):
+    a run within a test may reuse that test's results, as a user's second run would."""
+    monkeypatch.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache")))
+
+
 @pytest.fixture
 def cli(capsys):
     return lambda *args: run_cli(list(args), capsys)
