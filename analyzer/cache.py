@@ -43,6 +43,7 @@ from analyzer.findings import Finding, KernelResult, Location
 FORMAT = 1
 MAGIC = b"kernelrace-cache %d\n" % FORMAT
 ENV = "KERNELRACE_CACHE_DIR"
+NO_CACHE_ENV = "KERNELRACE_NO_CACHE"   # set (not "0"): as --no-cache
 ROOT = Path(__file__).resolve().parent.parent
 OWN_SOURCES = ("analyzer", "rules", "grammars")
 

@@ -254,10 +254,11 @@ def _settings(args, cfg: Config) -> Settings:
 
 
 def _cache(args, cfg: Config) -> ResultCache | None:
-    """--no-cache, else --cache-dir, $KERNELRACE_CACHE_DIR, the configuration's cache-dir, the user cache."""
-    if getattr(args, "no_cache", False):
-        if getattr(args, "cache_dir", None):
-            raise KernelraceError("--cache-dir and --no-cache cannot be used together")
+    """Off with --no-cache or $KERNELRACE_NO_CACHE; else in --cache-dir, $KERNELRACE_CACHE_DIR, the
+    configuration's cache-dir or the user cache directory, the first given."""
+    if getattr(args, "no_cache", False) and getattr(args, "cache_dir", None):
+        raise KernelraceError("--cache-dir and --no-cache cannot be used together")
+    if getattr(args, "no_cache", False) or os.environ.get(cache.NO_CACHE_ENV, "") not in ("", "0"):
         return None
     where = getattr(args, "cache_dir", None) or os.environ.get(cache.ENV) or cfg.cache_dir or cache.default_dir()
     if Path(where).exists() and not Path(where).is_dir():

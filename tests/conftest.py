@@ -42,9 +42,11 @@ def fixture_args(path: Path) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def _own_result_cache(tmp_path_factory, monkeypatch):
-    """Each test gets an empty result cache of its own, never the user's (analyzer/cache.py):
-    a run within a test may reuse that test's results, as a user's second run would."""
+def _no_result_cache(tmp_path_factory, monkeypatch):
+    """The result cache (analyzer/cache.py) is off in tests, so that a test running kernelrace twice
+    (--jobs 1 against --jobs 2) analyses twice; tests/test_cache.py turns it on. Should it be on,
+    it is an empty directory of the test's own, never the user's cache."""
+    monkeypatch.setenv("KERNELRACE_NO_CACHE", "1")
     monkeypatch.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache")))
 
 

@@ -1,6 +1,7 @@
 """The result cache (analyzer/cache.py): a re-run reuses results and reports the same; whatever
 can change a verdict misses; a damaged or foreign entry is never trusted; concurrent writers leave
-a whole entry. conftest.py gives each test an empty cache of its own in KERNELRACE_CACHE_DIR."""
+a whole entry. conftest.py gives each test an empty cache of its own in KERNELRACE_CACHE_DIR, off unless turned
+on as here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from analyzer import cache
 from analyzer.cache import MAGIC, ResultCache
 from analyzer.findings import KernelResult
@@ -24,6 +27,11 @@ MERGE = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"
 # A kernel with a scalar parameter: whether it races depends on the define.
 STRIDED = ('extern "C" __global__ void strided(float* a, int s) {\n'
            '    a[threadIdx.x * s] = a[threadIdx.x * s + 1];\n}\n')
+
+
+@pytest.fixture(autouse=True)
+def _cache_on(monkeypatch):
+    monkeypatch.delenv(cache.NO_CACHE_ENV)    # conftest.py turns the cache off for the other tests
 
 
 def _entries(root) -> list[Path]:
@@ -169,6 +177,9 @@ def test_no_cache_writes_nothing(cli, tmp_path, monkeypatch):
     assert len(_entries(tmp_path / "env-cache")) == 1
     code, _, err = cli("check", str(COUNTER), "--no-cache", "--cache-dir", str(tmp_path))
     assert code == 2 and "--cache-dir and --no-cache cannot be used together" in err
+    monkeypatch.setenv(cache.NO_CACHE_ENV, "1")      # the environment's --no-cache
+    _check(cli, str(COUNTER), "--block-dim", "64", "--cache-dir", str(tmp_path / "off"))
+    assert not (tmp_path / "off").exists()
 
 
 def test_cache_dir_from_the_configuration(cli, tmp_path, monkeypatch):
