@@ -15,7 +15,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer import config, llm
+from analyzer import cache, config, llm
+from analyzer.cache import ResultCache
 from analyzer.report import baseline
 from analyzer.report import text as report
 from analyzer.report import sarif
@@ -132,6 +133,11 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-j", "--jobs", type=_positive, default=S, metavar="N",
                    help="worker processes for files and builds (default: the number of cores); the report is "
                         "the same whatever N is")
+    g.add_argument("--cache-dir", default=S, metavar="DIR",
+                   help="keep analysis results here and reuse them while the source and options are unchanged "
+                        "(default: $KERNELRACE_CACHE_DIR, the configuration's cache-dir, or the user cache "
+                        "directory)")
+    g.add_argument("--no-cache", action="store_true", default=S, help="neither read nor write the result cache")
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
@@ -209,6 +215,7 @@ class Settings:
     output: str | None
     emit_dir: str | None
     jobs: int = 1
+    cache: ResultCache | None = None
 
 
 def _config(args) -> Config:
@@ -244,7 +251,20 @@ def _settings(args, cfg: Config) -> Settings:
                             explain=verbose),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
-                    opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs())
+                    opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg))
+
+
+def _cache(args, cfg: Config) -> ResultCache | None:
+    """Off with --no-cache or $KERNELRACE_NO_CACHE; else in --cache-dir, $KERNELRACE_CACHE_DIR, the
+    configuration's cache-dir or the user cache directory, the first given."""
+    if getattr(args, "no_cache", False) and getattr(args, "cache_dir", None):
+        raise KernelraceError("--cache-dir and --no-cache cannot be used together")
+    if getattr(args, "no_cache", False) or os.environ.get(cache.NO_CACHE_ENV, "") not in ("", "0"):
+        return None
+    where = getattr(args, "cache_dir", None) or os.environ.get(cache.ENV) or cfg.cache_dir or cache.default_dir()
+    if Path(where).exists() and not Path(where).is_dir():
+        raise KernelraceError(f"{where}: the cache directory is a file")
+    return ResultCache(str(Path(where).absolute()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,7 +353,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         with Workers(min(st.jobs, len(files))) as workers:
             handles = [workers.submit(check_file, f, args.lang or cfg.check.lang,
                                       args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
-                                      defines, st.options) for f in files]
+                                      defines, st.options, st.cache) for f in files]
             for h in handles:
                 results.extend(h.result())
         if st.emit_dir:   # a compiled shader's disassembly, which locations point into
@@ -345,7 +365,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         show_progress = not st.quiet and (st.verbose or (st.format == "text" and err.is_terminal))
         with Workers(min(st.jobs, len(jobs))) as workers:
             handles = [workers.submit(build_and_check, job.builder, job.params, job.target, st.options,
-                                      bool(st.emit_dir)) for job in jobs]
+                                      bool(st.emit_dir), st.cache) for job in jobs]
             for job, h in zip(jobs, handles):
                 shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
                 if show_progress and not st.verbose:
@@ -353,7 +373,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
                 kernels, build_seconds, sources = h.result()
                 if show_progress and st.verbose:
                     err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
-                              f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s",
+                              f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s{_cached(kernels)}",
                               markup=False)
                 if st.emit_dir:
                     emitted.update(_emit(kernels, sources, st.emit_dir))
@@ -386,6 +406,10 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         err.print(f"kernelrace: error: {failed} kernel/target cell(s) could not be built or analysed "
                   f"(marked failed in the table)", markup=False)
     return code
+
+
+def _cached(kernels: list[KernelResult]) -> str:
+    return " (cached)" if kernels and all(k.cached for k in kernels) else ""
 
 
 def _targets(text: str) -> list[str]:
@@ -430,7 +454,8 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
 
     workers = Workers(min(st.jobs, max(todo, 1)))
     # Every cell is handed to the workers up front; `llm.run` reads them in table order.
-    ahead = {(i, e.name, t): workers.submit(build_and_check, e.builder, e.params, t, st.options, bool(st.emit_dir))
+    ahead = {(i, e.name, t): workers.submit(build_and_check, e.builder, e.params, t, st.options, bool(st.emit_dir),
+                                            st.cache)
              for i, (_, _, entries) in enumerate(plans) for e in entries if e.skip is None for t in targets}
     plan = 0
 
@@ -438,7 +463,7 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
         kernels, build_seconds, sources = ahead.pop((plan, entry.name, target)).result()
         if st.verbose:
             say(f"built {entry.name} for {target} in {build_seconds:.2f} s, analysed {len(kernels)} kernel(s) in "
-                f"{sum(k.seconds for k in kernels):.2f} s", markup=False)
+                f"{sum(k.seconds for k in kernels):.2f} s{_cached(kernels)}", markup=False)
         if st.emit_dir:
             emitted.update(_emit(kernels, sources, st.emit_dir))
         return kernels

@@ -26,7 +26,8 @@ DEFAULT_TARGETS = ("cuda", "metal")
 # Findings the analysis itself reports (a pair it could not decide); not a rule module.
 PSEUDO_RULES = ("unknown",)
 
-TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs")
+TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
+            "cache-dir")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
@@ -74,6 +75,7 @@ class Config:
     suppress: list[Suppression] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
     jobs: int | None = None
+    cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
 
     @property
     def root(self) -> Path | None:
@@ -162,6 +164,8 @@ def load(path: Path | str) -> Config:
         table, prefix = data, ""
     cfg = _Validator(name, prefix).config(table)
     cfg.path = path.resolve()
+    if cfg.cache_dir is not None:   # relative to the configuration, as builders are
+        cfg.cache_dir = str(cfg.path.parent / Path(cfg.cache_dir).expanduser())
     return cfg
 
 
@@ -224,6 +228,11 @@ class _Validator:
             if isinstance(j, bool) or not isinstance(j, int) or j < 1:
                 self.fail(where, f"jobs: expected a positive number of worker processes, got {j!r}")
             cfg.jobs = j
+        if "cache-dir" in data:
+            d = data["cache-dir"]
+            if not isinstance(d, str) or not d.strip():
+                self.fail(where, f"cache-dir: expected a directory path, got {d!r}")
+            cfg.cache_dir = d
         if "lint" in data:
             cfg.lint = [self.lint(e, i) for i, e in enumerate(self.array(data["lint"], where, "lint"), 1)]
         if "check" in data:

@@ -69,6 +69,8 @@ class KernelResult:
     # With -v: the pairs of accesses only a stated assumption (in bounds of a declared shape)
     # keeps apart.
     assumed: list[str] = field(default_factory=list)
+    # Read from the result cache (analyzer/cache.py): `seconds` is then the time the read took.
+    cached: bool = False
 
     @property
     def status(self) -> str:

@@ -13,6 +13,7 @@ from analyzer import ir, messages
 from analyzer.analysis import fixes
 from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
 from analyzer.analysis.concurrency import build_cfg
 from analyzer.errors import KernelraceError
@@ -124,9 +125,15 @@ def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
 
 
 def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[str, int],
-               options: Options) -> list[KernelResult]:
+               options: Options, cache: ResultCache | None = None) -> list[KernelResult]:
+    """Check one kernel file; with `cache`, a file whose text (after disassembly), dimensions,
+    defines and options were analysed before is not analysed again."""
     text, lang, name = read_source(path, lang)
-    return check_text(text, lang, name, block_dim, grid_dim, defines, options, path)
+    if cache is None:
+        return check_text(text, lang, name, block_dim, grid_dim, defines, options, path)
+    return cache.through("check", (text, lang, name, path, block_dim, grid_dim, defines, options),
+                         lambda: check_text(text, lang, name, block_dim, grid_dim, defines, options, path),
+                         options.kernel_timeout_s)
 
 
 def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
@@ -216,14 +223,22 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
 
 
 def build_and_check(builder: str, params: dict[str, Any], target: str, options: Options,
-                    want_sources: bool = False) -> tuple[list[KernelResult], float, dict[str, str] | None]:
+                    want_sources: bool = False, cache: ResultCache | None = None
+                    ) -> tuple[list[KernelResult], float, dict[str, str] | None]:
     """One build and its kernels checked: (results, TVM's build seconds, the analysed sources under
     the names findings carry, when asked for). A unit of work of `lint`, `llm` and the configured
-    run, run in a worker process with --jobs."""
+    run, run in a worker process with --jobs. With `cache`, the build still runs (it makes the
+    source), but a module built before to the same sources and metadata is not analysed again."""
     t0 = time.perf_counter()
     mod = build(builder, params, target)
     seconds = time.perf_counter() - t0
-    results = check_built(mod, options)
+    if cache is None:
+        results = check_built(mod, options)
+    else:
+        # Everything check_built reads of the module, and TVM's version (its codegen made the source).
+        inputs = (tvm_version(), mod.target, mod.lang, mod.params, mod.files(), bool(mod.units), mod.kernels,
+                  mod.buffers, mod.definitions, mod.provenance, options)
+        results = cache.through("built", inputs, lambda: check_built(mod, options), options.kernel_timeout_s)
     if not want_sources:
         return results, seconds, None
     from analyzer.report.sarif import built_sources

@@ -41,6 +41,15 @@ def fixture_args(path: Path) -> list[str]:
     return shlex.split(first.split(marker, 1)[1]) if marker in first else []
 
 
+@pytest.fixture(autouse=True)
+def _no_result_cache(tmp_path_factory, monkeypatch):
+    """The result cache (analyzer/cache.py) is off in tests, so that a test running kernelrace twice
+    (--jobs 1 against --jobs 2) analyses twice; tests/test_cache.py turns it on. Should it be on,
+    it is an empty directory of the test's own, never the user's cache."""
+    monkeypatch.setenv("KERNELRACE_NO_CACHE", "1")
+    monkeypatch.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache")))
+
+
 @pytest.fixture
 def cli(capsys):
     return lambda *args: run_cli(list(args), capsys)

@@ -41,7 +41,8 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
     findings = [f.as_dict() for r in results for f in r.findings]
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
                 "status": r.status, "findings": len(r.findings)}
-               | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed)} if verbose else {})
+               | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
+                  if verbose else {})
                for r in results]
     return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)} | (extra or {}),
                       indent=2)
@@ -113,7 +114,7 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
         for r in results:
             n = len(r.findings)
             console.print(f"[dim]kernel {escape(r.kernel)}{escape(_where(r))} ({escape(r.file)}): {r.status}, "
-                          f"{n} finding(s), {r.seconds:.3f} s, {r.queries} solver quer{'y' if r.queries == 1 else 'ies'}[/]")
+                          f"{n} finding(s), {r.seconds:.3f} s{' (cached)' if r.cached else ''}, {r.queries} solver quer{'y' if r.queries == 1 else 'ies'}[/]")
             for said in r.assumed:
                 console.print(f"[dim]  assumed: {escape(said)}[/]")
         total = sum(r.seconds for r in results)
