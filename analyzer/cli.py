@@ -392,7 +392,7 @@ def _targets(text: str) -> list[str]:
     targets = [t for t in text.split(",") if t]
     for t in targets:
         if t not in TARGETS:
-            raise KernelraceError(f"unsupported target '{t}' (expected cuda, metal or vulkan)")
+            raise KernelraceError(f"unsupported target '{t}' (expected one of: {', '.join(TARGETS)})")
     if not targets:
         raise KernelraceError("--target: no target given")
     return targets
@@ -476,7 +476,7 @@ def _jobs(args, cfg: Config) -> list[LintJob]:
         targets = [t for t in args.target.split(",") if t]
         for t in targets:
             if t not in TARGETS:
-                raise KernelraceError(f"unsupported target '{t}' (expected cuda, metal or vulkan)")
+                raise KernelraceError(f"unsupported target '{t}' (expected one of: {', '.join(TARGETS)})")
         params: dict[str, list] = {}
         for name, values in args.param:
             params.setdefault(name, []).extend(values)

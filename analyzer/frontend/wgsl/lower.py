@@ -50,15 +50,25 @@ class WgslLowering:
         self.lines = text.splitlines()
 
     def lower(self) -> list[ir.Kernel]:
+        """Every entry point of every module in the file. TVM's source for a build concatenates
+        one module per kernel, each after a `// Function: NAME` comment and each declaring its own
+        `PODArgs` and `podArgs`: each such comment starts a module."""
+        starts = [i + 1 for i, line in enumerate(self.lines) if line.startswith("// Function: ")]
+        segments: dict[int, list[Tree]] = {}
+        for item in self.tree.children:
+            if isinstance(item, Tree):
+                line = position(item)[0]
+                segments.setdefault(sum(1 for s in starts if s <= line), []).append(item)
+        return [k for _, items in sorted(segments.items()) for k in self._lower_module(items)]
+
+    def _lower_module(self, items: list[Tree]) -> list[ir.Kernel]:
         self.structs: dict[str, Struct] = {}     # filled by the first kernel (sizes may name constants)
         self.struct_trees: list[Tree] = []
         self.aliases: dict[str, Tree] = {}
         self.globals: list[Tree] = []          # global_var and global_value, in order
         self.functions: dict[str, Tree] = {}
         entries = []
-        for item in self.tree.children:
-            if not isinstance(item, Tree):
-                continue
+        for item in items:
             if item.data == "struct_decl":
                 self.struct_trees.append(item)
             elif item.data == "alias_decl":
@@ -71,7 +81,6 @@ class WgslLowering:
                 if "compute" in attributes(item):
                     entries.append(item)
         return [KernelLowering(self, fn).lower() for fn in entries]
-
 
 
 def attributes(node: Tree) -> dict:
