@@ -153,7 +153,7 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
     """Check a kernel source; `path` is the file the user named (for messages)."""
     path = path or name
     kernels = lower_source(text, lang, name)
-    if lang == "spirv":
+    if lang in ("spirv", "wgsl"):   # the shader fixes its workgroup size (@workgroup_size, LocalSize)
         for k in kernels:
             _check_local_size(k, block_dim, path)
     known = {p for k in kernels for p in k.params}

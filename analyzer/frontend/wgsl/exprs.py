@@ -463,6 +463,8 @@ def _add(a: ir.Expr, b: ir.Expr) -> ir.Expr:
         return b
     if isinstance(a, ir.Const) and isinstance(b, ir.Const):
         return ir.Const(a.value + b.value)
+    if isinstance(b, ir.Const) and isinstance(a, ir.BinOp) and a.op == "+" and isinstance(a.b, ir.Const):
+        return _add(a.a, ir.Const(a.b.value + b.value))   # member of a member: one constant offset
     return ir.BinOp("+", a, b)
 
 
