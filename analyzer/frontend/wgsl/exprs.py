@@ -13,7 +13,9 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
-MAX_NESTING = 200
+# Statements and expressions nested deeper than this are refused where they pass the limit (the
+# lowering recurses a few Python frames per level); code people and TVM write nests a few dozen.
+MAX_NESTING = 150
 _CMP = ("==", "!=", "<", "<=", ">", ">=")
 # Builtins that fold a vector into one scalar.
 _REDUCING = frozenset({"dot", "length", "distance", "all", "any", "determinant"})
@@ -27,7 +29,7 @@ def _float_lit(text: str) -> ir.Expr:
     t = text.rstrip("fh")
     try:
         v = float.fromhex(t) if t.lower().startswith("0x") else float(t)
-    except ValueError:
+    except (ValueError, OverflowError):
         v = t
     return ir.Call(f"float:{v!r}", ())
 
@@ -59,6 +61,8 @@ class ExprLowering:
             if exc.node is None:
                 exc.node = node
             raise
+        except RecursionError:
+            raise Unsupported(node, "statements and expressions nested too deeply") from None
         finally:
             self.nesting -= 1
 
@@ -108,7 +112,13 @@ class ExprLowering:
     def ex_int_lit(self, node):
         text = str(node.children[0])
         ty = U32 if text.endswith("u") else I32
-        return Scalar(ir.Const(int(text.rstrip("iu"), 0)), ty)
+        digits = text.rstrip("iu")
+        if len(digits) > 20:
+            raise Unsupported(node, "integer literal out of range")
+        value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits, 10)
+        if value >= 1 << 32:
+            raise Unsupported(node, "integer literal out of range")
+        return Scalar(ir.Const(value), ty)
 
     def ex_float_lit(self, node):
         text = str(node.children[0])
