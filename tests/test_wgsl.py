@@ -9,6 +9,7 @@ from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.frontend.parser import GRAMMAR_DIR
 from analyzer.frontend.wgsl.parse import TemplatePostLex, parse_wgsl
+from analyzer.tvm.corpus import builders
 from conftest import FIXTURES, built
 
 WGSL = FIXTURES / "wgsl"
@@ -261,9 +262,19 @@ def test_fixed_seed_in_tvms_wgsl_needs_a_storage_barrier(cli):
     assert "storageBarrier()" in report["findings"][0]["message"]
 
 
-def test_tvm_webgpu_source_parses_and_lowers_every_kernel():
-    spec = "tvm.relax.backend.gpu_generic:gpu_2d_continuous_cumsum"
-    mod = built(spec, {}, "webgpu")
-    kernels = lower_source(mod.source, mod.lang, "emitted.wgsl")
-    assert {k.name for k in kernels} == {k.name for k in mod.kernels} and len(kernels) == 4
+# Both builders TVM refuses for WebGPU use 64-bit integers, which its WGSL codegen does not support.
+INT64 = {"gpu_multinomial_from_uniform", "generic_get_sample_index"}
+
+
+@pytest.mark.parametrize("spec,params", [pytest.param(s, p, id=s.split(":")[1]) for s, p in builders(128)])
+def test_every_webgpu_build_of_the_corpus_parses_and_lowers(spec, params):
+    name = spec.split(":")[1]
+    if name in INT64:
+        with pytest.raises(KernelraceError, match="i64"):
+            built(spec, params, "webgpu")
+        return
+    mod = built(spec, params, "webgpu")
+    kernels = lower_source(mod.source, mod.lang, f"{name}.wgsl")
+    # TVM's source holds one module per kernel (the cumsum's four, each with its own PODArgs).
+    assert sorted(k.name for k in kernels) == sorted(k.name for k in mod.kernels)
     assert all(k.body for k in kernels)
