@@ -135,8 +135,8 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
-        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv, or a "
-                              f".cu/.cuh/.metal/.spvasm/.spv/.comp file)")
+        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv|wgsl, or a "
+                              f".cu/.cuh/.metal/.spvasm/.spv/.comp/.wgsl file)")
     if lang == "spirv":
         return spirv_tools.read_spirv(path), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
                                                      else path)
