@@ -270,7 +270,7 @@ INT64 = {"gpu_multinomial_from_uniform", "generic_get_sample_index"}
 def test_every_webgpu_build_of_the_corpus_parses_and_lowers(spec, params):
     name = spec.split(":")[1]
     if name in INT64:
-        with pytest.raises(KernelraceError, match="i64"):
+        with pytest.raises(KernelraceError, match="TVM failed to build .* for webgpu"):
             built(spec, params, "webgpu")
         return
     mod = built(spec, params, "webgpu")
