@@ -82,6 +82,26 @@ fn main(@builtin(local_invocation_id) lid : vec3<u32>) { a[(lid.x + WG) % WG] = 
     assert op.access.value == ir.Param("SCALE") and k.params == ["SCALE"]
 
 
+def test_override_sized_workgroup_array_has_no_assumed_size():
+    k = lower("""
+override WG : u32 = 64;
+var<workgroup> a : array<f32, WG>;
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid : vec3<u32>) { a[lid.x] = 1.0; }""")
+    assert k.buffers["a"].size_bytes is None and not k.buffers["a"].bounded
+
+
+def test_shadowed_variables_and_vector_lanes_get_distinct_names():
+    k = lower("""
+@compute @workgroup_size(4)
+fn main() {
+    var v : vec2<f32>;
+    { var v : f32 = 1.0; var v_1 : u32 = 2u; }
+}""")
+    targets = [s.target for s in k.body]
+    assert len(targets) == len(set(targets)) == 4
+
+
 def test_barriers_order_the_memory_the_wgsl_memory_model_says():
     k = lower("""
 var<workgroup> w : u32;

@@ -401,7 +401,7 @@ class ExprLowering:
         if isinstance(val, Vec):
             if not any(_has_state(c) for c in val.comps):
                 return val
-            name = self.fresh(hint)
+            name = self.fresh(hint, len(val.comps))
             for i, c in enumerate(val.comps):
                 self.pending.append(ir.Assign(f"{name}.{i}", c, span))
             return Vec(tuple(ir.Var(f"{name}.{i}") for i in range(len(val.comps))), val.ty)
@@ -426,7 +426,8 @@ class ExprLowering:
         ret_types = [c for c in tree.children if isinstance(c, Tree) and c.data in ("named_type", "template_type")]
         ret_ty = self.type_of(ret_types[-1]) if ret_types else None
         saved = self.scopes, self.return_var, self.pending
-        self.return_var = self.fresh(f"{fn}.ret") if ret_ty is not None else None
+        self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
+                           if ret_ty is not None else None)
         ret_var = self.return_var
         self.scopes = [self.scopes[0], scope]
         self.pending = []

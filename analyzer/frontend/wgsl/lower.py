@@ -131,11 +131,14 @@ class KernelLowering(StmtLowering, ExprLowering):
         line, col = position(node)
         return ir.Span(self.filename, line, col)
 
-    def fresh(self, hint: str) -> str:
+    def fresh(self, hint: str, lanes: int = 0) -> str:
+        """An unused IR name; with `lanes`, the names of a vector's components (`name.0`, ...) are
+        taken too, so that no other variable is called like one of them."""
         name = hint
-        while name in self.used:
-            name = f"{hint}.{next(self.counter)}"
+        while name in self.used or any(f"{name}.{i}" in self.used for i in range(lanes)):
+            name = f"{hint}_{next(self.counter)}"
         self.used.add(name)
+        self.used.update(f"{name}.{i}" for i in range(lanes))
         return name
 
     def lookup(self, name: str, node):
@@ -170,7 +173,14 @@ class KernelLowering(StmtLowering, ExprLowering):
             if gen in ("vec2", "vec3", "vec4"):
                 return Ty("vec", elem=self.type_of(args[0]), n=int(gen[3]))
             if gen == "array":
-                n = self.const_int(args[1]) if len(args) > 1 else None
+                n = None
+                if len(args) > 1:
+                    v = self.rvalue(args[1])
+                    if isinstance(v, Scalar) and isinstance(v.expr, ir.Const):
+                        n = v.expr.value
+                    elif not (isinstance(v, Scalar) and isinstance(v.expr, (ir.Builtin, ir.Param))):
+                        raise Unsupported(args[1], "an array size that is neither a constant nor an override")
+                # An override-sized array has no size the analysis may assume: any index is in it.
                 return Ty("array", elem=self.type_of(args[0]), n=n)
             if gen == "atomic":
                 return Ty("atomic", elem=self.type_of(args[0]))
@@ -182,12 +192,6 @@ class KernelLowering(StmtLowering, ExprLowering):
                 return Ty("mat", elem=Ty("vec", elem=self.type_of(args[0]), n=rows), n=cols)
             raise Unsupported(node, f"type '{gen}'")
         raise Unsupported(node, "type")
-
-    def const_int(self, node) -> int:
-        v = self.rvalue(node)
-        if isinstance(v, Scalar) and isinstance(v.expr, ir.Const):
-            return v.expr.value
-        raise Unsupported(node, "an array size that is not a constant")
 
     # ----- the kernel -----
     def lower(self) -> ir.Kernel:
@@ -308,6 +312,7 @@ class KernelLowering(StmtLowering, ExprLowering):
         elem = ty.scalar()
         esize = size_of(elem, structs) or 4
         k.buffers[name] = ir.Buffer(name, ir.CONSTANT, str(elem), esize, size_of(ty, structs), declared=True)
+        self.used.add(name)
         return Ref(name, ir.CONSTANT, ir.Const(0), ty, False)
 
     def _entry_params(self) -> None:

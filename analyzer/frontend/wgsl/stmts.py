@@ -64,7 +64,7 @@ class StmtLowering:
             raise Unsupported(decl, f"variable '{name}' without a type")
         scope = self.scopes[-1] if scope is None else scope
         if ty.kind in ("scalar", "vec"):
-            local = Local(self.fresh(name), ty)
+            local = Local(self.fresh(name, ty.n if ty.kind == "vec" else 0), ty)
             scope[name] = local
             if init is None:   # WGSL zero-initialises variables
                 zero = _float_lit("0.0") if ty.is_float else ir.Const(0)
