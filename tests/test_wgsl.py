@@ -282,6 +282,19 @@ def test_fixed_seed_in_tvms_wgsl_needs_a_storage_barrier(cli):
     assert "storageBarrier()" in report["findings"][0]["message"]
 
 
+def test_tvm_build_hook_checks_webgpu_builds():
+    import tvm
+    from tvm.relax.frontend.nn.llm._decode_kernels import _merge_state_inplace
+
+    from analyzer.tvm_hook import checking
+
+    seed = _merge_state_inplace(target=tvm.target.Target("webgpu"), num_heads=8, head_dim=256, v_dtype="float16")
+    with checking("collect") as session:
+        tvm.tirx.build(seed, target="webgpu")
+    assert [(f.rule, f.target, f.file) for f in session.findings] == [
+        ("write-after-read", "webgpu", "merge_state_inplace.wgsl")]
+
+
 # Both builders TVM refuses for WebGPU use 64-bit integers, which its WGSL codegen does not support.
 INT64 = {"gpu_multinomial_from_uniform", "generic_get_sample_index"}
 
