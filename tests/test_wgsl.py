@@ -5,12 +5,15 @@ import pytest
 from lark import Lark
 
 from analyzer import ir
+from analyzer.analysis import races
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.frontend.parser import GRAMMAR_DIR
 from analyzer.frontend.wgsl.parse import TemplatePostLex, parse_wgsl
+from analyzer.pipeline import Options, check_built
 from analyzer.tvm.corpus import builders
 from conftest import FIXTURES, built
+from test_tvm_corpus import KNOWN_RACES
 
 WGSL = FIXTURES / "wgsl"
 
@@ -311,3 +314,18 @@ def test_every_webgpu_build_of_the_corpus_parses_and_lowers(spec, params):
     # TVM's source holds one module per kernel (the cumsum's four, each with its own PODArgs).
     assert sorted(k.name for k in kernels) == sorted(k.name for k in mod.kernels)
     assert all(k.body for k in kernels)
+
+
+@pytest.mark.parametrize("spec,params", [pytest.param(s, p, id=s.split(":")[1]) for s, p in builders(128)
+                                         if s.split(":")[1] not in INT64])
+def test_webgpu_corpus_has_no_error_finding_but_the_known_races(spec, params, monkeypatch):
+    # As tests/test_tvm_corpus.py asks of the other targets: the same two real races, nothing else.
+    monkeypatch.setattr(races, "CROSS_CHECK", True)
+    results = check_built(built(spec, params, "webgpu"), Options(timeout_ms=5000, hints="off"))
+    errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
+              for r in results for f in r.findings if f.severity == "error"}
+    assert errors <= KNOWN_RACES.get(spec, set())
+    assert [f.message for r in results for f in r.findings
+            if f.severity == "error" and f.witness and f.witness.get("replayed") is False] == []
+    if spec in KNOWN_RACES:
+        assert errors, "a known race was not found"
