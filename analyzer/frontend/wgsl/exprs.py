@@ -356,7 +356,6 @@ class ExprLowering:
             raise Unsupported(node, f"'{fn}' on something other than an atomic in memory")
         ref = Ref(p.target.buffer, p.target.space, p.target.offset, p.target.ty.elem, p.target.writable)
         vals = [self.scalar_of(a) for a in args[1:]]
-        span = self.span(node)
         if fn == "atomicLoad":
             return Scalar(ir.Read(self.access(ref, False, node, atomic=True)), ref.ty)
         if fn == "atomicStore":
@@ -370,7 +369,6 @@ class ExprLowering:
                 return StructVal({"old_value": Scalar(result, ref.ty),
                                   "exchanged": Scalar(ir.Opaque("result of atomicCompareExchangeWeak",
                                                                 next(self.opaque_ids)), BOOL)})
-            del span
             return Scalar(result, ref.ty)
         raise Unsupported(node, f"atomic builtin '{fn}'")
 
