@@ -53,7 +53,9 @@ class WgslLowering:
         """Every entry point of every module in the file. TVM's source for a build concatenates
         one module per kernel, each after a `// Function: NAME` comment and each declaring its own
         `PODArgs` and `podArgs`: each such comment starts a module."""
-        starts = [i + 1 for i, line in enumerate(self.lines) if line.startswith("// Function: ")]
+        lines = self.lines
+        starts = [i + 1 for i, line in enumerate(lines)
+                  if line.startswith("// Function: ") and i + 1 < len(lines) and lines[i + 1].startswith("//----")]
         segments: dict[int, list[Tree]] = {}
         for item in self.tree.children:
             if isinstance(item, Tree):
