@@ -26,6 +26,9 @@ BARRIER_SCOPE_HINT = {
               "shared": "add WorkgroupMemory (0x100) to the barrier's memory semantics, e.g. memoryBarrierShared() "
                         "before barrier() in GLSL"},
     "cuda": "use {fn}(), which orders shared and global memory",
+    "wgsl": {"global": "add storageBarrier() next to the workgroupBarrier(): only storageBarrier() orders storage memory",
+             "shared": "add workgroupBarrier() next to the storageBarrier(): only workgroupBarrier() orders workgroup "
+                       "memory"},
 }
 BARRIER_SCOPE_HINT_OTHER = "make the barrier order {mem} memory too"
 REDUNDANT_BARRIER = "barrier {text} is redundant: without it{also}, no two threads' accesses collide"

@@ -142,8 +142,8 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
-        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv, or a "
-                              f".cu/.cuh/.metal/.spvasm/.spv/.comp file)")
+        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv|wgsl, or a "
+                              f".cu/.cuh/.metal/.spvasm/.spv/.comp/.wgsl file)")
     if lang == "spirv":
         return spirv_tools.read_spirv(path), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
                                                      else path)
@@ -160,7 +160,7 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
     """Check a kernel source; `path` is the file the user named (for messages)."""
     path = path or name
     kernels = lower_source(text, lang, name)
-    if lang == "spirv":
+    if lang in ("spirv", "wgsl"):   # the shader fixes its workgroup size (@workgroup_size, LocalSize)
         for k in kernels:
             _check_local_size(k, block_dim, path)
     known = {p for k in kernels for p in k.params}

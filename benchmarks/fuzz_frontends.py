@@ -38,11 +38,11 @@ from analyzer.errors import KernelraceError  # noqa: E402
 from analyzer.frontend import lower_source  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
-DIALECTS = ("cuda", "metal", "spirv")
-SUFFIX = {"cuda": ".cu", "metal": ".metal", "spirv": ".spvasm"}
+DIALECTS = ("cuda", "metal", "spirv", "wgsl")
+SUFFIX = {"cuda": ".cu", "metal": ".metal", "spirv": ".spvasm", "wgsl": ".wgsl"}
 TVM_BUILDER = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"
 TVM_PARAMS = {"num_heads": 8, "head_dim": 128, "v_dtype": "float16"}
-TVM_TARGET = {"cuda": "cuda", "metal": "metal", "spirv": "vulkan"}
+TVM_TARGET = {"cuda": "cuda", "metal": "metal", "spirv": "vulkan", "wgsl": "webgpu"}
 CASE_SECONDS = 10.0     # a case that lowers for longer than this is a failure (a hang)
 
 # ---------------------------------------------------------------- seeds
@@ -69,7 +69,7 @@ def fixture_seeds(dialect: str) -> list[tuple[str, str]]:
             elif p.suffix == ".comp":
                 out.append((p.name + ".spvasm", disassemble(compile_glsl(p.read_text(), p.name), p.name)))
         return out
-    folder = FIXTURES / ("cuda" if dialect == "cuda" else "metal")
+    folder = FIXTURES / {"cuda": "cuda", "wgsl": "wgsl"}.get(dialect, "metal")
     return [(p.name, p.read_text()) for p in sorted(folder.glob("*" + SUFFIX[dialect]))]
 
 
@@ -90,7 +90,9 @@ GARBAGE = ["\x00", "\x01", "\x7f", "\ufeff", "\u00e9", "\U0001f600", "\\", "`", 
            "%", "%%", "=", "|", "\t\r", "\r", "\n\n", "#define X", "#include", "\\\n", "0x", "1e", "0b1",
            "OpNop", "%1 =", "OpLabel", "OpFunctionEnd", "OpReturn", "OpBranch %", "__syncthreads();",
            "return;", "break;", "continue;", "else", "if (", "for (;;)", "while (1)", "goto",
-           "threadgroup_barrier(mem_flags::mem_threadgroup);", "int", "float4", "*", "&", "->"]
+           "threadgroup_barrier(mem_flags::mem_threadgroup);", "int", "float4", "*", "&", "->",
+           "workgroupBarrier();", "loop {", "continuing {", "break if", "var<", "array<", "vec4<f32>(", ">>",
+           "@builtin(", "fn", "let", "switch"]
 HUGE_INTS = ["9" * 25, "18446744073709551616", "340282366920938463463374607431768211456",
              "0x" + "f" * 40, "-" + "9" * 30, "9" * 5000, "0x" + "F" * 5000, "1e999999", "0777",
              "09", "0x", "0xg", "4294967296u", "2147483648", "-2147483649", "99999999999999999999ULL",

@@ -7,7 +7,8 @@ import pytest
 
 from conftest import FIXTURES
 
-SOURCES = [FIXTURES / "cuda" / "reduce_tree.cu", FIXTURES / "metal" / "matmul_tiled.metal"]
+SOURCES = [FIXTURES / "cuda" / "reduce_tree.cu", FIXTURES / "metal" / "matmul_tiled.metal",
+           FIXTURES / "wgsl" / "override_size.wgsl"]
 GARBAGE = ["\x00", "@@", "}}}", "((((", "99999999999999999999999", "#define", "'", "/*", "[[", "..."]
 
 

@@ -24,9 +24,10 @@ BARRIER_TEXT = {
     "cuda": "__syncthreads();",
     "metal": "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);",
     "spirv": "memoryBarrierBuffer(); barrier();",
+    "wgsl": "storageBarrier(); workgroupBarrier();",
 }
 THREAD_TEXT = {"cuda": "threadIdx.{d}", "metal": "thread_position_in_threadgroup.{d}",
-               "spirv": "gl_LocalInvocationID.{d}"}
+               "spirv": "gl_LocalInvocationID.{d}", "wgsl": "local_invocation_id.{d}"}
 
 
 @dataclass
@@ -274,10 +275,10 @@ def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
     tir = ""
     if what != "guard":
         tir = 'T.tvm_storage_sync("shared") between the two accesses'
-        if lang in ("metal", "spirv"):
+        if lang in ("metal", "spirv", "wgsl"):
             notes.append("TVM's storage_sync(\"shared\") orders threadgroup/workgroup memory only; for a device "
                          "buffer the barrier must also order device memory (Metal mem_flags::mem_device, "
-                         "Vulkan UniformMemory semantics)")
+                         "Vulkan UniformMemory semantics, WebGPU storageBarrier())")
     if dim is not None:
         tir += (" and " if tir else "") + f"the store under `if threadIdx.{dim} == 0`"
     return Fix(text, line, removes, tir, notes)

@@ -13,7 +13,8 @@ from analyzer.analysis.symbolic import AccessEvent, BarrierEvent, Evaluation
 
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"},
-               "spirv": {ir.SHARED: "Workgroup", ir.GLOBAL: "StorageBuffer", ir.PRIVATE: "Function"}}
+               "spirv": {ir.SHARED: "Workgroup", ir.GLOBAL: "StorageBuffer", ir.PRIVATE: "Function"},
+               "wgsl": {ir.SHARED: "workgroup", ir.GLOBAL: "storage", ir.PRIVATE: "function"}}
 # Metal's names for the memory a barrier orders, in the order they are written.
 METAL_FLAGS = ((ir.GLOBAL, "mem_flags::mem_device"), (ir.SHARED, "mem_flags::mem_threadgroup"))
 
@@ -205,7 +206,7 @@ class KernelAnalysis:
         """What would make the barriers order `space`, in the kernel's dialect."""
         lang = self.kernel.lang
         hint = messages.BARRIER_SCOPE_HINT.get(lang)
-        if lang == "spirv":
+        if lang in ("spirv", "wgsl"):
             return hint[space]
         if lang == "metal":
             hints = []

@@ -10,9 +10,11 @@ from analyzer.frontend.dialects import lowering_for
 from analyzer.frontend.lower import Unsupported, position
 from analyzer.frontend.parser import parse
 from analyzer.frontend.spirv import SpirvLowering
+from analyzer.frontend.wgsl.lower import WgslLowering
+from analyzer.frontend.wgsl.parse import parse_wgsl
 
 EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".spvasm": "spirv", ".spv": "spirv",
-              ".comp": "spirv", ".glsl": "spirv"}
+              ".comp": "spirv", ".glsl": "spirv", ".wgsl": "wgsl"}
 
 
 def lang_of(path: str) -> str | None:
@@ -21,14 +23,18 @@ def lang_of(path: str) -> str | None:
 
 def lower_source(text: str, lang: str, filename: str) -> list[ir.Kernel]:
     """Parse and lower every kernel of one file; any failure is a one-line KernelraceError."""
-    tree = parse(text, lang, filename)
-    lowering = (SpirvLowering if lang == "spirv" else lowering_for(lang))(tree, text, filename)
+    if lang == "wgsl":
+        lowering = WgslLowering(parse_wgsl(text, filename), text, filename)
+    else:
+        tree = parse(text, lang, filename)
+        lowering = (SpirvLowering if lang == "spirv" else lowering_for(lang))(tree, text, filename)
     try:
         kernels = lowering.lower()
     except Unsupported as exc:
         line, col = position(exc.node)
         raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
     if not kernels:
-        what = {"cuda": "__global__ function", "metal": "kernel function", "spirv": "GLCompute entry point"}[lang]
+        what = {"cuda": "__global__ function", "metal": "kernel function", "spirv": "GLCompute entry point",
+                "wgsl": "@compute entry point"}[lang]
         raise KernelraceError(f"{filename}: no kernel found (no {what})")
     return kernels

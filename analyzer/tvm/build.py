@@ -16,7 +16,7 @@ from analyzer.errors import KernelraceError
 from analyzer.tvm.builders import (as_module, call_builder, load_builder, lower_device,
                                      make_target, schedule)
 
-LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv"}
+LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv", "webgpu": "wgsl"}
 # Where a Vulkan build's SPIR-V came from: TVM's own codegen, or our translation of its device TIR.
 FROM_TVM = "SPIR-V from TVM's Vulkan codegen"
 FROM_GLSL = ("SPIR-V from kernelrace: TVM's lowered device TIR for the vulkan target, translated to GLSL, "
@@ -55,7 +55,7 @@ class BuiltModule:
         if self.units:
             return list(self.units)
         fn_name = self.builder.rpartition(":")[2].split(".")[-1]
-        return [(f"{fn_name}.{'cu' if self.lang == 'cuda' else 'metal'}", self.source)]
+        return [(f"{fn_name}.{ {'cuda': 'cu', 'wgsl': 'wgsl'}.get(self.lang, 'metal')}", self.source)]
 
 
 def _walk(node, visit) -> None:

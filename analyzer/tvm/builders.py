@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from analyzer.errors import KernelraceError
 
-TARGETS = ("cuda", "metal", "vulkan")
+TARGETS = ("cuda", "metal", "vulkan", "webgpu")
 CUDA_ARCH = "sm_80"
 
 
@@ -50,6 +50,8 @@ def make_target(name: str):
         return tvm.target.Target("metal")
     if name == "vulkan":
         return tvm.target.Target("vulkan")
+    if name == "webgpu":
+        return tvm.target.Target("webgpu")
     raise KernelraceError(f"unsupported target '{name}' (expected one of: {', '.join(TARGETS)})")
 
 

@@ -1,0 +1,485 @@
+"""WGSL expressions: places (variables, memory references, vector components), loads, arithmetic,
+and calls (constructors, conversions, builtins, atomics, barriers inside expressions, inlined
+functions). Integer arithmetic is the IR's; float arithmetic and math builtins are uninterpreted
+calls, so equal inputs still give provably equal outputs."""
+
+from __future__ import annotations
+
+from lark import Token, Tree
+
+from analyzer import ir
+from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
+                                          StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
+
+# Statements and expressions nested deeper than this are refused where they pass the limit (the
+# lowering recurses a few Python frames per level); code people and TVM write nests a few dozen.
+MAX_NESTING = 150
+_CMP = ("==", "!=", "<", "<=", ">", ">=")
+# Builtins that fold a vector into one scalar.
+_REDUCING = frozenset({"dot", "length", "distance", "all", "any", "determinant"})
+_ATOMIC_RMW = frozenset({"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr",
+                         "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
+BARRIERS = {"workgroupBarrier": frozenset({ir.SHARED}), "storageBarrier": frozenset({ir.GLOBAL}),
+            "textureBarrier": frozenset()}
+
+
+def _float_lit(text: str) -> ir.Expr:
+    t = text.rstrip("fh")
+    try:
+        v = float.fromhex(t) if t.lower().startswith("0x") else float(t)
+    except (ValueError, OverflowError):
+        v = t
+    return ir.Call(f"float:{v!r}", ())
+
+
+def _has_state(e) -> bool:
+    """Whether an expression reads memory or variables (so binding it by name must copy it now)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (ir.Read, ir.Var, ir.Opaque)):
+            return True
+        stack.extend(ir.operands(x))
+    return False
+
+
+class ExprLowering:
+    """Expressions, mixed into KernelLowering."""
+
+    def dispatch(self, node, prefix: str, what: str):
+        method = getattr(self, f"{prefix}_{node.data}", None)
+        if method is None:
+            raise Unsupported(node, f"{what} '{node.data}'")
+        if self.nesting >= MAX_NESTING:
+            raise Unsupported(node, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
+        self.nesting += 1
+        try:
+            return method(node)
+        except Unsupported as exc:
+            if exc.node is None:
+                exc.node = node
+            raise
+        except RecursionError:
+            raise Unsupported(node, "statements and expressions nested too deeply") from None
+        finally:
+            self.nesting -= 1
+
+    # ----- places and loads -----
+    def value(self, node):
+        """What an expression denotes, places (Local, Ref) not yet loaded."""
+        return self.dispatch(node, "ex", "expression")
+
+    def rvalue(self, node):
+        return self.load(self.value(node), node)
+
+    def scalar_of(self, node) -> ir.Expr:
+        v = self.rvalue(node)
+        if isinstance(v, Scalar):
+            return v.expr
+        raise Unsupported(node, "a vector where a scalar is expected")
+
+    def load(self, v, node):
+        if isinstance(v, Local):
+            if v.ty.kind == "vec":
+                return Vec(tuple(ir.Var(f"{v.name}.{i}") for i in range(v.ty.n)), v.ty)
+            return Scalar(ir.Var(v.name), v.ty)
+        if isinstance(v, Ref):
+            if v.ty.kind == "scalar":
+                return Scalar(ir.Read(self.access(v, False, node)), v.ty)
+            if v.ty.kind == "vec":
+                read = ir.Read(self.access(v, False, node))
+                return Vec(tuple(ir.Call(f"lane{i}", (read,)) for i in range(v.ty.n)), v.ty)
+            if v.ty.kind == "atomic":
+                raise Unsupported(node, "an atomic read other than through atomicLoad")
+            raise Unsupported(node, f"a value of type {v.ty} copied as a whole")
+        if isinstance(v, tuple):
+            raise Unsupported(node, "a module-scope private variable used before the entry point declares it")
+        return v
+
+    def access(self, ref: Ref, is_write: bool, node, atomic: bool = False, value=None) -> ir.Access:
+        buf = self.kernel.buffers[ref.buffer]
+        width = size_of(ref.ty, self.module.structs) or buf.elem_size
+        return ir.Access(ref.buffer, ref.space, ref.offset, width, is_write, self.span(node),
+                         elem_size=buf.elem_size, atomic=atomic, value=value, id=next(self.access_ids))
+
+    def ex_name(self, node):
+        name = str(node.children[0])
+        v = self.lookup(name, node)
+        return v
+
+    def ex_int_lit(self, node):
+        text = str(node.children[0])
+        ty = U32 if text.endswith("u") else I32
+        digits = text.rstrip("iu")
+        if len(digits) > 20:
+            raise Unsupported(node, "integer literal out of range")
+        value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits, 10)
+        if value >= 1 << 32:
+            raise Unsupported(node, "integer literal out of range")
+        return Scalar(ir.Const(value), ty)
+
+    def ex_float_lit(self, node):
+        text = str(node.children[0])
+        return Scalar(_float_lit(text), scalar("f16") if text.endswith("h") else F32)
+
+    def ex_true_lit(self, node):
+        return Scalar(ir.Const(1), BOOL)
+
+    def ex_false_lit(self, node):
+        return Scalar(ir.Const(0), BOOL)
+
+    def ex_template_type(self, node):
+        raise Unsupported(node, "a type used as a value")
+
+    def ex_index(self, node):
+        base_n, idx_n = node.children
+        base = self.value(base_n)
+        if isinstance(base, Pointer):
+            base = base.target
+        idx = self.scalar_of(idx_n)
+        if isinstance(base, Ref):
+            t = base.ty
+            if t.kind in ("array", "mat"):
+                step = stride_of(t, self.module.structs)
+            elif t.kind == "vec":
+                step = size_of(t.elem, self.module.structs)
+            else:
+                raise Unsupported(node, f"indexing a value of type {t}")
+            return Ref(base.buffer, base.space, _add(base.offset, _mul(idx, step)), t.elem, base.writable)
+        if isinstance(base, Local) and base.ty.kind == "vec":
+            if isinstance(idx, ir.Const) and 0 <= idx.value < base.ty.n:
+                return Local(f"{base.name}.{idx.value}", base.ty.elem)
+            base = self.load(base, node)
+        if isinstance(base, Vec):
+            return Scalar(_pick(base.comps, idx), base.ty.elem)
+        raise Unsupported(node, "indexing this value")
+
+    def ex_member(self, node):
+        base_n, name_t = node.children
+        name = str(name_t)
+        base = self.value(base_n)
+        if isinstance(base, Pointer):
+            base = base.target
+        if isinstance(base, StructVal):
+            if name not in base.members:
+                raise Unsupported(node, f"no member '{name}'")
+            return base.members[name]
+        if isinstance(base, Ref) and base.ty.kind == "struct":
+            offsets, _ = layout(base.ty.name, self.module.structs)
+            if name not in offsets:
+                raise Unsupported(node, f"no member '{name}'")
+            off, mt = offsets[name]
+            return Ref(base.buffer, base.space, _add(base.offset, ir.Const(off)), mt, base.writable)
+        comps = [SWIZZLE.get(c) for c in name]
+        if None in comps:
+            raise Unsupported(node, f"member '{name}'")
+        if isinstance(base, (Ref, Local)) and base.ty.kind == "vec":
+            elem = base.ty.elem
+            if len(comps) == 1:
+                if isinstance(base, Local):
+                    return Local(f"{base.name}.{comps[0]}", elem)
+                size = size_of(elem, self.module.structs)
+                return Ref(base.buffer, base.space, _add(base.offset, ir.Const(comps[0] * size)), elem, base.writable)
+            base = self.load(base, node)
+        if isinstance(base, Vec):
+            picked = tuple(base.comps[i] for i in comps if i < len(base.comps))
+            if len(picked) != len(comps):
+                raise Unsupported(node, f"swizzle '{name}' of a {base.ty}")
+            if len(picked) == 1:
+                return Scalar(picked[0], base.ty.elem)
+            return Vec(picked, Ty("vec", elem=base.ty.elem, n=len(picked)))
+        raise Unsupported(node, f"member '{name}' of this value")
+
+    def ex_unop(self, node):
+        op_t, a_n = node.children
+        op = str(op_t)
+        if op == "&":
+            target = self.value(a_n)
+            if not isinstance(target, (Ref, Local)):
+                raise Unsupported(node, "the address of a value that is not a variable")
+            return Pointer(target)
+        if op == "*":
+            p = self.value(a_n)
+            if isinstance(p, Pointer):
+                return p.target
+            raise Unsupported(node, "dereferencing a value that is not a pointer")
+        a = self.rvalue(a_n)
+        return self._map(a, lambda x, ty: self._unop(op, x, ty), node)
+
+    def _unop(self, op: str, x: ir.Expr, ty: Ty) -> ir.Expr:
+        if ty.is_float:
+            return ir.Call("fneg", (x,)) if op == "-" else ir.Call("f" + op, (x,))
+        if op == "-" and isinstance(x, ir.Const):
+            return ir.Const(-x.value)
+        return ir.UnOp(op, x)
+
+    def _map(self, v, fn, node):
+        if isinstance(v, Vec):
+            return Vec(tuple(fn(c, v.ty.elem) for c in v.comps), v.ty)
+        if isinstance(v, Scalar):
+            return Scalar(fn(v.expr, v.ty), v.ty)
+        raise Unsupported(node, "an operand that is not a number")
+
+    def ex_binop(self, node):
+        a_n, op_t, b_n = node.children
+        return self.binop(str(op_t), self.rvalue(a_n), self.rvalue(b_n), node)
+
+    def binop(self, op: str, a, b, node):
+        if not isinstance(a, (Scalar, Vec)) or not isinstance(b, (Scalar, Vec)):
+            raise Unsupported(node, f"operands of '{op}'")
+        if isinstance(a, Vec) or isinstance(b, Vec):
+            n = a.ty.n if isinstance(a, Vec) else b.ty.n
+            ca = a.comps if isinstance(a, Vec) else (a.expr,) * n
+            cb = b.comps if isinstance(b, Vec) else (b.expr,) * n
+            vt = a.ty if isinstance(a, Vec) else b.ty
+            elem = vt.elem
+            out = tuple(self._arith(op, x, y, elem) for x, y in zip(ca, cb))
+            return Vec(out, Ty("vec", elem=BOOL, n=n) if op in _CMP else vt)
+        ty = a.ty
+        return Scalar(self._arith(op, a.expr, b.expr, ty), BOOL if op in _CMP else ty)
+
+    @staticmethod
+    def _arith(op: str, a: ir.Expr, b: ir.Expr, ty: Ty) -> ir.Expr:
+        if ty.is_float:
+            return ir.Call(("fcmp" if op in _CMP else "f") + op, (a, b))
+        if isinstance(a, ir.Const) and isinstance(b, ir.Const) and op in ("+", "-", "*"):
+            return ir.Const({"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op])
+        return ir.BinOp(op, a, b)
+
+    # ----- calls -----
+    def ex_call(self, node):
+        callee = node.children[0]
+        args = [c for c in node.children[1:] if c is not None]
+        if isinstance(callee, Tree):          # vec4<f32>(...), array<f32, 4>(...), bitcast<u32>(x)
+            gen = str(callee.children[0])
+            if gen == "bitcast":
+                ty = self.type_of(callee.children[2])
+                return self._map(self.rvalue(args[0]), lambda x, _t: ir.Call(f"bitcast<{ty}>", (x,)), node)
+            return self.construct(self.type_of(callee), args, node)
+        fn = str(callee)
+        if fn in self.module.aliases or fn in self.module.structs or fn in ("i32", "u32", "f32", "f16", "bool") \
+                or (fn.startswith("vec") and fn in ("vec2", "vec3", "vec4")) or (len(fn) == 5 and fn[:3] == "vec"):
+            if fn in ("vec2", "vec3", "vec4"):
+                return self.construct(Ty("vec", elem=None, n=int(fn[3])), args, node)
+            return self.construct(self.type_of(Tree("named_type", [Token("NAME", fn)])), args, node)
+        if fn in BARRIERS:
+            raise Unsupported(node, f"'{fn}' used as a value")
+        if fn in self.module.functions:
+            return self.inline(fn, args, node)
+        if fn.startswith("atomic"):
+            return self.atomic(fn, args, node)
+        if fn == "workgroupUniformLoad":
+            return self.uniform_load(args, node)
+        if fn == "arrayLength":
+            p = self.value(args[0])
+            if not isinstance(p, Pointer) or not isinstance(p.target, Ref):
+                raise Unsupported(node, "arrayLength of something other than a buffer")
+            name = f"{p.target.buffer}_length"
+            if name not in self.kernel.params:
+                self.kernel.params.append(name)
+            return Scalar(ir.Param(name), U32)
+        vals = [self.rvalue(a) for a in args]
+        if fn == "select" and len(vals) == 3:
+            f, t, c = vals
+            return self._zip(lambda x, y, z: ir.Select(z, y, x), [f, t, c], f.ty if isinstance(f, Scalar) else f.ty, node)
+        if fn in ("min", "max") and vals and not any(v.ty.is_float for v in vals if isinstance(v, (Scalar, Vec))) \
+                and len(vals) == 2:
+            cmp = "<" if fn == "min" else ">"
+            return self._zip(lambda x, y: ir.Select(ir.BinOp(cmp, x, y), x, y), vals, vals[0].ty, node)
+        if any(not isinstance(v, (Scalar, Vec)) for v in vals):
+            raise Unsupported(node, f"call of '{fn}' with a pointer or composite argument")
+        if fn in _REDUCING:
+            flat = tuple(c for v in vals for c in (v.comps if isinstance(v, Vec) else (v.expr,)))
+            elem = vals[0].ty.elem if isinstance(vals[0], Vec) else vals[0].ty
+            return Scalar(ir.Call(fn, flat), BOOL if fn in ("all", "any") else elem)
+        ty = next((v.ty for v in vals if isinstance(v, Vec)), vals[0].ty if vals else F32)
+        return self._zip(lambda *xs: ir.Call(fn, xs), vals, ty, node)
+
+    def _zip(self, fn, vals, ty: Ty, node):
+        """Apply `fn` component-wise, broadcasting scalars over vectors."""
+        n = next((v.ty.n for v in vals if isinstance(v, Vec)), None)
+        if n is None:
+            return Scalar(fn(*(v.expr for v in vals)), ty)
+        comps = [v.comps if isinstance(v, Vec) else (v.expr,) * n for v in vals]
+        if any(len(c) != n for c in comps):
+            raise Unsupported(node, "vectors of different sizes")
+        vt = ty if ty.kind == "vec" else Ty("vec", elem=ty, n=n)
+        return Vec(tuple(fn(*xs) for xs in zip(*comps)), vt)
+
+    def construct(self, ty: Ty, args: list, node):
+        vals = [self.rvalue(a) for a in args]
+        if ty.kind == "scalar":
+            if not vals:
+                return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
+            return self._map(vals[0], lambda x, t: self._convert(x, t, ty), node)
+        if ty.kind == "vec":
+            elem = ty.elem
+            if elem is None:
+                elem = next((v.ty.elem if isinstance(v, Vec) else v.ty for v in vals if isinstance(v, (Scalar, Vec))), F32)
+                ty = Ty("vec", elem=elem, n=ty.n)
+            if not vals:
+                zero = _float_lit("0.0") if elem.is_float else ir.Const(0)
+                return Vec((zero,) * ty.n, ty)
+            comps = []
+            for v in vals:
+                if isinstance(v, Vec):
+                    comps.extend(self._convert(c, v.ty.elem, elem) for c in v.comps)
+                elif isinstance(v, Scalar):
+                    comps.append(self._convert(v.expr, v.ty, elem))
+                else:
+                    raise Unsupported(node, "a vector built from a composite")
+            if len(comps) == 1:
+                comps *= ty.n
+            if len(comps) != ty.n:
+                raise Unsupported(node, f"{ty} built from {len(comps)} values")
+            return Vec(tuple(comps), ty)
+        raise Unsupported(node, f"a value of type {ty} built in an expression")
+
+    @staticmethod
+    def _convert(x: ir.Expr, src: Ty, dst: Ty) -> ir.Expr:
+        """Integer to integer keeps the value (the IR does not model 32-bit wrap-around: the C
+        family's convention); anything through a float is an uninterpreted conversion."""
+        if src == dst or (not src.is_float and not dst.is_float):
+            return x
+        if dst.name == "bool" and not src.is_float:
+            return ir.BinOp("!=", x, ir.Const(0))
+        return ir.Call(f"{dst.name}", (x,))
+
+    # ----- atomics, uniform loads -----
+    def atomic(self, fn: str, args: list, node):
+        if not args:
+            raise Unsupported(node, f"'{fn}' without arguments")
+        p = self.value(args[0])
+        if not isinstance(p, Pointer) or not isinstance(p.target, Ref) or p.target.ty.kind != "atomic":
+            raise Unsupported(node, f"'{fn}' on something other than an atomic in memory")
+        ref = Ref(p.target.buffer, p.target.space, p.target.offset, p.target.ty.elem, p.target.writable)
+        vals = [self.scalar_of(a) for a in args[1:]]
+        if fn == "atomicLoad":
+            return Scalar(ir.Read(self.access(ref, False, node, atomic=True)), ref.ty)
+        if fn == "atomicStore":
+            self.pending.append(ir.MemOp(self.access(ref, True, node, atomic=True, value=vals[0] if vals else None)))
+            return Scalar(ir.Const(0), ref.ty)
+        if fn in _ATOMIC_RMW:
+            acc = self.access(ref, True, node, atomic=True, value=ir.Call(fn, tuple(vals)))
+            self.pending.append(ir.MemOp(acc))
+            result = ir.Opaque(f"result of {fn}", next(self.opaque_ids))
+            if fn == "atomicCompareExchangeWeak":
+                return StructVal({"old_value": Scalar(result, ref.ty),
+                                  "exchanged": Scalar(ir.Opaque("result of atomicCompareExchangeWeak",
+                                                                next(self.opaque_ids)), BOOL)})
+            return Scalar(result, ref.ty)
+        raise Unsupported(node, f"atomic builtin '{fn}'")
+
+    def uniform_load(self, args: list, node):
+        """`workgroupUniformLoad(p)`: a workgroup barrier, the load, and another barrier."""
+        p = self.value(args[0]) if args else None
+        if not isinstance(p, Pointer) or not isinstance(p.target, Ref):
+            raise Unsupported(node, "workgroupUniformLoad of something other than workgroup memory")
+        span = self.span(node)
+        text = "workgroupUniformLoad"
+        self.pending.append(ir.Barrier(ir.BLOCK, frozenset({ir.SHARED}), span, text))
+        ref = p.target
+        if ref.ty.kind == "atomic":
+            ref = Ref(ref.buffer, ref.space, ref.offset, ref.ty.elem, ref.writable)
+        val = self.load(ref, node)
+        held = self.hold(val, "uniform_load", span)
+        self.pending.append(ir.Barrier(ir.BLOCK, frozenset({ir.SHARED}), span, text))
+        return held
+
+    def hold(self, val, hint: str, span: ir.Span):
+        """A value copied into fresh variables now (pending), so that later uses read the copy."""
+        if isinstance(val, Scalar):
+            if not _has_state(val.expr):
+                return val
+            name = self.fresh(hint)
+            self.pending.append(ir.Assign(name, val.expr, span))
+            return Scalar(ir.Var(name), val.ty)
+        if isinstance(val, Vec):
+            if not any(_has_state(c) for c in val.comps):
+                return val
+            name = self.fresh(hint, len(val.comps))
+            for i, c in enumerate(val.comps):
+                self.pending.append(ir.Assign(f"{name}.{i}", c, span))
+            return Vec(tuple(ir.Var(f"{name}.{i}") for i in range(len(val.comps))), val.ty)
+        return val
+
+    # ----- user functions -----
+    def inline(self, fn: str, args: list, node):
+        if fn in self.inline_stack or len(self.inline_stack) > 16:
+            raise Unsupported(node, f"recursion through '{fn}'")
+        tree = self.module.functions[fn]
+        params = [c for c in tree.children if isinstance(c, Tree) and c.data == "param"]
+        if len(params) != len(args):
+            raise Unsupported(node, f"call of '{fn}' with {len(args)} arguments")
+        span = self.span(node)
+        scope: dict = {}
+        for p, a in zip(params, args):
+            pname = next(str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME")
+            v = self.value(a)
+            if not isinstance(v, (Pointer, StructVal)):
+                v = self.hold(self.load(v, a), f"{fn}.{pname}", span)
+            scope[pname] = v
+        ret_types = [c for c in tree.children if isinstance(c, Tree) and c.data in ("named_type", "template_type")]
+        ret_ty = self.type_of(ret_types[-1]) if ret_types else None
+        saved = self.scopes, self.return_var, self.pending
+        self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
+                           if ret_ty is not None else None)
+        ret_var = self.return_var
+        self.scopes = [self.scopes[0], scope]
+        self.pending = []
+        self.inline_stack.append(fn)
+        try:
+            body_ir = self.block(next(c for c in tree.children if isinstance(c, Tree) and c.data == "block"))
+        finally:
+            self.inline_stack.pop()
+            self.scopes, self.return_var, self.pending = saved
+        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
+            raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
+        # A `return` inside an inlined body ends the call, not the kernel: a one-trip loop.
+        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
+            body_ir = _returns_to_breaks(body_ir)
+            body_ir.append(ir.Break(span))
+            self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
+        else:
+            self.pending.extend(body_ir)
+        if ret_ty is None:
+            return Scalar(ir.Const(0), I32)
+        if ret_ty.kind == "vec":
+            return Vec(tuple(ir.Var(f"{ret_var}.{i}") for i in range(ret_ty.n)), ret_ty)
+        if ret_ty.kind != "scalar":
+            raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
+        return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _pick(comps, idx: ir.Expr) -> ir.Expr:
+    """Component `idx` of a vector, as a chain of selects when the index is not a constant."""
+    if isinstance(idx, ir.Const):
+        if 0 <= idx.value < len(comps):
+            return comps[idx.value]
+        return comps[-1]   # WGSL clamps an out-of-range constant index of a vector
+    out = comps[-1]
+    for i in range(len(comps) - 2, -1, -1):
+        out = ir.Select(ir.BinOp("==", idx, ir.Const(i)), comps[i], out)
+    return out
+
+
+def _add(a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    if isinstance(b, ir.Const) and b.value == 0:
+        return a
+    if isinstance(a, ir.Const) and a.value == 0:
+        return b
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        return ir.Const(a.value + b.value)
+    if isinstance(b, ir.Const) and isinstance(a, ir.BinOp) and a.op == "+" and isinstance(a.b, ir.Const):
+        return _add(a.a, ir.Const(a.b.value + b.value))   # member of a member: one constant offset
+    return ir.BinOp("+", a, b)
+
+
+def _mul(a: ir.Expr, n: int) -> ir.Expr:
+    if n == 1:
+        return a
+    if isinstance(a, ir.Const):
+        return ir.Const(a.value * n)
+    return ir.BinOp("*", a, ir.Const(n))
