@@ -97,14 +97,16 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
     """One finding per rule and pair of source lines: the lanes of a vector access, or the four
-    reads of one `make_float4(...)`, are one problem to the reader."""
-    seen, out = set(), []
+    reads of one `make_float4(...)`, are one problem to the reader. Of several, the first whose
+    witness replayed (a site against itself may collide in two orders and in one iteration, and
+    only some of those queries find a witness that runs)."""
+    chosen: dict = {}
     for f in findings:
         key = (f.rule, f.kernel, f.second.line, f.first.line if f.first else None)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+        if key not in chosen or ((chosen[key].witness or {}).get("replayed") is False
+                                 and (f.witness or {}).get("replayed") is not False):
+            chosen[key] = f
+    return list(chosen.values())
 
 
 def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:

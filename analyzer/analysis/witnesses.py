@@ -17,6 +17,8 @@ from analyzer.analysis.symbolic import AccessEvent
 
 # Models asked for before a finding is reported with a witness that does not replay.
 REPLAY_ATTEMPTS = 4
+# What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
+LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
 PER_THREAD = ("opaque", "undef:")
 
@@ -41,12 +43,30 @@ class WitnessSearch:
                 if self._out_of_time():
                     break
                 seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
+                params = [x for n, x in sorted(self.enc.shared.items())
+                          if n in self.kernel.params and not z3.is_int_value(x)]
+                if LOOPS_FOREVER in (reason or "") and params:
+                    # A loop that never ends with these parameters: other threads would not help,
+                    # other values of every parameter may (else of at least one).
+                    solver.push()
+                    solver.add(*[x != model.eval(x, model_completion=True) for x in params])
+                    out.queries += 1
+                    if solver.check() == z3.sat:
+                        model = solver.model()
+                        solver.pop()
+                        reason = self._replay_failure(model, a, b, off1, off2, space)
+                        if reason is None:
+                            return model, None
+                        continue
+                    solver.pop()
+                    seen = params
                 solver.add(z3.Or(*[x != model.eval(x, model_completion=True) for x in seen]))
                 out.queries += 1
                 if not seen or solver.check() != z3.sat:
                     break
                 model = solver.model()
-                if self._replay_failure(model, a, b, off1, off2, space) is None:
+                reason = self._replay_failure(model, a, b, off1, off2, space)
+                if reason is None:
                     return model, None
         finally:
             solver.pop()
