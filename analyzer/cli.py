@@ -132,6 +132,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-j", "--jobs", type=_positive, default=S, metavar="N",
                    help="worker processes for files and builds (default: the number of cores); the report is "
                         "the same whatever N is")
+    g.add_argument("--scope", choices=("block", "grid", "all"), default=S,
+                   help="which pairs of threads race: block (two threads of one block), grid (two threads of "
+                        "different blocks, on global memory), all (both; default)")
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
@@ -240,7 +243,7 @@ def _settings(args, cfg: Config) -> Settings:
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
                             hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0,
-                            explain=verbose),
+                            explain=verbose, scope=opt("scope") or cfg.scope or "all"),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs())

@@ -26,7 +26,8 @@ DEFAULT_TARGETS = ("cuda", "metal")
 # Findings the analysis itself reports (a pair it could not decide); not a rule module.
 PSEUDO_RULES = ("unknown",)
 
-TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs")
+TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
+            "scope")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
@@ -74,6 +75,7 @@ class Config:
     suppress: list[Suppression] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
     jobs: int | None = None
+    scope: str | None = None          # "block", "grid" or "all" (--scope)
 
     @property
     def root(self) -> Path | None:
@@ -224,6 +226,8 @@ class _Validator:
             if isinstance(j, bool) or not isinstance(j, int) or j < 1:
                 self.fail(where, f"jobs: expected a positive number of worker processes, got {j!r}")
             cfg.jobs = j
+        if "scope" in data:
+            cfg.scope = self.choice(data["scope"], ("block", "grid", "all"), where, "scope")
         if "lint" in data:
             cfg.lint = [self.lint(e, i) for i, e in enumerate(self.array(data["lint"], where, "lint"), 1)]
         if "check" in data:

@@ -32,9 +32,11 @@ class Witness:
     byte: int
     same_warp: bool
     params: dict[str, int] = field(default_factory=dict)
+    # A grid witness (grid.py): thread 2's block, another than `block` (thread 1's).
+    second_block: tuple[int, int, int] | None = None
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "first_thread": list(self.first.index), "second_thread": list(self.second.index),
             "block": list(self.block),
             "first_iterations": {str(k): v for k, v in self.first.iterations.items()},
@@ -43,6 +45,10 @@ class Witness:
             "first_warp": self.first.warp, "second_warp": self.second.warp,
             "same_warp": self.same_warp, "params": dict(self.params),
         }
+        if self.second_block is not None:
+            out["first_block"], out["second_block"] = list(self.block), list(self.second_block)
+            out["blocks"] = [list(self.block), list(self.second_block)]
+        return out
 
 
 @dataclass

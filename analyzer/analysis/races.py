@@ -294,6 +294,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
+            if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
+                wit.block, wit.second_block = wit.second_block, wit.block
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
                            replay_failure=replay))
         return True

@@ -79,8 +79,11 @@ def _from_bits(e):
 class Encoder:
     """Builds Z3 terms for thread 1 and thread 2 of the same block."""
 
-    def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True):
+    def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True, grid: bool = False):
         self.kernel = kernel
+        # Grid mode (grid.py): the two threads may sit in different blocks. Each gets its own block
+        # index, and state uniform within a block (loop state) is per block.
+        self.grid = grid
         self.warp_size = warp_size
         # Inexact mode reads a product or quotient of two non-constants as an uninterpreted
         # function: an over-approximation (unsat stays unsat) that keeps the query linear.
@@ -99,6 +102,9 @@ class Encoder:
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
+        # Thread 2's block: thread 1's own in block mode.
+        self.bid2 = {d: z3.Int(f"block2.{d}") for d in DIMS} if grid else self.bid
+        self.blocks = {1: self.bid, 2: self.bid2}
         self.bdim = {d: self._extent("blockDim", d, bdims[d], MAX_BLOCK) for d in DIMS}
         self.gdim = {d: self._extent("gridDim", d, kernel.grid_dim.get(d), MAX_GRID) for d in DIMS}
         for d in DIMS:
@@ -106,6 +112,8 @@ class Encoder:
                 t = self.tid[k][d]
                 self.base += [t >= 0, t < self.bdim[d]]
             self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
+            if grid:
+                self.base += [self.bid2[d] >= 0, self.bid2[d] < self.gdim[d]]
         self._fixed = len(self.base)
         self._using: list[set[int]] = []
         self._param_deps: dict[str, frozenset[int]] = {}   # parameter -> its side constraints
@@ -233,6 +241,10 @@ class Encoder:
             return self.iteration(k, t.loop)
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
+            if self.grid and t.uniform and not t.name.startswith("load"):
+                # Uniform in a block, not across blocks (a loop's state may follow blockIdx); loads
+                # stay one function of the address, as within a block.
+                name = f"{t.name}@b{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
             if t.lower is not None:
@@ -281,7 +293,7 @@ class Encoder:
         if name.startswith("tid."):
             return self.tid[k][name[4:]]
         if name.startswith("bid."):
-            return self.bid[name[4:]]
+            return self.blocks[k][name[4:]]
         if name.startswith("bdim."):
             return self.bdim[name[5:]]
         if name.startswith("gdim."):
