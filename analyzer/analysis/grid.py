@@ -24,12 +24,12 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.concurrency import Cfg
-from analyzer.analysis.disjoint import Disjointness, _key
+from analyzer.analysis.disjoint import Disjointness, _key, _memo
 from analyzer.analysis.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.races import PairChecker, _kind
-from analyzer.analysis.solver import DIMS, MAX_GRID, Encoder
-from analyzer.analysis.symbolic import AccessEvent, Evaluation, Sym
+from analyzer.analysis.solver import DIMS, ITER_LIMIT, MAX_GRID, Encoder
+from analyzer.analysis.symbolic import AccessEvent, Evaluation, Iter, Sym
 
 # The one interval shape of a grid pair: no positions, no order, no path, nothing of warps.
 _ANYWHERE = ((), (), None, None, frozenset(), frozenset())
@@ -77,21 +77,99 @@ class GridDisjointness(Disjointness):
     """The solver-free test with the block indices per thread: they no longer cancel, and the
     search ends in a collision only where the equal atoms leave the two blocks possibly different."""
 
-    def __init__(self, kernel: ir.Kernel, dims: frozenset[str]):
+    def __init__(self, kernel: ir.Kernel, dims: frozenset[str], common: frozenset[str]):
         super().__init__(kernel)
         self.grid = {d: kernel.grid_dim.get(d) for d in DIMS}
         self.read = dims
+        self.common = common
+        # Launch extents the kernel fixes, as constants: `blockIdx.x * blockDim.x` is then a
+        # block index with a coefficient, not an opaque product.
+        self._known = {f"bdim.{d}": v for d, v in self.block.items() if isinstance(v, int)}
+        self._known.update({f"gdim.{d}": v for d, v in self.grid.items() if isinstance(v, int)})
+        self._resolved: dict[int, tuple] = {}
+        self._grid_linear: dict[int, tuple] = {}
+        self._atoms: dict[tuple, object] = {}      # interned products and grid-stride atoms
+        self._stride_dim: dict[int, str] = {}      # id of a grid-stride atom -> its grid dimension
+
+    # ----- terms with the launch's constants, products of atoms, grid strides -----
+
+    def _resolve(self, t):
+        return _memo(self._resolved, t, self._resolve_of)
+
+    def _resolve_of(self, t):
+        if isinstance(t, ir.Builtin) and t.name in self._known:
+            return ir.Const(self._known[t.name])
+        if isinstance(t, ir.BinOp):
+            a, b = self._resolve(t.a), self._resolve(t.b)
+            return t if a is t.a and b is t.b else ir.BinOp(t.op, a, b)
+        if isinstance(t, ir.UnOp):
+            a = self._resolve(t.a)
+            return t if a is t.a else ir.UnOp(t.op, a)
+        return t
+
+    def linear(self, t):
+        return _memo(self._grid_linear, t, self._grid_linear_of)
+
+    def _grid_linear_of(self, t):
+        r = self._resolve(t)
+        f = self._linear_of(r) if r is t else self.linear(r)
+        return None if f is None else self._merge_strides(f)
+
+    def _linear_of(self, t):
+        # A product of two single atoms (`i * (blockDim.x * gridDim.x)`): one atom, its
+        # coefficient the product of theirs, interned so both threads' forms share its key.
+        if isinstance(t, ir.BinOp) and t.op == "*" and not isinstance(t.a, ir.Const) and not isinstance(t.b, ir.Const):
+            fa, fb = self.linear(t.a), self.linear(t.b)
+            if fa is not None and fb is not None and fa[0] == 0 and fb[0] == 0 and len(fa[1]) == len(fb[1]) == 1:
+                (ka, (xa, ca)), = fa[1].items()
+                (kb, (xb, cb)), = fb[1].items()
+                key = ("prod",) + tuple(sorted((ka, kb), key=repr))
+                atom = self._atoms.get(key)
+                if atom is None:
+                    atom = self._atoms[key] = ir.BinOp("*", xa, xb)
+                return 0, {key: (atom, ca * cb)}
+        return super()._linear_of(t)
+
+    def _merge_strides(self, form):
+        """`c*blockIdx.d + c*(gridDim.d * X)` with X >= 0 (a grid-stride loop's iteration) is
+        `c*Y` with Y = blockIdx.d + gridDim.d * X: one atom, never negative, equal in two threads
+        only when their block indices are (0 <= blockIdx.d < gridDim.d)."""
+        const, terms = form
+        for d in self.read:
+            kb = ("Builtin", f"bid.{d}")
+            if kb not in terms:
+                continue
+            kg = ("Builtin", f"gdim.{d}")
+            for key, (atom, c) in list(terms.items()):
+                if not (isinstance(key, tuple) and key[0] == "prod" and kg in key[1:] and c == terms[kb][1]):
+                    continue
+                other = key[2] if key[1] == kg else key[1]
+                x = next((o for o in (atom.a, atom.b) if _key(o) == other), None)
+                if not isinstance(x, Iter):
+                    continue
+                skey = ("stride", d, other)
+                y = self._atoms.get(skey)
+                if y is None:
+                    y = self._atoms[skey] = ir.BinOp("+", terms[kb][0], atom)
+                    self._stride_dim[id(y)] = d
+                terms = dict(terms)
+                del terms[kb], terms[key]
+                terms[skey] = (y, c)
+                break
+        return const, terms
 
     def _fixed_of(self, t) -> bool:
         if isinstance(t, ir.Builtin) and t.name.startswith("bid."):
             return t.name[4:] not in self.read     # an unread dimension: one block (see module)
         if isinstance(t, Sym):
-            # Loop state uniform in a block may differ between blocks; a load is one function of
-            # its address (see solver.Encoder).
-            return t.uniform and t.name.startswith("load") and all(self.fixed(x) for x in t.args)
+            # Loop state uniform in a block may differ between blocks, and so may loads but those
+            # of read-only global buffers (see solver.Encoder).
+            return t.uniform and t.name in self.common and all(self.fixed(x) for x in t.args)
         return super()._fixed_of(t)
 
     def _interval(self, t, bounds):
+        if id(t) in self._stride_dim:
+            return 0, MAX_GRID * ITER_LIMIT
         if isinstance(t, ir.Builtin) and t.name.startswith("bid."):
             extent = self.grid.get(t.name[4:])
             return 0, (extent if isinstance(extent, int) else MAX_GRID) - 1
@@ -100,8 +178,9 @@ class GridDisjointness(Disjointness):
     def _same_thread(self, equal: list, bounds) -> bool:
         """Do the atoms equal in both threads force the same block? (Then the pair is no grid pair.)"""
         keys = {_key(a) for a in equal}
+        strides = {self._stride_dim[id(a)] for a in equal if id(a) in self._stride_dim}
         for d in self.read:
-            if self.grid.get(d) == 1:
+            if self.grid.get(d) == 1 or d in strides:
                 continue
             if (ir.Builtin.__name__, f"bid.{d}") not in keys:
                 return False
@@ -115,12 +194,16 @@ class GridChecker(PairChecker):
                  strict: bool = False, cache: QueryCache | None = None, detail: bool = True):
         super().__init__(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail)
         self.read = block_dims_read(kernel)
-        self.disjoint = GridDisjointness(kernel, self.read)
+        # Loads every block sees alike: of global buffers the kernel never writes.
+        written = {e.access.buffer for e in ev.accesses.values() if e.access.is_write}
+        self.common = frozenset(f"load{e.access.id}" for e in ev.accesses.values()
+                                if e.access.space == ir.GLOBAL and e.access.buffer not in written)
+        self.disjoint = GridDisjointness(kernel, self.read, self.common)
 
     def _encoders(self) -> None:
         if self.exact is None:
-            self.exact = Encoder(self.kernel, self.kernel.warp_size, exact=True, grid=True)
-            self.fast = Encoder(self.kernel, self.kernel.warp_size, exact=False, grid=True)
+            self.exact = Encoder(self.kernel, self.kernel.warp_size, exact=True, grid=True, common_loads=self.common)
+            self.fast = Encoder(self.kernel, self.kernel.warp_size, exact=False, grid=True, common_loads=self.common)
             self.enc = self.exact
 
     def _distinct(self, enc):

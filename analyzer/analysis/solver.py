@@ -79,11 +79,14 @@ def _from_bits(e):
 class Encoder:
     """Builds Z3 terms for thread 1 and thread 2 of the same block."""
 
-    def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True, grid: bool = False):
+    def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True, grid: bool = False,
+                 common_loads: frozenset[str] = frozenset()):
         self.kernel = kernel
         # Grid mode (grid.py): the two threads may sit in different blocks. Each gets its own block
-        # index, and state uniform within a block (loop state) is per block.
+        # index, and what is uniform within a block is per block: loop state, and loads, except
+        # `common_loads` (global memory the kernel never writes: the same in every block).
         self.grid = grid
+        self.common_loads = common_loads
         self.warp_size = warp_size
         # Inexact mode reads a product or quotient of two non-constants as an uninterpreted
         # function: an over-approximation (unsat stays unsat) that keeps the query linear.
@@ -241,9 +244,9 @@ class Encoder:
             return self.iteration(k, t.loop)
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
-            if self.grid and t.uniform and not t.name.startswith("load"):
-                # Uniform in a block, not across blocks (a loop's state may follow blockIdx); loads
-                # stay one function of the address, as within a block.
+            if self.grid and t.uniform and t.name not in self.common_loads:
+                # Uniform in a block, not across blocks: a loop's state may follow blockIdx, shared
+                # memory is per block, and blocks load a written buffer at unrelated times.
                 name = f"{t.name}@b{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
             out = self.func(name, len(args))(*args) if args else self._c_int(name)

@@ -77,6 +77,8 @@ class WitnessSearch:
         def unknown(name: str, args: tuple, k: int) -> int:
             if k and name.startswith(PER_THREAD):
                 name = f"{name}@t{k}"
+            elif k and enc.grid and name.startswith("load") and name not in enc.common_loads:
+                name = f"{name}@b{k}"     # per block in a grid query (solver.Encoder)
             hit = memo.get((name, args))
             if hit is None:
                 if not args:
