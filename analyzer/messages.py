@@ -16,6 +16,10 @@ RACE_GRID = {
 }
 GRID_WHY = ("the two threads are in different blocks: no barrier inside the kernel orders two blocks "
             "({barrier} waits for the threads of one block only)")
+GRID_BLOCK_STATE = ("it needs two blocks' loop-carried {vars} to hold the same values (as two blocks of a "
+                    "persistent kernel drawing the same tile would): a warning, since kernelrace keeps "
+                    "block-uniform loop state as an unknown function per block and cannot prove each block "
+                    "works on its own elements")
 GRID_BARRIER = {"cuda": "__syncthreads()", "metal": "threadgroup_barrier", "spirv": "barrier()"}
 # Fix hints for a race between blocks (not re-checked: no barrier placement applies).
 GRID_HINT_ATOMIC = ("make the update atomic ({atomic}): blocks accumulating into one element need an atomic "

@@ -28,7 +28,7 @@ from analyzer.analysis.disjoint import Disjointness, _key, _memo
 from analyzer.analysis.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.races import PairChecker, _kind
-from analyzer.analysis.solver import DIMS, ITER_LIMIT, MAX_GRID, Encoder
+from analyzer.analysis.solver import DIMS, ITER_LIMIT, LOOP_STATE, MAX_GRID, Encoder
 from analyzer.analysis.symbolic import AccessEvent, Evaluation, Iter, Sym
 
 # The one interval shape of a grid pair: no positions, no order, no path, nothing of warps.
@@ -215,6 +215,27 @@ class GridChecker(PairChecker):
             # Unread dimensions: the same block index (the stated assumption).
             self._cache[key] = z3.And(self._cache[key], *[enc.bid[d] == enc.bid2[d] for d in DIMS if d not in dims])
         return self._cache[key]
+
+    def _block_state(self, solver, model) -> tuple[tuple[str, int], ...]:
+        """Does the collision need the two blocks' loop state to coincide? Ask again with every
+        block-uniform loop-carried value of block 1 different from every one of block 2 of the same
+        name (each block on its own tiles): if the collision goes away, it rests on that."""
+        by_name: dict[str, dict[int, list]] = {}
+        for x in self.exact.last_state:
+            name = x.decl().name()
+            if name.endswith(("@b1", "@b2")):
+                by_name.setdefault(name[:-3], {}).setdefault(int(name[-1]), []).append(x)
+        differ = [x != y for sides in by_name.values() for x in sides.get(1, ()) for y in sides.get(2, ())]
+        if not differ:
+            return ()
+        # With the index maps in order too (as `_data_dependent` assumes them): the tiles of a
+        # persistent kernel are found through them.
+        ordered, _ = self._loads_ordered()
+        if not self._refuted(solver, [z3.And(*differ)] + ordered, False, model):
+            return ()
+        found = {(m["var"], self.loop_line.get(int(m["loop"]), 0))
+                 for name in by_name if (m := LOOP_STATE.match(name))}
+        return tuple(sorted(found))
 
     def run(self, deadline: float | None = None) -> PairAnalysis:
         self._encoders()

@@ -73,6 +73,10 @@ class Hazard:
     unordered_by: tuple[ir.Barrier, ...] = ()
     # Why the witness does not replay on concrete values (None: it does, or was not asked to).
     replay_failure: str | None = None
+    # Between blocks (grid.py): block-uniform loop state (name, loop line) the collision needs to
+    # hold the same values in the two blocks, as a persistent kernel's tile counter would if two
+    # blocks drew the same tile. kernelrace cannot rule that out: a warning, like data dependence.
+    block_state: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass

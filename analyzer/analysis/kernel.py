@@ -107,6 +107,10 @@ class KernelAnalysis:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.block_state:
+            severity = "warning"
+            notes.append(messages.GRID_BLOCK_STATE.format(vars=", ".join(
+                f"`{name}` (loop at line {line})" for name, line in h.block_state)))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         if grid:
@@ -135,6 +139,8 @@ class KernelAnalysis:
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         witness["loop_state"] = [{"name": name, "loop_line": line} for name, line in h.loop_state]
         witness["replayed"] = h.replay_failure is None
+        if h.witness.second_block is not None:
+            witness["block_state"] = [{"name": name, "loop_line": line} for name, line in h.block_state]
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:

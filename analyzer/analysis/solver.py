@@ -26,7 +26,8 @@ INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
 # What the symbolic executor names loop-carried state: `v@L12`, `private:buf+0@exit12`.
-LOOP_STATE = re.compile(r"(?:private:)?(?P<var>.+?)(?:\+\d+)?@(?:L|exit)(?P<loop>\d+)$")
+# A grid query (grid.py) names a block's own copy `v@L12@b1`.
+LOOP_STATE = re.compile(r"(?:private:)?(?P<var>.+?)(?:\+\d+)?@(?:L|exit)(?P<loop>\d+)(?:@b[12])?$")
 
 
 def fresh_context() -> None:
