@@ -121,3 +121,28 @@ def test_shared_memory_never_races_between_blocks(cli, tmp_path):
                    "  __syncthreads();\n  out[blockIdx.x * 256 + threadIdx.x] = s[255 - threadIdx.x];\n}\n")
     code, report, _ = cli("check", str(src), "--block-dim", "256", "--format", "json")
     assert (code, report["findings"]) == (0, [])
+
+
+# TVMScript builders whose blocks race (tests/builders/grid_races.py), linted on every target with
+# the grid extents of TVM's lowered TIR.
+@pytest.mark.parametrize("target", ["cuda", "metal", "vulkan"])
+@pytest.mark.parametrize("builder,params,rule", [
+    ("builders.grid_races:tiles", ["--param", "overlap=1"], "write-after-write"),
+    ("builders.grid_races:row_sums", [], "write-after-read"),
+])
+def test_tvm_builders_whose_blocks_race(builder, params, rule, target, cli):
+    code, report, err = cli("lint", builder, "--target", target, *params, "--format", "json")
+    assert code == 1, err
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert rule in {f["rule"] for f in errors}
+    for f in errors:
+        assert f["witness"]["first_block"] != f["witness"]["second_block"] and f["witness"]["replayed"]
+
+
+@pytest.mark.parametrize("builder,params", [
+    ("builders.grid_races:tiles", ["--param", "overlap=0"]),
+    ("builders.grid_races:row_sums_fixed", []),
+])
+def test_tvm_builders_with_disjoint_blocks_are_clean(builder, params, cli):
+    code, report, err = cli("lint", builder, "--target", "cuda", *params, "--format", "json")
+    assert (code, report["findings"]) == (0, []), err
