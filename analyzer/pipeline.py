@@ -218,6 +218,7 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
         if built is not None:
             kernel.block_dim = _extent_dims(built.extents, "threadIdx")
             kernel.grid_dim = _extent_dims(built.extents, "blockIdx")
+            kernel.grid_params = {d: v for d in DIMS if isinstance(v := built.extents.get(f"blockIdx.{d}"), str)}
         else:
             _apply_dims(kernel, None, None, None)
         _apply_shapes(kernel, mod.buffers)

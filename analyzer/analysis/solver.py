@@ -118,9 +118,13 @@ class Encoder:
             self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
             if grid:
                 self.base += [self.bid2[d] >= 0, self.bid2[d] < self.gdim[d]]
-        self._fixed = len(self.base)
         self._using: list[set[int]] = []
         self._param_deps: dict[str, frozenset[int]] = {}   # parameter -> its side constraints
+        for d, name in sorted(kernel.grid_params.items()):
+            if not isinstance(kernel.grid_dim.get(d), int):
+                # The launch's own extent: a parameter the host computed (with its definition).
+                self.base.append(self.gdim[d] == self.param(name))
+        self._fixed = len(self.base)
         self._mark = self._fixed
         self.iter_bounds: list = []   # always included: relations use iterations outside terms
 
