@@ -146,3 +146,16 @@ def test_tvm_builders_whose_blocks_race(builder, params, rule, target, cli):
 def test_tvm_builders_with_disjoint_blocks_are_clean(builder, params, cli):
     code, report, err = cli("lint", builder, "--target", "cuda", *params, "--format", "json")
     assert (code, report["findings"]) == (0, []), err
+
+
+def test_a_race_between_blocks_and_one_within_a_block_have_different_fingerprints(cli):
+    # A baseline of the block's race must not hide the grid's race on the same two lines.
+    from dataclasses import replace
+
+    from analyzer.report.sarif import fingerprint
+    from analyzer.pipeline import Options, check_file
+
+    (result,) = check_file(str(FIXTURES / "cuda/grid_partials.cu"), None, (128,), None, {}, Options(hints="off"))
+    (f,) = result.findings
+    within = replace(f, witness={k: v for k, v in f.witness.items() if "block" not in k})
+    assert fingerprint(f) != fingerprint(within)

@@ -84,6 +84,8 @@ def fingerprint(finding: Finding) -> str:
         finding.first.kind if finding.first else "", _access_text(finding.first),
         finding.second.kind, _access_text(finding.second),
     ]
+    if finding.witness and "second_block" in finding.witness:
+        parts.append("between blocks")   # not the same finding as the pair's race within a block
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
