@@ -159,3 +159,12 @@ def test_a_race_between_blocks_and_one_within_a_block_have_different_fingerprint
     (f,) = result.findings
     within = replace(f, witness={k: v for k, v in f.witness.items() if "block" not in k})
     assert fingerprint(f) != fingerprint(within)
+
+
+def test_out_of_time_leaves_every_global_buffer_undecided_never_clean(cli, tmp_path):
+    src = tmp_path / "t.cu"
+    src.write_text("__global__ void f(float* a, float* b) {\n  a[threadIdx.x] = 1.0f;\n  b[threadIdx.x] = a[blockIdx.x];\n}\n")
+    code, report, _ = cli("check", str(src), "--block-dim", "64", "--kernel-timeout", "0.000001",
+                          "--scope", "grid", "--format", "json")
+    undecided = {f["second"]["buffer"] for f in report["findings"] if f["rule"] == "unknown"}
+    assert undecided == {"a", "b"} and all("two blocks" in f["message"] for f in report["findings"])

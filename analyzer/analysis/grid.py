@@ -244,19 +244,19 @@ class GridChecker(PairChecker):
         if not self.read:
             return out      # one block: nothing to pair
         for _, events in self._by_buffer():
-            if events[0].access.space != ir.GLOBAL:
-                continue    # shared/threadgroup/workgroup memory is per block
-            for i in range(len(events)):
-                for a, b in self._partners(events, i):
-                    if self._out_of_time():
-                        n = len(events) - i
-                        out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
-                        break
-                    else:
-                        self.check_pair(a, b, out)
-                        continue
-                    break
+            if events[0].access.space == ir.GLOBAL:    # shared/threadgroup/workgroup memory is per block
+                self._check_grid_buffer(events, out)
         return out
+
+    def _check_grid_buffer(self, events: list[AccessEvent], out: PairAnalysis) -> None:
+        for i in range(len(events)):
+            for a, b in self._partners(events, i):
+                if self._out_of_time():
+                    # What is left of this buffer is undecided, never clean (one finding for all).
+                    n = len(events) - i
+                    out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
+                    return
+                self.check_pair(a, b, out)
 
     def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         if self._never_overlap(a, b, out):
