@@ -138,6 +138,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                         "(default: $KERNELRACE_CACHE_DIR, the configuration's cache-dir, or the user cache "
                         "directory)")
     g.add_argument("--no-cache", action="store_true", default=S, help="neither read nor write the result cache")
+    g.add_argument("--scope", choices=("block", "grid", "all"), default=S,
+                   help="which pairs of threads race: block (two threads of one block), grid (two threads of "
+                        "different blocks, on global memory), all (both; default)")
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
@@ -248,7 +251,7 @@ def _settings(args, cfg: Config) -> Settings:
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
                             hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0,
-                            explain=verbose),
+                            explain=verbose, scope=opt("scope") or cfg.scope or "all"),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg))

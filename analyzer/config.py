@@ -27,7 +27,7 @@ DEFAULT_TARGETS = ("cuda", "metal")
 PSEUDO_RULES = ("unknown",)
 
 TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
-            "cache-dir")
+            "cache-dir", "scope")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
@@ -76,6 +76,7 @@ class Config:
     exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
     jobs: int | None = None
     cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
+    scope: str | None = None          # "block", "grid" or "all" (--scope)
 
     @property
     def root(self) -> Path | None:
@@ -233,6 +234,8 @@ class _Validator:
             if not isinstance(d, str) or not d.strip():
                 self.fail(where, f"cache-dir: expected a directory path, got {d!r}")
             cfg.cache_dir = d
+        if "scope" in data:
+            cfg.scope = self.choice(data["scope"], ("block", "grid", "all"), where, "scope")
         if "lint" in data:
             cfg.lint = [self.lint(e, i) for i, e in enumerate(self.array(data["lint"], where, "lint"), 1)]
         if "check" in data:

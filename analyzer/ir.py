@@ -258,6 +258,9 @@ class Kernel:
     # Launch extents: name ("tid.x", "bid.x", ...) -> int, or None when symbolic.
     block_dim: dict[str, int | None] = field(default_factory=dict)
     grid_dim: dict[str, int | None] = field(default_factory=dict)
+    # A symbolic grid extent the launch computes as a kernel parameter (TVM: `blockIdx.x` bound to
+    # `cse_v11`): dimension -> parameter name. The blocks then range below that parameter.
+    grid_params: dict[str, str] = field(default_factory=dict)
     bindings: dict[str, int] = field(default_factory=dict)   # scalar parameters fixed by the user
     # Parameters the launching code computes from other values (TVM's host `cse_v` bindings).
     definitions: dict[str, "Expr"] = field(default_factory=dict)

@@ -5,6 +5,30 @@ RACE = {
     "read-after-write": "read of {buf}[{elem}] ({mem}) by thread {t2} may see or miss the write by thread {t1} at line {l1}",
     "write-after-write": "write to {buf}[{elem}] ({mem}) by thread {t2} races with the write by thread {t1} at line {l1}",
 }
+# Races between blocks (analyzer/analysis/grid.py): the threads named with their blocks.
+RACE_GRID = {
+    "write-after-read": "write to {buf}[{elem}] ({mem}) by thread {t2} of block {b2} may land before thread {t1} of "
+                        "block {b1} reads it at line {l1}",
+    "read-after-write": "read of {buf}[{elem}] ({mem}) by thread {t2} of block {b2} may see or miss the write by "
+                        "thread {t1} of block {b1} at line {l1}",
+    "write-after-write": "write to {buf}[{elem}] ({mem}) by thread {t2} of block {b2} races with the write by thread "
+                         "{t1} of block {b1} at line {l1}",
+}
+GRID_WHY = ("the two threads are in different blocks: no barrier inside the kernel orders two blocks "
+            "({barrier} waits for the threads of one block only)")
+GRID_BLOCK_STATE = ("it needs two blocks' loop-carried {vars} to hold the same values (as two blocks of a "
+                    "persistent kernel drawing the same tile would): a warning, since kernelrace keeps "
+                    "block-uniform loop state as an unknown function per block and cannot prove each block "
+                    "works on its own elements")
+GRID_BARRIER = {"cuda": "__syncthreads()", "metal": "threadgroup_barrier", "spirv": "barrier()"}
+# Fix hints for a race between blocks (not re-checked: no barrier placement applies).
+GRID_HINT_ATOMIC = ("make the update atomic ({atomic}): blocks accumulating into one element need an atomic "
+                    "read-modify-write; no barrier inside the kernel can order two blocks")
+GRID_ATOMIC = {"cuda": "atomicAdd(&{buf}[i], v)", "metal": "atomic_fetch_add_explicit(&{buf}[i], v, memory_order_relaxed)",
+               "spirv": "atomicAdd({buf}[i], v) in GLSL"}
+GRID_HINT_LAYOUT = ("no barrier inside the kernel can order two blocks: give each block its own elements of {buf} "
+                    "(check the block-to-tile map), write the result to a separate output buffer instead of "
+                    "updating {buf} in place, or split the kernel in two launches (a kernel boundary orders every block)")
 BENIGN_SUFFIX = " (both threads store the same value)"
 DIVERGENT_BARRIER = "barrier {text} is reached only by threads where the condition at line {line} holds, which differs between threads of a block"
 BARRIER_SCOPE = {

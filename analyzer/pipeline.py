@@ -20,6 +20,8 @@ from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult
 from analyzer.frontend import lang_of, lower_source
 from analyzer.analysis.queries import QueryCache
+from analyzer.analysis.grid import analyse_grid
+from analyzer.analysis.hazards import PairAnalysis
 from analyzer.analysis.races import analyse_pairs
 from analyzer.analysis.solver import fresh_context
 from analyzer.analysis.symbolic import SymbolicExecutor
@@ -37,6 +39,10 @@ class Options:
     kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
     explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
+    scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
+
+
+SCOPES = ("block", "grid", "all")
 
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
@@ -54,17 +60,21 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
     deadline = time.monotonic() + options.kernel_timeout_s
-    pairs = analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
-                          cache=cache, detail=detail)
-    analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params)
+    pairs = (analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
+                           cache=cache, detail=detail) if options.scope != "grid" else PairAnalysis())
+    # Races between blocks (analysis/grid.py): global memory, every pair of instances.
+    grid = (analyse_grid(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
+                         cache=cache, detail=detail) if options.scope != "block" else None)
+    analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params, grid)
     findings: list[Finding] = []
     for name, rule in RULES.items():
         if options.select and name not in options.select:
             continue
         findings.extend(rule.check(analysis))
-    for u in pairs.undecided:
+    between_blocks = [(u, " (threads of two blocks)") for u in (grid.undecided if grid is not None else [])]
+    for u, who in [(u, "") for u in pairs.undecided] + between_blocks:
         loc = analysis.location(u.second)
-        msg = messages.UNKNOWN.format(what=f"{u.first.access.kind} and {u.second.access.kind}",
+        msg = messages.UNKNOWN.format(what=f"{u.first.access.kind} and {u.second.access.kind}{who}",
                                       l1=u.first.access.span.line, l2=u.second.access.span.line,
                                       buf=u.second.access.buffer, reason=u.reason)
         findings.append(analysis.finding("unknown", "warning", msg, loc, analysis.location(u.first)))
@@ -73,7 +83,8 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
         # Each hint is checked on a copy of the kernel (the re-analysis proposes nothing itself),
         # unless the kernel is slow to analyse and the user did not ask for every hint re-checked.
         # Notes (a redundant barrier) cannot tell whether a hint works: the re-analysis skips them.
-        quiet = dataclasses.replace(options, hints="off", select=tuple(
+        # Barrier hints are about one block: their re-analyses leave the blocks' pairs out.
+        quiet = dataclasses.replace(options, hints="off", scope="block", select=tuple(
             n for n, r in RULES.items() if r.severity != "note" and (not options.select or n in options.select)))
         strict = dataclasses.replace(quiet, strict=True)
         recheck = options.hints == "all" or time.perf_counter() - t0 <= HINT_RECHECK_SECONDS
@@ -86,13 +97,16 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
         tried: dict = {}   # one re-analysis per change, however many findings propose it
         for f in findings:
-            if f.severity == "error":
+            if f.witness and "second_block" in f.witness:
+                # Between blocks no barrier helps: an atomic or another layout (not re-checked).
+                f.fix = fixes.grid_hint(kernel, f).as_dict() if f.rule in fixes.RACE_RULES else None
+            elif f.severity == "error":
                 fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params, cache, detail=False),
                                     analyse_strict, recheck, tried)
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     return KernelResult(kernel.name, kernel.file, target, params, findings,
-                        time.perf_counter() - t0, pairs.queries, assumed)
+                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -102,7 +116,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     only some of those queries find a witness that runs)."""
     chosen: dict = {}
     for f in findings:
-        key = (f.rule, f.kernel, f.second.line, f.first.line if f.first else None)
+        key = (f.rule, f.kernel, f.second.line, f.first.line if f.first else None,
+               bool(f.witness and "second_block" in f.witness))   # a block's race and the grid's are two
         if key not in chosen or ((chosen[key].witness or {}).get("replayed") is False
                                  and (f.witness or {}).get("replayed") is not False):
             chosen[key] = f
@@ -212,6 +227,7 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
         if built is not None:
             kernel.block_dim = _extent_dims(built.extents, "threadIdx")
             kernel.grid_dim = _extent_dims(built.extents, "blockIdx")
+            kernel.grid_params = {d: v for d in DIMS if isinstance(v := built.extents.get(f"blockIdx.{d}"), str)}
         else:
             _apply_dims(kernel, None, None, None)
         _apply_shapes(kernel, mod.buffers)

@@ -1031,8 +1031,9 @@ def in_workdir(message: str, workdir: Path) -> str:
 
 
 def analyser_options(kernel_timeout: float) -> Options:
-    # Fix hints re-analyse the kernel for every finding: not what is measured here.
-    return Options(hints="off", kernel_timeout_s=kernel_timeout)
+    # Fix hints re-analyse the kernel for every finding: not what is measured here. The oracle runs
+    # the threads of one block: races between blocks (--scope grid) are not its to judge.
+    return Options(hints="off", kernel_timeout_s=kernel_timeout, scope="block")
 
 
 # ---------------------------------------------------------------- witnesses
@@ -1279,7 +1280,7 @@ def failures_of(result: ModeResult, case: Case, verdict: OracleVerdict, em: Emit
 
 
 def header(case: Case, dialect: str, mode: str, note: str = "") -> list[str]:
-    args = [] if dialect == "glsl" else ["--block-dim", ",".join(map(str, case.kernel.block))]
+    args = ["--scope", "block"] + ([] if dialect == "glsl" else ["--block-dim", ",".join(map(str, case.kernel.block))])
     if mode == "define":
         used = used_params(case.kernel)
         args += [x for p, v in case.values if p in used for x in ("--define", f"{p}={v}")]

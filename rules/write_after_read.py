@@ -5,6 +5,12 @@ Finds a read by one thread and a write to the same address by another thread of 
 with no barrier between them, where the read comes first in program order (including a read in
 loop iteration k against a write in iteration k+1 of a loop with no barrier on the way around).
 
+Between blocks: the same pair for two threads of *different* blocks on global (device, storage)
+memory, in any iterations and either order (`--scope grid|all`). No barrier inside a kernel orders
+two blocks, so the finding names both blocks, and its hint is an out-of-place buffer (an in-place
+stencil whose halo a neighbouring block overwrites) or an atomic for an accumulation, never a
+barrier.
+
 ## Why is this bad?
 Threads of a block do not run in step. A thread that reaches the write early overwrites the value
 before a slower thread reads it, and the slower thread computes with the new value. Within one

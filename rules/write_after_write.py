@@ -6,6 +6,12 @@ between them. When the solver proves both threads store the same value the pair 
 reported only with `--strict` (GPUVerify's benign-write tolerance). Atomic updates do not race
 with each other.
 
+Between blocks: the same pair for two threads of *different* blocks on global (device, storage)
+memory, in any iterations and either order (`--scope grid|all`). No barrier inside a kernel orders
+two blocks, so the finding names both blocks, and its hint is an atomic for an accumulation
+(split-K, per-row sums), or disjoint elements per block (`partial[blockIdx.x]`, a correct block-to-
+tile map), never a barrier.
+
 ## Why is this bad?
 Which value survives depends on scheduling, so the result is nondeterministic.
 

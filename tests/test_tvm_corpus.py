@@ -80,8 +80,13 @@ def test_bfloat16_decode_parses_and_has_no_error(target):
 def test_cumsum_levels_are_decided_at_the_default_budget():
     """The cumsum writes each level of its scan tree into `Tmp` at `i * cse_v11 + j`, with
     `j <= (n - 1) >> (9 * i + 9)` (a shift by a computed amount). At the default 1 s budget every
-    pair on `Tmp` is decided, and none collides: only the known `shared_buf` races remain."""
+    pair on `Tmp` is decided, and none collides: only the known `shared_buf` races remain.
+
+    Between blocks (`blockIdx.y * n` no longer cancels) one pair of levels may stay undecided at
+    that budget (a warning, never clean); no pair on `Tmp` collides."""
     mod = built("tvm.relax.backend.gpu_generic:gpu_2d_continuous_cumsum", {}, "cuda")
-    findings = [f for r in check_built(mod, Options(hints="off")) for f in r.findings]
+    findings = [f for r in check_built(mod, Options(hints="off", scope="block")) for f in r.findings]
     assert {(f.rule, f.second.buffer) for f in findings if f.severity != "note"} == {
         ("write-after-read", "shared_buf_ptr")}
+    grid = [f for r in check_built(mod, Options(hints="off", scope="grid")) for f in r.findings]
+    assert {f.rule for f in grid} <= {"unknown"}

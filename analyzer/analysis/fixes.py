@@ -282,3 +282,26 @@ def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
     if dim is not None:
         tir += (" and " if tir else "") + f"the store under `if threadIdx.{dim} == 0`"
     return Fix(text, line, removes, tir, notes)
+
+
+def grid_hint(kernel: ir.Kernel, finding) -> Fix:
+    """The hint for a race between blocks (grid.py). No barrier placement applies: a block barrier
+    waits for one block. An update of one element (a read and a write on one line, or a write whose
+    value reads the same buffer) is an accumulation: make it atomic. Otherwise: disjoint elements per
+    block, an out-of-place buffer, or two launches. Not re-checked (it is a change of algorithm)."""
+    from analyzer import messages
+
+    buf = finding.second.buffer or "the buffer"
+    lang = kernel.lang
+    accumulates = False
+    for loc in (finding.second, finding.first):
+        acc = _find(kernel, loc.line, loc.col, loc.kind) if loc is not None else None
+        if acc is not None and acc.is_write and acc.value is not None:
+            # The value stored reads the element's own buffer: a read-modify-write.
+            accumulates |= any(r.buffer == acc.buffer for r in _reads(acc.value))
+    if accumulates:
+        atomic = messages.GRID_ATOMIC.get(lang, "an atomic add").format(buf=buf)
+        text = messages.GRID_HINT_ATOMIC.format(atomic=atomic)
+    else:
+        text = messages.GRID_HINT_LAYOUT.format(buf=buf)
+    return Fix(text, finding.second.line, None)

@@ -32,9 +32,11 @@ class Witness:
     byte: int
     same_warp: bool
     params: dict[str, int] = field(default_factory=dict)
+    # A grid witness (grid.py): thread 2's block, another than `block` (thread 1's).
+    second_block: tuple[int, int, int] | None = None
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "first_thread": list(self.first.index), "second_thread": list(self.second.index),
             "block": list(self.block),
             "first_iterations": {str(k): v for k, v in self.first.iterations.items()},
@@ -43,6 +45,10 @@ class Witness:
             "first_warp": self.first.warp, "second_warp": self.second.warp,
             "same_warp": self.same_warp, "params": dict(self.params),
         }
+        if self.second_block is not None:
+            out["first_block"], out["second_block"] = list(self.block), list(self.second_block)
+            out["blocks"] = [list(self.block), list(self.second_block)]
+        return out
 
 
 @dataclass
@@ -67,6 +73,10 @@ class Hazard:
     unordered_by: tuple[ir.Barrier, ...] = ()
     # Why the witness does not replay on concrete values (None: it does, or was not asked to).
     replay_failure: str | None = None
+    # Between blocks (grid.py): block-uniform loop state (name, loop line) the collision needs to
+    # hold the same values in the two blocks, as a persistent kernel's tile counter would if two
+    # blocks drew the same tile. kernelrace cannot rule that out: a warning, like data dependence.
+    block_state: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass

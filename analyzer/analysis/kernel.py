@@ -27,6 +27,8 @@ class KernelAnalysis:
     strict: bool = False
     target: str | None = None
     params: dict[str, Any] | None = None
+    # Races between blocks (grid.py); None when not asked for (--scope block).
+    grid: PairAnalysis | None = None
 
     def memory(self, space: str) -> str:
         return SPACE_NAMES.get(self.kernel.lang, {}).get(space, space)
@@ -81,7 +83,7 @@ class KernelAnalysis:
     def race_findings(self, kind: str, severity: str) -> list[Finding]:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""
         out = []
-        for h in self.pairs.hazards:
+        for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else []):
             if h.kind != kind or (h.benign and not self.strict):
                 continue
             out.append(self._race(h, severity))
@@ -90,21 +92,31 @@ class KernelAnalysis:
     def _race(self, h: Hazard, severity: str) -> Finding:
         w = h.witness
         fmt = lambda t: "(" + ",".join(str(v) for v in t) + ")"  # noqa: E731
-        msg = messages.RACE[h.kind].format(
+        grid = w.second_block is not None
+        msg = (messages.RACE_GRID if grid else messages.RACE)[h.kind].format(
             buf=self.buffer_name(h.second.access.buffer), elem=w.element, mem=self.memory(h.second.access.space),
-            t1=fmt(w.first.index), t2=fmt(w.second.index), l1=h.first.access.span.line)
+            t1=fmt(w.first.index), t2=fmt(w.second.index), l1=h.first.access.span.line,
+            b1=fmt(w.block), b2=fmt(w.second_block or w.block))
         if h.benign:
             msg += messages.BENIGN_SUFFIX
         notes = []
+        if grid:
+            notes.append(messages.GRID_WHY.format(barrier=messages.GRID_BARRIER.get(self.kernel.lang, "a barrier")))
         if h.data_dependent:
             # The race needs two different elements of an index map to hold the same value.
             severity = "warning"
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.block_state:
+            severity = "warning"
+            notes.append(messages.GRID_BLOCK_STATE.format(vars=", ".join(
+                f"`{name}` (loop at line {line})" for name, line in h.block_state)))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
-        if self.kernel.warp_size == 1:
+        if grid:
+            pass    # warps are per block: nothing to say about them between blocks
+        elif self.kernel.warp_size == 1:
             # Vulkan: subgroup size (4 to 128) and membership are the device's; none is assumed,
             # so there are no warps to speak of.
             if h.warp_synchronised:
@@ -122,12 +134,14 @@ class KernelAnalysis:
 
     def _witness(self, h: Hazard) -> dict:
         witness = h.witness.as_dict()
-        if self.kernel.warp_size == 1:
+        if self.kernel.warp_size == 1 or h.witness.second_block is not None:
             witness["first_warp"] = witness["second_warp"] = None
         witness["benign"] = h.benign
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         witness["loop_state"] = [{"name": name, "loop_line": line} for name, line in h.loop_state]
         witness["replayed"] = h.replay_failure is None
+        if h.witness.second_block is not None:
+            witness["block_state"] = [{"name": name, "loop_line": line} for name, line in h.block_state]
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:

@@ -279,7 +279,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             return False
         self.enc = self.exact
         model = solver.model()
-        data_dependent, warps, loop_state, or_data = (), frozenset(), (), ()
+        data_dependent, warps, loop_state, or_data, block_state = (), frozenset(), (), (), ()
         replay = None
         if detail:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
@@ -287,6 +287,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             data_dependent = self._data_dependent(solver, model, explain=sink is not out.hazards)
             if not data_dependent:
                 loop_state, or_data = self._loop_state_repeats(solver, model)
+            block_state = self._block_state(solver, model)
             solver.push()    # the readability wishes go if the witness must be asked for again
             model, warps = self._readable(solver, model, a, b)
             space = a.access.space if sink is not out.hazards else None
@@ -296,9 +297,15 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
+            if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
+                wit.block, wit.second_block = wit.second_block, wit.block
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
-                           replay_failure=replay))
+                           replay_failure=replay, block_state=block_state))
         return True
+
+    def _block_state(self, solver, model) -> tuple[tuple[str, int], ...]:
+        """Loop state two blocks must share for the collision (grid.py); none within a block."""
+        return ()
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,

@@ -1,6 +1,6 @@
 """Concrete execution of one thread over the kernel IR: the replay a witness must survive.
 
-A witness says two threads of a block, in given loop iterations, touch the same bytes with no
+A witness says two threads of a block (or of two blocks), in given loop iterations, touch the same bytes with no
 barrier between them. The replay runs each thread's program on concrete numbers (parameters,
 launch extents, thread and block indices, every index and guard on the way) and records the
 instances of the accesses asked about, each with its byte offset, its iterations and the
@@ -333,19 +333,30 @@ class Side:
 
 
 def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tuple[int, int, int],
-                  one: Side, two: Side, byte: int, space: str | None) -> str | None:
+                  one: Side, two: Side, byte: int, space: str | None,
+                  bid2: tuple[int, int, int] | None = None) -> str | None:
     """None when the witness replays: each thread runs its access in the given iterations, both
     instances cover `byte`, and the threads passed as many barriers before them (those ordering
     `space`, or all when it is None; warp barriers count for threads of one warp). Otherwise the
-    reason it does not."""
-    if one.tid == two.tid:
+    reason it does not.
+
+    With `bid2`, thread 2 runs in that block (a grid witness, grid.py): the blocks must differ
+    and must lie inside the grid, and barriers do not matter (no barrier orders two blocks)."""
+    grid = bid2 is not None
+    if grid:
+        if tuple(bid2) == tuple(bid):
+            return "both sides are in the same block"
+        for b in (bid, bid2):
+            if any(not 0 <= v < launch.grid_dim[d] for d, v in zip("xyz", b)):
+                return f"block {tuple(b)} lies outside the grid"
+    elif one.tid == two.tid:
         return "both sides are the same thread"
     replay = Replay(kernel, launch, unknown, {one.access, two.access})
     found = []
-    for side, k in ((one, 1), (two, 2)):
+    for side, k, block in ((one, 1, bid), (two, 2, bid2 if grid else bid)):
         want = tuple(sorted(side.iterations.items()))
         try:
-            runs = replay.run(side.tid, bid, k, until=(side.access, want))
+            runs = replay.run(side.tid, block, k, until=(side.access, want))
         except ReplayError as exc:
             return f"thread {side.tid} cannot be run on these values: {exc}"
         hit = [i for i in runs if i.access == side.access and tuple(sorted(i.iterations)) == want]
@@ -357,6 +368,8 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
             return (f"thread {side.tid} touches bytes {inst.offset}..{inst.offset + inst.width - 1} at line "
                     f"{_line(kernel, side.access)}, not byte {byte}")
         found.append(inst)
+    if grid:
+        return None
     (b1, w1), (b2, w2) = found[0].passed(space), found[1].passed(space)
     if b1 != b2 or (one.warp == two.warp and w1 != w2):
         return f"a barrier separates them (thread {one.tid} passed {b1 + w1}, thread {two.tid} passed {b2 + w2})"

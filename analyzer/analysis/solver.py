@@ -26,7 +26,8 @@ INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
 # What the symbolic executor names loop-carried state: `v@L12`, `private:buf+0@exit12`.
-LOOP_STATE = re.compile(r"(?:private:)?(?P<var>.+?)(?:\+\d+)?@(?:L|exit)(?P<loop>\d+)$")
+# A grid query (grid.py) names a block's own copy `v@L12@b1`.
+LOOP_STATE = re.compile(r"(?:private:)?(?P<var>.+?)(?:\+\d+)?@(?:L|exit)(?P<loop>\d+)(?:@b[12])?$")
 
 
 def fresh_context() -> None:
@@ -79,8 +80,14 @@ def _from_bits(e):
 class Encoder:
     """Builds Z3 terms for thread 1 and thread 2 of the same block."""
 
-    def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True):
+    def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True, grid: bool = False,
+                 common_loads: frozenset[str] = frozenset()):
         self.kernel = kernel
+        # Grid mode (grid.py): the two threads may sit in different blocks. Each gets its own block
+        # index, and what is uniform within a block is per block: loop state, and loads, except
+        # `common_loads` (global memory the kernel never writes: the same in every block).
+        self.grid = grid
+        self.common_loads = common_loads
         self.warp_size = warp_size
         # Inexact mode reads a product or quotient of two non-constants as an uninterpreted
         # function: an over-approximation (unsat stays unsat) that keeps the query linear.
@@ -99,6 +106,9 @@ class Encoder:
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
+        # Thread 2's block: thread 1's own in block mode.
+        self.bid2 = {d: z3.Int(f"block2.{d}") for d in DIMS} if grid else self.bid
+        self.blocks = {1: self.bid, 2: self.bid2}
         self.bdim = {d: self._extent("blockDim", d, bdims[d], MAX_BLOCK) for d in DIMS}
         self.gdim = {d: self._extent("gridDim", d, kernel.grid_dim.get(d), MAX_GRID) for d in DIMS}
         for d in DIMS:
@@ -106,9 +116,15 @@ class Encoder:
                 t = self.tid[k][d]
                 self.base += [t >= 0, t < self.bdim[d]]
             self.base += [self.bid[d] >= 0, self.bid[d] < self.gdim[d]]
-        self._fixed = len(self.base)
+            if grid:
+                self.base += [self.bid2[d] >= 0, self.bid2[d] < self.gdim[d]]
         self._using: list[set[int]] = []
         self._param_deps: dict[str, frozenset[int]] = {}   # parameter -> its side constraints
+        for d, name in sorted(kernel.grid_params.items()):
+            if not isinstance(kernel.grid_dim.get(d), int):
+                # The launch's own extent: a parameter the host computed (with its definition).
+                self.base.append(self.gdim[d] == self.param(name))
+        self._fixed = len(self.base)
         self._mark = self._fixed
         self.iter_bounds: list = []   # always included: relations use iterations outside terms
 
@@ -233,6 +249,10 @@ class Encoder:
             return self.iteration(k, t.loop)
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
+            if self.grid and t.uniform and t.name not in self.common_loads:
+                # Uniform in a block, not across blocks: a loop's state may follow blockIdx, shared
+                # memory is per block, and blocks load a written buffer at unrelated times.
+                name = f"{t.name}@b{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
             if t.lower is not None:
@@ -281,7 +301,7 @@ class Encoder:
         if name.startswith("tid."):
             return self.tid[k][name[4:]]
         if name.startswith("bid."):
-            return self.bid[name[4:]]
+            return self.blocks[k][name[4:]]
         if name.startswith("bdim."):
             return self.bdim[name[5:]]
         if name.startswith("gdim."):

@@ -75,6 +75,8 @@ class WitnessSearch:
     def _witness_vars(self, a: AccessEvent, b: AccessEvent) -> list:
         enc = self.enc
         xs = [enc.tid[k][d] for k in (1, 2) for d in DIMS] + [enc.bid[d] for d in DIMS]
+        if enc.grid:
+            xs += [enc.bid2[d] for d in DIMS]
         xs += [enc.bdim[d] for d in DIMS] + [enc.gdim[d] for d in DIMS]
         xs += [enc.iteration(1, l) for l in a.loops] + [enc.iteration(2, l) for l in b.loops]
         xs += [v for n, v in sorted(enc.shared.items()) if n in self.kernel.params]
@@ -95,6 +97,8 @@ class WitnessSearch:
         def unknown(name: str, args: tuple, k: int) -> int:
             if k and name.startswith(PER_THREAD):
                 name = f"{name}@t{k}"
+            elif k and enc.grid and name.startswith("load") and name not in enc.common_loads:
+                name = f"{name}@b{k}"     # per block in a grid query (solver.Encoder)
             hit = memo.get((name, args))
             if hit is None:
                 if not args:
@@ -110,7 +114,8 @@ class WitnessSearch:
                  for k, e in ((1, a), (2, b))]
         o1, o2 = val(off1), val(off2)
         return check_witness(self.kernel, launch, unknown, tuple(val(enc.bid[d]) for d in DIMS),
-                             sides[0], sides[1], max(o1, o2), space)
+                             sides[0], sides[1], max(o1, o2), space,
+                             tuple(val(enc.bid2[d]) for d in DIMS) if enc.grid else None)
 
     def _readable(self, solver, model, a: AccessEvent, b: AccessEvent):
         """Prefer a witness that is easy to read: threads in two warps, block 0, early iterations,
@@ -138,6 +143,8 @@ class WitnessSearch:
                     continue
             solver.pop()
         wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
+        if enc.grid:
+            wishes.append([enc.bid2[d] <= 1 for d in DIMS])    # neighbouring blocks
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
                  and z3.is_int(v)]
         # Early iterations first: a witness is replayed (and read) by running both threads up to
@@ -190,4 +197,5 @@ class WitnessSearch:
             if name in enc.shared:
                 params[name] = val(enc.shared[name])
         return Witness(first, second, tuple(val(enc.bid[d]) for d in DIMS), elem, byte,
-                       first.warp == second.warp, params)
+                       first.warp == second.warp and not enc.grid, params,
+                       tuple(val(enc.bid2[d]) for d in DIMS) if enc.grid else None)

@@ -84,6 +84,8 @@ def fingerprint(finding: Finding) -> str:
         finding.first.kind if finding.first else "", _access_text(finding.first),
         finding.second.kind, _access_text(finding.second),
     ]
+    if finding.witness and "second_block" in finding.witness:
+        parts.append("between blocks")   # not the same finding as the pair's race within a block
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
@@ -389,8 +391,12 @@ def _witness_text(w: dict | None) -> str:
     if "first_thread" not in w:
         return json.dumps(_jsonable(w), sort_keys=True)
     warp = lambda n: f" (warp {n})" if n is not None else ""
-    parts = [(f"block {_t(w.get('block'))}, thread {_t(w['first_thread'])}{warp(w.get('first_warp'))} "
-              f"then thread {_t(w.get('second_thread'))}{warp(w.get('second_warp'))}")]
+    if "second_block" in w:   # two blocks (analyzer/analysis/grid.py)
+        parts = [(f"thread {_t(w['first_thread'])} of block {_t(w['first_block'])} then thread "
+                  f"{_t(w.get('second_thread'))} of block {_t(w['second_block'])} (different blocks)")]
+    else:
+        parts = [(f"block {_t(w.get('block'))}, thread {_t(w['first_thread'])}{warp(w.get('first_warp'))} "
+                  f"then thread {_t(w.get('second_thread'))}{warp(w.get('second_warp'))}")]
     if "element" in w:
         parts.append(f"element {w['element']} (byte {w.get('byte_offset')})")
     if w.get("first_iterations") or w.get("second_iterations"):
@@ -533,9 +539,10 @@ class _ResultBuilder:
             warp = w.get(f"{role}_warp")
             its = _iterations(w.get(f"{role}_iterations"))
             what = _what(loc)
-            text = (f"thread {idx} {thread} in block {block}" + (f", warp {warp}" if warp is not None else "")
+            own = _t(w[f"{role}_block"]) if "second_block" in w else block   # a race between blocks
+            text = (f"thread {idx} {thread} in block {own}" + (f", warp {warp}" if warp is not None else "")
                     + f", {its}: {what}{elem}")
-            flows.append(self.thread_flow(idx, thread, block, warp, [self.flow_location(loc, f, text)]))
+            flows.append(self.thread_flow(idx, thread, own, warp, [self.flow_location(loc, f, text)]))
         return {"message": _msg(f"Witness: {_witness_text(w)}"), "threadFlows": flows}
 
     @staticmethod

@@ -85,6 +85,12 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
             if w and "reaching_thread" in w:
                 console.print(f"  witness: block {_thread(w['block'])}, thread {_thread(w['reaching_thread'])} "
                               f"reaches the barrier, thread {_thread(w['skipping_thread'])} does not")
+            elif w and "second_block" in w:
+                # Two blocks (a race between blocks, analyzer/analysis/grid.py).
+                console.print(
+                    f"  witness: thread {_thread(w['first_thread'])} of block {_thread(w['first_block'])} "
+                    f"then thread {_thread(w['second_thread'])} of block {_thread(w['second_block'])} "
+                    f"(different blocks), element {w['element']} (byte {w['byte_offset']})")
             elif w:
                 blk = _thread(w["block"])
                 warp = lambda n: f" (warp {n})" if n is not None else ""  # noqa: E731

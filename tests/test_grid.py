@@ -1,0 +1,170 @@
+"""Races between blocks (analyzer/analysis/grid.py): two-block witnesses, --scope and its
+configuration key, the solver-free test on per-block indices, and the grid fix hints.
+The verdicts of the grid fixtures themselves are checked by test_rule_fixtures.py."""
+
+import pytest
+
+from analyzer import config
+from analyzer.analysis.grid import GridChecker, GridDisjointness, block_dims_read
+from analyzer.analysis.symbolic import SymbolicExecutor
+from analyzer.errors import KernelraceError
+from analyzer.frontend import lower_source
+from analyzer.pipeline import _apply_dims
+from conftest import FIXTURES, fixture_args
+
+GRID_RACY = sorted(p for p in FIXTURES.rglob("grid_*") if p.suffix in (".cu", ".metal", ".comp")
+                   and not p.stem.endswith("_fixed") and "expect:" in p.read_text())
+
+
+@pytest.mark.parametrize("path", GRID_RACY, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_grid_witness_names_two_blocks_and_replays(path, cli):
+    code, report, err = cli("check", str(path), *fixture_args(path), "--format", "json")
+    assert code == 1, err
+    assert report["findings"]
+    for f in report["findings"]:
+        w = f["witness"]
+        assert w["first_block"] != w["second_block"]
+        assert w["blocks"] == [w["first_block"], w["second_block"]]
+        assert w["replayed"] is True
+        assert "different blocks" in f["notes"][0]
+        # No barrier inside a kernel orders two blocks: the hint never proposes one.
+        assert "no barrier inside the kernel can order two blocks" in f["fix"]["text"]
+        assert "__syncthreads();" not in f["fix"]["text"]
+
+
+def test_accumulation_hint_proposes_an_atomic_and_partials_another_layout(cli):
+    _, acc, _ = cli("check", str(FIXTURES / "cuda/grid_row_accumulate.cu"), "--block-dim", "256", "--format", "json")
+    assert all("atomicAdd(&sums[i], v)" in f["fix"]["text"] for f in acc["findings"])
+    _, part, _ = cli("check", str(FIXTURES / "cuda/grid_partials.cu"), "--block-dim", "128", "--format", "json")
+    (f,) = part["findings"]
+    assert "atomic" not in f["fix"]["text"] and "its own elements of partial" in f["fix"]["text"]
+
+
+def test_text_output_says_the_threads_are_in_different_blocks(cli):
+    code, out, _ = cli("check", str(FIXTURES / "cuda/grid_partials.cu"), "--block-dim", "128")
+    assert code == 1
+    assert "of block (1,0,0)" in out and "(different blocks)" in out
+
+
+def test_scope_block_leaves_out_the_grid_and_scope_grid_the_block(cli):
+    grid_race = str(FIXTURES / "cuda/grid_row_accumulate.cu")
+    code, report, _ = cli("check", grid_race, "--block-dim", "256", "--scope", "block", "--format", "json")
+    assert (code, report["findings"]) == (0, [])
+    block_race = FIXTURES / "cuda/reduce_tree.cu"
+    code, report, _ = cli("check", str(block_race), *fixture_args(block_race), "--scope", "grid", "--format", "json")
+    assert all("second_block" in f["witness"] for f in report["findings"] if f["witness"])
+    code, report, _ = cli("check", str(block_race), *fixture_args(block_race), "--format", "json")
+    assert any("second_block" not in f["witness"] for f in report["findings"] if f["witness"])
+
+
+def test_scope_in_configuration(tmp_path):
+    good = tmp_path / "kernelrace.toml"
+    good.write_text('scope = "block"\n')
+    assert config.load(good).scope == "block"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('scope = "warp"\n')
+    with pytest.raises(KernelraceError, match="scope: expected one of 'block', 'grid', 'all'"):
+        config.load(bad)
+
+
+def _kernel(src: str, block=(256,), grid=None):
+    k = lower_source(src, "cuda", "t.cu")[0]
+    _apply_dims(k, block, grid, {})
+    return k, SymbolicExecutor(k).run()
+
+
+def _only_write(ev):
+    return next(e for e in ev.accesses.values() if e.access.is_write)
+
+
+@pytest.mark.parametrize("index", [
+    "blockIdx.x * blockDim.x + threadIdx.x",
+    "blockIdx.x * 256 + threadIdx.x",
+    "threadIdx.x + blockDim.x * blockIdx.x",
+])
+def test_one_element_per_thread_of_the_grid_needs_no_solver(index):
+    k, ev = _kernel(f"__global__ void f(float* a) {{ a[{index}] = 1.0f; }}")
+    w = _only_write(ev)
+    assert GridDisjointness(k, block_dims_read(k), frozenset()).apart(w, w)
+
+
+def test_grid_stride_loop_needs_no_solver_with_a_symbolic_grid():
+    k, ev = _kernel("__global__ void f(float* a, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; "
+                    "i < n; i += blockDim.x * gridDim.x) a[i] = 1.0f; }")
+    assert k.grid_dim.get("x") is None
+    w = _only_write(ev)
+    assert GridDisjointness(k, block_dims_read(k), frozenset()).apart(w, w)
+
+
+def test_overlapping_and_per_row_indices_are_not_proved_apart():
+    # The proof must not settle what collides: a tile stride smaller than the tile, every block on row 0.
+    for index in ("blockIdx.x * 128 + threadIdx.x", "threadIdx.x", "blockIdx.x / 2"):
+        k, ev = _kernel(f"__global__ void f(float* a, const float* b) {{ a[{index}] = b[blockIdx.x]; }}")
+        w = _only_write(ev)
+        assert not GridDisjointness(k, block_dims_read(k), frozenset()).apart(w, w), index
+
+
+def test_a_kernel_that_never_reads_its_block_index_has_no_grid_pairs():
+    # A grid dimension the kernel never reads counts as extent 1 (docs/how-it-works.md).
+    k, ev = _kernel("__global__ void f(float* a) { a[threadIdx.x] = 1.0f; }")
+    assert block_dims_read(k) == frozenset()
+    from analyzer.analysis.concurrency import build_cfg
+    out = GridChecker(k, ev, build_cfg(k, ev.tracked_conditions)).run()
+    assert out.hazards == [] and out.queries == 0
+    k, _ = _kernel("__global__ void f(float* a) { a[threadIdx.x] = 1.0f; }", grid=(2,))
+    assert block_dims_read(k) == frozenset("x")   # launched with two blocks: they race
+
+
+def test_shared_memory_never_races_between_blocks(cli, tmp_path):
+    src = tmp_path / "s.cu"
+    src.write_text("__global__ void f(float* out) {\n  __shared__ float s[256];\n  s[threadIdx.x] = 1.0f;\n"
+                   "  __syncthreads();\n  out[blockIdx.x * 256 + threadIdx.x] = s[255 - threadIdx.x];\n}\n")
+    code, report, _ = cli("check", str(src), "--block-dim", "256", "--format", "json")
+    assert (code, report["findings"]) == (0, [])
+
+
+# TVMScript builders whose blocks race (tests/builders/grid_races.py), linted on every target with
+# the grid extents of TVM's lowered TIR.
+@pytest.mark.parametrize("target", ["cuda", "metal", "vulkan"])
+@pytest.mark.parametrize("builder,params,rule", [
+    ("builders.grid_races:tiles", ["--param", "overlap=1"], "write-after-write"),
+    ("builders.grid_races:row_sums", [], "write-after-read"),
+])
+def test_tvm_builders_whose_blocks_race(builder, params, rule, target, cli):
+    code, report, err = cli("lint", builder, "--target", target, *params, "--format", "json")
+    assert code == 1, err
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert rule in {f["rule"] for f in errors}
+    for f in errors:
+        assert f["witness"]["first_block"] != f["witness"]["second_block"] and f["witness"]["replayed"]
+
+
+@pytest.mark.parametrize("builder,params", [
+    ("builders.grid_races:tiles", ["--param", "overlap=0"]),
+    ("builders.grid_races:row_sums_fixed", []),
+])
+def test_tvm_builders_with_disjoint_blocks_are_clean(builder, params, cli):
+    code, report, err = cli("lint", builder, "--target", "cuda", *params, "--format", "json")
+    assert (code, report["findings"]) == (0, []), err
+
+
+def test_a_race_between_blocks_and_one_within_a_block_have_different_fingerprints(cli):
+    # A baseline of the block's race must not hide the grid's race on the same two lines.
+    from dataclasses import replace
+
+    from analyzer.report.sarif import fingerprint
+    from analyzer.pipeline import Options, check_file
+
+    (result,) = check_file(str(FIXTURES / "cuda/grid_partials.cu"), None, (128,), None, {}, Options(hints="off"))
+    (f,) = result.findings
+    within = replace(f, witness={k: v for k, v in f.witness.items() if "block" not in k})
+    assert fingerprint(f) != fingerprint(within)
+
+
+def test_out_of_time_leaves_every_global_buffer_undecided_never_clean(cli, tmp_path):
+    src = tmp_path / "t.cu"
+    src.write_text("__global__ void f(float* a, float* b) {\n  a[threadIdx.x] = 1.0f;\n  b[threadIdx.x] = a[blockIdx.x];\n}\n")
+    code, report, _ = cli("check", str(src), "--block-dim", "64", "--kernel-timeout", "0.000001",
+                          "--scope", "grid", "--format", "json")
+    undecided = {f["second"]["buffer"] for f in report["findings"] if f["rule"] == "unknown"}
+    assert undecided == {"a", "b"} and all("two blocks" in f["message"] for f in report["findings"])
