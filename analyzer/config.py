@@ -26,10 +26,12 @@ DEFAULT_TARGETS = ("cuda", "metal")
 # Findings the analysis itself reports (a pair it could not decide); not a rule module.
 PSEUDO_RULES = ("unknown",)
 
-TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs")
+TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
+            "assume")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
+ASSUME_KEYS = ("buffer", "kernel", "property", "reason")
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Config:
     suppress: list[Suppression] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
     jobs: int | None = None
+    assume: list = field(default_factory=list)   # buffer contracts (analysis/contracts.py)
 
     @property
     def root(self) -> Path | None:
@@ -231,7 +234,28 @@ class _Validator:
         if "suppress" in data:
             cfg.suppress = [self.suppression(e, i)
                             for i, e in enumerate(self.array(data["suppress"], where, "suppress"), 1)]
+        if "assume" in data:
+            cfg.assume = [self.contract(e, i) for i, e in enumerate(self.array(data["assume"], where, "assume"), 1)]
         return cfg
+
+    def contract(self, data: dict, i: int):
+        """One [[assume]] table: buffer, property, optional kernel and reason."""
+        from analyzer.analysis.contracts import parse
+
+        where = f"{self.table('assume', array=True)} entry {i}"
+        self.keys(data, ASSUME_KEYS, where)
+        for k in ASSUME_KEYS:
+            if k in data and not (isinstance(data[k], str) and data[k].strip()):
+                self.fail(where, f"{k}: expected a non-empty string, got {data[k]!r}")
+        for k in ("buffer", "property"):
+            if k not in data:
+                self.fail(where, f"has no {k} (buffer = \"NAME\", property = \"nondecreasing\" | \"distinct\" | "
+                                 f"\"range=LO..HI\")")
+        text = f"{data['kernel'] + '/' if 'kernel' in data else ''}{data['buffer']}:{data['property']}"
+        try:
+            return parse(text, f"{self.shown} {where}")
+        except ValueError as exc:
+            self.fail(where, str(exc))
 
     def array(self, value: Any, where: str, key: str) -> list[dict]:
         if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):

@@ -69,6 +69,9 @@ class KernelResult:
     # With -v: the pairs of accesses only a stated assumption (in bounds of a declared shape)
     # keeps apart.
     assumed: list[str] = field(default_factory=list)
+    # The buffer contracts that apply to the kernel: {"contract", "origin", "in_force"} (false
+    # under --no-contracts).
+    contracts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:

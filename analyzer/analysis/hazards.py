@@ -67,6 +67,8 @@ class Hazard:
     unordered_by: tuple[ir.Barrier, ...] = ()
     # Why the witness does not replay on concrete values (None: it does, or was not asked to).
     replay_failure: str | None = None
+    # Buffer contracts --no-contracts turned off that would refute the collision (contracts.py).
+    contracts: tuple[str, ...] = ()
 
 
 @dataclass

@@ -101,6 +101,8 @@ class KernelAnalysis:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.contracts:
+            notes.append(_contract_note(h.contracts))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         if self.kernel.warp_size == 1:
@@ -127,6 +129,8 @@ class KernelAnalysis:
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         witness["loop_state"] = [{"name": name, "loop_line": line} for name, line in h.loop_state]
         witness["replayed"] = h.replay_failure is None
+        if h.contracts:
+            witness["refuted_by_contracts"] = list(h.contracts)
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:
@@ -180,6 +184,8 @@ class KernelAnalysis:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.contracts:
+            notes.append(_contract_note(h.contracts))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         witness = self._witness(h)
@@ -218,6 +224,12 @@ class KernelAnalysis:
             warp_only = bool(barriers) and all(b.scope == ir.WARP for b in barriers)
             return hint.format(fn="__syncwarp" if warp_only else "__syncthreads")
         return messages.BARRIER_SCOPE_HINT_OTHER.format(mem=self.memory(space))
+
+
+def _contract_note(names: tuple[str, ...]) -> str:
+    many = len(names) > 1
+    return messages.CONTRACT_WOULD_REFUTE.format(s="s" if many else "", names=", ".join(names),
+                                                 verb="" if many else "s")
 
 
 def _origin(span: ir.Span) -> dict | None:

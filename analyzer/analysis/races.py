@@ -28,6 +28,7 @@ from analyzer.analysis.barrier_passes import BarrierPasses
 from analyzer.analysis.collision_causes import CollisionCauses
 from analyzer.analysis.collision_constraints import CollisionConstraints
 from analyzer.analysis.concurrency import ANY, MANY, Cfg, cuts
+from analyzer.analysis.contracts import ContractFacts
 from analyzer.analysis.disjoint import Disjointness
 from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
@@ -76,8 +77,15 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     module docstring for the parts). The state all parts share lives here."""
 
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                 strict: bool = False, cache: QueryCache | None = None, detail: bool = True):
+                 strict: bool = False, cache: QueryCache | None = None, detail: bool = True,
+                 contracts=(), dormant=()):
         self.kernel = kernel
+        # Buffer contracts in force (contracts.py), and those --no-contracts turned off, which only
+        # name themselves in the notes of the findings they would refute.
+        self.contract_facts = ContractFacts(kernel, ev, list(contracts)) if contracts else None
+        self.dormant_facts = ContractFacts(kernel, ev, list(dormant)) if dormant else None
+        self.contracts_on = True
+        self._by_contract: list = []   # (a, b, kind, combos or None, contracts): refuted with contracts
         self.cache = cache
         # Without detail a hazard's witness is the solver's first model, with no data-dependence
         # or warp classification: enough for an analysis that only asks whether a race remains.
@@ -192,6 +200,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if proved and CROSS_CHECK:
                 self._cross_check(a, b, out)
             hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
+            if hit and not proved:
+                self._note_contracts(a, b, None, None)
             if hit:
                 self._apart_pairs.append((a, b))
         return hit
@@ -214,6 +224,50 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                                 f"accesses stay inside its declared {'shape' if buf.declared else 'size'}")
         finally:
             self.bounded = True
+        return said
+
+    def _note_contracts(self, a, b, kind, combos) -> None:
+        """Remember a query found unsatisfiable with contract facts in it, for `rests_on_contracts`."""
+        used = self.contract_facts.last_used if self.contract_facts is not None else ()
+        if used:
+            self._by_contract.append((a, b, kind, combos, used))
+
+    def _would_refute(self, solver, model) -> tuple[str, ...]:
+        """The contracts --no-contracts turned off that refute this collision (one more query)."""
+        if self.dormant_facts is None:
+            return ()
+        facts = self.dormant_facts.facts(self.exact)
+        if facts and self._refuted(solver, facts, True, model):
+            return self.dormant_facts.last_used
+        return ()
+
+    def rests_on_contracts(self, out: PairAnalysis) -> list[str]:
+        """The pairs found never to collide only thanks to buffer contracts: each asked again
+        without them (`-v`)."""
+        said, seen = [], set()
+        self._encoders()
+        self.contracts_on = False
+        try:
+            for a, b, kind, combos, used in self._by_contract:
+                key = (a.access.id, b.access.id, kind)
+                if key in seen or self._out_of_time():
+                    continue
+                seen.add(key)
+                if combos is None:
+                    cs = self._any_overlap(self.exact, a, b)
+                else:
+                    cs = self._constraints(self.exact, a, b, combos)[0]
+                    if kind == WAW and a.value is not None and b.value is not None:
+                        cs.append(self._differ(a, b))
+                res, _ = self._solve(cs, out)
+                if res != z3.unsat:
+                    buf = self.kernel.buffers.get(a.access.buffer)
+                    name = (buf.display or buf.name) if buf is not None else a.access.buffer
+                    said.append(f"the {a.access.kind} at line {a.access.span.line} and the {b.access.kind} at line "
+                                f"{b.access.span.line} on {name} never collide only because of the contract"
+                                f"{'s' if len(used) > 1 else ''} {', '.join(used)}")
+        finally:
+            self.contracts_on = True
         return said
 
     def _cross_check(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
@@ -241,6 +295,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         benign = False
         res, fast_solver = self._solve(fast, out)
         if res == z3.unsat:
+            self._note_contracts(a, b, kind, combos)
             return False
         if res == z3.unknown:
             # The over-approximation is already out of budget; the exact query would be harder.
@@ -260,6 +315,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 self._undecided(first, second, fast_solver, out)
                 return True
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
+        used = self.contract_facts.last_used if self.contract_facts is not None else ()
         if valued and not benign:
             exact.append(self._differ(a, b))
         res, solver = self._solve(exact, out, live=detail)
@@ -274,6 +330,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             self._undecided(first, second, solver, out)
             return True
         if res == z3.unsat:
+            if used:
+                self._by_contract.append((a, b, kind, combos, used))
             return False
         self.enc = self.exact
         model = solver.model()
@@ -289,24 +347,27 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             model, warps = self._readable(solver, model, a, b)
             space = a.access.space if sink is not out.hazards else None
             model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
+        would = self._would_refute(solver, model) if detail else ()
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
         if first is b:
             wit.first, wit.second = wit.second, wit.first
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
-                           replay_failure=replay))
+                           replay_failure=replay, contracts=would))
         return True
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                   strict: bool = False, deadline: float | None = None, cache: QueryCache | None = None,
-                  detail: bool = True) -> PairAnalysis:
+                  detail: bool = True, contracts=(), dormant=()) -> PairAnalysis:
     """Every pair of accesses two threads may run concurrently, checked; `deadline` (a
     time.monotonic() value) bounds the kernel's wall-clock time, after which pairs are undecided.
     Analyses sharing `cache` never ask the solver the same query twice; without `detail`, witnesses
-    are the solver's first and hazards are not classified (data dependence, warps)."""
-    return PairChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail).run(deadline)
+    are the solver's first and hazards are not classified (data dependence, warps). `contracts`: the
+    (contract, buffer) pairs in force (contracts.in_force); `dormant`: those --no-contracts turned off."""
+    return PairChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail, contracts=contracts,
+                       dormant=dormant).run(deadline)
 
 
 __all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW", "OUT_OF_TIME"]
