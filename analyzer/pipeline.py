@@ -96,7 +96,7 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     if options.explain and pairs.checker:
-        assumed += pairs.checker.rests_on_contracts(pairs)
+        assumed += pairs.checker.rests_on_contracts()
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries, assumed, shown)

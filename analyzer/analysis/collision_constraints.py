@@ -28,7 +28,7 @@ class CollisionConstraints:
         self.enc = enc
         enc.collecting()
         cs = [self._distinct(enc)] + self._overlap(a, b) + self._side(a, 1) + self._side(b, 2)
-        return cs + self._needed(enc)
+        return cs + enc.needed()
 
     def _constraints(self, enc: Encoder, a, b, combos):
         """Thread 1 runs a, thread 2 runs b: distinct threads, both guards, overlap, an interval."""
@@ -60,15 +60,7 @@ class CollisionConstraints:
         cs.append(z3.Or(*alts))
         if a.value is not None and b.value is not None:
             enc.term(a.value, 1), enc.term(b.value, 2)   # their side constraints too
-        return cs + self._needed(enc), alts, (off1, off2)
-
-    def _needed(self, enc: Encoder) -> list:
-        """The side constraints of the query's terms, and the facts of the buffer contracts in
-        force on its loads (contracts.py; none when it uses no contracted buffer)."""
-        needed = enc.needed()
-        if self.contract_facts is None or not self.contracts_on:
-            return needed
-        return needed + self.contract_facts.facts(enc)
+        return cs + enc.needed(), alts, (off1, off2)
 
     def _distinct(self, enc):
         key = (id(enc), "distinct")

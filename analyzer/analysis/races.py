@@ -84,8 +84,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # name themselves in the notes of the findings they would refute.
         self.contract_facts = ContractFacts(kernel, ev, list(contracts)) if contracts else None
         self.dormant_facts = ContractFacts(kernel, ev, list(dormant)) if dormant else None
-        self.contracts_on = True
-        self._by_contract: list = []   # (a, b, kind, combos or None, contracts): refuted with contracts
+        self._by_contract: list = []   # (a, b, kind or None, contracts): refuted only with contracts
         self.cache = cache
         # Without detail a hazard's witness is the solver's first model, with no data-dependence
         # or warp classification: enough for an analysis that only asks whether a race remains.
@@ -200,8 +199,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if proved and CROSS_CHECK:
                 self._cross_check(a, b, out)
             hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
-            if hit and not proved:
-                self._note_contracts(a, b, None, None)
             if hit:
                 self._apart_pairs.append((a, b))
         return hit
@@ -226,49 +223,22 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             self.bounded = True
         return said
 
-    def _note_contracts(self, a, b, kind, combos) -> None:
-        """Remember a query found unsatisfiable with contract facts in it, for `rests_on_contracts`."""
-        used = self.contract_facts.last_used if self.contract_facts is not None else ()
-        if used:
-            self._by_contract.append((a, b, kind, combos, used))
+    def _contract_facts(self, enc) -> list:
+        """The facts of the contracts in force on the loads of the query just built in `enc`."""
+        return self.contract_facts.facts(enc) if self.contract_facts is not None else []
 
-    def _would_refute(self, solver, model) -> tuple[str, ...]:
-        """The contracts --no-contracts turned off that refute this collision (one more query)."""
-        if self.dormant_facts is None:
-            return ()
-        facts = self.dormant_facts.facts(self.exact)
-        if facts and self._refuted(solver, facts, True, model):
-            return self.dormant_facts.last_used
-        return ()
-
-    def rests_on_contracts(self, out: PairAnalysis) -> list[str]:
-        """The pairs found never to collide only thanks to buffer contracts: each asked again
-        without them (`-v`)."""
-        said, seen = [], set()
-        self._encoders()
-        self.contracts_on = False
-        try:
-            for a, b, kind, combos, used in self._by_contract:
-                key = (a.access.id, b.access.id, kind)
-                if key in seen or self._out_of_time():
-                    continue
-                seen.add(key)
-                if combos is None:
-                    cs = self._any_overlap(self.exact, a, b)
-                else:
-                    cs = self._constraints(self.exact, a, b, combos)[0]
-                    if kind == WAW and a.value is not None and b.value is not None:
-                        cs.append(self._differ(a, b))
-                res, _ = self._solve(cs, out)
-                if res != z3.unsat:
-                    buf = self.kernel.buffers.get(a.access.buffer)
-                    name = (buf.display or buf.name) if buf is not None else a.access.buffer
-                    said.append(f"the {a.access.kind} at line {a.access.span.line} and the {b.access.kind} at line "
-                                f"{b.access.span.line} on {name} never collide only because of the contract"
-                                f"{'s' if len(used) > 1 else ''} {', '.join(used)}")
-        finally:
-            self.contracts_on = True
-        return said
+    def rests_on_contracts(self) -> list[str]:
+        """The pairs found never to collide only thanks to buffer contracts (`-v`): by construction,
+        each collided without them (contracts only refine a collision)."""
+        said = {}
+        for a, b, kind, used in self._by_contract:
+            buf = self.kernel.buffers.get(a.access.buffer)
+            name = (buf.display or buf.name) if buf is not None else a.access.buffer
+            text = (f"the {a.access.kind} at line {a.access.span.line} and the {b.access.kind} at line "
+                    f"{b.access.span.line} on {name} never collide only because of the contract"
+                    f"{'s' if len(used) > 1 else ''} {', '.join(used)}")
+            said[text] = None
+        return list(said)
 
     def _cross_check(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> None:
         """A fast path is a proof or nothing: the exact query must agree that the pair never
@@ -282,7 +252,12 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
 
     def _apart_by_solver(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         self._encoders()
-        res, _ = self._solve(self._any_overlap(self.fast, a, b), out)
+        cs = self._any_overlap(self.fast, a, b)
+        res, _ = self._solve(cs, out)
+        facts = self._contract_facts(self.fast) if res == z3.sat else []
+        if facts and self._solve(cs + facts, out)[0] == z3.unsat:
+            self._by_contract.append((a, b, None, self.contract_facts.last_used))
+            return True
         return res == z3.unsat
 
     def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list, detail: bool) -> bool:
@@ -291,12 +266,22 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         second = b if first is a else a
         # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
         fast, _, _ = self._constraints(self.fast, a, b, combos)
+        fast_facts = self._contract_facts(self.fast)
         valued = kind == WAW and a.value is not None and b.value is not None
         benign = False
         res, fast_solver = self._solve(fast, out)
         if res == z3.unsat:
-            self._note_contracts(a, b, kind, combos)
             return False
+        plain = fast
+        if res == z3.sat and fast_facts:
+            # Contracts only refine a collision: asked only of a query that has one, and a query
+            # they make too hard keeps the collision (never unknown because of a contract).
+            with_facts, solver_facts = self._solve(fast + fast_facts, out)
+            if with_facts == z3.unsat:
+                self._by_contract.append((a, b, kind, self.contract_facts.last_used))
+                return False
+            if with_facts == z3.sat:
+                fast, fast_solver = fast + fast_facts, solver_facts
         if res == z3.unknown:
             # The over-approximation is already out of budget; the exact query would be harder.
             self._undecided(first, second, fast_solver, out)
@@ -306,6 +291,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             # it needs no exact query at all.
             self.enc = self.fast
             res, fast_solver = self._solve(fast + [self._differ(a, b)], out)
+            if res == z3.unknown and fast is not plain:   # too hard with the contracts: without them
+                res, fast_solver = self._solve(plain + [self._differ(a, b)], out)
             if res == z3.unsat:
                 benign = True
                 if not self.strict:
@@ -315,7 +302,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 self._undecided(first, second, fast_solver, out)
                 return True
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
-        used = self.contract_facts.last_used if self.contract_facts is not None else ()
+        exact_facts = self._contract_facts(self.exact)
+        # The facts of the contracts --no-contracts turned off, for this query's loads (to name them).
+        dormant = self.dormant_facts.facts(self.exact) if self.dormant_facts is not None and detail else []
+        dormant_used = self.dormant_facts.last_used if dormant else ()
         if valued and not benign:
             exact.append(self._differ(a, b))
         res, solver = self._solve(exact, out, live=detail)
@@ -326,6 +316,13 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 return True
             exact.pop()
             res, solver = self._solve(exact, out, live=detail)
+        if res == z3.sat and exact_facts:
+            with_facts, solver_facts = self._solve(exact + exact_facts, out, live=detail)
+            if with_facts == z3.unsat:
+                self._by_contract.append((a, b, kind, self.contract_facts.last_used))
+                return False
+            if with_facts == z3.sat:
+                solver = solver_facts
         if res == z3.unknown:
             self._undecided(first, second, solver, out)
             return True
@@ -347,7 +344,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             model, warps = self._readable(solver, model, a, b)
             space = a.access.space if sink is not out.hazards else None
             model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
-        would = self._would_refute(solver, model) if detail else ()
+        # One more query, on the full budget: do the contracts turned off rule the collision out?
+        would = dormant_used if dormant and self._refuted(solver, dormant, False, model) else ()
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
