@@ -327,8 +327,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             self._undecided(first, second, solver, out)
             return True
         if res == z3.unsat:
-            if used:
-                self._by_contract.append((a, b, kind, combos, used))
             return False
         self.enc = self.exact
         model = solver.model()
