@@ -30,7 +30,7 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.addresses import peel_scale, split, split_rows
-from analyzer.analysis.symbolic import Evaluation
+from analyzer.analysis.symbolic import AccessEvent, Evaluation, Sym
 
 PROPERTIES = ("nondecreasing", "distinct", "injective", "range")
 MAX_LOADS = 48        # loads of one buffer related pairwise in one query
@@ -113,6 +113,47 @@ class ContractFacts:
         for c, buf in applied:
             self.by_buffer.setdefault(buf, []).append(c)
         self.last_used: tuple[str, ...] = ()    # the contracts the last `facts` call stated
+        self._sites: dict[int, tuple[object, frozenset[int]]] = {}
+
+    def sites(self, t) -> frozenset[int]:
+        """The load sites a term reads (terms are shared DAGs: memoised by identity; iterative,
+        as a value may be a deep chain)."""
+        memo = self._sites
+        stack = [(t, False)]
+        while stack:
+            x, ready = stack.pop()
+            hit = memo.get(id(x))
+            if hit is not None and hit[0] is x:
+                continue
+            kids = ir.operands(x)
+            if not ready:
+                stack.append((x, True))
+                stack.extend((k, False) for k in kids)
+                continue
+            out: set[int] = set()
+            if isinstance(x, Sym) and x.name.startswith("load") and x.name[4:].isdigit():
+                out.add(int(x.name[4:]))
+            for k in kids:
+                out |= memo[id(k)][1]
+            memo[id(x)] = (x, frozenset(out))
+        return memo[id(t)][1]
+
+    def value_only(self, a: AccessEvent, b: AccessEvent) -> frozenset[int]:
+        """Load sites only the stored values of a pair read: facts about them cannot keep the
+        accesses apart (only make their values equal), and a value of an attention kernel reads
+        dozens of loads, whose pairwise facts would only slow the query."""
+        values = set()
+        for e in (a, b):
+            if e.value is not None:
+                values |= self.sites(e.value)
+        if not values:
+            return frozenset()
+        used = set()
+        for e in (a, b):
+            used |= self.sites(e.offset)
+            for g in e.guard:
+                used |= self.sites(g)
+        return frozenset(values - used)
 
     @cached_property
     def _read_only(self) -> set[str]:
@@ -130,12 +171,14 @@ class ContractFacts:
             return None
         return e.access, sym.args[0], k
 
-    def facts(self, enc) -> list:
+    def facts(self, enc, skip: frozenset[int] = frozenset()) -> list:
         """Facts about the loads of the encoder's last query (`enc.last_loads`); `last_used` names
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
         self.last_used = ()
         groups: dict[str, list] = {}
         for app in enc.last_loads:
+            if skip and app.decl().name()[4:].isdigit() and int(app.decl().name()[4:]) in skip:
+                continue
             hit = self._load(enc, app)
             if hit is not None:
                 groups.setdefault(hit[0].buffer, []).append((app, hit))

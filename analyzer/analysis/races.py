@@ -223,9 +223,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             self.bounded = True
         return said
 
-    def _contract_facts(self, enc) -> list:
-        """The facts of the contracts in force on the loads of the query just built in `enc`."""
-        return self.contract_facts.facts(enc) if self.contract_facts is not None else []
+    def _contract_facts(self, enc, a, b) -> list:
+        """The facts of the contracts in force on the loads of the query just built in `enc` (of
+        the pair a, b), but for loads only the stored values read."""
+        cf = self.contract_facts
+        return cf.facts(enc, cf.value_only(a, b)) if cf is not None else []
 
     def rests_on_contracts(self) -> list[str]:
         """The pairs found never to collide only thanks to buffer contracts (`-v`): by construction,
@@ -254,7 +256,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         self._encoders()
         cs = self._any_overlap(self.fast, a, b)
         res, _ = self._solve(cs, out)
-        facts = self._contract_facts(self.fast) if res == z3.sat else []
+        facts = self._contract_facts(self.fast, a, b) if res == z3.sat else []
         if facts and self._solve(cs + facts, out)[0] == z3.unsat:
             self._by_contract.append((a, b, None, self.contract_facts.last_used))
             return True
@@ -266,7 +268,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         second = b if first is a else a
         # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
         fast, _, _ = self._constraints(self.fast, a, b, combos)
-        fast_facts = self._contract_facts(self.fast)
+        fast_facts = self._contract_facts(self.fast, a, b)
         valued = kind == WAW and a.value is not None and b.value is not None
         benign = False
         res, fast_solver = self._solve(fast, out)
@@ -302,9 +304,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 self._undecided(first, second, fast_solver, out)
                 return True
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
-        exact_facts = self._contract_facts(self.exact)
+        exact_facts = self._contract_facts(self.exact, a, b)
         # The facts of the contracts --no-contracts turned off, for this query's loads (to name them).
-        dormant = self.dormant_facts.facts(self.exact) if self.dormant_facts is not None and detail else []
+        dormant = (self.dormant_facts.facts(self.exact, self.dormant_facts.value_only(a, b))
+                   if self.dormant_facts is not None and detail else [])
         dormant_used = self.dormant_facts.last_used if dormant else ()
         if valued and not benign:
             exact.append(self._differ(a, b))
