@@ -16,8 +16,9 @@ send two threads to one element. A contract relates the loads of one buffer the 
 A contracted buffer is one the kernel never writes, so every load of it at one offset returns one
 value, across sites and iterations; a query that uses a contract also uses that fact for the other
 buffers the kernel only reads (it holds for them whatever the data: distinct pointers do not alias).
-Facts are added only to queries whose loads touch a contracted buffer, pairwise over those loads
-(at most `MAX_LOADS` per buffer: fewer facts only ever mean more findings).
+The pair checker (races.py) asks for these facts only to refine a collision it found, for loads
+its addresses and guards read (not those only the stored values read), pairwise (at most
+`MAX_LOADS` per buffer: fewer facts only ever mean more findings).
 """
 
 from __future__ import annotations

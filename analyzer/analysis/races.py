@@ -38,6 +38,9 @@ from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND, SolverBudget
 from analyzer.analysis.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.witnesses import WitnessSearch
 
+# The budget of a query refined by buffer contracts, in queries' budgets: few pairs get one (a
+# collision whose addresses read a contracted buffer), and one that runs out leaves a warning.
+CONTRACT_BUDGET = 10
 # KERNELRACE_CROSS_CHECK=1: every pair the solver-free proof settles is also asked of the solver.
 CROSS_CHECK = os.environ.get("KERNELRACE_CROSS_CHECK") == "1"
 
@@ -229,6 +232,15 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         cf = self.contract_facts
         return cf.facts(enc, cf.value_only(a, b)) if cf is not None else []
 
+    def _solve_refined(self, constraints, out: PairAnalysis, live: bool = False):
+        """`_solve` on `CONTRACT_BUDGET` times the budget (deterministic: a resource limit)."""
+        saved = self.rlimit, self.clock_ms
+        self.rlimit, self.clock_ms = saved[0] * CONTRACT_BUDGET, saved[1] * CONTRACT_BUDGET
+        try:
+            return self._solve(constraints, out, live)
+        finally:
+            self.rlimit, self.clock_ms = saved
+
     def rests_on_contracts(self) -> list[str]:
         """The pairs found never to collide only thanks to buffer contracts (`-v`): by construction,
         each collided without them (contracts only refine a collision)."""
@@ -257,7 +269,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         cs = self._any_overlap(self.fast, a, b)
         res, _ = self._solve(cs, out)
         facts = self._contract_facts(self.fast, a, b) if res == z3.sat else []
-        if facts and self._solve(cs + facts, out)[0] == z3.unsat:
+        if facts and self._solve_refined(cs + facts, out)[0] == z3.unsat:
             self._by_contract.append((a, b, None, self.contract_facts.last_used))
             return True
         return res == z3.unsat
@@ -278,7 +290,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         if res == z3.sat and fast_facts:
             # Contracts only refine a collision: asked only of a query that has one, and a query
             # they make too hard keeps the collision (never unknown because of a contract).
-            with_facts, solver_facts = self._solve(fast + fast_facts, out)
+            with_facts, solver_facts = self._solve_refined(fast + fast_facts, out)
             if with_facts == z3.unsat:
                 self._by_contract.append((a, b, kind, self.contract_facts.last_used))
                 return False
@@ -320,7 +332,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             exact.pop()
             res, solver = self._solve(exact, out, live=detail)
         if res == z3.sat and exact_facts:
-            with_facts, solver_facts = self._solve(exact + exact_facts, out, live=detail)
+            with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
             if with_facts == z3.unsat:
                 self._by_contract.append((a, b, kind, self.contract_facts.last_used))
                 return False
