@@ -268,12 +268,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
 
     def _apart_by_solver(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         self._encoders()
-        cs = self._any_overlap(self.fast, a, b)
-        res, _ = self._solve(cs, out)
-        facts = self._contract_facts(self.fast, a, b) if res == z3.sat else []
-        if facts and self._solve_refined(cs + facts, out)[0] == z3.unsat:
-            self._by_contract.append((a, b, None, self.contract_facts.last_used))
-            return True
+        res, _ = self._solve(self._any_overlap(self.fast, a, b), out)
         return res == z3.unsat
 
     def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list, detail: bool) -> bool:
@@ -282,22 +277,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         second = b if first is a else a
         # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
         fast, _, _ = self._constraints(self.fast, a, b, combos)
-        fast_facts = self._contract_facts(self.fast, a, b)
         valued = kind == WAW and a.value is not None and b.value is not None
         benign = False
         res, fast_solver = self._solve(fast, out)
         if res == z3.unsat:
             return False
-        plain = fast
-        if res == z3.sat and fast_facts:
-            # Contracts only refine a collision: asked only of a query that has one, and a query
-            # they make too hard keeps the collision (never unknown because of a contract).
-            with_facts, solver_facts = self._solve_refined(fast + fast_facts, out)
-            if with_facts == z3.unsat:
-                self._by_contract.append((a, b, kind, self.contract_facts.last_used))
-                return False
-            if with_facts == z3.sat:
-                fast, fast_solver = fast + fast_facts, solver_facts
         if res == z3.unknown:
             # The over-approximation is already out of budget; the exact query would be harder.
             self._undecided(first, second, fast_solver, out)
@@ -307,8 +291,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             # it needs no exact query at all.
             self.enc = self.fast
             res, fast_solver = self._solve(fast + [self._differ(a, b)], out)
-            if res == z3.unknown and fast is not plain:   # too hard with the contracts: without them
-                res, fast_solver = self._solve(plain + [self._differ(a, b)], out)
             if res == z3.unsat:
                 benign = True
                 if not self.strict:
@@ -334,9 +316,17 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             exact.pop()
             res, solver = self._solve(exact, out, live=detail)
         if res == z3.sat and exact_facts:
+            # Contracts only refine a collision the exact query found (few pairs), and a query too
+            # hard with them keeps the collision: never unknown because of a contract. The
+            # over-approximation with the facts first: easier, and unsat there is unsat here.
+            used = self.contract_facts.last_used
+            fast_facts = self._contract_facts(self.fast, a, b)
+            if fast_facts and self._solve_refined(fast + fast_facts, out)[0] == z3.unsat:
+                self._by_contract.append((a, b, kind, self.contract_facts.last_used))
+                return False
             with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
             if with_facts == z3.unsat:
-                self._by_contract.append((a, b, kind, self.contract_facts.last_used))
+                self._by_contract.append((a, b, kind, used))
                 return False
             if with_facts == z3.sat:
                 solver = solver_facts
