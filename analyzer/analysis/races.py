@@ -300,11 +300,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 self._undecided(first, second, fast_solver, out)
                 return True
         exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
-        exact_facts = self._contract_facts(self.exact, a, b)
-        # The facts of the contracts --no-contracts turned off, for this query's loads (to name them).
-        dormant = (self.dormant_facts.facts(self.exact, self.dormant_facts.value_only(a, b))
-                   if self.dormant_facts is not None and detail else [])
-        dormant_used = self.dormant_facts.last_used if dormant else ()
         if valued and not benign:
             exact.append(self._differ(a, b))
         res, solver = self._solve(exact, out, live=detail)
@@ -315,6 +310,13 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 return True
             exact.pop()
             res, solver = self._solve(exact, out, live=detail)
+        # Contract facts are built only now: new terms change Z3's search, and a query at the edge
+        # of its budget must get the verdict it gets without contracts.
+        exact_facts = self._contract_facts(self.exact, a, b) if res == z3.sat else []
+        # The facts of the contracts --no-contracts turned off, for this query's loads (to name them).
+        dormant = (self.dormant_facts.facts(self.exact, self.dormant_facts.value_only(a, b))
+                   if self.dormant_facts is not None and detail and res == z3.sat else [])
+        dormant_used = self.dormant_facts.last_used if dormant else ()
         if res == z3.sat and exact_facts:
             # Contracts only refine a collision the exact query found (few pairs), and a query too
             # hard with them keeps the collision: never unknown because of a contract. The
