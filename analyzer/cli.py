@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer import cache, config, llm
+from analyzer.analysis import contracts as buffer_contracts
 from analyzer.cache import ResultCache
 from analyzer.report import baseline
 from analyzer.report import text as report
@@ -80,6 +81,13 @@ USAGE_HINT = ("with no command, kernelrace lints every builder configured under 
               "pyproject.toml (or [[lint]] in kernelrace.toml), found from the current directory upwards")
 
 
+def _contract(text: str):
+    try:
+        return buffer_contracts.parse(text, "--assume")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -141,6 +149,12 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--scope", choices=("block", "grid", "all"), default=S,
                    help="which pairs of threads race: block (two threads of one block), grid (two threads of "
                         "different blocks, on global memory), all (both; default)")
+    g.add_argument("--assume", action="append", type=_contract, default=S, metavar="[KERNEL/]BUFFER:PROPERTY",
+                   help="a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
+                        "range=LO..HI); repeatable, added to the configuration's (see docs/contracts.md)")
+    g.add_argument("--no-contracts", action="store_true", default=S,
+                   help="no buffer contracts (the configuration's and the built-in ones for TVM's runtime "
+                        "included); findings name a contract that would refute them")
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
@@ -251,7 +265,9 @@ def _settings(args, cfg: Config) -> Settings:
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
                             hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0,
-                            explain=verbose, scope=opt("scope") or cfg.scope or "all"),
+                            explain=verbose, scope=opt("scope") or cfg.scope or "all",
+                            contracts=tuple(cfg.assume) + tuple(opt("assume") or ()),
+                            no_contracts=bool(opt("no_contracts"))),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg))

@@ -27,10 +27,11 @@ DEFAULT_TARGETS = ("cuda", "metal")
 PSEUDO_RULES = ("unknown",)
 
 TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
-            "cache-dir", "scope")
+            "cache-dir", "scope", "assume")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
+ASSUME_KEYS = ("buffer", "kernel", "property", "reason")
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Config:
     jobs: int | None = None
     cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
     scope: str | None = None          # "block", "grid" or "all" (--scope)
+    assume: list = field(default_factory=list)   # buffer contracts (analysis/contracts.py)
 
     @property
     def root(self) -> Path | None:
@@ -243,7 +245,28 @@ class _Validator:
         if "suppress" in data:
             cfg.suppress = [self.suppression(e, i)
                             for i, e in enumerate(self.array(data["suppress"], where, "suppress"), 1)]
+        if "assume" in data:
+            cfg.assume = [self.contract(e, i) for i, e in enumerate(self.array(data["assume"], where, "assume"), 1)]
         return cfg
+
+    def contract(self, data: dict, i: int):
+        """One [[assume]] table: buffer, property, optional kernel and reason."""
+        from analyzer.analysis.contracts import parse
+
+        where = f"{self.table('assume', array=True)} entry {i}"
+        self.keys(data, ASSUME_KEYS, where)
+        for k in ASSUME_KEYS:
+            if k in data and not (isinstance(data[k], str) and data[k].strip()):
+                self.fail(where, f"{k}: expected a non-empty string, got {data[k]!r}")
+        for k in ("buffer", "property"):
+            if k not in data:
+                self.fail(where, f"has no {k} (buffer = \"NAME\", property = \"nondecreasing\" | \"distinct\" | "
+                                 f"\"range=LO..HI\")")
+        text = f"{data['kernel'] + '/' if 'kernel' in data else ''}{data['buffer']}:{data['property']}"
+        try:
+            return parse(text, f"{self.shown} {where}")
+        except ValueError as exc:
+            self.fail(where, str(exc))
 
     def array(self, value: Any, where: str, key: str) -> list[dict]:
         if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):

@@ -71,6 +71,9 @@ class KernelResult:
     assumed: list[str] = field(default_factory=list)
     # Read from the result cache (analyzer/cache.py): `seconds` is then the time the read took.
     cached: bool = False
+    # The buffer contracts that apply to the kernel: {"contract", "origin", "in_force"} (false
+    # under --no-contracts).
+    contracts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:

@@ -239,6 +239,9 @@ class Buffer:
     # fixed size (arrays). A raw pointer has no shape: any offset, negative ones included.
     declared: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
+    # The extent of the last axis of a declared shape of two or more dimensions (an int, or the
+    # scalar parameter holding it): the axis buffer contracts speak of (analysis/contracts.py).
+    last_extent: int | str | None = None
 
     @property
     def bounded(self) -> bool:

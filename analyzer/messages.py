@@ -72,6 +72,8 @@ DATA_DEPENDENT = ("it needs particular contents of {bufs} (it disappears when th
 LOOP_STATE = ("it needs the loop-carried {vars} to hold the same values in the two iterations shown{data}: "
               "kernelrace keeps loop state as an unknown function of the iteration, so it cannot rule "
               "that out (state that only moves forward, as a persistent kernel's tile counters, never repeats)")
+CONTRACT_WOULD_REFUTE = ("the buffer contract{s} {names}, turned off by --no-contracts, rule{verb} it out "
+                         "(see docs/contracts.md)")
 LOOP_STATE_OR_DATA = (", or particular contents of {bufs} (it disappears when the state does not repeat and "
                       "their values increase with their index)")
 SUBGROUPS_UNKNOWN = ("Vulkan leaves subgroup size (4 to 128) and membership to the device: no subgroup is assumed, "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer import ir, messages
+from analyzer.analysis import contracts as buffer_contracts
 from analyzer.analysis import fixes
 from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
@@ -40,6 +41,8 @@ class Options:
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
     explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
+    contracts: tuple = ()            # buffer contracts (analysis/contracts.py): --assume, configuration, built in
+    no_contracts: bool = False       # --no-contracts: none in force; findings name those that would refute them
 
 
 SCOPES = ("block", "grid", "all")
@@ -60,8 +63,11 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
     deadline = time.monotonic() + options.kernel_timeout_s
+    applied = _contracts(kernel, evaluation, options)
     pairs = (analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
-                           cache=cache, detail=detail) if options.scope != "grid" else PairAnalysis())
+                           cache=cache, detail=detail, contracts=[] if options.no_contracts else applied,
+                           dormant=applied if options.no_contracts else [])
+             if options.scope != "grid" else PairAnalysis())
     # Races between blocks (analysis/grid.py): global memory, every pair of instances.
     grid = (analyse_grid(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
                          cache=cache, detail=detail) if options.scope != "block" else None)
@@ -105,8 +111,23 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                                     analyse_strict, recheck, tried)
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
+    if options.explain and pairs.checker:
+        assumed += pairs.checker.rests_on_contracts()
+    shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
-                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed)
+                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)
+
+
+def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:
+    """The (contract, buffer) pairs that apply to the kernel. A contract on a buffer the kernel
+    writes describes nothing the kernel reads from its input: stated by the user, it is an error;
+    built in, it does not apply."""
+    applied, misused = buffer_contracts.in_force(options.contracts, kernel, evaluation)
+    for c in misused:
+        if not c.origin.startswith("built in"):
+            raise KernelraceError(f"{kernel.file}: {c.origin} {c}: kernel {kernel.name} writes {c.buffer}; a "
+                                  f"contract describes a buffer the kernel only reads")
+    return applied
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -250,6 +271,7 @@ def build_and_check(builder: str, params: dict[str, Any], target: str, options: 
     t0 = time.perf_counter()
     mod = build(builder, params, target)
     seconds = time.perf_counter() - t0
+    options = with_builtin_contracts(options, builder)
     if cache is None:
         results = check_built(mod, options)
     else:
@@ -285,6 +307,11 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         buf.param_row = row
         buf.offset_param = offset_param
         buf.extent_params = frozenset(e for e in shape if isinstance(e, str) and e in kernel.params)
+        last = shape[-1] if len(shape) > 1 else None
+        # A symbolic last extent the kernel does not receive as a parameter: no row known.
+        buf.last_extent = last if isinstance(last, int) or last in kernel.params else None
+        if len(shape) > 1 and buf.last_extent is None:
+            buf.last_extent = "?"
         buf.declared = True
 
 
@@ -308,4 +335,14 @@ def run_lint_job(job: LintJob, options: Options) -> tuple[list[KernelResult], fl
     t0 = time.perf_counter()
     mod = build(job.builder, job.params, job.target)
     build_seconds = time.perf_counter() - t0
-    return check_built(mod, options), build_seconds
+    return check_built(mod, with_builtin_contracts(options, job.builder)), build_seconds
+
+
+def with_builtin_contracts(options: Options, builder: str) -> Options:
+    """The options with the contracts TVM's runtime guarantees for this builder's kernels
+    (analyzer/tvm/corpus.py, docs/contracts.md); --no-contracts keeps them only to name them."""
+    from analyzer.tvm.corpus import BUILTIN_CONTRACTS
+
+    builtin = tuple(buffer_contracts.Contract(buf, prop, origin=f"built in ({why})")
+                    for buf, prop, why in BUILTIN_CONTRACTS.get(builder, ()))
+    return dataclasses.replace(options, contracts=options.contracts + builtin) if builtin else options

@@ -77,6 +77,8 @@ class Hazard:
     # hold the same values in the two blocks, as a persistent kernel's tile counter would if two
     # blocks drew the same tile. kernelrace cannot rule that out: a warning, like data dependence.
     block_state: tuple[tuple[str, int], ...] = ()
+    # Buffer contracts --no-contracts turned off that would refute the collision (contracts.py).
+    contracts: tuple[str, ...] = ()
 
 
 @dataclass

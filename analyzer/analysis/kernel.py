@@ -112,6 +112,8 @@ class KernelAnalysis:
             severity = "warning"
             notes.append(messages.GRID_BLOCK_STATE.format(vars=", ".join(
                 f"`{name}` (loop at line {line})" for name, line in h.block_state)))
+        if h.contracts:
+            notes.append(_contract_note(h.contracts))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         if grid:
@@ -142,6 +144,8 @@ class KernelAnalysis:
         witness["replayed"] = h.replay_failure is None
         if h.witness.second_block is not None:
             witness["block_state"] = [{"name": name, "loop_line": line} for name, line in h.block_state]
+        if h.contracts:
+            witness["refuted_by_contracts"] = list(h.contracts)
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:
@@ -195,6 +199,8 @@ class KernelAnalysis:
             notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
         if h.loop_state:
             notes.append(self._loop_state_note(h))
+        if h.contracts:
+            notes.append(_contract_note(h.contracts))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
         witness = self._witness(h)
@@ -233,6 +239,12 @@ class KernelAnalysis:
             warp_only = bool(barriers) and all(b.scope == ir.WARP for b in barriers)
             return hint.format(fn="__syncwarp" if warp_only else "__syncthreads")
         return messages.BARRIER_SCOPE_HINT_OTHER.format(mem=self.memory(space))
+
+
+def _contract_note(names: tuple[str, ...]) -> str:
+    many = len(names) > 1
+    return messages.CONTRACT_WOULD_REFUTE.format(s="s" if many else "", names=", ".join(names),
+                                                 verb="" if many else "s")
 
 
 def _origin(span: ir.Span) -> dict | None:

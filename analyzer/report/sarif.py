@@ -612,7 +612,7 @@ def to_sarif(results: list[KernelResult], *, emit: dict[str, str] | None = None,
     to the end), `workingDirectory`, and `builder` (`MODULE:FUNCTION` of a `lint` run, named in each
     built kernel's result); other keys go to the invocation's properties. `root` (default: the
     current directory) is `%SRCROOT%`, the base of relative URIs."""
-    from analyzer.report.text import summary
+    from analyzer.report.text import contracts_in_run, summary
 
     uris = _Uris(root or os.getcwd(), emit or {})
     rules = _descriptors(results)
@@ -625,6 +625,8 @@ def to_sarif(results: list[KernelResult], *, emit: dict[str, str] | None = None,
                 "status": r.status, "findings": len(r.findings)} for r in results]
     kernels.sort(key=lambda k: (k["target"] or "", _params_key(k["params"]), k["file"], k["kernel"]))
     run_props: dict[str, Any] = {"summary": summary(results), "kernels": kernels}
+    if any(r.contracts for r in results):
+        run_props["contracts"] = contracts_in_run(results)   # the buffer contracts of the run (docs/contracts.md)
     if builder:
         run_props["builder"] = builder
     run = {

@@ -41,11 +41,24 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
     findings = [f.as_dict() for r in results for f in r.findings]
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
                 "status": r.status, "findings": len(r.findings)}
+               | ({"contracts": list(r.contracts)} if r.contracts else {})
                | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
                   if verbose else {})
                for r in results]
-    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)} | (extra or {}),
-                      indent=2)
+    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)}
+                      | ({"contracts": contracts_in_run(results)} if any(r.contracts for r in results) else {})
+                      | (extra or {}), indent=2)
+
+
+def contracts_in_run(results: list[KernelResult]) -> list[dict[str, Any]]:
+    """Every buffer contract that applied to a kernel of the run, once, with the kernels it applied to."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for r in results:
+        for c in r.contracts:
+            entry = out.setdefault((c["contract"], c["origin"], c["in_force"]), dict(c, kernels=[]))
+            if r.kernel not in entry["kernels"]:
+                entry["kernels"].append(r.kernel)
+    return sorted(out.values(), key=lambda e: (e["contract"], e["origin"]))
 
 
 def _thread(t: list[int]) -> str:
@@ -121,6 +134,9 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
             n = len(r.findings)
             console.print(f"[dim]kernel {escape(r.kernel)}{escape(_where(r))} ({escape(r.file)}): {r.status}, "
                           f"{n} finding(s), {r.seconds:.3f} s{' (cached)' if r.cached else ''}, {r.queries} solver quer{'y' if r.queries == 1 else 'ies'}[/]")
+            for c in r.contracts:
+                state = "in force" if c["in_force"] else "off (--no-contracts)"
+                console.print(f"[dim]  contract: {escape(c['contract'])}, {state}, from {escape(c['origin'])}[/]")
             for said in r.assumed:
                 console.print(f"[dim]  assumed: {escape(said)}[/]")
         total = sum(r.seconds for r in results)

@@ -20,6 +20,30 @@ GENERIC = "tvm.relax.backend.gpu_generic"
 
 MERGE_STATE = f"{DECODE}:_merge_state_inplace"
 
+# Buffer contracts TVM's runtime guarantees for the kernels of these builders: (buffer as the
+# builder declares it, property, where the runtime establishes it). Each is justified in
+# docs/contracts.md; a property not found in TVM's code is not here. apache/tvm's
+# src/runtime/vm/paged_kv_cache.cc builds every indptr as a prefix sum of lengths (never negative).
+_BEGIN_FORWARD = "paged_kv_cache.cc BeginForward: qo_indptr_h/page_indptr_h are prefix sums of lengths"
+_APPEND_INDPTR = "paged_kv_cache.cc BeginForward: cur_append_lengths_indptr_host_ is a prefix sum of append lengths"
+_COMMIT_INDPTR = ("paged_kv_cache.cc CommitAcceptedTokenTreeNodes: commit_copy_length_indptr_host_ is a prefix sum "
+                  "of path lengths")
+_CUMSUM = "relax/backend/dispatch_sampling.py: the kernel's prob is cumsum(prob, axis=1) of probabilities"
+BUILTIN_CONTRACTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    f"{PREFILL}:_attention_prefill": (("q_indptr", "nondecreasing", _BEGIN_FORWARD),
+                                      ("page_indptr", "nondecreasing", _BEGIN_FORWARD)),
+    f"{PREFILL}:_attention_prefill_mla": (("q_indptr", "nondecreasing", _BEGIN_FORWARD),
+                                          ("page_indptr", "nondecreasing", _BEGIN_FORWARD)),
+    f"{TREE}:tree_attn_with_paged_kv_cache": (("q_indptr", "nondecreasing", _BEGIN_FORWARD),
+                                              ("page_indptr", "nondecreasing", _BEGIN_FORWARD)),
+    f"{PREFILL}:_attention_prefill_ragged": (("q_indptr", "nondecreasing", _APPEND_INDPTR),
+                                             ("kv_indptr", "nondecreasing", _APPEND_INDPTR)),
+    f"{TREE}:tree_attn": (("q_indptr", "nondecreasing", _APPEND_INDPTR),
+                          ("kv_indptr", "nondecreasing", _APPEND_INDPTR)),
+    f"{PAGE}:_compact_kv_copy": (("copy_length_indptr", "nondecreasing", _COMMIT_INDPTR),),
+    f"{GENERIC}:generic_get_sample_index": (("prob", "nondecreasing", _CUMSUM),),
+}
+
 
 def builders(head_dim: int, dtype: str = "float16", kv_heads: int = 8, qo_heads: int = 32,
              page_size: int = 16) -> list[tuple[str, dict[str, Any]]]:

@@ -1,0 +1,241 @@
+"""Buffer contracts: what the data a kernel reads guarantees, stated by the user (`--assume`,
+`[[tool.kernelrace.assume]]`) or built in for TVM's LLM runtime (analyzer/tvm/corpus.py), and the
+facts they add to a pair query.
+
+A loaded value is an uninterpreted function of its load site, offset and iterations
+(`load{site}(offset, iterations...)`, solver.py): nothing relates two loads, so an index map may
+send two threads to one element. A contract relates the loads of one buffer the query uses:
+
+- `nondecreasing`: along the last axis of a declared shape (TVM's buffers; the whole buffer for a
+  pointer or a 1-D buffer), a load at a smaller index never returns a larger value (an indptr, a
+  cumulative sum);
+- `distinct` (`injective`): along that axis, loads at different indices return different values
+  (page ids, slot maps);
+- `range=LO..HI`: every loaded value lies in [LO, HI].
+
+A contracted buffer is one the kernel never writes, so every load of it at one offset returns one
+value, across sites and iterations; a query that uses a contract also uses that fact for the other
+buffers the kernel only reads (it holds for them whatever the data: distinct pointers do not alias).
+The pair checker (races.py) asks for these facts only to refine a collision it found, for loads
+its addresses and guards read (not those only the stored values read), pairwise (at most
+`MAX_LOADS` per buffer: fewer facts only ever mean more findings).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import z3
+
+from analyzer import ir
+from analyzer.analysis.addresses import peel_scale, split, split_rows
+from analyzer.analysis.symbolic import AccessEvent, Evaluation, Sym
+
+PROPERTIES = ("nondecreasing", "distinct", "injective", "range")
+MAX_LOADS = 48        # loads of one buffer related pairwise in one query
+_SYNTAX = "expected [KERNEL/]BUFFER:PROPERTY with PROPERTY nondecreasing, distinct, injective or range=LO..HI"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$]*$")
+
+
+@dataclass(frozen=True)
+class Contract:
+    buffer: str
+    prop: str                     # nondecreasing | distinct | range
+    lo: int | None = None
+    hi: int | None = None
+    kernel: str | None = None     # only in this kernel (None: every kernel with the buffer)
+    origin: str = "--assume"      # where it was stated: the option, a configuration file, or built in
+
+    def __str__(self) -> str:
+        prop = f"range={self.lo}..{self.hi}" if self.prop == "range" else self.prop
+        return f"{self.kernel + '/' if self.kernel else ''}{self.buffer}:{prop}"
+
+
+def parse(text: str, origin: str = "--assume") -> Contract:
+    """`[KERNEL/]BUFFER:PROPERTY`; a ValueError with a one-line reason when it is not that."""
+    target, sep, prop = text.strip().partition(":")
+    kernel, slash, buffer = target.rpartition("/")
+    if not sep or not _NAME.match(buffer) or (slash and not _NAME.match(kernel)):
+        raise ValueError(f"'{text}': {_SYNTAX}")
+    name, eq, value = prop.partition("=")
+    if name not in PROPERTIES or (name == "range") != bool(eq):
+        raise ValueError(f"'{text}': unknown property '{prop}' ({_SYNTAX})")
+    if name == "range":
+        lo, dots, hi = value.partition("..")
+        try:
+            lo_v, hi_v = int(lo, 0), int(hi, 0)
+        except ValueError:
+            raise ValueError(f"'{text}': range: expected range=LO..HI of integers, got '{value}'") from None
+        if not dots or lo_v > hi_v:
+            raise ValueError(f"'{text}': range: expected range=LO..HI with LO <= HI, got '{value}'")
+        return Contract(buffer, "range", lo_v, hi_v, kernel or None, origin)
+    return Contract(buffer, "distinct" if name == "injective" else name, None, None, kernel or None, origin)
+
+
+def _buffer_of(kernel: ir.Kernel, name: str) -> str | None:
+    """The IR buffer a contract's name means: its name, or the name users know (`display`)."""
+    for b in kernel.buffers.values():
+        if name in (b.name, b.display) or b.name == f"{name}_ptr":
+            return b.name
+    return None
+
+
+def written(ev: Evaluation) -> set[str]:
+    return {e.access.buffer for e in ev.accesses.values() if e.access.is_write}
+
+
+def in_force(contracts, kernel: ir.Kernel, ev: Evaluation) -> tuple[list[tuple[Contract, str]], list[Contract]]:
+    """(contract, IR buffer) pairs that apply to `kernel`, and the contracts naming a buffer the
+    kernel writes (its contents are then the kernel's, not the input's: the caller decides)."""
+    out, misused = [], []
+    w = written(ev)
+    for c in contracts:
+        if c.kernel is not None and c.kernel != kernel.name:
+            continue
+        buf = _buffer_of(kernel, c.buffer)
+        if buf is None:
+            continue
+        if buf in w:
+            misused.append(c)
+        else:
+            out.append((c, buf))
+    return out, misused
+
+
+class ContractFacts:
+    """The facts of the contracts in force on one kernel, for the loads a query uses."""
+
+    def __init__(self, kernel: ir.Kernel, ev: Evaluation, applied: list[tuple[Contract, str]]):
+        self.kernel = kernel
+        self.ev = ev
+        self.by_buffer: dict[str, list[Contract]] = {}
+        for c, buf in applied:
+            self.by_buffer.setdefault(buf, []).append(c)
+        self.last_used: tuple[str, ...] = ()    # the contracts the last `facts` call stated
+        self._sites: dict[int, tuple[object, frozenset[int]]] = {}
+
+    def sites(self, t) -> frozenset[int]:
+        """The load sites a term reads (terms are shared DAGs: memoised by identity; iterative,
+        as a value may be a deep chain)."""
+        memo = self._sites
+        stack = [(t, False)]
+        while stack:
+            x, ready = stack.pop()
+            hit = memo.get(id(x))
+            if hit is not None and hit[0] is x:
+                continue
+            kids = ir.operands(x)
+            if not ready:
+                stack.append((x, True))
+                stack.extend((k, False) for k in kids)
+                continue
+            out: set[int] = set()
+            if isinstance(x, Sym) and x.name.startswith("load") and x.name[4:].isdigit():
+                out.add(int(x.name[4:]))
+            for k in kids:
+                out |= memo[id(k)][1]
+            memo[id(x)] = (x, frozenset(out))
+        return memo[id(t)][1]
+
+    def value_only(self, a: AccessEvent, b: AccessEvent) -> frozenset[int]:
+        """Load sites only the stored values of a pair read: facts about them cannot keep the
+        accesses apart (only make their values equal), and a value of an attention kernel reads
+        dozens of loads, whose pairwise facts would only slow the query."""
+        values = set()
+        for e in (a, b):
+            if e.value is not None:
+                values |= self.sites(e.value)
+        if not values:
+            return frozenset()
+        used = set()
+        for e in (a, b):
+            used |= self.sites(e.offset)
+            for g in e.guard:
+                used |= self.sites(g)
+        return frozenset(values - used)
+
+    @cached_property
+    def _read_only(self) -> set[str]:
+        return {e.access.buffer for e in self.ev.accesses.values()} - written(self.ev)
+
+    def _load(self, enc, app):
+        """(access, offset term, thread) of a load application, None when it is not a scalar load
+        of a read-only buffer (a vector load's value is not one element's)."""
+        sym, k = enc.loads.get(app.get_id(), (None, 0))
+        site = app.decl().name()[4:]
+        e = self.ev.accesses.get(int(site)) if site.isdigit() else None
+        if sym is None or e is None or e.access.buffer not in self._read_only:
+            return None
+        if e.access.width != e.access.elem_size:
+            return None
+        return e.access, sym.args[0], k
+
+    def facts(self, enc, skip: frozenset[int] = frozenset()) -> list:
+        """Facts about the loads of the encoder's last query (`enc.last_loads`); `last_used` names
+        the contracts they state. Nothing when no load of a contracted buffer is among them."""
+        self.last_used = ()
+        groups: dict[str, list] = {}
+        for app in enc.last_loads:
+            if skip and app.decl().name()[4:].isdigit() and int(app.decl().name()[4:]) in skip:
+                continue
+            hit = self._load(enc, app)
+            if hit is not None:
+                groups.setdefault(hit[0].buffer, []).append((app, hit))
+        if not any(b in self.by_buffer for b in groups):
+            return []
+        # The row and column terms are new: collect their side constraints, keeping the query's loads.
+        loads_seen, state_seen = enc.last_loads, enc.last_state
+        enc.collecting()
+        out, used = [], []
+        for buf, loads in groups.items():
+            loads = loads[:MAX_LOADS]
+            contracts = self.by_buffer.get(buf, [])
+            # One value per offset: the buffer is never written while the kernel runs.
+            for i, (x, _) in enumerate(loads):
+                for y, _ in loads[i + 1:]:
+                    out.append(z3.Implies(x.arg(0) == y.arg(0), x == y))
+            for c in contracts:
+                used.append(str(c))
+                if c.prop == "range":
+                    out += [z3.And(x >= c.lo, x <= c.hi) for x, _ in loads]
+                    continue
+                keys = [self._row_col(enc, acc, off, k, x) for x, (acc, off, k) in loads]
+                for i, (x, _) in enumerate(loads):
+                    for j in range(i + 1, len(loads)):
+                        y = loads[j][0]
+                        (r1, c1, ok1), (r2, c2, ok2) = keys[i], keys[j]
+                        same_row = z3.And(ok1, ok2, r1 == r2)
+                        if c.prop == "nondecreasing":
+                            out.append(z3.Implies(z3.And(same_row, c1 <= c2), x <= y))
+                            out.append(z3.Implies(z3.And(same_row, c2 <= c1), y <= x))
+                        else:
+                            out.append(z3.Implies(z3.And(same_row, c1 != c2), x != y))
+        out += enc.needed()
+        enc.last_loads, enc.last_state = loads_seen, state_seen
+        self.last_used = tuple(dict.fromkeys(used))
+        return out
+
+    def _row_col(self, enc, acc: ir.Access, offset, k: int, app):
+        """(row, column, in bounds) of a load along the buffer's last axis: the row is 0 for a
+        pointer or a 1-D buffer; the facts hold only where the column is inside the axis."""
+        buf = self.kernel.buffers.get(acc.buffer)
+        last = getattr(buf, "last_extent", None) if buf is not None else None
+        if last is None:
+            return z3.IntVal(0), app.arg(0), z3.BoolVal(True)
+        scale, index = peel_scale(offset)
+        if scale != acc.elem_size or last == "?":   # "?": an extent the kernel does not receive
+            return z3.IntVal(0), z3.IntVal(0), z3.BoolVal(False)   # no facts
+        if isinstance(last, int):
+            row, col = split_rows(index, last, buf.offset_param)
+            c = enc.term(col, k)
+            return enc.term(row, k), c, z3.And(c >= 0, c < last)
+        parts = split(index, last)
+        if parts is None:
+            return z3.IntVal(0), z3.IntVal(0), z3.BoolVal(False)
+        row, col = parts
+        if buf.offset_param:
+            col = ir.BinOp("-", col, ir.Param(buf.offset_param))
+        c = enc.term(col, k)
+        return enc.term(row, k), c, z3.And(c >= 0, c < enc.param(last))

@@ -1,0 +1,159 @@
+"""Buffer contracts (analyzer/analysis/contracts.py): --assume, [[tool.kernelrace.assume]],
+--no-contracts and the built-in contracts of TVM's runtime, through the real CLI and Z3."""
+
+import json
+
+import pytest
+
+# Two row pointers b = 0, 1 (threadIdx.y), each row's elements strided over threadIdx.x: the rows
+# meet only if indptr decreases somewhere.
+INDPTR = """__global__ void segments(const int* indptr, float* out, const float* x) {
+  int b = threadIdx.y;
+  for (int i = indptr[b] + threadIdx.x; i < indptr[b + 1]; i += blockDim.x) {
+    out[i] = x[i] * 2.0f;
+  }
+}
+"""
+# A scatter through a map: two threads meet only if the map sends them to one slot.
+SCATTER = """__global__ void scatter(const int* map, float* out, const float* x) {
+  out[map[threadIdx.x]] = x[threadIdx.x];
+}
+"""
+# Each thread owns 4 slots; the offset read from `pick` keeps it inside them only if it is in 0..3.
+RANGE = """__global__ void pick4(const int* pick, float* out) {
+  out[threadIdx.x * 4 + pick[threadIdx.x]] = (float)threadIdx.x;
+}
+"""
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+    return write
+
+
+def _warnings(report):
+    return [f for f in report["findings"] if f["severity"] in ("warning", "error")]
+
+
+def test_indptr_race_without_the_contract_and_clean_with_nondecreasing(cli, kernel):
+    path = kernel("segments.cu", INDPTR)
+    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json")
+    (f,) = _warnings(report)
+    assert f["rule"] == "write-after-write" and f["second"]["buffer"] == "out"
+    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json", "--assume", "indptr:nondecreasing")
+    assert code == 0 and _warnings(report) == []
+    assert report["contracts"] == [{"contract": "indptr:nondecreasing", "origin": "--assume", "in_force": True,
+                                    "kernels": ["segments"]}]
+    # A contract for another kernel does not apply.
+    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json", "--assume",
+                          "other/indptr:nondecreasing")
+    assert len(_warnings(report)) == 1 and "contracts" not in report
+
+
+def test_scatter_clean_only_with_distinct_and_range_is_no_substitute(cli, kernel):
+    path = kernel("scatter.cu", SCATTER)
+    assert len(_warnings(cli("check", path, "--block-dim", "64", "--format", "json")[1])) == 1
+    code, report, _ = cli("check", path, "--block-dim", "64", "--format", "json", "--assume", "map:injective")
+    assert code == 0 and _warnings(report) == []
+    # Values in a range may still repeat.
+    code, report, _ = cli("check", path, "--block-dim", "64", "--format", "json", "--assume", "map:range=0..63")
+    assert len(_warnings(report)) == 1
+
+
+def test_range_keeps_each_thread_inside_its_slots(cli, kernel):
+    path = kernel("pick4.cu", RANGE)
+    assert len(_warnings(cli("check", path, "--block-dim", "32", "--format", "json")[1])) == 1
+    code, report, _ = cli("check", path, "--block-dim", "32", "--format", "json", "--assume", "pick:range=0..3")
+    assert code == 0 and _warnings(report) == []
+    # One value too many and the threads meet again.
+    code, report, _ = cli("check", path, "--block-dim", "32", "--format", "json", "--assume", "pick:range=0..4")
+    assert len(_warnings(report)) == 1
+
+
+def test_no_contracts_brings_the_finding_back_naming_the_contract(cli, kernel):
+    path = kernel("segments.cu", INDPTR)
+    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json", "--assume", "indptr:nondecreasing",
+                          "--no-contracts")
+    (f,) = _warnings(report)
+    assert any("indptr:nondecreasing, turned off by --no-contracts" in n for n in f["notes"])
+    assert f["witness"]["refuted_by_contracts"] == ["indptr:nondecreasing"]
+    assert report["contracts"][0]["in_force"] is False
+
+
+def test_verbose_lists_contracts_and_the_pairs_they_keep_apart(cli, kernel):
+    path = kernel("segments.cu", INDPTR)
+    code, out, _ = cli("check", path, "--block-dim", "2,2", "-v", "--assume", "indptr:nondecreasing")
+    assert code == 0
+    assert "contract: indptr:nondecreasing, in force, from --assume" in out
+    assert ("assumed: the write at line 4 and the write at line 4 on out never collide only because of the "
+            "contract indptr:nondecreasing") in out
+
+
+def test_sarif_run_properties_list_the_contracts(cli, kernel):
+    path = kernel("segments.cu", INDPTR)
+    code, out, _ = cli("check", path, "--block-dim", "2,2", "--format", "sarif", "--assume", "indptr:nondecreasing")
+    props = json.loads(out)["runs"][0]["properties"]
+    assert props["contracts"][0]["contract"] == "indptr:nondecreasing"
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("indptr", "expected [KERNEL/]BUFFER:PROPERTY"),
+    ("indptr:sorted", "unknown property 'sorted'"),
+    ("indptr:range=3..1", "LO <= HI"),
+    ("indptr:range=a..b", "range=LO..HI of integers"),
+    ("indptr:nondecreasing=1", "unknown property"),
+])
+def test_bad_contract_is_one_line_exit_2(capsys, kernel, bad, why):
+    from analyzer.cli import main
+
+    with pytest.raises(SystemExit) as exc:   # a usage error, as argparse reports them
+        main(["check", kernel("segments.cu", INDPTR), "--assume", bad])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and why in err
+
+
+def test_contract_on_a_written_buffer_is_an_error(cli, kernel):
+    path = kernel("segments.cu", INDPTR)
+    code, out, err = cli("check", path, "--block-dim", "2,2", "--assume", "out:distinct")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "kernel segments writes out" in err
+
+
+def test_configuration_assume_tables(cli, kernel, tmp_path, monkeypatch):
+    path = kernel("segments.cu", INDPTR)
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kernelrace.toml").write_text(
+        '[[assume]]\nkernel = "segments"\nbuffer = "indptr"\nproperty = "nondecreasing"\n'
+        'reason = "built by a prefix sum on the host"\n')
+    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json")
+    assert code == 0 and _warnings(report) == []
+    assert report["contracts"][0]["contract"] == "segments/indptr:nondecreasing"
+    assert report["contracts"][0]["origin"] == "kernelrace.toml [[assume]] entry 1"
+    (tmp_path / "kernelrace.toml").write_text('[[assume]]\nbuffer = "indptr"\nproperty = "sorted"\n')
+    code, out, err = cli("check", path, "--block-dim", "2,2")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "kernelrace.toml: [[assume]] entry 1 'indptr:sorted': unknown property 'sorted'" in err
+    (tmp_path / "kernelrace.toml").write_text('[[assume]]\nbuffer = "indptr"\nproprety = "nondecreasing"\n')
+    code, out, err = cli("check", path, "--block-dim", "2,2")
+    assert code == 2 and "unknown key 'proprety' (did you mean 'property'?)" in err
+
+
+def test_builtin_contract_of_the_sampler_and_no_contracts(cli):
+    """TVM's generic_get_sample_index reads a row-wise cumulative sum (dispatch_sampling.py): with
+    the built-in `prob:nondecreasing` its output_index collisions are refuted; without, they are
+    warnings naming the contract."""
+    args = ("llm", "--num-qo-heads", "32", "--num-kv-heads", "8", "--head-dim", "128", "--target", "cuda",
+            "--only", "generic_get_sample_index", "--jobs", "1", "--format", "json")
+    code, report, _ = cli(*args)
+    assert report["summary"]["warnings"] == 0 and report["summary"]["errors"] == 0
+    (c,) = report["contracts"]
+    assert c["contract"] == "prob:nondecreasing" and c["origin"].startswith("built in")
+    code, report, _ = cli(*args, "--no-contracts")
+    found = _warnings(report)
+    assert found and all(f["second"]["buffer"] == "output_index" for f in found)
+    assert all(any("prob:nondecreasing, turned off" in n for n in f["notes"]) for f in found)
