@@ -70,7 +70,9 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
              if options.scope != "grid" else PairAnalysis())
     # Races between blocks (analysis/grid.py): global memory, every pair of instances.
     grid = (analyse_grid(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
-                         cache=cache, detail=detail) if options.scope != "block" else None)
+                         cache=cache, detail=detail, contracts=[] if options.no_contracts else applied,
+                         dormant=applied if options.no_contracts else [])
+            if options.scope != "block" else None)
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params, grid)
     findings: list[Finding] = []
     for name, rule in RULES.items():

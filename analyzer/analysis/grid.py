@@ -191,8 +191,10 @@ class GridChecker(PairChecker):
     """Pairs of threads in different blocks, on global memory (see the module docstring)."""
 
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
-                 strict: bool = False, cache: QueryCache | None = None, detail: bool = True):
-        super().__init__(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail)
+                 strict: bool = False, cache: QueryCache | None = None, detail: bool = True,
+                 contracts=(), dormant=()):
+        super().__init__(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail, contracts=contracts,
+                         dormant=dormant)
         self.read = block_dims_read(kernel)
         # Loads every block sees alike: of global buffers the kernel never writes.
         written = {e.access.buffer for e in ev.accesses.values() if e.access.is_write}
@@ -269,10 +271,12 @@ class GridChecker(PairChecker):
 
 def analyse_grid(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, deadline: float | None = None, cache: QueryCache | None = None,
-                 detail: bool = True) -> PairAnalysis:
+                 detail: bool = True, contracts=(), dormant=()) -> PairAnalysis:
     """Every pair of global accesses two threads of different blocks may run, checked; hazards
-    carry a witness with both blocks (`Witness.second_block`)."""
-    return GridChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail).run(deadline)
+    carry a witness with both blocks (`Witness.second_block`). `contracts` and `dormant` as for
+    `races.analyse_pairs`."""
+    return GridChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail, contracts=contracts,
+                       dormant=dormant).run(deadline)
 
 
 __all__ = ["GridChecker", "GridDisjointness", "analyse_grid", "block_dims_read", "Hazard"]
