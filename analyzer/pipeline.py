@@ -18,6 +18,7 @@ from analyzer.analysis.concurrency import build_cfg
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult
 from analyzer.frontend import lang_of, lower_source
+from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.races import analyse_pairs
 from analyzer.analysis.solver import fresh_context
@@ -36,6 +37,8 @@ class Options:
     kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
     explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
+    include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
+    macros: tuple[tuple[str, str], ...] = ()         # check -D NAME[=VALUE]
 
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
@@ -152,7 +155,7 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
                options: Options, path: str | None = None) -> list[KernelResult]:
     """Check a kernel source; `path` is the file the user named (for messages)."""
     path = path or name
-    kernels = lower_source(text, lang, name)
+    kernels = lower_source(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
     if lang == "spirv":
         for k in kernels:
             _check_local_size(k, block_dim, path)

@@ -7,7 +7,8 @@ import re
 from lark import Tree
 
 from analyzer import ir
-from analyzer.frontend.lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
+from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
+                                     tokens_of)
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
@@ -150,9 +151,9 @@ class MetalLowering(CLowering):
 
     def _text(self, node) -> str:
         """The barrier call as written: from its name to the parenthesis closing its arguments."""
-        span = self.span(node)
-        line = self.lines[span.line - 1] if 0 < span.line <= len(self.lines) else ""
-        rest, depth = line[max(span.col - 1, 0):], 0
+        n, col = position(node)   # in the text as parsed (after any preprocessing)
+        line = self.parsed_lines[n - 1] if 0 < n <= len(self.parsed_lines) else ""
+        rest, depth = line[max(col - 1, 0):], 0
         for i, ch in enumerate(rest):
             if ch == "(":
                 depth += 1

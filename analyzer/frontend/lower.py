@@ -23,6 +23,7 @@ from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import StmtLowering
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
+from analyzer.frontend.preprocess import Preprocessed
 from analyzer.frontend.c_values import BuiltinVec, Pointer, Scalar, Value, Vector, _add, _mul
 
 __all__ = ["CLowering", "MAX_NESTING", "Unsupported", "position", "tokens_of", "BuiltinVec", "Pointer", "Scalar",
@@ -43,10 +44,13 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
     shared_qualifiers: frozenset[str] = frozenset()
     warp_size = 32
 
-    def __init__(self, tree: Tree, text: str, filename: str):
+    def __init__(self, tree: Tree, text: str, filename: str, pre: Preprocessed | None = None):
         self.tree = tree
         self.filename = filename
-        self.lines = text.splitlines()
+        self.lines = text.splitlines()   # the file as written (report snippets)
+        # A preprocessed file: the parsed text, and where each of its lines came from.
+        self.line_map = pre.line_map if pre is not None else None
+        self.parsed_lines = pre.text.splitlines() if self.line_map else self.lines
         self.functions: dict[str, Tree] = {}
         self.kernels: list[Tree] = []
         self.access_ids = itertools.count(1)
@@ -89,6 +93,9 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
 
     def span(self, node) -> ir.Span:
         line, col = position(node)
+        if self.line_map and 0 < line <= len(self.line_map):
+            file, line = self.line_map[line - 1]
+            return ir.Span(file, line, col)
         return ir.Span(self.filename, line, col)
 
     def _lower_kernel(self, fn: Tree) -> ir.Kernel:

@@ -156,8 +156,9 @@ _FIRST_KERNEL = re.compile(r'^extern "C" __global__', re.MULTILINE)
 _prefix_trees: dict[tuple, list] = {}
 
 
-def parse(text: str, dialect: str, filename: str) -> Tree:
-    """Parse a whole file; a syntax error becomes a one-line KernelraceError with file:line:col."""
+def parse(text: str, dialect: str, filename: str, line_map: list[tuple[str, int]] | None = None) -> Tree:
+    """Parse a whole file; a syntax error becomes a one-line KernelraceError with file:line:col.
+    `line_map` maps a preprocessed text's lines back to their files and lines (frontend/preprocess)."""
     if dialect not in DIALECTS:
         raise KernelraceError(f"{filename}: unknown language '{dialect}' (expected one of: {', '.join(DIALECTS)})")
     parser, post = _parser(dialect)
@@ -183,10 +184,11 @@ def parse(text: str, dialect: str, filename: str) -> Tree:
         tail = parser.parse("\n" * prefix.count("\n") + rest)
         return Tree("start", items + list(tail.children))
     except UnexpectedInput as exc:
-        raise KernelraceError(syntax_error_message(exc, text, filename)) from None
+        raise KernelraceError(syntax_error_message(exc, text, filename, line_map)) from None
 
 
-def syntax_error_message(exc: UnexpectedInput, text: str, filename: str) -> str:
+def syntax_error_message(exc: UnexpectedInput, text: str, filename: str,
+                         line_map: list[tuple[str, int]] | None = None) -> str:
     line, col = getattr(exc, "line", None), getattr(exc, "column", None)
     if isinstance(exc, UnexpectedEOF) or line is None or line < 1:
         lines = text.rstrip("\n").split("\n")   # Lark counts lines by "\n" alone
@@ -201,6 +203,8 @@ def syntax_error_message(exc: UnexpectedInput, text: str, filename: str) -> str:
         what = "syntax error"
     src_lines = text.split("\n")
     src = _one_line(src_lines[line - 1].strip(), 200) if 0 < line <= len(src_lines) else ""
+    if line_map and 0 < line <= len(line_map):
+        filename, line = line_map[line - 1]
     return f"{filename}:{line}:{col}: syntax error: {what}: {src}"
 
 
