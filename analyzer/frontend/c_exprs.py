@@ -64,6 +64,9 @@ class ExprLowering:
         return self.lookup(str(node.children[0]), node)
 
     def expr_scoped_name(self, node):
+        name = "::".join(str(c) for c in node.children)
+        if name in self.scopes[0]:   # an enum class's enumerator
+            return self.scopes[0][name]
         return Scalar(ir.Call("::".join(str(c) for c in node.children), ()), "int")
 
     def expr_int_lit(self, node):

@@ -25,6 +25,7 @@ class CudaLowering(CLowering):
     kernel_qualifiers = frozenset({"__global__"})
     shared_qualifiers = frozenset({"__shared__"})
     space_of_qualifier = {"__shared__": ir.SHARED, "__constant__": ir.CONSTANT}
+    device_variable_qualifiers = {"__device__": ir.GLOBAL, "__managed__": ir.GLOBAL, "__constant__": ir.CONSTANT}
     barrier_names = ("__syncthreads", "__syncwarp", "__syncthreads_count", "__syncthreads_and",
                      "__syncthreads_or")
     _builtins = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
@@ -77,6 +78,8 @@ class MetalLowering(CLowering):
     shared_qualifiers = frozenset({"threadgroup"})
     space_of_qualifier = {"device": ir.GLOBAL, "threadgroup": ir.SHARED, "constant": ir.CONSTANT,
                           "thread": ir.PRIVATE}
+    device_variable_qualifiers = {"device": ir.GLOBAL, "constant": ir.CONSTANT}
+    constant_space_is_immutable = True
     barrier_names = ("threadgroup_barrier", "simdgroup_barrier")
     # Attribute-bound builtins: attribute -> (vector prefix or scalar builtin)
     _attrs = {

@@ -53,6 +53,9 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.parsed_lines = pre.text.splitlines() if self.line_map else self.lines
         self.functions: dict[str, Tree] = {}
         self.kernels: list[Tree] = []
+        self.globals: list[Tree] = []            # file-scope variable declarations
+        self.enums: list[Tree] = []
+        self.aliases: dict[str, Tree] = {}       # typedef and using names -> the type they name
         self.access_ids = itertools.count(1)
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
@@ -74,6 +77,17 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                     self.functions[name] = item
             elif k == "namespace_item":
                 self._collect(item.children[1:])
+            elif k == "linkage_block":   # extern "C" { ... }
+                self._collect(item.children[1:])
+            elif k == "global_decl":
+                self.globals.append(item)
+            elif k == "enum_item":
+                self.enums.append(item)
+            elif k == "typedef_item":
+                name = next(c for c in reversed(item.children) if isinstance(c, Token))
+                self.aliases[str(name)] = item
+            elif k == "using_alias":
+                self.aliases[str(item.children[0])] = item.children[1]
 
     @staticmethod
     def _fn_name(head: Tree) -> str:
@@ -108,6 +122,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.private: dict[str, ir.Buffer] = {}
         self.inline_depth = 0
         self.pending: list[ir.Stmt] = []
+        self._declare_globals()
         params = next(c for c in head.children if isinstance(c, Tree) and kind(c) == "params")
         for p in params.children:
             if p is not None:

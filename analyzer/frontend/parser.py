@@ -40,7 +40,9 @@ _TYPE_INTRO = re.compile(
     r"|\btypename\s+([A-Za-z_]\w*)"
     r"|\busing\s+([A-Za-z_]\w*)\s*="
     r"|\busing\s+(?:[A-Za-z_]\w*::)+([A-Za-z_]\w*)\s*;"
-    r"|\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*;"
+    r"|\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*(?:\[[^;]*\]\s*)*;"
+    r"|\btypedef\s+(?:struct|union|class)\b[^;{]*\{[^}]*\}\s*([A-Za-z_]\w*)\s*;"
+    r"|\benum\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)"
     r"|#\s*define\s+([A-Za-z_]\w*)\s+(?:unsigned|signed|int|char|short|long|float|double)\b"
 )
 
