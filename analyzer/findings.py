@@ -69,6 +69,8 @@ class KernelResult:
     # With -v: the pairs of accesses only a stated assumption (in bounds of a declared shape)
     # keeps apart.
     assumed: list[str] = field(default_factory=list)
+    # Launch extents read from the file's `//--blockDim=X --gridDim=Y` comment, as written there.
+    launch_from_file: str = ""
 
     @property
     def status(self) -> str:

@@ -261,6 +261,9 @@ class Kernel:
     bindings: dict[str, int] = field(default_factory=dict)   # scalar parameters fixed by the user
     # Parameters the launching code computes from other values (TVM's host `cse_v` bindings).
     definitions: dict[str, "Expr"] = field(default_factory=dict)
+    # The values a scalar parameter's type allows, [lo, hi], where they are not a 32-bit int's
+    # (an `unsigned int n` is never negative).
+    param_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
     source_lines: list[str] = field(default_factory=list)
     # The text of the sources a compiled kernel came from (SPIR-V's OpSource), by file name.
     origin_lines: dict[str, list[str]] = field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,11 +165,42 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
         if param not in known:
             raise KernelraceError(f"{path}: --define {param}: no kernel in this file has a scalar parameter "
                                   f"'{param}' (parameters: {', '.join(sorted(known)) or 'none'})")
+    launch = launch_comment(text) if lang != "spirv" and not (block_dim or grid_dim) else None
+    said = ""
+    if launch is not None:
+        block_dim, grid_dim, said = launch
     results = []
     for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
-        results.append(analyse_kernel(kernel, options))
+        result = analyse_kernel(kernel, options)
+        result.launch_from_file = said
+        results.append(result)
     return results
+
+
+# The launch comment kernels written for earlier GPU verifiers carry on their first lines:
+# `//--blockDim=64 --gridDim=[4,2]` (one number, or [X,Y] / [X,Y,Z]).
+_LAUNCH_LINE = re.compile(r"^\s*//\s*(--(?:blockDim|gridDim)=.*)$")
+_LAUNCH_DIM = re.compile(r"--(blockDim|gridDim)=(\[[\d\s,]+\]|\d+)")
+
+
+def launch_comment(text: str) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None, str] | None:
+    """(block extents, grid extents, the comment) from a leading `//--blockDim=... --gridDim=...`
+    comment among the file's first lines, or None. Used only when neither --block-dim nor
+    --grid-dim is given."""
+    for line in text.split("\n", 10)[:10]:
+        m = _LAUNCH_LINE.match(line)
+        if not m:
+            continue
+        found = {}
+        for key, value in _LAUNCH_DIM.findall(m.group(1)):
+            dims = tuple(int(v) for v in value.strip("[]").replace(" ", "").split(",") if v)
+            if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+                return None
+            found[key] = dims
+        if found:
+            return found.get("blockDim"), found.get("gridDim"), m.group(1).strip()
+    return None
 
 
 def _check_local_size(kernel: ir.Kernel, block_dim, path: str) -> None:

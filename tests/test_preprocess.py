@@ -79,3 +79,13 @@ def test_only_files_that_need_it_are_preprocessed():
     assert not needs_preprocessing("#if X\n#define TVM_ENABLE_L2_PREFETCH 1\n#endif\n")
     text = "#include <cuda.h>\n__global__ void k() {}\n"
     assert preprocess(text, "cuda", "f.cu").text is text
+
+
+def test_launch_comment_gives_extents_unless_the_command_line_does(cli):
+    path = FIXTURES / "cuda" / "launch_comment.cu"
+    code, report, _ = cli("check", str(path), "--format", "json")
+    assert code == 1 and report["kernels"][0]["launch_from_file"] == "--blockDim=64 --gridDim=[4,2]"
+    code, report, _ = cli("check", str(path), "--block-dim", "32", "--format", "json")
+    assert code == 0 and "launch_from_file" not in report["kernels"][0]
+    code, out, _ = cli("check", str(path))
+    assert "launch extents from the file's comment: --blockDim=64 --gridDim=[4,2]" in out

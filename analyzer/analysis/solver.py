@@ -141,7 +141,13 @@ class Encoder:
         before = len(self.base)
         self._using.append(set())
         try:
-            v = self._c_int(name)
+            if name in self.kernel.param_ranges:
+                v = z3.Int(name)
+                self.shared[name] = v
+                lo, hi = self.kernel.param_ranges[name]
+                self.base += [v >= lo, v <= hi]
+            else:
+                v = self._c_int(name)
             definition = self.kernel.definitions.get(name)
             if isinstance(definition, ir.Call) and definition.fn == "range":
                 # A host loop variable: within its loop's range.

@@ -18,6 +18,13 @@ from analyzer.frontend.c_values import const_int, FuncRef, LocalRef, ParamStruct
 from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
 
 
+# The values an unsigned parameter may take (the type names as types.normalize spells them).
+UNSIGNED_RANGES = {name: (0, (1 << bits) - 1) for bits, names in (
+    (8, ("uchar", "uint8_t", "unsigned char")), (16, ("ushort", "uint16_t", "unsigned short")),
+    (32, ("uint", "uint32_t", "unsigned", "unsigned int")),
+    (64, ("ulong", "uint64_t", "size_t", "unsigned long", "unsigned long long", "ulonglong"))) for name in names}
+
+
 class DeclLowering:
     """Types, parameters and local declarations; mixed into CLowering."""
 
@@ -93,6 +100,8 @@ class DeclLowering:
         else:
             self.kernel.params.append(name)
             self.scopes[0][name] = Scalar(ir.Param(name), ty.base)
+            if ty.base in UNSIGNED_RANGES:
+                self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty.base]
 
     # Qualifiers of a file-scope variable that lives in device memory, and its space.
     device_variable_qualifiers: dict[str, str] = {}
