@@ -182,6 +182,11 @@ class ExprLowering:
     def expr_pos(self, node):
         return self.rvalue(node.children[0])
 
+    def expr_comma(self, node):
+        """`(a, b)`: a's effects happen first; the value is b's."""
+        self.pending.extend(self.effect(node.children[0]))
+        return self.rvalue(node.children[1])
+
     def expr_cast(self, node):
         ty = self._type_of(node.children[0])
         val = self.rvalue(node.children[1])

@@ -62,6 +62,10 @@ class CudaLowering(CLowering):
             acc = self.make_access(ptr, True, self.span(node), atomic=True)
             acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals))
             self.pending.append(ir.MemOp(acc))
+            step = self._scalar(vals[0]) if len(vals) == 1 and isinstance(vals[0], Scalar) else None
+            if fn in _FETCH_ADD and isinstance(step, ir.Const) and step.value > 0:
+                # Each fetch of a counter that only grows returns a value no other fetch returns.
+                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "int")
             return Scalar(self.opaque(f"result of {fn}"), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
@@ -185,6 +189,8 @@ def lowering_for(lang: str):
     return {"cuda": CudaLowering, "metal": MetalLowering}[lang]
 
 
+
+_FETCH_ADD = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
 
 # Shuffles whose source lane is a term: name -> (how the lane is chosen, index of that argument).
 _SHUFFLES = {"__shfl_sync": ("idx", 2), "__shfl_up_sync": ("up", 2), "__shfl_down_sync": ("down", 2),
