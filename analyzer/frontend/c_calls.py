@@ -27,6 +27,8 @@ class CallLowering:
             return str(callee.children[0])
         if k == "scoped_name":
             return "::".join(str(c) for c in callee.children)
+        if k == "template_ref":   # f<4>(...): a function template with explicit arguments
+            return str(callee.children[0])
         return None
 
     def expr_call(self, node):
@@ -45,7 +47,7 @@ class CallLowering:
             return Vector(comps, ty)
         if self.barrier(fn, node) is not None:
             raise Unsupported(node, f"barrier '{fn}' inside an expression")
-        if fn in self.functions and self._inlined(fn):
+        if fn in self.functions and (self._inlined(fn) or id(self.functions[fn]) in self.template_params):
             return self._inline(fn, args, node)
         vals = [self.rvalue(a) for a in args]
         ty = "float" if any(isinstance(v, Scalar) and self._is_float(v.ty) for v in vals) else "int"
@@ -114,6 +116,16 @@ class CallLowering:
         scope: dict[str, Value] = {}
         stmts: list[ir.Stmt] = []
         span = self.span(node)
+        callee = node.children[0]
+        targs = callee.children[1] if kind(callee) == "template_ref" else None
+        aliases = self._bind_template(self.template_params.get(id(tree), []), targs, scope, node)
+        try:
+            return self._inline_body(fn, tree, plist, args, scope, stmts, span, node)
+        finally:
+            self._restore_aliases(aliases)
+
+    def _inline_body(self, fn, tree, plist, args, scope, stmts, span, node) -> Value:
+        head, body = tree.children
         for p, a in zip(plist, args):
             ty = self._type_of(p)
             pname = next((str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME"), None)

@@ -72,6 +72,8 @@ class DeclLowering:
         self._alias_seen = seen | {name}
         try:
             target = self.aliases[name]
+            if isinstance(target, str):   # a template's type parameter bound to a builtin type
+                return TypeInfo(target, 0, None, False, ())
             return self._type_of(target) if isinstance(target, Tree) else TypeInfo(name, 0, None, False, ())
         finally:
             self._alias_seen = seen
@@ -112,25 +114,30 @@ class DeclLowering:
         tracked, so reads of them are arbitrary values), enumerators and `const`/`constexpr`
         integers (numbers). Anything else at file scope (host variables) is not in scope."""
         for enum in self.enums:
-            self._declare_enum(enum)
+            with _placed_at(enum):
+                self._declare_enum(enum)
         for decl in self.globals:
-            ty = self._type_of(decl)
-            quals = set(ty.quals)
-            for d in decl.children:
-                if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
-                    continue
-                if quals & self.shared_qualifiers:
-                    self._declare(d, replace(ty, quals=tuple(q for q in ty.quals if q != "const")), initialized=False)
-                    continue
-                device = [self.device_variable_qualifiers[q] for q in ty.quals if q in self.device_variable_qualifiers]
-                immutable = quals & {"const", "constexpr"} or (device and device[-1] == ir.CONSTANT
-                                                               and self.constant_space_is_immutable)
-                if ty.ptr:
-                    continue
-                if immutable and self._declare_constant(d):
-                    continue
-                if device:
-                    self._declare_device_variable(d, ty, device[-1])
+            with _placed_at(decl):
+                self._declare_global(decl)
+
+    def _declare_global(self, decl: Tree) -> None:
+        ty = self._type_of(decl)
+        quals = set(ty.quals)
+        for d in decl.children:
+            if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
+                continue
+            if quals & self.shared_qualifiers:
+                self._declare(d, replace(ty, quals=tuple(q for q in ty.quals if q != "const")), initialized=False)
+                continue
+            device = [self.device_variable_qualifiers[q] for q in ty.quals if q in self.device_variable_qualifiers]
+            immutable = quals & {"const", "constexpr"} or (device and device[-1] == ir.CONSTANT
+                                                           and self.constant_space_is_immutable)
+            if ty.ptr:
+                continue
+            if immutable and self._declare_constant(d):
+                continue
+            if device:
+                self._declare_device_variable(d, ty, device[-1])
 
     def _declare_enum(self, node: Tree) -> None:
         """Enumerators are numbers; an `enum class E`'s are also named `E::X`."""
@@ -190,6 +197,10 @@ class DeclLowering:
             return True
         return False
 
+    def _is_template_param(self, e: ir.Expr) -> bool:
+        return any(isinstance(x, ir.Param) for x in _walk(e)) and all(
+            not isinstance(x, (ir.Builtin, ir.Read, ir.Opaque, ir.Var)) for x in _walk(e))
+
     def _builtin_param(self, name, ty, attrs) -> Value | None:
         return None
 
@@ -241,8 +252,10 @@ class DeclLowering:
                 if n is not None and const_int(n) is not None:
                     n = ir.Const(const_int(n))
                 if not isinstance(n, ir.Const):
-                    if dim is dims[0] and n is None:
-                        extents.append(None)  # `extern __shared__ float s[];`: size set at launch
+                    if dim is dims[0] and (n is None or self._is_template_param(n)):
+                        # `extern __shared__ float s[];` (size set at launch), or `s[N]` with N a
+                        # kernel template's symbolic parameter: a size the analysis does not know
+                        extents.append(None)
                         continue
                     raise Unsupported(dim, "array dimension that is not a constant")
                 extents.append(n.value)
@@ -284,3 +297,24 @@ class DeclLowering:
             out.extend(self._assign_local(ref, val, span))
         self.declare_local(name, ref)
         return out
+
+
+def _walk(e):
+    yield e
+    for x in ir.operands(e):
+        yield from _walk(x)
+
+
+class _placed_at:
+    """An Unsupported raised without a node (by `_scalar`) outside any statement is placed here."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if isinstance(exc, Unsupported) and exc.node is None:
+            exc.node = self.node
+        return False

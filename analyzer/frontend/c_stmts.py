@@ -20,22 +20,13 @@ class StmtLowering:
     """Blocks and control-flow statements; mixed into CLowering."""
 
     def _block(self, node: Tree) -> list[ir.Stmt]:
-        self.scopes.append({})
-        out = self._stmts(node.children)
-        self.scopes.pop()
-        return out
-
-    # Statements that state a fact the rest of the block may rely on: a race that needs the fact
-    # false is not reported (the fact is the user's, stated in the program).
-    ASSUMPTIONS = frozenset({"assert", "__assume", "__builtin_assume", "__requires"})
-
-    def _stmts(self, children) -> list[ir.Stmt]:
         """A block's statements; after `__assume(e)` (or assert, __builtin_assume, __requires)
-        the rest of the block runs under `if (e)`: the fact guards everything after it."""
+        the rest of the block runs under `if (e)`: the fact guards everything after it. (One
+        frame per nesting level, as `stmt` recurses through here.)"""
+        self.scopes.append({})
         out: list[ir.Stmt] = []
-        depth = 0
-        guarded = out
-        for s in children:
+        guarded, depth = out, 0
+        for s in node.children:
             fact = self._assumption(s)
             if fact is None:
                 guarded.extend(self.stmt(s))
@@ -48,7 +39,12 @@ class StmtLowering:
             inner: list[ir.Stmt] = []
             guarded.append(ir.If(cond, inner, [], self.span(s)))
             guarded = inner
+        self.scopes.pop()
         return out
+
+    # Statements that state a fact the rest of the block may rely on: a race that needs the fact
+    # false is not reported (the fact is the user's, stated in the program).
+    ASSUMPTIONS = frozenset({"assert", "__assume", "__builtin_assume", "__requires"})
 
     def _assumption(self, node):
         """The condition of an assumption statement, or None."""

@@ -52,20 +52,73 @@ def type_names_of(text: str) -> frozenset[str]:
     return BUILTIN_TYPES | found
 
 
+_TEMPLATE_HEAD = re.compile(r"\btemplate\s*<")
+_HEAD_WORDS = re.compile(r"(__launch_bounds__|__attribute__|alignas|__align__)\s*$")
+
+
+def template_function_names(text: str) -> frozenset[str]:
+    """Names of the function templates a file defines: after `template <...>`, the word before the
+    first `(` outside attributes (`__launch_bounds__(256)`), unless a struct or class follows."""
+    names = set()
+    for m in _TEMPLATE_HEAD.finditer(text):
+        i, depth = m.end(), 1
+        while i < len(text) and depth:
+            depth += {"<": 1, ">": -1}.get(text[i], 0)
+            i += 1
+        rest = text[i:i + 400]
+        if re.match(r"\s*(struct|class|union)\b", rest):
+            continue
+        j = 0
+        while True:
+            k = rest.find("(", j)
+            if k < 0 or rest.find(";", j, k) >= 0 or rest.find("{", j, k) >= 0:
+                break
+            before = rest[:k]
+            if _HEAD_WORDS.search(before):   # skip the attribute's parentheses
+                close = rest.find(")", k)
+                j = close + 1 if close >= 0 else len(rest)
+                continue
+            word = re.search(r"([A-Za-z_]\w*)\s*$", before)
+            if word:
+                names.add(word.group(1))
+            break
+    return frozenset(names)
+
+
 class TypeNamePostLex:
-    """Turn NAME into TYPE_NAME for the names known to be types in this file."""
+    """Turn NAME into TYPE_NAME for the names known to be types in this file, and into
+    TEMPLATE_NAME for a function template's name followed by `<`."""
 
     always_accept = ("NAME",)
 
     def __init__(self) -> None:
         self.types: frozenset[str] = BUILTIN_TYPES
+        self.templates: frozenset[str] = frozenset()
 
     def process(self, stream):
-        types = self.types
+        types, templates = self.types, self.templates
+        if not templates:   # TVM's output: no lookahead
+            for tok in stream:
+                if tok.type == "NAME" and tok.value in types:
+                    tok.type = "TYPE_NAME"
+                yield tok
+            return
+        held = None
         for tok in stream:
-            if tok.type == "NAME" and tok.value in types:
-                tok.type = "TYPE_NAME"
+            if held is not None:
+                if tok.type == "LESSTHAN":
+                    held.type = "TEMPLATE_NAME"
+                yield held
+                held = None
+            if tok.type == "NAME":
+                if tok.value in types:
+                    tok.type = "TYPE_NAME"
+                elif tok.value in templates:
+                    held = tok
+                    continue
             yield tok
+        if held is not None:
+            yield held
 
 
 def _cache_path(dialect: str) -> str | bool:
@@ -171,12 +224,13 @@ def parse(text: str, dialect: str, filename: str, line_map: list[tuple[str, int]
             raise KernelraceError(syntax_error_message(exc, text, filename)) from None
     types = type_names_of(text)
     post.types = types
+    post.templates = template_function_names(text) - types if "template" in text else frozenset()
     split = _FIRST_KERNEL.search(text) if dialect == "cuda" else None
     try:
         if split is None or split.start() == 0:
             return parser.parse(text)
         prefix, rest = text[:split.start()], text[split.start():]
-        key = (dialect, prefix, types)
+        key = (dialect, prefix, types, post.templates)
         items = _prefix_trees.get(key)
         if items is None:
             items = list(parser.parse(prefix).children)
