@@ -337,7 +337,9 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         results = llm_run[2]
     elif args.command == "check":
         defines = dict(cfg.check.define) | dict(args.define)
-        st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + tuple(cfg.check.include),
+        # the configuration's include directories are relative to the file that names them
+        configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
+        st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
                                          macros=tuple(args.macro)))
         skipped: list[str] = []
         files = kernel_files(args.files, cfg.exclude, skipped)
