@@ -47,8 +47,18 @@ _TYPE_INTRO = re.compile(
 )
 
 
+# Where an introduction may start: the full pattern is tried only there (a keyword search is
+# several times faster than trying the whole alternation at every position of a long file).
+_TYPE_INTRO_START = re.compile(r"\b(?:struct|union|class|typename|using|typedef|enum)\b|#\s*define\b")
+
+
 def type_names_of(text: str) -> frozenset[str]:
-    found = {name for m in _TYPE_INTRO.finditer(text) for name in m.groups() if name}
+    found = set()
+    match = _TYPE_INTRO.match
+    for start in _TYPE_INTRO_START.finditer(text):
+        m = match(text, start.start())
+        if m:
+            found.update(name for name in m.groups() if name)
     return BUILTIN_TYPES | found
 
 

@@ -53,6 +53,8 @@ class Preprocessed:
 def needs_preprocessing(text: str, options: PreprocessOptions | None = None) -> bool:
     if options and options.macros:
         return True
+    if "#define TVM_ENABLE_L2_PREFETCH" in text and TVM_PREAMBLE.search(text):   # the cheap test first
+        return False
     kinds = {m.group(1) for m in _DIRECTIVE.finditer(text)}
     if not kinds - _HARMLESS and not _USER_INCLUDE.search(text):
         return False
