@@ -5,6 +5,7 @@ with baselines (analyzer/report/baseline.py) and SARIF output (analyzer/report/s
 from __future__ import annotations
 
 import argparse
+import re
 import ast
 import io
 import os
@@ -56,6 +57,13 @@ def _define(text: str) -> tuple[str, int]:
         return name, int(value, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected NAME=INT, got '{text}'") from None
+
+
+def _macro(text: str) -> tuple[str, str]:
+    name, _, value = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z_]\w*", name.strip()):
+        raise argparse.ArgumentTypeError(f"expected NAME[=VALUE], got '{text}'")
+    return name.strip(), value if "=" in text else "1"
 
 
 def _param(text: str) -> tuple[str, list]:
@@ -173,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (default: symbolic)")
     c.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",
                    help="bind a scalar kernel parameter")
+    c.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
+                   help="search DIR for #include \"...\" headers (after the including file's directory)")
+    c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
+                   help="define a preprocessor macro (VALUE defaults to 1)")
     _run_options(c)
 
     li = sub.add_parser("lint", help="build a TVM kernel builder and check every kernel it emits")
@@ -364,6 +376,10 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         results = llm_run[2]
     elif args.command == "check":
         defines = dict(cfg.check.define) | dict(args.define)
+        # the configuration's include directories are relative to the file that names them
+        configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
+        st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
+                                         macros=tuple(args.macro)))
         skipped: list[str] = []
         files = kernel_files(args.files, cfg.exclude, skipped)
         if st.verbose:

@@ -29,7 +29,7 @@ PSEUDO_RULES = ("unknown",)
 TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
             "cache-dir", "scope", "assume")
 LINT_KEYS = ("builder", "targets", "params")
-CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang")
+CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang", "include")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
 ASSUME_KEYS = ("buffer", "kernel", "property", "reason")
 
@@ -47,6 +47,7 @@ class CheckDefaults:
     grid_dim: tuple[int, ...] | None = None
     define: dict[str, int] = field(default_factory=dict)
     lang: str | None = None
+    include: list[str] = field(default_factory=list)   # -I directories
 
 
 @dataclass
@@ -354,6 +355,11 @@ class _Validator:
             out.define = dict(d)
         if "lang" in data:
             out.lang = self.choice(data["lang"], LANGS, where, "lang")
+        if "include" in data:
+            inc = data["include"]
+            if not isinstance(inc, list) or not all(isinstance(d, str) for d in inc):
+                self.fail(where, f"include: expected a list of directories, got {inc!r}")
+            out.include = list(inc)
         return out
 
     def suppression(self, data: dict, i: int) -> Suppression:

@@ -74,6 +74,8 @@ class KernelResult:
     # The buffer contracts that apply to the kernel: {"contract", "origin", "in_force"} (false
     # under --no-contracts).
     contracts: list[dict[str, Any]] = field(default_factory=list)
+    # Launch extents read from the file's `//--blockDim=X --gridDim=Y` comment, as written there.
+    launch_from_file: str = ""
 
     @property
     def status(self) -> str:

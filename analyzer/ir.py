@@ -99,6 +99,9 @@ class Opaque:
     why: str
     site: int
     source: "Expr | None" = None
+    # A fetch-and-add of a positive constant (`atomicAdd(ctr, 1)`): the byte offset it updates.
+    # Two threads that fetch at this site from the same offset receive different values.
+    ticket: "Expr | None" = None
 
 
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
@@ -108,7 +111,7 @@ def operands(e) -> tuple:
     """The direct sub-expressions of an expression, in evaluation order. Also serves the
     analyses' own term nodes, which keep theirs in `args`."""
     if isinstance(e, Opaque):
-        return () if e.source is None else (e.source,)
+        return tuple(x for x in (e.source, e.ticket) if x is not None)
     if isinstance(e, BinOp):
         return (e.a, e.b)
     if isinstance(e, UnOp):
@@ -267,6 +270,9 @@ class Kernel:
     bindings: dict[str, int] = field(default_factory=dict)   # scalar parameters fixed by the user
     # Parameters the launching code computes from other values (TVM's host `cse_v` bindings).
     definitions: dict[str, "Expr"] = field(default_factory=dict)
+    # The values a scalar parameter's type allows, [lo, hi], where they are not a 32-bit int's
+    # (an `unsigned int n` is never negative).
+    param_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
     source_lines: list[str] = field(default_factory=list)
     # The text of the sources a compiled kernel came from (SPIR-V's OpSource), by file name.
     origin_lines: dict[str, list[str]] = field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from analyzer.analysis.concurrency import build_cfg
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult
 from analyzer.frontend import lang_of, lower_source
+from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
@@ -43,6 +45,8 @@ class Options:
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
     contracts: tuple = ()            # buffer contracts (analysis/contracts.py): --assume, configuration, built in
     no_contracts: bool = False       # --no-contracts: none in force; findings name those that would refute them
+    include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
+    macros: tuple[tuple[str, str], ...] = ()         # check -D NAME[=VALUE]
 
 
 SCOPES = ("block", "grid", "all")
@@ -199,7 +203,7 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
                options: Options, path: str | None = None) -> list[KernelResult]:
     """Check a kernel source; `path` is the file the user named (for messages)."""
     path = path or name
-    kernels = lower_source(text, lang, name)
+    kernels = lower_source(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
     if lang in ("spirv", "wgsl"):   # the shader fixes its workgroup size (@workgroup_size, LocalSize)
         for k in kernels:
             _check_local_size(k, block_dim, path)
@@ -208,11 +212,42 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
         if param not in known:
             raise KernelraceError(f"{path}: --define {param}: no kernel in this file has a scalar parameter "
                                   f"'{param}' (parameters: {', '.join(sorted(known)) or 'none'})")
+    launch = launch_comment(text) if lang != "spirv" and not (block_dim or grid_dim) else None
+    said = ""
+    if launch is not None:
+        block_dim, grid_dim, said = launch
     results = []
     for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
-        results.append(analyse_kernel(kernel, options))
+        result = analyse_kernel(kernel, options)
+        result.launch_from_file = said
+        results.append(result)
     return results
+
+
+# The launch comment kernels written for earlier GPU verifiers carry on their first lines:
+# `//--blockDim=64 --gridDim=[4,2]` (one number, or [X,Y] / [X,Y,Z]).
+_LAUNCH_LINE = re.compile(r"^\s*//\s*(--(?:blockDim|gridDim)=.*)$")
+_LAUNCH_DIM = re.compile(r"--(blockDim|gridDim)=(\[[\d\s,]+\]|\d+)")
+
+
+def launch_comment(text: str) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None, str] | None:
+    """(block extents, grid extents, the comment) from a leading `//--blockDim=... --gridDim=...`
+    comment among the file's first lines, or None. Used only when neither --block-dim nor
+    --grid-dim is given."""
+    for line in text.split("\n", 10)[:10]:
+        m = _LAUNCH_LINE.match(line)
+        if not m:
+            continue
+        found = {}
+        for key, value in _LAUNCH_DIM.findall(m.group(1)):
+            dims = tuple(int(v) for v in value.strip("[]").replace(" ", "").split(",") if v)
+            if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+                return None
+            found[key] = dims
+        if found:
+            return found.get("blockDim"), found.get("gridDim"), m.group(1).strip()
+    return None
 
 
 def _check_local_size(kernel: ir.Kernel, block_dim, path: str) -> None:

@@ -376,3 +376,20 @@ def test_params_scalar_is_one_value_and_list_is_a_grid(tmp_path):
     (entry,) = config.load(path).lint
     assert entry.targets == ["cuda", "metal"]
     assert entry.params == {"head_dim": [128, 256], "dtype": ["float16"], "shape": [[1, 2]]}
+
+
+def test_check_include_directories_from_the_configuration(tmp_path, monkeypatch, cli):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kernelrace.toml").write_text('[check]\nblock-dim = 64\ninclude = ["headers"]\n')
+    (tmp_path / "headers").mkdir()
+    (tmp_path / "headers" / "tile.cuh").write_text("#define TILE 64\n")
+    (tmp_path / "src").mkdir()
+    src = tmp_path / "src" / "k.cu"
+    src.write_text('#include "tile.cuh"\n__global__ void k(float *a) {\n'
+                   '    __shared__ float s[TILE];\n    s[threadIdx.x] = 1;\n    a[threadIdx.x] = s[(threadIdx.x + 1) % TILE];\n}\n')
+    monkeypatch.chdir(tmp_path / "src")   # the directory is the configuration file's, not the cwd's
+    code, report, err = cli("check", "k.cu", "--format", "json")
+    assert code == 1, err
+    assert [(f["rule"], f["second"]["line"]) for f in report["findings"]] == [("read-after-write", 5)]
+    code, _, err = cli("check", "k.cu", "--no-config", "--block-dim", "64")
+    assert code == 2 and 'include file "tile.cuh" not found' in err

@@ -2,13 +2,15 @@
 checks or fails with exit status 2 and one line naming the problem."""
 
 import random
+import shutil
 
 import pytest
 
 from conftest import FIXTURES
 
 SOURCES = [FIXTURES / "cuda" / "reduce_tree.cu", FIXTURES / "metal" / "matmul_tiled.metal",
-           FIXTURES / "wgsl" / "override_size.wgsl"]
+           FIXTURES / "wgsl" / "override_size.wgsl",
+           FIXTURES / "cuda" / "preprocessor_macros.cu"]
 GARBAGE = ["\x00", "@@", "}}}", "((((", "99999999999999999999999", "#define", "'", "/*", "[[", "..."]
 
 
@@ -36,6 +38,7 @@ def mutate(text: str, rng: random.Random) -> str:
 def test_mutated_sources_check_or_fail_in_one_line(source, cli, tmp_path):
     rng = random.Random(source.name)
     text = source.read_text()
+    shutil.copytree(FIXTURES / "cuda" / "include", tmp_path / "include")   # its user header
     for i in range(60):
         path = tmp_path / f"m{i}{source.suffix}"
         path.write_text(mutate(text, rng))

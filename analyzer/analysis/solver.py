@@ -157,7 +157,13 @@ class Encoder:
         before = len(self.base)
         self._using.append(set())
         try:
-            v = self._c_int(name)
+            if name in self.kernel.param_ranges:
+                v = z3.Int(name)
+                self.shared[name] = v
+                lo, hi = self.kernel.param_ranges[name]
+                self.base += [v >= lo, v <= hi]
+            else:
+                v = self._c_int(name)
             definition = self.kernel.definitions.get(name)
             if isinstance(definition, ir.Call) and definition.fn == "range":
                 # A host loop variable: within its loop's range.
@@ -257,6 +263,8 @@ class Encoder:
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
             if t.lower is not None:
                 self.base.append(out >= t.lower)
+            if not t.uniform and t.name.startswith("ticket") and args:
+                self._ticket(t.name, k, args, out)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
                 self._track(out)
@@ -296,6 +304,17 @@ class Encoder:
                 return z3.If(a < b, a, b) if t.fn == "min" else z3.If(a < b, b, a)
             return self.func(t.fn, len(args))(*args) if args else self._c_int(t.fn)
         raise TypeError(f"cannot encode {t!r}")
+
+    def _ticket(self, name: str, k: int, args: list, out) -> None:
+        """A fetch-and-add's result (ir.Opaque.ticket): two different threads fetching at the
+        same site from the same address (the first argument) in the same iterations receive
+        different values."""
+        seen = self.__dict__.setdefault("_tickets", {}).setdefault(name, {1: [], 2: []})
+        for other_args, other in seen[3 - k]:
+            differ = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS])
+            same = z3.And([as_int(a) == as_int(b) for a, b in zip(args, other_args)])
+            self.base.append(z3.Implies(z3.And(differ, same), out != other))
+        seen[k].append((args, out))
 
     def builtin(self, name: str, k: int):
         if name.startswith("tid."):

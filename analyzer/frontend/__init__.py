@@ -9,6 +9,7 @@ from analyzer import ir
 from analyzer.frontend.dialects import lowering_for
 from analyzer.frontend.lower import Unsupported, position
 from analyzer.frontend.parser import parse
+from analyzer.frontend.preprocess import PreprocessOptions, preprocess
 from analyzer.frontend.spirv import SpirvLowering
 from analyzer.frontend.wgsl.lower import WgslLowering
 from analyzer.frontend.wgsl.parse import parse_wgsl
@@ -21,18 +22,27 @@ def lang_of(path: str) -> str | None:
     return EXTENSIONS.get(Path(path).suffix)
 
 
-def lower_source(text: str, lang: str, filename: str) -> list[ir.Kernel]:
-    """Parse and lower every kernel of one file; any failure is a one-line KernelraceError."""
+def lower_source(text: str, lang: str, filename: str,
+                 pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
+    """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
+    is a one-line KernelraceError."""
     if lang == "wgsl":
         lowering = WgslLowering(parse_wgsl(text, filename), text, filename)
-    else:
+    elif lang == "spirv":
         tree = parse(text, lang, filename)
-        lowering = (SpirvLowering if lang == "spirv" else lowering_for(lang))(tree, text, filename)
+        lowering = SpirvLowering(tree, text, filename)
+    else:
+        pre = preprocess(text, lang, filename, pp)
+        tree = parse(pre.text, lang, filename, pre.line_map)
+        lowering = lowering_for(lang)(tree, text, filename, pre)
     try:
         kernels = lowering.lower()
     except Unsupported as exc:
-        line, col = position(exc.node)
-        raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
+        if lang == "spirv":
+            line, col = position(exc.node)
+            raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
+        span = lowering.span(exc.node)
+        raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {exc.what}") from None
     if not kernels:
         what = {"cuda": "__global__ function", "metal": "kernel function", "spirv": "GLCompute entry point",
                 "wgsl": "@compute entry point"}[lang]

@@ -33,6 +33,9 @@ class AccessLowering:
                 cur = self.rvalue(target)
                 rhs = self._binop(op[:-1], cur, rhs, node)
             return self.store(target, rhs, span)
+        if k == "comma":   # `i++, j++`: both, in order
+            first = self._flush(self.effect(node.children[0]))
+            return first + self._flush(self.effect(node.children[1]))
         if k in ("pre_incdec", "post_incdec"):
             target = node.children[1] if k == "pre_incdec" else node.children[0]
             op = str(node.children[0] if k == "pre_incdec" else node.children[1])

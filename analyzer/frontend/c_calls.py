@@ -27,6 +27,8 @@ class CallLowering:
             return str(callee.children[0])
         if k == "scoped_name":
             return "::".join(str(c) for c in callee.children)
+        if k == "template_ref":   # f<4>(...): a function template with explicit arguments
+            return str(callee.children[0])
         return None
 
     def expr_call(self, node):
@@ -45,7 +47,7 @@ class CallLowering:
             return Vector(comps, ty)
         if self.barrier(fn, node) is not None:
             raise Unsupported(node, f"barrier '{fn}' inside an expression")
-        if fn in self.functions and self._should_inline(fn):
+        if fn in self.functions and (self._inlined(fn) or id(self.functions[fn]) in self.template_params):
             return self._inline(fn, args, node)
         vals = [self.rvalue(a) for a in args]
         ty = "float" if any(isinstance(v, Scalar) and self._is_float(v.ty) for v in vals) else "int"
@@ -71,15 +73,34 @@ class CallLowering:
     def opaque(self, why: str) -> ir.Opaque:
         return ir.Opaque(why, next(self.opaque_ids))
 
-    def _should_inline(self, fn: str) -> bool:
-        """Inline device functions that touch memory or synchronise; others stay pure calls."""
+    def _inlined(self, fn: str) -> bool:
+        cache = self.__dict__.setdefault("_inline_cache", {})
+        if fn not in cache:
+            cache[fn] = self._should_inline(fn)
+        return cache[fn]
+
+    def _should_inline(self, fn: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Inline device functions that touch memory, synchronise, or read anything but their
+        parameters (thread indices, file-scope variables, other such functions): their result is
+        not a function of their arguments. The others stay calls, which the analysis reads as
+        the same value for the same arguments."""
         tree = self.functions[fn]
         head = tree.children[0]
         params = next(c for c in head.children if isinstance(c, Tree) and kind(c) == "params")
         if any(p is not None and (self._type_of(p).ptr or self._type_of(p).ref) for p in params.children):
             return True
-        body_text = " ".join(str(t) for t in tokens_of(tree.children[1]))
-        return any(b in body_text.split() for b in self.barrier_names)
+        words = {str(t) for t in tokens_of(tree.children[1])}
+        if words & set(self.barrier_names) or words & self.thread_state_names():
+            return True
+        return any(self._should_inline(g, seen | {fn}) for g in words & self.functions.keys() - seen - {fn})
+
+    def thread_state_names(self) -> set[str]:
+        """Names whose value differs between threads or lives in memory: the dialect's builtin
+        variables and the file's variables."""
+        names = set(getattr(self, "_builtins", ()))
+        for decl in self.globals:
+            names |= {str(d.children[0]) for d in decl.children if isinstance(d, Tree) and kind(d) == "init_declarator"}
+        return names
 
     barrier_names: tuple[str, ...] = ()
 
@@ -95,6 +116,16 @@ class CallLowering:
         scope: dict[str, Value] = {}
         stmts: list[ir.Stmt] = []
         span = self.span(node)
+        callee = node.children[0]
+        targs = callee.children[1] if kind(callee) == "template_ref" else None
+        aliases = self._bind_template(self.template_params.get(id(tree), []), targs, scope, node)
+        try:
+            return self._inline_body(fn, tree, plist, args, scope, stmts, span, node)
+        finally:
+            self._restore_aliases(aliases)
+
+    def _inline_body(self, fn, tree, plist, args, scope, stmts, span, node) -> Value:
+        head, body = tree.children
         for p, a in zip(plist, args):
             ty = self._type_of(p)
             pname = next((str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME"), None)
@@ -123,11 +154,13 @@ class CallLowering:
             self.pending = outer
         if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
             raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
-        # A `return` inside an inlined body ends the call, not the kernel: wrap it in a one-trip loop.
+        # A `return` inside an inlined body ends the call, not the kernel: what follows a return
+        # runs only while a flag says none was taken (straight-line code, no loop: the returned
+        # value stays a plain value, not loop state).
         if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            body_ir = _returns_to_breaks(body_ir)
-            body_ir.append(ir.Break(span))
-            self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
+            flag = self.fresh_var(f"{fn}.returned")
+            self.pending.append(ir.Assign(flag, ir.Const(0), span))
+            self.pending.extend(_returns_to_flag(body_ir, flag, span))
         else:
             self.pending.extend(body_ir)
         if ret_ty == "void":
@@ -155,4 +188,23 @@ def _returns_to_breaks(stmts):
             out.append(ir.If(s.cond, _returns_to_breaks(s.then), _returns_to_breaks(s.orelse), s.span))
         else:
             out.append(s)
+    return out
+
+
+def _returns_to_flag(stmts, flag: str, span) -> list:
+    """`stmts` (no return inside a loop) with each `return` setting `flag` and the statements
+    after a branch that may return guarded by `!flag`: linear in the statements, no copies."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.Return):
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out   # the rest is dead
+        if isinstance(s, ir.If) and (_has_return(s.then) or _has_return(s.orelse)):
+            out.append(ir.If(s.cond, _returns_to_flag(s.then, flag, span), _returns_to_flag(s.orelse, flag, span),
+                             s.span))
+            rest = _returns_to_flag(stmts[i + 1:], flag, span)
+            if rest:
+                out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], span))
+            return out
+        out.append(s)
     return out

@@ -14,8 +14,15 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
-from analyzer.frontend.c_values import FuncRef, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
+from analyzer.frontend.c_values import const_int, FuncRef, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
 from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
+
+
+# The values an unsigned parameter may take (the type names as types.normalize spells them).
+UNSIGNED_RANGES = {name: (0, (1 << bits) - 1) for bits, names in (
+    (8, ("uchar", "uint8_t", "unsigned char")), (16, ("ushort", "uint16_t", "unsigned short")),
+    (32, ("uint", "uint32_t", "unsigned", "unsigned int")),
+    (64, ("ulong", "uint64_t", "size_t", "unsigned long", "unsigned long long", "ulonglong"))) for name in names}
 
 
 class DeclLowering:
@@ -38,6 +45,10 @@ class DeclLowering:
             elif k == "type_core":
                 words = [str(w) for w in tokens_of(c)]
                 base = normalize(words) if any(w in ("unsigned", "signed", "long", "short") for w in words) else words[0]
+                if base in self.aliases and len(words) == 1:
+                    target = self._alias_type(base)
+                    base, ptr, ref = target.base, ptr + target.ptr, ref or target.ref
+                    quals.extend(target.quals)
             elif k == "elaborated_type":
                 base = str(c.children[-1])
             elif k == "pointer":
@@ -51,6 +62,21 @@ class DeclLowering:
         return TypeInfo(base, ptr, space, ref, tuple(quals))
 
     space_of_qualifier: dict[str, str] = {}
+
+    def _alias_type(self, name: str) -> TypeInfo:
+        """The type a typedef or using-alias names (an alias of an alias too); a struct typedef
+        names the struct."""
+        seen = getattr(self, "_alias_seen", set())
+        if name in seen:
+            return TypeInfo(name, 0, None, False, ())
+        self._alias_seen = seen | {name}
+        try:
+            target = self.aliases[name]
+            if isinstance(target, str):   # a template's type parameter bound to a builtin type
+                return TypeInfo(target, 0, None, False, ())
+            return self._type_of(target) if isinstance(target, Tree) else TypeInfo(name, 0, None, False, ())
+        finally:
+            self._alias_seen = seen
 
     def _declare_param(self, p: Tree) -> None:
         ty = self._type_of(p)
@@ -76,6 +102,104 @@ class DeclLowering:
         else:
             self.kernel.params.append(name)
             self.scopes[0][name] = Scalar(ir.Param(name), ty.base)
+            if ty.base in UNSIGNED_RANGES:
+                self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty.base]
+
+    # Qualifiers of a file-scope variable that lives in device memory, and its space.
+    device_variable_qualifiers: dict[str, str] = {}
+
+    def _declare_globals(self) -> None:
+        """File-scope declarations, visible to every kernel: shared arrays and scalars (one per
+        block), device and constant memory (one per grid; an initializer's values are not
+        tracked, so reads of them are arbitrary values), enumerators and `const`/`constexpr`
+        integers (numbers). Anything else at file scope (host variables) is not in scope."""
+        for enum in self.enums:
+            with _placed_at(enum):
+                self._declare_enum(enum)
+        for decl in self.globals:
+            with _placed_at(decl):
+                self._declare_global(decl)
+
+    def _declare_global(self, decl: Tree) -> None:
+        ty = self._type_of(decl)
+        quals = set(ty.quals)
+        for d in decl.children:
+            if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
+                continue
+            if quals & self.shared_qualifiers:
+                self._declare(d, replace(ty, quals=tuple(q for q in ty.quals if q != "const")), initialized=False)
+                continue
+            device = [self.device_variable_qualifiers[q] for q in ty.quals if q in self.device_variable_qualifiers]
+            immutable = quals & {"const", "constexpr"} or (device and device[-1] == ir.CONSTANT
+                                                           and self.constant_space_is_immutable)
+            if ty.ptr:
+                continue
+            if immutable and self._declare_constant(d):
+                continue
+            if device:
+                self._declare_device_variable(d, ty, device[-1])
+
+    def _declare_enum(self, node: Tree) -> None:
+        """Enumerators are numbers; an `enum class E`'s are also named `E::X`."""
+        scoped = isinstance(node.children[0], Tree) and kind(node.children[0]) == "enum_kw"
+        tag = str(node.children[1]) if node.children[1] is not None else None
+        value = -1
+        for e in node.children:
+            if not (isinstance(e, Tree) and kind(e) == "enumerator"):
+                continue
+            if e.children[1] is not None:
+                n = const_int(self._scalar(self.rvalue(e.children[1])))
+                if n is None:
+                    raise Unsupported(e, "enumerator whose value is not a constant")
+                value = n
+            else:
+                value += 1
+            name = str(e.children[0])
+            if not scoped:
+                self.scopes[0][name] = Scalar(ir.Const(value), "int")
+            if tag:
+                self.scopes[0][f"{tag}::{name}"] = Scalar(ir.Const(value), "int")
+
+    def _declare_device_variable(self, d: Tree, ty: TypeInfo, space: str) -> None:
+        name = str(d.children[0])
+        dims = [c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"]
+        elem_size = size_of(ty.base) or 4
+        extents = []
+        for dim in dims:
+            n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
+            extents.append(const_int(n) if n is not None else None)
+        total = elem_size
+        for n in extents:
+            total = total * n if n is not None and total is not None else None
+        bname = self.fresh_var(name)
+        self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, elem_size, size_bytes=total)
+        ptr = Pointer(bname, space, ty.base, ir.Const(0), tuple(e for e in extents[1:]))
+        self.scopes[0][name] = ptr if dims else SharedScalar(ptr)
+
+    # Metal's program-scope `constant` variables cannot change; CUDA's `__constant__` ones can
+    # (cudaMemcpyToSymbol), so they are memory unless also `const`.
+    constant_space_is_immutable = False
+
+    def _declare_constant(self, d: Tree) -> bool:
+        """`const int N = 64;` at file scope is the number 64; an initializer that is not a
+        constant leaves the name undeclared (its uses are then reported where they are)."""
+        init = d.children[-1]
+        if len(d.children) < 2 or init is None or (isinstance(init, Tree) and kind(init) in ("array_dim", "attribute")):
+            return False
+        if any(isinstance(c, Tree) and kind(c) == "array_dim" for c in d.children):
+            return False
+        try:
+            value = const_int(self._scalar(self.rvalue(init)))
+        except Unsupported:
+            return False
+        if value is not None:
+            self.scopes[0][str(d.children[0])] = Scalar(ir.Const(value), "int")
+            return True
+        return False
+
+    def _is_template_param(self, e: ir.Expr) -> bool:
+        return any(isinstance(x, ir.Param) for x in _walk(e)) and all(
+            not isinstance(x, (ir.Builtin, ir.Read, ir.Opaque, ir.Var)) for x in _walk(e))
 
     def _builtin_param(self, name, ty, attrs) -> Value | None:
         return None
@@ -110,10 +234,12 @@ class DeclLowering:
                 out.extend(self._declare(d, ty))
         return self._flush(out)
 
-    def _declare(self, d: Tree, ty: TypeInfo) -> list[ir.Stmt]:
+    def _declare(self, d: Tree, ty: TypeInfo, initialized: bool = True) -> list[ir.Stmt]:
         name = str(d.children[0])
         dims = [c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"]
         init = d.children[-1] if len(d.children) > 1 and not (isinstance(d.children[-1], Tree) and kind(d.children[-1]) in ("array_dim", "attribute")) else None
+        if not initialized:
+            init = None   # a file-scope shared variable's initializer is not allowed by CUDA
         span = self.span(d)
         if dims:
             elem_size = size_of(ty.base) or 4
@@ -123,9 +249,13 @@ class DeclLowering:
             extents = []
             for dim in dims:
                 n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
+                if n is not None and const_int(n) is not None:
+                    n = ir.Const(const_int(n))
                 if not isinstance(n, ir.Const):
-                    if dim is dims[0] and n is None:
-                        extents.append(None)  # `extern __shared__ float s[];`: size set at launch
+                    if dim is dims[0] and (n is None or self._is_template_param(n)):
+                        # `extern __shared__ float s[];` (size set at launch), or `s[N]` with N a
+                        # kernel template's symbolic parameter: a size the analysis does not know
+                        extents.append(None)
                         continue
                     raise Unsupported(dim, "array dimension that is not a constant")
                 extents.append(n.value)
@@ -167,3 +297,24 @@ class DeclLowering:
             out.extend(self._assign_local(ref, val, span))
         self.declare_local(name, ref)
         return out
+
+
+def _walk(e):
+    yield e
+    for x in ir.operands(e):
+        yield from _walk(x)
+
+
+class _placed_at:
+    """An Unsupported raised without a node (by `_scalar`) outside any statement is placed here."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if isinstance(exc, Unsupported) and exc.node is None:
+            exc.node = self.node
+        return False

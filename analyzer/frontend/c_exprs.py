@@ -64,6 +64,9 @@ class ExprLowering:
         return self.lookup(str(node.children[0]), node)
 
     def expr_scoped_name(self, node):
+        name = "::".join(str(c) for c in node.children)
+        if name in self.scopes[0]:   # an enum class's enumerator
+            return self.scopes[0][name]
         return Scalar(ir.Call("::".join(str(c) for c in node.children), ()), "int")
 
     def expr_int_lit(self, node):
@@ -178,6 +181,11 @@ class ExprLowering:
 
     def expr_pos(self, node):
         return self.rvalue(node.children[0])
+
+    def expr_comma(self, node):
+        """`(a, b)`: a's effects happen first; the value is b's."""
+        self.pending.extend(self.effect(node.children[0]))
+        return self.rvalue(node.children[1])
 
     def expr_cast(self, node):
         ty = self._type_of(node.children[0])

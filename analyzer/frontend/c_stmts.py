@@ -9,7 +9,7 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from analyzer import ir
-from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_tree import Unsupported, kind
 from analyzer.frontend.c_values import Scalar, Vector
 
 
@@ -20,12 +20,41 @@ class StmtLowering:
     """Blocks and control-flow statements; mixed into CLowering."""
 
     def _block(self, node: Tree) -> list[ir.Stmt]:
+        """A block's statements; after `__assume(e)` (or assert, __builtin_assume, __requires)
+        the rest of the block runs under `if (e)`: the fact guards everything after it. (One
+        frame per nesting level, as `stmt` recurses through here.)"""
         self.scopes.append({})
         out: list[ir.Stmt] = []
+        guarded, depth = out, 0
         for s in node.children:
-            out.extend(self.stmt(s))
+            fact = self._assumption(s)
+            if fact is None:
+                guarded.extend(self.stmt(s))
+                continue
+            depth += 1
+            if depth > 200:
+                raise Unsupported(s, "more than 200 assumptions in one block")
+            cond = self.cond(fact)
+            guarded.extend(self._flush([]))
+            inner: list[ir.Stmt] = []
+            guarded.append(ir.If(cond, inner, [], self.span(s)))
+            guarded = inner
         self.scopes.pop()
         return out
+
+    # Statements that state a fact the rest of the block may rely on: a race that needs the fact
+    # false is not reported (the fact is the user's, stated in the program).
+    ASSUMPTIONS = frozenset({"assert", "__assume", "__builtin_assume", "__requires"})
+
+    def _assumption(self, node):
+        """The condition of an assumption statement, or None."""
+        if not (isinstance(node, Tree) and kind(node) == "expr_stmt" and node.children[0] is not None):
+            return None
+        call = node.children[0]
+        if kind(call) != "call" or self._callee_name(call) not in self.ASSUMPTIONS:
+            return None
+        args = call.children[1].children if call.children[1] is not None else []
+        return args[0] if len(args) == 1 else None
 
     def _flush(self, stmts: list[ir.Stmt]) -> list[ir.Stmt]:
         pending, self.pending = self.pending, []

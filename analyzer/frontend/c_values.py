@@ -89,3 +89,39 @@ def _mul(a: ir.Expr, k: int) -> ir.Expr:
     if isinstance(a, ir.Const):
         return ir.Const(a.value * k)
     return ir.BinOp("*", a, ir.Const(k))
+
+
+def const_int(e: ir.Expr) -> int | None:
+    """The value of an integer expression built from constants alone (`N / 2`, `1 << K`), with C's
+    truncating division; None when it is not one. For numbers the source names (array extents,
+    enumerators, file-scope constants)."""
+    if isinstance(e, ir.Const):
+        return e.value
+    if isinstance(e, ir.UnOp):
+        a = const_int(e.a)
+        if a is None:
+            return None
+        return {"-": -a, "~": ~a, "!": int(not a)}.get(e.op)
+    if isinstance(e, ir.BinOp):
+        a, b = const_int(e.a), const_int(e.b)
+        if a is None or b is None:
+            return None
+        if e.op in ("/", "%"):
+            if b == 0:
+                return None
+            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+            return q if e.op == "/" else a - b * q
+        if e.op in ("<<", ">>") and not 0 <= b < 64:
+            return None
+        ops = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
+               "==": int(a == b), "!=": int(a != b), "<": int(a < b), "<=": int(a <= b), ">": int(a > b),
+               ">=": int(a >= b), "&&": int(bool(a and b)), "||": int(bool(a or b))}
+        if e.op == "<<":
+            return a << b
+        if e.op == ">>":
+            return a >> b
+        return ops.get(e.op)
+    if isinstance(e, ir.Select):
+        c = const_int(e.cond)
+        return None if c is None else const_int(e.a if c else e.b)
+    return None

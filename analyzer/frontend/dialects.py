@@ -7,7 +7,8 @@ import re
 from lark import Tree
 
 from analyzer import ir
-from analyzer.frontend.lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
+from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
+                                     tokens_of)
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
@@ -24,6 +25,7 @@ class CudaLowering(CLowering):
     kernel_qualifiers = frozenset({"__global__"})
     shared_qualifiers = frozenset({"__shared__"})
     space_of_qualifier = {"__shared__": ir.SHARED, "__constant__": ir.CONSTANT}
+    device_variable_qualifiers = {"__device__": ir.GLOBAL, "__managed__": ir.GLOBAL, "__constant__": ir.CONSTANT}
     barrier_names = ("__syncthreads", "__syncwarp", "__syncthreads_count", "__syncthreads_and",
                      "__syncthreads_or")
     _builtins = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
@@ -60,6 +62,10 @@ class CudaLowering(CLowering):
             acc = self.make_access(ptr, True, self.span(node), atomic=True)
             acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals))
             self.pending.append(ir.MemOp(acc))
+            step = self._scalar(vals[0]) if len(vals) == 1 and isinstance(vals[0], Scalar) else None
+            if fn in _FETCH_ADD and isinstance(step, ir.Const) and step.value > 0:
+                # Each fetch of a counter that only grows returns a value no other fetch returns.
+                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "int")
             return Scalar(self.opaque(f"result of {fn}"), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
@@ -76,6 +82,8 @@ class MetalLowering(CLowering):
     shared_qualifiers = frozenset({"threadgroup"})
     space_of_qualifier = {"device": ir.GLOBAL, "threadgroup": ir.SHARED, "constant": ir.CONSTANT,
                           "thread": ir.PRIVATE}
+    device_variable_qualifiers = {"device": ir.GLOBAL, "constant": ir.CONSTANT}
+    constant_space_is_immutable = True
     barrier_names = ("threadgroup_barrier", "simdgroup_barrier")
     # Attribute-bound builtins: attribute -> (vector prefix or scalar builtin)
     _attrs = {
@@ -150,9 +158,9 @@ class MetalLowering(CLowering):
 
     def _text(self, node) -> str:
         """The barrier call as written: from its name to the parenthesis closing its arguments."""
-        span = self.span(node)
-        line = self.lines[span.line - 1] if 0 < span.line <= len(self.lines) else ""
-        rest, depth = line[max(span.col - 1, 0):], 0
+        n, col = position(node)   # in the text as parsed (after any preprocessing)
+        line = self.parsed_lines[n - 1] if 0 < n <= len(self.parsed_lines) else ""
+        rest, depth = line[max(col - 1, 0):], 0
         for i, ch in enumerate(rest):
             if ch == "(":
                 depth += 1
@@ -181,6 +189,8 @@ def lowering_for(lang: str):
     return {"cuda": CudaLowering, "metal": MetalLowering}[lang]
 
 
+
+_FETCH_ADD = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
 
 # Shuffles whose source lane is a term: name -> (how the lane is chosen, index of that argument).
 _SHUFFLES = {"__shfl_sync": ("idx", 2), "__shfl_up_sync": ("up", 2), "__shfl_down_sync": ("down", 2),

@@ -23,6 +23,7 @@ from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import StmtLowering
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
+from analyzer.frontend.preprocess import Preprocessed
 from analyzer.frontend.c_values import BuiltinVec, Pointer, Scalar, Value, Vector, _add, _mul
 
 __all__ = ["CLowering", "MAX_NESTING", "Unsupported", "position", "tokens_of", "BuiltinVec", "Pointer", "Scalar",
@@ -43,12 +44,20 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
     shared_qualifiers: frozenset[str] = frozenset()
     warp_size = 32
 
-    def __init__(self, tree: Tree, text: str, filename: str):
+    def __init__(self, tree: Tree, text: str, filename: str, pre: Preprocessed | None = None):
         self.tree = tree
         self.filename = filename
-        self.lines = text.splitlines()
+        self.lines = text.splitlines()   # the file as written (report snippets)
+        # A preprocessed file: the parsed text, and where each of its lines came from.
+        self.line_map = pre.line_map if pre is not None else None
+        self.parsed_lines = pre.text.splitlines() if self.line_map else self.lines
         self.functions: dict[str, Tree] = {}
         self.kernels: list[Tree] = []
+        self.globals: list[Tree] = []            # file-scope variable declarations
+        self.enums: list[Tree] = []
+        self.template_params: dict[int, list[Tree]] = {}   # id(function_def) -> its tparams
+        self.instances: dict[str, list[Tree]] = {}          # kernel template -> explicit instantiations' args
+        self.aliases: dict[str, Tree] = {}       # typedef and using names -> the type they name
         self.access_ids = itertools.count(1)
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
@@ -68,12 +77,34 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                     self.kernels.append(item)
                 else:
                     self.functions[name] = item
+            elif k == "template_item":
+                inner = item.children[-1]
+                if isinstance(inner, Tree) and kind(inner) == "function_def":
+                    self.template_params[id(inner)] = [c for c in item.children[:-1]
+                                                       if isinstance(c, Tree) and "tparam" in kind(c)]
+                    self._collect([inner])
+            elif k == "template_instance":
+                head = item.children[0]
+                args = next((c for c in head.children if isinstance(c, Tree) and kind(c) == "template_args"), None)
+                if args is not None:
+                    self.instances.setdefault(self._fn_name(head), []).append(args)
             elif k == "namespace_item":
                 self._collect(item.children[1:])
+            elif k == "linkage_block":   # extern "C" { ... }
+                self._collect(item.children[1:])
+            elif k == "global_decl":
+                self.globals.append(item)
+            elif k == "enum_item":
+                self.enums.append(item)
+            elif k == "typedef_item":
+                name = next(c for c in reversed(item.children) if isinstance(c, Token))
+                self.aliases[str(name)] = item
+            elif k == "using_alias":
+                self.aliases[str(item.children[0])] = item.children[1]
 
     @staticmethod
     def _fn_name(head: Tree) -> str:
-        return next(str(c) for c in head.children if isinstance(c, Token) and c.type == "NAME")
+        return next(str(c) for c in head.children if isinstance(c, Token) and c.type in ("NAME", "TEMPLATE_NAME"))
 
     def _spec_words(self, node: Tree) -> set[str]:
         words = set()
@@ -85,15 +116,55 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         return words
 
     def lower(self) -> list[ir.Kernel]:
-        return [self._lower_kernel(k) for k in self.kernels]
+        """Every kernel; a kernel template once per explicit instantiation in the file, or once
+        with its integer parameters symbolic when the file instantiates it nowhere."""
+        out = []
+        for k in self.kernels:
+            tparams = self.template_params.get(id(k))
+            instances = self.instances.get(self._fn_name(k.children[0]), []) if tparams else []
+            for args in instances or [None]:
+                out.append(self._lower_kernel(k, tparams or [], args))
+        return out
+
+    def _bind_template(self, tparams: list[Tree], args: Tree | None, scope: dict, node) -> dict:
+        """Bind template parameters: a type to the argument's type (4-byte `float` when not
+        given), an integer to the argument's value, or (a kernel's, not given) to a symbolic
+        kernel parameter. Returns the aliases to restore afterwards."""
+        given = list(args.children) if args is not None else []
+        saved = {}
+        for i, tp in enumerate(tparams):
+            name = str(next(c for c in reversed(tp.children) if isinstance(c, Token)))
+            arg = given[i] if i < len(given) else None
+            if kind(tp) == "value_tparam":
+                if arg is not None:
+                    scope[name] = self.rvalue(arg)
+                elif scope is self.scopes[0]:
+                    self.kernel.params.append(name)
+                    scope[name] = Scalar(ir.Param(name), "int")
+                continue
+            saved[name] = self.aliases.get(name)
+            self.aliases[name] = arg if arg is not None and kind(arg) == "type_name" else "float"
+        return saved
+
+    def _restore_aliases(self, saved: dict) -> None:
+        for name, old in saved.items():
+            if old is None:
+                self.aliases.pop(name, None)
+            else:
+                self.aliases[name] = old
 
     def span(self, node) -> ir.Span:
         line, col = position(node)
+        if self.line_map and 0 < line <= len(self.line_map):
+            file, line = self.line_map[line - 1]
+            return ir.Span(file, line, col)
         return ir.Span(self.filename, line, col)
 
-    def _lower_kernel(self, fn: Tree) -> ir.Kernel:
+    def _lower_kernel(self, fn: Tree, tparams: list[Tree] = (), targs: Tree | None = None) -> ir.Kernel:
         head, body = fn.children
         name = self._fn_name(head)
+        if targs is not None:
+            name += "<" + ", ".join(" ".join(str(t) for t in tokens_of(a)) for a in targs.children) + ">"
         self.kernel = ir.Kernel(name=name, file=self.filename, lang=self.lang, body=[], buffers={},
                                 params=[], warp_size=self.warp_size, source_lines=self.lines)
         self.scopes: list[dict[str, Value]] = [{}]
@@ -101,11 +172,20 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.private: dict[str, ir.Buffer] = {}
         self.inline_depth = 0
         self.pending: list[ir.Stmt] = []
-        params = next(c for c in head.children if isinstance(c, Tree) and kind(c) == "params")
-        for p in params.children:
-            if p is not None:
-                self._declare_param(p)
-        self.kernel.body = self._block(body)
+        self._declare_globals()
+        try:
+            saved = self._bind_template(list(tparams), targs, self.scopes[0], fn)
+        except Unsupported as exc:
+            exc.node = exc.node if exc.node is not None else head
+            raise
+        try:
+            params = next(c for c in head.children if isinstance(c, Tree) and kind(c) == "params")
+            for p in params.children:
+                if p is not None:
+                    self._declare_param(p)
+            self.kernel.body = self._block(body)
+        finally:
+            self._restore_aliases(saved)
         return self.kernel
 
     def _dispatch(self, node, prefix: str, what: str):

@@ -40,30 +40,95 @@ _TYPE_INTRO = re.compile(
     r"|\btypename\s+([A-Za-z_]\w*)"
     r"|\busing\s+([A-Za-z_]\w*)\s*="
     r"|\busing\s+(?:[A-Za-z_]\w*::)+([A-Za-z_]\w*)\s*;"
-    r"|\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*;"
+    r"|\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*(?:\[[^;]*\]\s*)*;"
+    r"|\btypedef\s+(?:struct|union|class)\b[^;{]*\{[^}]*\}\s*([A-Za-z_]\w*)\s*;"
+    r"|\benum\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)"
     r"|#\s*define\s+([A-Za-z_]\w*)\s+(?:unsigned|signed|int|char|short|long|float|double)\b"
 )
 
 
+# Where an introduction may start: the full pattern is tried only there (a keyword search is
+# several times faster than trying the whole alternation at every position of a long file).
+_TYPE_INTRO_START = re.compile(r"\b(?:struct|union|class|typename|using|typedef|enum)\b|#\s*define\b")
+
+
 def type_names_of(text: str) -> frozenset[str]:
-    found = {name for m in _TYPE_INTRO.finditer(text) for name in m.groups() if name}
+    found = set()
+    match = _TYPE_INTRO.match
+    for start in _TYPE_INTRO_START.finditer(text):
+        m = match(text, start.start())
+        if m:
+            found.update(name for name in m.groups() if name)
     return BUILTIN_TYPES | found
 
 
+_TEMPLATE_HEAD = re.compile(r"\btemplate\s*<")
+_HEAD_WORDS = re.compile(r"(__launch_bounds__|__attribute__|alignas|__align__)\s*$")
+
+
+def template_function_names(text: str) -> frozenset[str]:
+    """Names of the function templates a file defines: after `template <...>`, the word before the
+    first `(` outside attributes (`__launch_bounds__(256)`), unless a struct or class follows."""
+    names = set()
+    for m in _TEMPLATE_HEAD.finditer(text):
+        i, depth = m.end(), 1
+        while i < len(text) and depth:
+            depth += {"<": 1, ">": -1}.get(text[i], 0)
+            i += 1
+        rest = text[i:i + 400]
+        if re.match(r"\s*(struct|class|union)\b", rest):
+            continue
+        j = 0
+        while True:
+            k = rest.find("(", j)
+            if k < 0 or rest.find(";", j, k) >= 0 or rest.find("{", j, k) >= 0:
+                break
+            before = rest[:k]
+            if _HEAD_WORDS.search(before):   # skip the attribute's parentheses
+                close = rest.find(")", k)
+                j = close + 1 if close >= 0 else len(rest)
+                continue
+            word = re.search(r"([A-Za-z_]\w*)\s*$", before)
+            if word:
+                names.add(word.group(1))
+            break
+    return frozenset(names)
+
+
 class TypeNamePostLex:
-    """Turn NAME into TYPE_NAME for the names known to be types in this file."""
+    """Turn NAME into TYPE_NAME for the names known to be types in this file, and into
+    TEMPLATE_NAME for a function template's name followed by `<`."""
 
     always_accept = ("NAME",)
 
     def __init__(self) -> None:
         self.types: frozenset[str] = BUILTIN_TYPES
+        self.templates: frozenset[str] = frozenset()
 
     def process(self, stream):
-        types = self.types
+        types, templates = self.types, self.templates
+        if not templates:   # TVM's output: no lookahead
+            for tok in stream:
+                if tok.type == "NAME" and tok.value in types:
+                    tok.type = "TYPE_NAME"
+                yield tok
+            return
+        held = None
         for tok in stream:
-            if tok.type == "NAME" and tok.value in types:
-                tok.type = "TYPE_NAME"
+            if held is not None:
+                if tok.type == "LESSTHAN":
+                    held.type = "TEMPLATE_NAME"
+                yield held
+                held = None
+            if tok.type == "NAME":
+                if tok.value in types:
+                    tok.type = "TYPE_NAME"
+                elif tok.value in templates:
+                    held = tok
+                    continue
             yield tok
+        if held is not None:
+            yield held
 
 
 def _cache_path(dialect: str) -> str | bool:
@@ -156,8 +221,9 @@ _FIRST_KERNEL = re.compile(r'^extern "C" __global__', re.MULTILINE)
 _prefix_trees: dict[tuple, list] = {}
 
 
-def parse(text: str, dialect: str, filename: str) -> Tree:
-    """Parse a whole file; a syntax error becomes a one-line KernelraceError with file:line:col."""
+def parse(text: str, dialect: str, filename: str, line_map: list[tuple[str, int]] | None = None) -> Tree:
+    """Parse a whole file; a syntax error becomes a one-line KernelraceError with file:line:col.
+    `line_map` maps a preprocessed text's lines back to their files and lines (frontend/preprocess)."""
     if dialect not in DIALECTS:
         raise KernelraceError(f"{filename}: unknown language '{dialect}' (expected one of: {', '.join(DIALECTS)})")
     parser, post = _parser(dialect)
@@ -168,12 +234,13 @@ def parse(text: str, dialect: str, filename: str) -> Tree:
             raise KernelraceError(syntax_error_message(exc, text, filename)) from None
     types = type_names_of(text)
     post.types = types
+    post.templates = template_function_names(text) - types if "template" in text else frozenset()
     split = _FIRST_KERNEL.search(text) if dialect == "cuda" else None
     try:
         if split is None or split.start() == 0:
             return parser.parse(text)
         prefix, rest = text[:split.start()], text[split.start():]
-        key = (dialect, prefix, types)
+        key = (dialect, prefix, types, post.templates)
         items = _prefix_trees.get(key)
         if items is None:
             items = list(parser.parse(prefix).children)
@@ -183,10 +250,11 @@ def parse(text: str, dialect: str, filename: str) -> Tree:
         tail = parser.parse("\n" * prefix.count("\n") + rest)
         return Tree("start", items + list(tail.children))
     except UnexpectedInput as exc:
-        raise KernelraceError(syntax_error_message(exc, text, filename)) from None
+        raise KernelraceError(syntax_error_message(exc, text, filename, line_map)) from None
 
 
-def syntax_error_message(exc: UnexpectedInput, text: str, filename: str) -> str:
+def syntax_error_message(exc: UnexpectedInput, text: str, filename: str,
+                         line_map: list[tuple[str, int]] | None = None) -> str:
     line, col = getattr(exc, "line", None), getattr(exc, "column", None)
     if isinstance(exc, UnexpectedEOF) or line is None or line < 1:
         lines = text.rstrip("\n").split("\n")   # Lark counts lines by "\n" alone
@@ -201,6 +269,8 @@ def syntax_error_message(exc: UnexpectedInput, text: str, filename: str) -> str:
         what = "syntax error"
     src_lines = text.split("\n")
     src = _one_line(src_lines[line - 1].strip(), 200) if 0 < line <= len(src_lines) else ""
+    if line_map and 0 < line <= len(line_map):
+        filename, line = line_map[line - 1]
     return f"{filename}:{line}:{col}: syntax error: {what}: {src}"
 
 

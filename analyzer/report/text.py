@@ -41,6 +41,7 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
     findings = [f.as_dict() for r in results for f in r.findings]
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
                 "status": r.status, "findings": len(r.findings)}
+               | ({"launch_from_file": r.launch_from_file} if r.launch_from_file else {})
                | ({"contracts": list(r.contracts)} if r.contracts else {})
                | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
                   if verbose else {})
@@ -75,8 +76,13 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
     """The report: every finding, then (verbose) one line per kernel, then (`llm`: the table of
     `kernelrace llm`, see `llm_table`) the summary table, then the summary line.
     `quiet`: the summary line only. Colour only when the console is a terminal."""
+    announced: set[str] = set()
     for r in ([] if quiet else results):
         where = _where(r)
+        if r.launch_from_file and r.file not in announced:
+            announced.add(r.file)
+            console.print(f"[dim]{escape(r.file)}: launch extents from the file's comment: "
+                          f"{escape(r.launch_from_file)}[/]")
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
