@@ -20,6 +20,9 @@ GRID_BLOCK_STATE = ("it needs two blocks' loop-carried {vars} to hold the same v
                     "persistent kernel drawing the same tile would): a warning, since kernelrace keeps "
                     "block-uniform loop state as an unknown function per block and cannot prove each block "
                     "works on its own elements")
+GRID_UNVALIDATED = ("a warning, not an error: no witness of this collision between blocks replays on concrete "
+                    "values, and what keeps blocks apart (which elements each block's schedule gives it) may be "
+                    "beyond what kernelrace models")
 GRID_BARRIER = {"cuda": "__syncthreads()", "metal": "threadgroup_barrier", "spirv": "barrier()"}
 # Fix hints for a race between blocks (not re-checked: no barrier placement applies).
 GRID_HINT_ATOMIC = ("make the update atomic ({atomic}): blocks accumulating into one element need an atomic "

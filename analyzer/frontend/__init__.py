@@ -38,7 +38,7 @@ def lower_source(text: str, lang: str, filename: str,
     try:
         kernels = lowering.lower()
     except Unsupported as exc:
-        if lang == "spirv":
+        if lang in ("spirv", "wgsl"):     # no preprocessor: positions are the file's own
             line, col = position(exc.node)
             raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
         span = lowering.span(exc.node)

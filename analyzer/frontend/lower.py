@@ -23,6 +23,7 @@ from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import StmtLowering
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
+from analyzer.frontend.types import SCALAR_SIZES, vector_shape
 from analyzer.frontend.preprocess import Preprocessed
 from analyzer.frontend.c_values import BuiltinVec, Pointer, Scalar, Value, Vector, _add, _mul
 
@@ -98,9 +99,13 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                 self.enums.append(item)
             elif k == "typedef_item":
                 name = next(c for c in reversed(item.children) if isinstance(c, Token))
-                self.aliases[str(name)] = item
+                if not _builtin_type(str(name)):
+                    self.aliases[str(name)] = item
             elif k == "using_alias":
-                self.aliases[str(item.children[0])] = item.children[1]
+                # TVM's preamble spells its vector types as aliases of helper templates (`using
+                # half4 = half4_bfloat164<__half, __half2>;`): the builtin meaning stays.
+                if not _builtin_type(str(item.children[0])):
+                    self.aliases[str(item.children[0])] = item.children[1]
 
     @staticmethod
     def _fn_name(head: Tree) -> str:
@@ -206,3 +211,8 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
             raise
         finally:
             self.nesting -= 1
+
+
+def _builtin_type(name: str) -> bool:
+    """A scalar or vector type the front end knows (half4, float4, int, ...)."""
+    return vector_shape(name) is not None or name in SCALAR_SIZES
