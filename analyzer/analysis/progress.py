@@ -21,20 +21,11 @@ Nothing here is assumed: when a condition fails for the loop, no fact is added.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import z3
 
 from analyzer import ir
 
 Cell = tuple    # ("var", name) or ("cell", buffer, byte offset)
-
-
-@dataclass(frozen=True)
-class Progress:
-    """The counters (in lexicographic order) and the inner loops at whose exit they only grow."""
-    loop: int
-    counters: tuple            # (v1, v2) or (v1,)
-    points: frozenset          # ids of inner loops (directly in the body's lists) that qualify
 
 
 def _cell_written(s) -> Cell | None:
@@ -100,11 +91,12 @@ def _writes(loop: ir.Loop) -> list:
 
 
 def _only_grows(writes, v1: Cell, v2: Cell | None) -> bool:
+    # A write to a counter's buffer at an offset we cannot tell apart may be either counter.
+    opaque = {("buffer", c[1]) for c in (v1, v2) if c is not None and c[0] == "cell"}
     for s, lst, i in writes:
         w = _cell_written(s)
-        if w == ("buffer", v1[1] if v1[0] == "cell" else None) or (v2 and w == ("buffer", v2[1] if v2[0] == "cell"
-                                                                             else None)):
-            return False     # a write at an offset we cannot tell apart: it may be either counter
+        if w in opaque:
+            return False
         if w == v1 and not _increment(s, v1):
             return False
         if v2 is not None and w == v2 and not _increment(s, v2):
@@ -221,7 +213,7 @@ def site_qualifies(loop: ir.Loop, order: tuple, inner: ir.Loop, access_id: int) 
     # that level, those before the access at each level below, and all of any loop around it.
     if _writes_any(lst[k + 1:site[depth][1]], cells):
         return False
-    for j, (l2, i2) in enumerate(site[depth + 1:], start=depth + 1):
+    for l2, i2 in site[depth + 1:]:
         if _writes_any(l2[:i2], cells):
             return False
     for l2, i2 in site[depth:-1]:
