@@ -192,10 +192,11 @@ class WitnessSearch:
             return Thread(idx, val(enc.warp(k)), iters)
 
         first, second = thread(1, a, t1), thread(2, b, t2)
-        params = {}
-        for name in self.kernel.params:
-            if name in enc.shared:
-                params[name] = val(enc.shared[name])
+        # Every parameter the replay gave a value (those the launch or host does not fix), the ones
+        # the query never read included: a loop bound it left free may be what lets the threads
+        # meet (no barrier runs when it is 0), and the witness is the replay's values.
+        params = {name: val(enc.shared.get(name, z3.Int(name))) for name in self.kernel.params
+                  if name not in self.kernel.bindings}
         return Witness(first, second, tuple(val(enc.bid[d]) for d in DIMS), elem, byte,
                        first.warp == second.warp and not enc.grid, params,
                        tuple(val(enc.bid2[d]) for d in DIMS) if enc.grid else None)
