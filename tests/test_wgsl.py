@@ -13,7 +13,7 @@ from analyzer.frontend.wgsl.parse import TemplatePostLex, parse_wgsl
 from analyzer.pipeline import Options, check_built
 from analyzer.tvm.corpus import builders
 from conftest import FIXTURES, built
-from test_tvm_corpus import KNOWN_RACES
+from test_tvm_corpus import assert_only_known_races
 
 WGSL = FIXTURES / "wgsl"
 
@@ -321,11 +321,4 @@ def test_every_webgpu_build_of_the_corpus_parses_and_lowers(spec, params):
 def test_webgpu_corpus_has_no_error_finding_but_the_known_races(spec, params, monkeypatch):
     # As tests/test_tvm_corpus.py asks of the other targets: the same two real races, nothing else.
     monkeypatch.setattr(races, "CROSS_CHECK", True)
-    results = check_built(built(spec, params, "webgpu"), Options(timeout_ms=5000, hints="off"))
-    errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
-              for r in results for f in r.findings if f.severity == "error"}
-    assert errors <= KNOWN_RACES.get(spec, set())
-    assert [f.message for r in results for f in r.findings
-            if f.severity == "error" and f.witness and f.witness.get("replayed") is False] == []
-    if spec in KNOWN_RACES:
-        assert errors, "a known race was not found"
+    assert_only_known_races(spec, check_built(built(spec, params, "webgpu"), Options(timeout_ms=5000, hints="off")))
