@@ -45,23 +45,3 @@ class Unsupported(Exception):
         super().__init__(what)
         self.node = node
         self.what = what
-
-
-def lower_by_kind(lowering, node, k: str, prefix: str, what: str, limit: int):
-    """Lower `node` with `lowering`'s `prefix_K` method, one nesting level deeper (at most
-    `limit`); an Unsupported raised without a node is placed at this, the innermost, node. The
-    dispatch every front end's lowering shares."""
-    method = getattr(lowering, f"{prefix}_{k}", None)
-    if method is None:
-        raise Unsupported(node, f"{what} '{k}'")
-    if lowering.nesting >= limit:
-        raise Unsupported(node, f"statements and expressions nested too deeply (more than {limit} levels)")
-    lowering.nesting += 1
-    try:
-        return method(node)
-    except Unsupported as exc:
-        if exc.node is None:
-            exc.node = node
-        raise
-    finally:
-        lowering.nesting -= 1

@@ -22,7 +22,7 @@ from analyzer.frontend.c_calls import CallLowering, _has_return, _returns_to_bre
 from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import StmtLowering
-from analyzer.frontend.c_tree import Unsupported, kind, lower_by_kind, position, tokens_of
+from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.types import SCALAR_SIZES, vector_shape
 from analyzer.frontend.preprocess import Preprocessed
 from analyzer.frontend.c_values import BuiltinVec, Pointer, Scalar, Value, Vector, _add, _mul
@@ -194,8 +194,23 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         return self.kernel
 
     def _dispatch(self, node, prefix: str, what: str):
-        """Lower `node` with its `prefix_KIND` method (see `c_tree.lower_by_kind`)."""
-        return lower_by_kind(self, node, kind(node), prefix, what, MAX_NESTING)
+        """Lower `node` with its `prefix_KIND` method, one nesting level deeper; an Unsupported
+        raised without a node (by `_scalar`) is placed at this, the innermost, node."""
+        k = kind(node)
+        method = getattr(self, f"{prefix}_{k}", None)
+        if method is None:
+            raise Unsupported(node, f"{what} '{k}'")
+        if self.nesting >= MAX_NESTING:
+            raise Unsupported(node, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
+        self.nesting += 1
+        try:
+            return method(node)
+        except Unsupported as exc:
+            if exc.node is None:
+                exc.node = node
+            raise
+        finally:
+            self.nesting -= 1
 
 
 def _builtin_type(name: str) -> bool:

@@ -9,7 +9,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
-from analyzer.frontend.c_tree import Unsupported, lower_by_kind
+from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
@@ -50,10 +50,22 @@ class ExprLowering:
     """Expressions, mixed into KernelLowering."""
 
     def dispatch(self, node, prefix: str, what: str):
+        method = getattr(self, f"{prefix}_{node.data}", None)
+        if method is None:
+            raise Unsupported(node, f"{what} '{node.data}'")
+        if self.nesting >= MAX_NESTING:
+            raise Unsupported(node, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
+        self.nesting += 1
         try:
-            return lower_by_kind(self, node, node.data, prefix, what, MAX_NESTING)
+            return method(node)
+        except Unsupported as exc:
+            if exc.node is None:
+                exc.node = node
+            raise
         except RecursionError:
             raise Unsupported(node, "statements and expressions nested too deeply") from None
+        finally:
+            self.nesting -= 1
 
     # ----- places and loads -----
     def value(self, node):
