@@ -221,6 +221,40 @@ def walk_stmts(stmts, into_loops: bool = True, updates: bool = False):
                 yield from walk_stmts(s.update, into_loops, updates)
 
 
+def accesses(stmts):
+    """Every access site of a block, nested ones and those inside expressions included."""
+    for s in walk_stmts(stmts, updates=True):
+        if isinstance(s, MemOp):
+            yield s.access
+            exprs = [s.access.offset, s.access.value]
+        else:
+            exprs = [getattr(s, "value", None), getattr(s, "cond", None)]
+        stack = [e for e in exprs if e is not None]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, Read):
+                yield e.access
+                stack.append(e.access.offset)
+            else:
+                stack.extend(operands(e))
+
+
+def read_only_loads(kernel: "Kernel") -> dict[str, int]:
+    """Buffers no access of the kernel writes (distinct buffers do not alias: a stated
+    assumption), each with the id of one of its read sites. Every read of such a buffer at an
+    address returns the same value, whatever the site, iteration or barrier interval: the analyses
+    name it after that one site."""
+    written, reads = set(), {}
+    for acc in accesses(kernel.body):
+        if acc.space == PRIVATE:
+            continue
+        if acc.is_write:
+            written.add(acc.buffer)
+        else:
+            reads[acc.buffer] = min(acc.id, reads.get(acc.buffer, acc.id))
+    return {b: site for b, site in reads.items() if b not in written}
+
+
 @dataclass
 class Buffer:
     name: str

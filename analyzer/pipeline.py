@@ -30,8 +30,10 @@ from analyzer.analysis.solver import fresh_context
 from analyzer.analysis.symbolic import SymbolicExecutor
 
 DIMS = ("x", "y", "z")
-# A kernel analysed within this many seconds gets its fix hints re-checked by default.
-HINT_RECHECK_SECONDS = 3.0
+# A kernel analysed with at most this many solver queries gets its fix hints re-checked by
+# default (a count, not a clock: the same kernel gets the same hints on a loaded machine; TVM's
+# racy scans take 70 to 130).
+HINT_RECHECK_QUERIES = 400
 
 
 @dataclass
@@ -99,7 +101,8 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
         quiet = dataclasses.replace(options, hints="off", scope="block", select=tuple(
             n for n, r in RULES.items() if r.severity != "note" and (not options.select or n in options.select)))
         strict = dataclasses.replace(quiet, strict=True)
-        recheck = options.hints == "all" or time.perf_counter() - t0 <= HINT_RECHECK_SECONDS
+        recheck = options.hints == "all" or (
+            pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES)
         strict_results: dict[int, tuple] = {}   # id(kernel) -> (kernel, result): each kernel once
 
         def analyse_strict(k: ir.Kernel) -> KernelResult:

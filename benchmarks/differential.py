@@ -1149,7 +1149,7 @@ class ModeResult:
 
 @dataclass(frozen=True)
 class Failure:
-    kind: str                  # missed | missed pair | witness | rejected | crashed | timeout
+    kind: str                  # missed | missed pair | witness | false alarm | rejected | crashed | timeout
     dialect: str
     mode: str
     what: str                  # the race's memory space and kinds (missed), why a witness does not
@@ -1276,6 +1276,9 @@ def failures_of(result: ModeResult, case: Case, verdict: OracleVerdict, em: Emit
         out.append(Failure("missed pair", d, m, race_kind(c),
                            f"oracle: {describe_collision(c, case.kernel, em)}; kernelrace: {result.verdict}"))
     out += [Failure("witness", d, m, why, text) for why, text in result.bad_witnesses]
+    # Counted and kept (saved with the others) so each can be looked at, never failed on.
+    out += [Failure("false alarm", d, m, what.split(" on ")[0], f"{what}; oracle: no harmful race on it; "
+                    f"kernelrace: {result.verdict}") for what in result.false_alarms]
     return out
 
 

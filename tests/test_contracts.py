@@ -5,12 +5,13 @@ import json
 
 import pytest
 
-# Two row pointers b = 0, 1 (threadIdx.y), each row's elements strided over threadIdx.x: the rows
-# meet only if indptr decreases somewhere.
+# Three row pointers b = 0, 1, 2 (threadIdx.y), each row's elements strided over threadIdx.x: the
+# rows meet only if indptr decreases somewhere (rows 0 and 2; neighbours share a bound, which
+# keeps them apart whatever the values).
 INDPTR = """__global__ void segments(const int* indptr, float* out, const float* x) {
   int b = threadIdx.y;
   for (int i = indptr[b] + threadIdx.x; i < indptr[b + 1]; i += blockDim.x) {
-    out[i] = x[i] * 2.0f;
+    out[i] = x[i] * 2.0f + b;
   }
 }
 """
@@ -41,15 +42,15 @@ def _warnings(report):
 
 def test_indptr_race_without_the_contract_and_clean_with_nondecreasing(cli, kernel):
     path = kernel("segments.cu", INDPTR)
-    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json")
+    code, report, _ = cli("check", path, "--block-dim", "2,3", "--format", "json")
     (f,) = _warnings(report)
     assert f["rule"] == "write-after-write" and f["second"]["buffer"] == "out"
-    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json", "--assume", "indptr:nondecreasing")
+    code, report, _ = cli("check", path, "--block-dim", "2,3", "--format", "json", "--assume", "indptr:nondecreasing")
     assert code == 0 and _warnings(report) == []
     assert report["contracts"] == [{"contract": "indptr:nondecreasing", "origin": "--assume", "in_force": True,
                                     "kernels": ["segments"]}]
     # A contract for another kernel does not apply.
-    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json", "--assume",
+    code, report, _ = cli("check", path, "--block-dim", "2,3", "--format", "json", "--assume",
                           "other/indptr:nondecreasing")
     assert len(_warnings(report)) == 1 and "contracts" not in report
 
@@ -76,7 +77,7 @@ def test_range_keeps_each_thread_inside_its_slots(cli, kernel):
 
 def test_no_contracts_brings_the_finding_back_naming_the_contract(cli, kernel):
     path = kernel("segments.cu", INDPTR)
-    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json", "--assume", "indptr:nondecreasing",
+    code, report, _ = cli("check", path, "--block-dim", "2,3", "--format", "json", "--assume", "indptr:nondecreasing",
                           "--no-contracts")
     (f,) = _warnings(report)
     assert any("indptr:nondecreasing, turned off by --no-contracts" in n for n in f["notes"])
@@ -86,7 +87,7 @@ def test_no_contracts_brings_the_finding_back_naming_the_contract(cli, kernel):
 
 def test_verbose_lists_contracts_and_the_pairs_they_keep_apart(cli, kernel):
     path = kernel("segments.cu", INDPTR)
-    code, out, _ = cli("check", path, "--block-dim", "2,2", "-v", "--assume", "indptr:nondecreasing")
+    code, out, _ = cli("check", path, "--block-dim", "2,3", "-v", "--assume", "indptr:nondecreasing")
     assert code == 0
     assert "contract: indptr:nondecreasing, in force, from --assume" in out
     assert ("assumed: the write at line 4 and the write at line 4 on out never collide only because of the "
@@ -95,7 +96,7 @@ def test_verbose_lists_contracts_and_the_pairs_they_keep_apart(cli, kernel):
 
 def test_sarif_run_properties_list_the_contracts(cli, kernel):
     path = kernel("segments.cu", INDPTR)
-    code, out, _ = cli("check", path, "--block-dim", "2,2", "--format", "sarif", "--assume", "indptr:nondecreasing")
+    code, out, _ = cli("check", path, "--block-dim", "2,3", "--format", "sarif", "--assume", "indptr:nondecreasing")
     props = json.loads(out)["runs"][0]["properties"]
     assert props["contracts"][0]["contract"] == "indptr:nondecreasing"
 
@@ -118,7 +119,7 @@ def test_bad_contract_is_one_line_exit_2(capsys, kernel, bad, why):
 
 def test_contract_on_a_written_buffer_is_an_error(cli, kernel):
     path = kernel("segments.cu", INDPTR)
-    code, out, err = cli("check", path, "--block-dim", "2,2", "--assume", "out:distinct")
+    code, out, err = cli("check", path, "--block-dim", "2,3", "--assume", "out:distinct")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "kernel segments writes out" in err
 
@@ -130,16 +131,16 @@ def test_configuration_assume_tables(cli, kernel, tmp_path, monkeypatch):
     (tmp_path / "kernelrace.toml").write_text(
         '[[assume]]\nkernel = "segments"\nbuffer = "indptr"\nproperty = "nondecreasing"\n'
         'reason = "built by a prefix sum on the host"\n')
-    code, report, _ = cli("check", path, "--block-dim", "2,2", "--format", "json")
+    code, report, _ = cli("check", path, "--block-dim", "2,3", "--format", "json")
     assert code == 0 and _warnings(report) == []
     assert report["contracts"][0]["contract"] == "segments/indptr:nondecreasing"
     assert report["contracts"][0]["origin"] == "kernelrace.toml [[assume]] entry 1"
     (tmp_path / "kernelrace.toml").write_text('[[assume]]\nbuffer = "indptr"\nproperty = "sorted"\n')
-    code, out, err = cli("check", path, "--block-dim", "2,2")
+    code, out, err = cli("check", path, "--block-dim", "2,3")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "kernelrace.toml: [[assume]] entry 1 'indptr:sorted': unknown property 'sorted'" in err
     (tmp_path / "kernelrace.toml").write_text('[[assume]]\nbuffer = "indptr"\nproprety = "nondecreasing"\n')
-    code, out, err = cli("check", path, "--block-dim", "2,2")
+    code, out, err = cli("check", path, "--block-dim", "2,3")
     assert code == 2 and "unknown key 'proprety' (did you mean 'property'?)" in err
 
 

@@ -153,3 +153,44 @@ kernel void k(device float* g0 [[buffer(0)]], uint3 tid [[thread_position_in_thr
     fs = findings(src, "metal", block=(2,))
     assert [f.rule for f in fs] == ["barrier-scope"] and replayed(fs)
     assert iteration(fs[0], "first") != iteration(fs[0], "second")
+
+
+# A loop holding a barrier separates what comes before it from what comes after only if it runs:
+# the first test of its condition decides (found by the differential campaign, where a loop that
+# always runs once was taken for one that may be skipped: a false alarm and a "redundant" barrier).
+LOOPED_BARRIER = """__global__ void k(float* g, int n) {{
+  float v = g[0];
+  for (int i = 0; i < {bound}; ++i) __syncthreads();
+  g[threadIdx.x] = v;
+}}"""
+
+
+def test_a_loop_that_always_runs_its_barrier_orders_around_it():
+    assert findings(LOOPED_BARRIER.format(bound=2), block=(64,)) == []
+
+
+def test_a_loop_that_may_not_run_leaves_the_accesses_around_it_racing():
+    fs = races(findings(LOOPED_BARRIER.format(bound="n"), block=(64,)))
+    assert [f.rule for f in fs] == ["write-after-read"] and replayed(fs)
+    assert fs[0].witness["params"]["n"] <= 0
+    assert findings(LOOPED_BARRIER.format(bound="n"), block=(64,), define={"n": 3}) == []
+
+
+def test_every_read_of_a_buffer_nothing_writes_is_the_same_value():
+    # Each iteration stores in[0] to out[0]: the same value in every iteration, so the barrier that
+    # does not order device memory leaves only same-value stores unordered (benign).
+    src = """#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], device const float* in [[buffer(1)]],
+              uint t [[thread_position_in_threadgroup]]) {
+  threadgroup float s[64];
+  for (int i = 0; i < 4; ++i) {
+    out[0] = in[0];
+    s[t] = in[t + i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+}"""
+    assert [f.rule for f in findings(src, "metal", block=(64,))] == ["redundant-barrier"]
+    # A buffer the kernel also writes may change between iterations: the stores then differ.
+    changed = src.replace("out[0] = in[0];", "out[0] = out[1]; out[t + 1] = 2.0f;")
+    assert any(f.rule == "barrier-scope" for f in findings(changed, "metal", block=(64,)))

@@ -43,7 +43,8 @@ class CollisionConstraints:
             # Each thread's path around a barrier-bearing branch: the branch it took holds for it.
             for k, dec in ((1, da), (2, db)):
                 for key, br in dec:
-                    c = truth(enc.term(self.ev.condition_terms[key], k))
+                    c = truth(enc.term(self.ev.condition_terms[key] if key in self.ev.condition_terms
+                                       else self.ev.entry_terms[key][1], k))
                     rel.append(c if br else z3.Not(c))
             if before == "tie":
                 rel += [enc.iteration(1, p.loop) == enc.iteration(2, q.loop) for p, q in zip(pa, pb) if p.loop == q.loop]

@@ -197,9 +197,9 @@ class GridChecker(PairChecker):
                          dormant=dormant)
         self.read = block_dims_read(kernel)
         # Loads every block sees alike: of global buffers the kernel never writes.
-        written = {e.access.buffer for e in ev.accesses.values() if e.access.is_write}
-        self.common = frozenset(f"load{e.access.id}" for e in ev.accesses.values()
-                                if e.access.space == ir.GLOBAL and e.access.buffer not in written)
+        spaces = {acc.buffer: acc.space for acc in ir.accesses(kernel.body)}
+        self.common = frozenset(f"load{site}" for b, site in ir.read_only_loads(kernel).items()
+                                if spaces[b] == ir.GLOBAL)
         self.disjoint = GridDisjointness(kernel, self.read, self.common)
 
     def _encoders(self) -> None:

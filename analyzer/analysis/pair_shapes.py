@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from analyzer.analysis.concurrency import agree, intervals_between
+from analyzer.analysis.concurrency import LoopPos, agree, intervals_between
 from analyzer.analysis.symbolic import AccessEvent
 
 # What a disjunct requires of the two threads' warps (None: nothing).
@@ -76,9 +76,11 @@ class PairShapes:
                     yield x.start, x.pos, y.pos, self._path(x.decisions), self._path(y.decisions)
 
     def _path(self, decisions) -> frozenset:
-        """The branches a path took on conditions the executor knows as terms (outside loops)."""
-        terms = self.ev.condition_terms
-        return frozenset((key, br) for key, _, br in decisions if key in terms)
+        """The branches a path took on conditions the executor knows as terms (outside loops),
+        and the loops (outside loops) it left at their first test: their entry condition failed."""
+        terms, entry = self.ev.condition_terms, self.ev.entry_terms
+        return frozenset((key, br) for key, pos, br in decisions if key in terms or (
+            br == 0 and key in entry and LoopPos(entry[key][0], False, 0) in pos))
 
     def _entries(self, a: AccessEvent, b: AccessEvent, block_reach, warp_reach):
         """The interval shapes (positions, path decisions) in which a and b can run concurrently,

@@ -106,9 +106,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         self.uniform = ev.uniform_conditions
         self.timeout_ms = timeout_ms
         self.rlimit = RLIMIT_PER_SECOND * max(timeout_ms, 100) // 1000
-        # The clock is only a backstop, well above the resource budget, so that a loaded machine
-        # does not change verdicts.
-        self.clock_ms = 5 * max(timeout_ms, 100)
+        # The clock is only a backstop, far above the resource budget, so that a loaded machine
+        # does not change verdicts (at 5x, a CPU shared with two other jobs turned a query at the
+        # edge of its budget into `unknown`).
+        self.clock_ms = 30 * max(timeout_ms, 100)
         self.has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
         self._views: dict[frozenset, dict] = {}   # cutting barriers -> intervals
         self.block_reach = self.view(cuts(cfg, cut_warp_barriers=False))

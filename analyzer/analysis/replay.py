@@ -91,6 +91,7 @@ class Replay:
         self.launch = launch
         self.unknown = unknown
         self.watch = watch
+        self.read_only = ir.read_only_loads(kernel)
 
     def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int,
             until: tuple | None = None) -> list[Instance]:
@@ -250,6 +251,9 @@ class Replay:
                 return hit[1]
             return _Lazy(self, f"private:{acc.buffer}", (offset,) + self._iters(t), t.k)
         self._record(acc, offset, None, t)
+        site = self.read_only.get(acc.buffer)
+        if site is not None:   # as the solver names it (symbolic.py)
+            return _Lazy(self, f"load{site}", (offset,), t.k)
         return _Lazy(self, f"load{acc.id}", (offset,) + self._iters(t), t.k)
 
     def _builtin(self, name: str, t: _Thread) -> int:

@@ -110,6 +110,9 @@ class Evaluation:
     condition_uniform: dict[int, bool] = field(default_factory=dict)
     # id of an If outside every loop -> its condition (one instance per thread, so a term suffices)
     condition_terms: dict[int, object] = field(default_factory=dict)
+    # id of a Loop outside every loop -> (its IR id, its condition on entry): a thread that
+    # leaves it at the first test found that false.
+    entry_terms: dict[int, tuple] = field(default_factory=dict)
 
     @property
     def barriers(self) -> list[BarrierEvent]:
@@ -145,11 +148,40 @@ def _simplify_not(t):
     return ir.UnOp("!", t)
 
 
+def _at_first(intern, t, lid: int, memo: dict):
+    """The term `t` with loop `lid`'s iteration number 0 (folded where constants meet)."""
+    hit = memo.get(id(t))
+    if hit is not None:
+        return hit
+    if isinstance(t, Iter):
+        out = intern(ir.Const(0)) if t.loop == lid else t
+    elif isinstance(t, ir.BinOp):
+        a, b = _at_first(intern, t.a, lid, memo), _at_first(intern, t.b, lid, memo)
+        folded = fold_constant(t.op, a.value, b.value) if isinstance(a, ir.Const) and isinstance(b, ir.Const) else None
+        out = (t if a is t.a and b is t.b else
+               intern(ir.Const(folded)) if folded is not None else intern(ir.BinOp(t.op, a, b)))
+    elif isinstance(t, ir.UnOp):
+        a = _at_first(intern, t.a, lid, memo)
+        out = t if a is t.a else intern(ir.UnOp(t.op, a))
+    elif isinstance(t, ir.Select):
+        parts = [_at_first(intern, x, lid, memo) for x in (t.cond, t.a, t.b)]
+        out = t if all(p is q for p, q in zip(parts, (t.cond, t.a, t.b))) else intern(ir.Select(*parts))
+    elif isinstance(t, ir.Call | Sym):
+        args = tuple(_at_first(intern, x, lid, memo) for x in t.args)
+        out = t if all(p is q for p, q in zip(args, t.args)) else intern(
+            ir.Call(t.fn, args) if isinstance(t, ir.Call) else Sym(t.name, t.uniform, args, t.lower))
+    else:
+        out = t
+    memo[id(t)] = out
+    return out
+
+
 class SymbolicExecutor:
     """Executes a kernel once, emitting one event per access site and barrier."""
 
     def __init__(self, kernel: ir.Kernel):
         self.kernel = kernel
+        self.read_only = ir.read_only_loads(kernel)
         self.result = Evaluation()
         self.emit = True
         self.order = itertools.count()
@@ -278,6 +310,10 @@ class SymbolicExecutor:
             return self._state(f"private:{acc.buffer}@r{acc.id}", self.private_dims.get(acc.buffer, frozenset()),
                                (offset,) + self.iters(), None)
         self.record(acc, offset, None, st)
+        site = self.read_only.get(acc.buffer)
+        if site is not None:
+            # Nothing writes the buffer: one value per address, at every site and iteration.
+            return Sym(f"load{site}", True, (offset,))
         # Same site, same address, same iterations: the same value in every thread (race-free reading).
         return Sym(f"load{acc.id}", True, (offset,) + self.iters())
 
@@ -458,33 +494,6 @@ class SymbolicExecutor:
         self._dims_memo[id(t)] = (t, out)
         return out
 
-    def _at_first(self, t, lid: int, memo: dict):
-        """The term `t` with loop `lid`'s iteration number 0 (folded where constants meet)."""
-        hit = memo.get(id(t))
-        if hit is not None:
-            return hit
-        if isinstance(t, Iter):
-            out = self.intern(ir.Const(0)) if t.loop == lid else t
-        elif isinstance(t, ir.BinOp):
-            a, b = self._at_first(t.a, lid, memo), self._at_first(t.b, lid, memo)
-            folded = fold_constant(t.op, a.value, b.value) if isinstance(a, ir.Const) and isinstance(b, ir.Const) else None
-            out = (t if a is t.a and b is t.b else
-                   self.intern(ir.Const(folded)) if folded is not None else self.intern(ir.BinOp(t.op, a, b)))
-        elif isinstance(t, ir.UnOp):
-            a = self._at_first(t.a, lid, memo)
-            out = t if a is t.a else self.intern(ir.UnOp(t.op, a))
-        elif isinstance(t, ir.Select):
-            parts = [self._at_first(x, lid, memo) for x in (t.cond, t.a, t.b)]
-            out = t if all(p is q for p, q in zip(parts, (t.cond, t.a, t.b))) else self.intern(ir.Select(*parts))
-        elif isinstance(t, ir.Call | Sym):
-            args = tuple(self._at_first(x, lid, memo) for x in t.args)
-            out = t if all(p is q for p, q in zip(args, t.args)) else self.intern(
-                ir.Call(t.fn, args) if isinstance(t, ir.Call) else Sym(t.name, t.uniform, args, t.lower))
-        else:
-            out = t
-        memo[id(t)] = out
-        return out
-
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
         in the loop was seen that might take it below (see `_keeps_floor`)."""
@@ -574,9 +583,11 @@ class SymbolicExecutor:
             # A thread in any iteration passed the test of the first one: the condition with
             # this loop's iteration at 0 held too (for a condition linear in the iteration, it
             # then holds in every iteration between).
-            first = self._at_first(cond, lid, {})
+            first = _at_first(self.intern, cond, lid, {})
             if first is not cond:
                 body_st.guard = body_st.guard + (first,)
+            if final and self.emit and len(self.loop_stack) == 1:
+                self.result.entry_terms[id(s)] = (lid, first)
             if not is_uniform(cond):
                 info.uniform = False
         if not info.uniform:
