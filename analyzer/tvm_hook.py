@@ -61,8 +61,8 @@ ENV_VAR = "KERNELRACE_TVM_HOOK"
 MODES = ("raise", "collect")
 FAIL_ON = ("error", "warning")
 # TVM target kinds kernelrace analyses, and GPU kinds it knows it does not.
-CHECKED_KINDS = ("cuda", "metal", "vulkan", "webgpu")
-UNCHECKED_GPU_KINDS = ("rocm", "opencl", "hexagon")
+CHECKED_KINDS = ("cuda", "metal", "vulkan", "webgpu", "opencl")
+UNCHECKED_GPU_KINDS = ("rocm", "hexagon")
 _PATCHED = ("split_host_device_mods", "tir_to_runtime", "codegen_build")
 
 
