@@ -120,7 +120,11 @@ def preprocess(text: str, dialect: str, filename: str,
         raise KernelraceError(f"{filename}: preprocessor: macros nested too deeply") from None
     except Exception as exc:   # pcpp's own failures on malformed input: one line, not a traceback
         msg = " ".join(str(exc).split())
-        raise KernelraceError(f"{filename}: preprocessor error: {type(exc).__name__}: {msg}") from None
+        last = getattr(pre, "lastdirective", None)   # where pcpp was: the last directive it read
+        where = filename
+        if last is not None and isinstance(getattr(last, "lineno", None), int):
+            where = f"{_same_file(getattr(last, 'source', None) or filename, filename)}:{last.lineno}:1"
+        raise KernelraceError(f"{where}: preprocessor error: {type(exc).__name__}: {msg}") from None
 
 
 def _collect(pre, filename: str) -> Preprocessed:
