@@ -188,6 +188,8 @@ __kernel void f(__global int* c, __global atomic_int* a, __local int* l) {
     ("__kernel void f(__global int* o) { o[0] = work_group_reduce_add(1); }", "collective"),
     ("__kernel __attribute__((reqd_work_group_size(64))) void f(__global int* o) { o[0] = 1; }",
      "reqd_work_group_size"),
+    ("__kernel __attribute__((reqd_work_group_size(64, s, 1))) void f(__global int* o) { o[0] = 1; }",
+     "'s', which is not a declared variable"),   # found by the fuzzer: it had no position
 ])
 def test_unmodelled_constructs_are_refused_where_they_are(src, what):
     with pytest.raises(KernelraceError, match=f"t.cl:1:[0-9]+: unsupported construct: .*{what}"):

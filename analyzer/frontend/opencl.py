@@ -100,7 +100,11 @@ class OpenClLowering(CLowering):
             if str(attr.children[0]) != "reqd_work_group_size":
                 continue   # work_group_size_hint, vec_type_hint, ...: hints, no promise
             args = [a for a in attr.children[1:] if a is not None]
-            sizes = [const_int(self._scalar(self.rvalue(a))) for a in args]
+            try:
+                sizes = [const_int(self._scalar(self.rvalue(a))) for a in args]
+            except Unsupported as exc:   # `_scalar` raises without a node: place it at the attribute
+                exc.node = exc.node if exc.node is not None else attr
+                raise
             if len(sizes) != 3 or any(s is None or s < 1 for s in sizes):
                 raise Unsupported(attr, "reqd_work_group_size that is not three positive constants")
             kernel.block_dim = dict(zip("xyz", sizes))
