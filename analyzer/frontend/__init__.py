@@ -14,8 +14,8 @@ from analyzer.frontend.spirv import SpirvLowering
 from analyzer.frontend.wgsl.lower import WgslLowering
 from analyzer.frontend.wgsl.parse import parse_wgsl
 
-EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".spvasm": "spirv", ".spv": "spirv",
-              ".comp": "spirv", ".glsl": "spirv", ".wgsl": "wgsl", ".cl": "opencl"}
+EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".cl": "opencl", ".spvasm": "spirv", ".spv": "spirv",
+              ".comp": "spirv", ".glsl": "spirv", ".wgsl": "wgsl"}
 
 
 def lang_of(path: str) -> str | None:
