@@ -1,15 +1,13 @@
-"""The OpenCL C dialect of the C front end: the grammar, the lowering's reading of work-item
-functions, barriers and their fence flags, vectors, vload/vstore and atomics, TVM's OpenCL builds,
-and errors."""
+"""The OpenCL C dialect of the C front end: the lowering's reading of work-item functions, barriers
+and their fence flags, vectors, vload/vstore and atomics, TVM's OpenCL builds, and errors. (The
+grammar's conflict-free build is in test_grammars.py, with the other dialects'.)"""
 
 import pytest
-from lark import Lark
 
 from analyzer import ir
 from analyzer.analysis import races
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
-from analyzer.frontend.parser import GRAMMAR_DIR, TypeNamePostLex
 from analyzer.pipeline import Options, check_built
 from analyzer.tvm.corpus import MERGE_STATE, builders
 from conftest import FIXTURES, built
@@ -25,11 +23,6 @@ def lower(src: str) -> ir.Kernel:
 
 def stmts_of(k: ir.Kernel, cls):
     return [s for s in ir.walk_stmts(k.body, updates=True) if isinstance(s, cls)]
-
-
-def test_grammar_builds_in_strict_mode_without_conflicts():
-    Lark.open(str(GRAMMAR_DIR / "opencl.lark"), parser="lalr", lexer="basic", postlex=TypeNamePostLex(),
-              strict=True, maybe_placeholders=True)
 
 
 def test_work_item_functions_are_thread_and_block_indices():
