@@ -183,6 +183,7 @@ __kernel void f(__global int* c, __global atomic_int* a, __local int* l) {
      "reqd_work_group_size"),
     ("__kernel __attribute__((reqd_work_group_size(64, s, 1))) void f(__global int* o) { o[0] = 1; }",
      "'s', which is not a declared variable"),   # found by the fuzzer: it had no position
+    ("__kernel void f(__global float3* o) { o[get_local_id(0)] = (float3)(1.0f); }", "3-lane vectors"),
 ])
 def test_unmodelled_constructs_are_refused_where_they_are(src, what):
     with pytest.raises(KernelraceError, match=f"t.cl:1:[0-9]+: unsupported construct: .*{what}"):

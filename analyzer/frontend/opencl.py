@@ -317,6 +317,15 @@ class OpenClLowering(CLowering):
 
     # ---------- vectors ----------
 
+    def make_access(self, ptr, is_write, span, atomic=False):
+        # OpenCL lays a 3-lane vector out as four (sizeof(float3) == 16), the C core as three: an
+        # array of them would get wrong offsets. (vload3/vstore3 on scalars are exact.)
+        buf = self.kernel.buffers.get(ptr.buffer)
+        shape = vector_shape(buf.elem_type) if buf is not None else None
+        if shape and shape[1] == 3:
+            raise Unsupported(None, f"memory of 3-lane vectors ({buf.elem_type}), which OpenCL lays out as four lanes")
+        return super().make_access(ptr, is_write, span, atomic)
+
     def expr_cast(self, node):
         """`(float4)(a, b, c, d)` and `(float4)(x)`: a vector literal (lanes from the parts, in order)
         and a scalar cast to a vector (every lane the scalar)."""
