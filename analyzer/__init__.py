@@ -3,12 +3,12 @@
 A kernel goes through these stages, each in its own package:
 
     builder (Python) ──tvm/──▶ emitted source ─┐
-    .cu .metal .spvasm .comp .wgsl ────────────┴─frontend/─▶ kernel IR (ir.py)
+    .cu .metal .cl .spvasm .comp .wgsl ────────┴─frontend/─▶ kernel IR (ir.py)
         ──analysis/─▶ symbolic events, barrier intervals, pair verdicts, witnesses
         ──rules/ (top level)─▶ findings (findings.py, messages.py)
         ──report/─▶ text, JSON, SARIF, baselines
 
-- `frontend/`: Lark parsing and lowering per dialect (the C family: CUDA C and Metal; SPIR-V
+- `frontend/`: Lark parsing and lowering per dialect (the C family: CUDA C, Metal, OpenCL C; SPIR-V
   assembly; WGSL), and the glslang/SPIR-V tools. Produces `ir.Kernel`.
 - `tvm/`: running a builder and building it with TVM (`builders.py`, `build.py`), the TIR→GLSL
   translation for Vulkan (`tir_glsl.py`), the LLM kernel corpus and dlight workloads.

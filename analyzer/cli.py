@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("lint", help="build a TVM kernel builder and check every kernel it emits")
     li.add_argument("builder", metavar="MODULE:FUNCTION")
-    li.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan, webgpu")
+    li.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan, webgpu, "
+                                                           "opencl")
     li.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                     help="builder parameter; several values build every combination")
     _run_options(li)
@@ -205,8 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     ll.add_argument("--head-dim", type=_positive, metavar="D", help="head dimension")
     ll.add_argument("--dtype", choices=llm.DTYPES, help="KV cache dtype (default: float16)")
     ll.add_argument("--page-size", type=_positive, metavar="N", help="KV cache page size (default: 16)")
-    ll.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan, webgpu "
-                                                            "(default: cuda,metal)")
+    ll.add_argument("--target", default="cuda,metal", help="comma-separated targets: cuda, metal, vulkan, webgpu, "
+                                                            "opencl (default: cuda,metal)")
     ll.add_argument("--sliding-window", type=_positive, nargs="?", const=llm.SLIDING_WINDOW_SIZE, metavar="SIZE",
                     help=f"also the sliding-window decode and prefill kernels (window SIZE, default "
                          f"{llm.SLIDING_WINDOW_SIZE})")

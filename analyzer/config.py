@@ -21,7 +21,7 @@ from analyzer.findings import SEVERITY_RANK, Finding
 
 KERNELRACE_TOML, PYPROJECT_TOML = "kernelrace.toml", "pyproject.toml"
 SEVERITIES = tuple(sorted(SEVERITY_RANK, key=SEVERITY_RANK.get, reverse=True))   # error, warning, note
-LANGS = ("cuda", "metal", "spirv", "wgsl")
+LANGS = ("cuda", "metal", "spirv", "wgsl", "opencl")
 DEFAULT_TARGETS = ("cuda", "metal")
 # Findings the analysis itself reports (a pair it could not decide); not a rule module.
 PSEUDO_RULES = ("unknown",)

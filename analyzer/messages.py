@@ -23,12 +23,13 @@ GRID_BLOCK_STATE = ("it needs two blocks' loop-carried {vars} to hold the same v
 GRID_UNVALIDATED = ("a warning, not an error: no witness of this collision between blocks replays on concrete "
                     "values, and what keeps blocks apart (which elements each block's schedule gives it) may be "
                     "beyond what kernelrace models")
-GRID_BARRIER = {"cuda": "__syncthreads()", "metal": "threadgroup_barrier", "spirv": "barrier()"}
+GRID_BARRIER = {"cuda": "__syncthreads()", "metal": "threadgroup_barrier", "spirv": "barrier()",
+                "opencl": "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)"}
 # Fix hints for a race between blocks (not re-checked: no barrier placement applies).
 GRID_HINT_ATOMIC = ("make the update atomic ({atomic}): blocks accumulating into one element need an atomic "
                     "read-modify-write; no barrier inside the kernel can order two blocks")
 GRID_ATOMIC = {"cuda": "atomicAdd(&{buf}[i], v)", "metal": "atomic_fetch_add_explicit(&{buf}[i], v, memory_order_relaxed)",
-               "spirv": "atomicAdd({buf}[i], v) in GLSL"}
+               "spirv": "atomicAdd({buf}[i], v) in GLSL", "opencl": "atomic_add(&{buf}[i], v)"}
 GRID_HINT_LAYOUT = ("no barrier inside the kernel can order two blocks: give each block its own elements of {buf} "
                     "(check the block-to-tile map), write the result to a separate output buffer instead of "
                     "updating {buf} in place, or split the kernel in two launches (a kernel boundary orders every block)")
@@ -53,6 +54,7 @@ BARRIER_SCOPE_HINT = {
               "shared": "add WorkgroupMemory (0x100) to the barrier's memory semantics, e.g. memoryBarrierShared() "
                         "before barrier() in GLSL"},
     "cuda": "use {fn}(), which orders shared and global memory",
+    "opencl": "use {fn}(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)",
     "wgsl": {"global": "add storageBarrier() next to the workgroupBarrier(): only storageBarrier() orders storage memory",
              "shared": "add workgroupBarrier() next to the storageBarrier(): only workgroupBarrier() orders workgroup "
                        "memory"},

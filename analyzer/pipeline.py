@@ -189,8 +189,8 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
-        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|spirv|wgsl, or a "
-                              f".cu/.cuh/.metal/.spvasm/.spv/.comp/.wgsl file)")
+        raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|opencl|spirv|wgsl, or a "
+                              f".cu/.cuh/.metal/.cl/.spvasm/.spv/.comp/.wgsl file)")
     if lang == "spirv":
         return spirv_tools.read_spirv(path), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
                                                      else path)
@@ -207,7 +207,8 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
     """Check a kernel source; `path` is the file the user named (for messages)."""
     path = path or name
     kernels = lower_source(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
-    if lang in ("spirv", "wgsl"):   # the shader fixes its workgroup size (@workgroup_size, LocalSize)
+    # the shader fixes its workgroup size (@workgroup_size, LocalSize, reqd_work_group_size)
+    if lang in ("spirv", "wgsl", "opencl"):
         for k in kernels:
             _check_local_size(k, block_dim, path)
     known = {p for k in kernels for p in k.params}
@@ -261,8 +262,9 @@ def _check_local_size(kernel: ir.Kernel, block_dim, path: str) -> None:
     for d in DIMS:
         have = kernel.block_dim.get(d)
         if have is not None and have != given[d]:
+            size = "reqd_work_group_size" if kernel.lang == "opencl" else "LocalSize"
             raise KernelraceError(f"{path}: --block-dim {','.join(map(str, block_dim))} contradicts the shader's "
-                                  f"LocalSize {kernel.block_dim.get('x')} {kernel.block_dim.get('y')} "
+                                  f"{size} {kernel.block_dim.get('x')} {kernel.block_dim.get('y')} "
                                   f"{kernel.block_dim.get('z')}")
 
 

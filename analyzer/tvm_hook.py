@@ -27,13 +27,13 @@ from plain Python inside the build call. Wrapping the registered codegen functio
 codegen sees only the device module, and an exception raised there crosses the FFI and comes back
 as a bare `RuntimeError`.
 
-Targets: CUDA, Metal and WebGPU are checked from TVM's emitted source. Vulkan: the `apache-tvm` wheel has
+Targets: CUDA, Metal, WebGPU and OpenCL are checked from TVM's emitted source. Vulkan: the `apache-tvm` wheel has
 no Vulkan codegen (`target.build.vulkan` is not registered), so `tvm.tirx.build` for a vulkan
 target fails inside TVM before anything is emitted, and the hook checks nothing (use
 `kernelrace lint --target vulkan`, which lowers the TIR itself). With a TVM that has Vulkan codegen,
 the hook checks the vulkan device module as `kernelrace lint` does (TVM's SPIR-V when the codegen
 output is assembly text, otherwise the device TIR translated to GLSL). Other GPU targets (ROCm,
-OpenCL) are not analysed; they are listed in `session.skipped`.
+Hexagon) are not analysed; they are listed in `session.skipped`.
 
 Sessions nest: a kernel is checked once, by the innermost active session (a `checking()` block
 inside another, or inside a process-wide `install()`), so code that checks its own builds is not
@@ -61,8 +61,8 @@ ENV_VAR = "KERNELRACE_TVM_HOOK"
 MODES = ("raise", "collect")
 FAIL_ON = ("error", "warning")
 # TVM target kinds kernelrace analyses, and GPU kinds it knows it does not.
-CHECKED_KINDS = ("cuda", "metal", "vulkan", "webgpu")
-UNCHECKED_GPU_KINDS = ("rocm", "opencl", "hexagon")
+CHECKED_KINDS = ("cuda", "metal", "vulkan", "webgpu", "opencl")
+UNCHECKED_GPU_KINDS = ("rocm", "hexagon")
 _PATCHED = ("split_host_device_mods", "tir_to_runtime", "codegen_build")
 
 

@@ -1,6 +1,6 @@
-"""Fuzz the CUDA, Metal and SPIR-V front ends with mutations of real emitted files.
+"""Fuzz the CUDA, Metal, OpenCL, SPIR-V and WGSL front ends with mutations of real emitted files.
 
-Seeds are the fixtures (tests/fixtures/{cuda,metal,vulkan}; each `.comp` shader compiled and
+Seeds are the fixtures (tests/fixtures/{cuda,metal,opencl,vulkan,wgsl}; each `.comp` shader compiled and
 disassembled once) and one file TVM emits per dialect (`_merge_state_inplace`). Each case applies
 one to three mutations (deleted, swapped, duplicated or replaced tokens, truncation, garbage bytes,
 huge integer literals, very deep nesting, duplicated/deleted/swapped lines, lines spliced from
@@ -10,7 +10,7 @@ name followed by `:line:col:` (or `: no kernel found`). Anything else is a failu
 exception (RecursionError included), an unlocated or multi-line message, or a case that runs for
 longer than the per-case time limit. Failures are shrunk by deleting lines and written out:
 
-    python benchmarks/fuzz_frontends.py [--cases N] [--seed S] [--dialects cuda,metal,spirv]
+    python benchmarks/fuzz_frontends.py [--cases N] [--seed S] [--dialects cuda,metal,spirv,wgsl,opencl]
                                         [--analyse K] [--out DIR]
 
 `--cases` is per dialect (default 100,000). tests/test_fuzz.py runs the same engine on fewer cases.
@@ -38,11 +38,11 @@ from analyzer.errors import KernelraceError  # noqa: E402
 from analyzer.frontend import lower_source  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
-DIALECTS = ("cuda", "metal", "spirv", "wgsl")
-SUFFIX = {"cuda": ".cu", "metal": ".metal", "spirv": ".spvasm", "wgsl": ".wgsl"}
+DIALECTS = ("cuda", "metal", "spirv", "wgsl", "opencl")
+SUFFIX = {"cuda": ".cu", "metal": ".metal", "spirv": ".spvasm", "wgsl": ".wgsl", "opencl": ".cl"}
 TVM_BUILDER = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"
 TVM_PARAMS = {"num_heads": 8, "head_dim": 128, "v_dtype": "float16"}
-TVM_TARGET = {"cuda": "cuda", "metal": "metal", "spirv": "vulkan", "wgsl": "webgpu"}
+TVM_TARGET = {"cuda": "cuda", "metal": "metal", "spirv": "vulkan", "wgsl": "webgpu", "opencl": "opencl"}
 CASE_SECONDS = 10.0     # a case that lowers for longer than this is a failure (a hang)
 
 # ---------------------------------------------------------------- seeds
@@ -69,7 +69,7 @@ def fixture_seeds(dialect: str) -> list[tuple[str, str]]:
             elif p.suffix == ".comp":
                 out.append((p.name + ".spvasm", disassemble(compile_glsl(p.read_text(), p.name), p.name)))
         return out
-    folder = FIXTURES / {"cuda": "cuda", "wgsl": "wgsl"}.get(dialect, "metal")
+    folder = FIXTURES / {"cuda": "cuda", "wgsl": "wgsl", "opencl": "opencl"}.get(dialect, "metal")
     return [(p.name, p.read_text()) for p in sorted(folder.glob("*" + SUFFIX[dialect]))]
 
 
@@ -93,6 +93,10 @@ GARBAGE = ["\x00", "\x01", "\x7f", "\ufeff", "\u00e9", "\U0001f600", "\\", "`", 
            "threadgroup_barrier(mem_flags::mem_threadgroup);", "int", "float4", "*", "&", "->",
            "workgroupBarrier();", "loop {", "continuing {", "break if", "var<", "array<", "vec4<f32>(", ">>",
            "@builtin(", "fn", "let", "switch"]
+# OpenCL's own junk, for its mutants only (the other dialects' campaigns stay as they were).
+GARBAGE_OPENCL = GARBAGE + ["barrier(CLK_LOCAL_MEM_FENCE);", "__local", "__global", "get_local_id(", "vload4(",
+                            "vstore4(", "(float4)(", "__attribute__((", ".s0", ".xyzw", "(int rmod_1 = 0;",
+                            "atomic_inc(&", "reqd_work_group_size("]
 HUGE_INTS = ["9" * 25, "18446744073709551616", "340282366920938463463374607431768211456",
              "0x" + "f" * 40, "-" + "9" * 30, "9" * 5000, "0x" + "F" * 5000, "1e999999", "0777",
              "09", "0x", "0xg", "4294967296u", "2147483648", "-2147483649", "99999999999999999999ULL",
@@ -170,7 +174,7 @@ def m_garbage(text, rng, ctx):
     if rng.random() < 0.3:
         junk = "".join(chr(rng.randrange(0, 0x3000)) for _ in range(rng.randint(1, 6)))
     else:
-        junk = rng.choice(GARBAGE)
+        junk = rng.choice(GARBAGE_OPENCL if ctx.get("dialect") == "opencl" else GARBAGE)
     return text[:j] + junk + text[j:]
 
 

@@ -251,7 +251,7 @@ def test_unknown_key_is_an_error_naming_it(repo, cli):
      "[[tool.kernelrace.lint]] entry 1 unknown key 'buildr' (did you mean 'builder'?)"),
     (('targets = ["cuda", "metal"]\nparams = { n = 64,', 'targets = ["cude"]\nparams = { n = 64,'),
      ("[[tool.kernelrace.lint]] entry 1 (sample_kernels:shift_inplace) targets: expected one of 'cuda', "
-      "'metal', 'vulkan', 'webgpu', got 'cude'")),
+      "'metal', 'vulkan', 'webgpu', 'opencl', got 'cude'")),
     (('n = [64, 128]', 'n = []'),
      "[[tool.kernelrace.lint]] entry 2 (sample_kernels:shift_out_of_place) params.n: an empty list builds nothing"),
     (('builder = "sample_kernels:shift_inplace"', 'builder = "sample_kernels.shift_inplace"'),
@@ -268,7 +268,7 @@ def test_unknown_key_is_an_error_naming_it(repo, cli):
     (('fail-on = "error"', '[tool.kernelrace.check]\nblock-dim = [0]'),
      "[tool.kernelrace.check] block-dim: expected a positive integer or a list of 1 to 3 of them, got [0]"),
     (('fail-on = "error"', '[tool.kernelrace.check]\nlang = "hip"'),
-     "[tool.kernelrace.check] lang: expected one of 'cuda', 'metal', 'spirv', 'wgsl', got 'hip'"),
+     "[tool.kernelrace.check] lang: expected one of 'cuda', 'metal', 'spirv', 'wgsl', 'opencl', got 'hip'"),
     (('fail-on = "error"', 'suppress = "write-after-read"'),
      "[tool.kernelrace] suppress: expected an array of tables ([[tool.kernelrace.suppress]])"),
     (('fail-on = "error"', 'fail-on = '), "pyproject.toml: invalid TOML: "),

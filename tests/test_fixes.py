@@ -12,6 +12,7 @@ PARAMS = ["--param", "num_heads=8", "--param", "v_dtype=float16"]
     ("cuda", "__syncthreads();"),
     ("metal", "mem_flags::mem_device"),
     ("vulkan", "memoryBarrierBuffer(); barrier();"),
+    ("opencl", "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);"),
 ])
 @pytest.mark.parametrize("head_dim", [128, 512])
 def test_seed_hint_is_the_upstream_fix_and_removes_the_race(cli, target, barrier, head_dim):
@@ -26,12 +27,12 @@ def test_seed_hint_is_the_upstream_fix_and_removes_the_race(cli, target, barrier
     line = f["second"]["origin"]["line"] if f["second"]["origin"] else f["second"]["line"]
     assert fix["line"] == line
     assert 'T.tvm_storage_sync("shared")' in fix["tir"]
-    if target in ("metal", "vulkan"):
+    if target in ("metal", "vulkan", "opencl"):
         assert any("device memory" in n for n in fix["notes"])
 
 
 @pytest.mark.parametrize("name", ["cuda/reduce_tree.cu", "cuda/matmul_tiled.cu", "metal/matmul_tiled.metal",
-                                  "vulkan/tile_overwrite.comp"])
+                                  "vulkan/tile_overwrite.comp", "opencl/reduce_tree.cl"])
 def test_fixture_hints_remove_their_findings(cli, name):
     path = FIXTURES / name
     code, report, err = cli("check", str(path), *fixture_args(path), "--format", "json")

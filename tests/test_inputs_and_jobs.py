@@ -41,7 +41,7 @@ def test_a_directory_without_kernels_is_bad_input(cli, tmp_path):
     (tmp_path / "empty").mkdir()
     code, out, err = cli("check", str(tmp_path / "empty"), "--no-config")
     assert code == 2
-    assert err.strip().endswith("no kernel files in this directory (.cu, .cuh, .metal, .spvasm, .spv, .comp, .glsl, .wgsl)")
+    assert err.strip().endswith("no kernel files in this directory (.cu, .cuh, .metal, .cl, .spvasm, .spv, .comp, .glsl, .wgsl)")
     assert len(err.strip().splitlines()) == 1
 
 

@@ -130,8 +130,8 @@ def test_usage_errors(cli):
     assert code == 2 and "MLA needs both --kv-lora-rank and --qk-rope-head-dim" in err
     code, _, err = cli("llm", *SHAPE, "--only", "nonesuch")
     assert code == 2 and err.startswith("kernelrace: error: --only: no kernel matches 'nonesuch'")
-    code, _, err = cli("llm", *SHAPE, "--target", "cuda,opencl")
-    assert code == 2 and "unsupported target 'opencl'" in err
+    code, _, err = cli("llm", *SHAPE, "--target", "cuda,rocm")
+    assert code == 2 and "unsupported target 'rocm'" in err
 
 
 def test_model_config_fields():

@@ -19,9 +19,9 @@ from conftest import FIXTURES, fixture_args
 OPTIONS = Options(hints="off", timeout_ms=5000)   # verdicts, not the solver budget, are under test
 # Fixtures with a barrier statement in their text (one only a macro spells is no statement the
 # barrier-deletion mutants can take out).
-WITH_BARRIERS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm")
+WITH_BARRIERS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm")
                        and any(w in line for line in p.read_text().splitlines() if not line.lstrip().startswith("#")
-                               for w in ("__sync", "_barrier(", "barrier()", "OpControlBarrier")))
+                               for w in ("__sync", "_barrier(", "barrier()", "barrier(CLK_", "OpControlBarrier")))
 
 
 def _block_dim(path: Path):

@@ -13,7 +13,7 @@ from analyzer.analysis import races
 from conftest import FIXTURES, fixture_args
 
 EXPECT = re.compile(r"(?://|;)\s*expect:\s*([a-z\-, ]+)")
-FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm", ".wgsl"))
+FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl"))
 
 
 def expectations(path: Path) -> set[tuple[int, str]]:

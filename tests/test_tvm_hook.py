@@ -114,10 +114,12 @@ def test_vulkan_is_not_built_by_this_tvm_so_nothing_is_checked(seed):
     assert_unhooked()
 
 
-def test_other_gpu_targets_are_listed_not_checked(seed):
-    with checking("raise") as session:
+def test_opencl_builds_are_checked_not_skipped(seed):
+    # OpenCL was listed in session.skipped until the OpenCL dialect (the other GPU kinds, ROCm and
+    # Hexagon, fail in this TVM before the hook sees a module).
+    with checking("collect") as session:
         tvm.tirx.build(seed, target="opencl")
-    assert session.results == [] and session.skipped == ["merge_state_inplace [opencl]"]
+    assert len(session.results) == 1 and session.skipped == []
 
 
 def test_sessions_nest_and_the_innermost_takes_the_kernel(seed):

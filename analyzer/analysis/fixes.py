@@ -25,9 +25,11 @@ BARRIER_TEXT = {
     "metal": "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);",
     "spirv": "memoryBarrierBuffer(); barrier();",
     "wgsl": "storageBarrier(); workgroupBarrier();",
+    "opencl": "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);",
 }
 THREAD_TEXT = {"cuda": "threadIdx.{d}", "metal": "thread_position_in_threadgroup.{d}",
-               "spirv": "gl_LocalInvocationID.{d}", "wgsl": "local_invocation_id.{d}"}
+               "spirv": "gl_LocalInvocationID.{d}", "wgsl": "local_invocation_id.{d}",
+               "opencl": "get_local_id({n})"}
 
 
 @dataclass
@@ -263,7 +265,7 @@ def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
     guard_line, guard_of = _line(_span(pb[-1][0][pb[-1][1]]))
     guard = ""
     if dim is not None:
-        cond = THREAD_TEXT.get(lang, "tid.{d}").format(d=dim) + " == 0"
+        cond = THREAD_TEXT.get(lang, "tid.{d}").format(d=dim, n=DIMS.index(dim)) + " == 0"
         guard = (f"let one thread write: guard line {guard_line}{guard_of} with `if ({cond})` "
                  f"(every thread stores the same value)")
     if what == "guard":
@@ -275,10 +277,10 @@ def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
     tir = ""
     if what != "guard":
         tir = 'T.tvm_storage_sync("shared") between the two accesses'
-        if lang in ("metal", "spirv", "wgsl"):
+        if lang in ("metal", "spirv", "wgsl", "opencl"):
             notes.append("TVM's storage_sync(\"shared\") orders threadgroup/workgroup memory only; for a device "
                          "buffer the barrier must also order device memory (Metal mem_flags::mem_device, "
-                         "Vulkan UniformMemory semantics, WebGPU storageBarrier())")
+                         "Vulkan UniformMemory semantics, WebGPU storageBarrier(), OpenCL CLK_GLOBAL_MEM_FENCE)")
     if dim is not None:
         tir += (" and " if tir else "") + f"the store under `if threadIdx.{dim} == 0`"
     return Fix(text, line, removes, tir, notes)

@@ -14,7 +14,8 @@ from analyzer.analysis.symbolic import AccessEvent, BarrierEvent, Evaluation
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"},
                "spirv": {ir.SHARED: "Workgroup", ir.GLOBAL: "StorageBuffer", ir.PRIVATE: "Function"},
-               "wgsl": {ir.SHARED: "workgroup", ir.GLOBAL: "storage", ir.PRIVATE: "function"}}
+               "wgsl": {ir.SHARED: "workgroup", ir.GLOBAL: "storage", ir.PRIVATE: "function"},
+               "opencl": {ir.SHARED: "__local", ir.GLOBAL: "__global", ir.PRIVATE: "__private"}}
 # Metal's names for the memory a barrier orders, in the order they are written.
 METAL_FLAGS = ((ir.GLOBAL, "mem_flags::mem_device"), (ir.SHARED, "mem_flags::mem_threadgroup"))
 
@@ -240,6 +241,9 @@ class KernelAnalysis:
                 fn = "threadgroup_barrier" if b.scope == ir.BLOCK else "simdgroup_barrier"
                 hints.append(hint.format(fn=fn, flags=" | ".join(f for s, f in METAL_FLAGS if s in spaces)))
             return " / ".join(dict.fromkeys(hints))
+        if lang == "opencl":
+            fns = {"sub_group_barrier" if b.scope == ir.WARP else "barrier" for b in barriers} or {"barrier"}
+            return " / ".join(hint.format(fn=fn) for fn in sorted(fns))
         if lang == "cuda":
             warp_only = bool(barriers) and all(b.scope == ir.WARP for b in barriers)
             return hint.format(fn="__syncwarp" if warp_only else "__syncthreads")

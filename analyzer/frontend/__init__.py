@@ -14,7 +14,7 @@ from analyzer.frontend.spirv import SpirvLowering
 from analyzer.frontend.wgsl.lower import WgslLowering
 from analyzer.frontend.wgsl.parse import parse_wgsl
 
-EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".spvasm": "spirv", ".spv": "spirv",
+EXTENSIONS = {".cu": "cuda", ".cuh": "cuda", ".metal": "metal", ".cl": "opencl", ".spvasm": "spirv", ".spv": "spirv",
               ".comp": "spirv", ".glsl": "spirv", ".wgsl": "wgsl"}
 
 
@@ -45,6 +45,6 @@ def lower_source(text: str, lang: str, filename: str,
         raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {exc.what}") from None
     if not kernels:
         what = {"cuda": "__global__ function", "metal": "kernel function", "spirv": "GLCompute entry point",
-                "wgsl": "@compute entry point"}[lang]
+                "wgsl": "@compute entry point", "opencl": "__kernel function"}[lang]
         raise KernelraceError(f"{filename}: no kernel found (no {what})")
     return kernels

@@ -12,7 +12,7 @@ from dataclasses import replace
 from lark import Token, Tree
 
 from analyzer import ir
-from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
+from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.c_values import LocalRef, Pointer, Scalar, Value, Vector
 from analyzer.frontend.types import vector_shape
 
@@ -69,6 +69,20 @@ class CallLowering:
 
     def barrier(self, fn: str | None, node: Tree) -> ir.Barrier | None:
         return None
+
+    def call_text(self, node) -> str:
+        """The barrier call as written: from its name to the parenthesis closing its arguments."""
+        n, col = position(node)   # in the text as parsed (after any preprocessing)
+        line = self.parsed_lines[n - 1] if 0 < n <= len(self.parsed_lines) else ""
+        rest, depth = line[max(col - 1, 0):], 0
+        for i, ch in enumerate(rest):
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    return rest[:i + 1]
+        return line.strip().rstrip(";")
 
     def opaque(self, why: str) -> ir.Opaque:
         return ir.Opaque(why, next(self.opaque_ids))

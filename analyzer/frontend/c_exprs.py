@@ -204,6 +204,8 @@ class ExprLowering:
             return Scalar(ir.Call("cvt:" + ty, (ir.Call("vec", val.comps),)), ty)
         e = self._scalar(val)
         src = val.ty if isinstance(val, Scalar) else "int"
+        if isinstance(e, ir.Call) and e.fn.startswith("fcmp"):
+            src = "bool"   # a comparison of floats is a truth value: `(bool)(a < b)` is the comparison
         if self._is_float(ty) != self._is_float(src) or (self._is_float(ty) and ty != src):
             return Scalar(ir.Call("cvt:" + ty, (e,)), ty)
         return Scalar(e, ty)

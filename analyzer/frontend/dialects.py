@@ -1,4 +1,5 @@
-"""The CUDA and Metal vocabularies: kernels, builtins, barriers, address spaces, atomics, shuffles."""
+"""The CUDA and Metal vocabularies: kernels, builtins, barriers, address spaces, atomics, shuffles
+(OpenCL C's is in opencl.py); `lowering_for` picks a C-family dialect's lowering."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import re
 from lark import Tree
 
 from analyzer import ir
-from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
-                                     tokens_of)
+from analyzer.frontend.lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
+from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
@@ -151,24 +152,10 @@ class MetalLowering(CLowering):
 
     def barrier(self, fn, node):
         if fn in ("threadgroup_barrier", "metal::threadgroup_barrier"):
-            return ir.Barrier(ir.BLOCK, self._flags(node), self.span(node), self._text(node))
+            return ir.Barrier(ir.BLOCK, self._flags(node), self.span(node), self.call_text(node))
         if fn in ("simdgroup_barrier", "metal::simdgroup_barrier"):
-            return ir.Barrier(ir.WARP, self._flags(node), self.span(node), self._text(node))
+            return ir.Barrier(ir.WARP, self._flags(node), self.span(node), self.call_text(node))
         return None
-
-    def _text(self, node) -> str:
-        """The barrier call as written: from its name to the parenthesis closing its arguments."""
-        n, col = position(node)   # in the text as parsed (after any preprocessing)
-        line = self.parsed_lines[n - 1] if 0 < n <= len(self.parsed_lines) else ""
-        rest, depth = line[max(col - 1, 0):], 0
-        for i, ch in enumerate(rest):
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth == 0:
-                    return rest[:i + 1]
-        return line.strip().rstrip(";")
 
     def call_value(self, fn, args, node):
         if fn in ("select", "metal::select") and len(args) == 3:
@@ -186,7 +173,7 @@ class MetalLowering(CLowering):
 
 
 def lowering_for(lang: str):
-    return {"cuda": CudaLowering, "metal": MetalLowering}[lang]
+    return {"cuda": CudaLowering, "metal": MetalLowering, "opencl": OpenClLowering}[lang]
 
 
 

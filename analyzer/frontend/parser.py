@@ -20,7 +20,7 @@ from lark.parsers.lalr_analysis import Reduce
 from analyzer.errors import KernelraceError
 
 GRAMMAR_DIR = Path(__file__).resolve().parent.parent.parent / "grammars"
-DIALECTS = ("cuda", "metal", "spirv")
+DIALECTS = ("cuda", "metal", "opencl", "spirv")
 
 BUILTIN_TYPES = frozenset(
     """void bool char int float double half bfloat size_t ptrdiff_t auto
@@ -32,6 +32,12 @@ BUILTIN_TYPES = frozenset(
                                  "longlong", "ulonglong", "float", "double", "half", "bool", "bfloat")
        for n in (2, 3, 4, 8)]
 )
+
+# OpenCL C's own type names (its vector names are the builtin ones above).
+OPENCL_TYPES = frozenset("""atomic_int atomic_uint atomic_long atomic_ulong atomic_float atomic_double atomic_flag
+    atomic_intptr_t atomic_uintptr_t atomic_size_t atomic_ptrdiff_t memory_order memory_scope cl_mem_fence_flags
+    event_t sampler_t image1d_t image2d_t image3d_t image1d_array_t image2d_array_t image1d_buffer_t intptr_t
+    uintptr_t""".split())
 
 # Names that a file introduces as types: struct/union/class, using-aliases, typedefs,
 # template parameters, and `#define uint unsigned int` style type macros.
@@ -232,7 +238,7 @@ def parse(text: str, dialect: str, filename: str, line_map: list[tuple[str, int]
             return parser.parse(text)
         except UnexpectedInput as exc:
             raise KernelraceError(syntax_error_message(exc, text, filename)) from None
-    types = type_names_of(text)
+    types = type_names_of(text) | OPENCL_TYPES if dialect == "opencl" else type_names_of(text)
     post.types = types
     post.templates = template_function_names(text) - types if "template" in text else frozenset()
     split = _FIRST_KERNEL.search(text) if dialect == "cuda" else None

@@ -20,8 +20,10 @@ from analyzer.errors import KernelraceError
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w*)", re.MULTILINE)
 _HARMLESS = {"include", "pragma", ""}
-# TVM's CUDA preamble always carries this block; its directives are parsed as opaque items.
-TVM_PREAMBLE = re.compile(r"^#define TVM_ENABLE_L2_PREFETCH\b", re.MULTILINE)
+# TVM's CUDA preamble always carries this block, and its OpenCL output with half precision this
+# #error line (in an #ifdef cl_khr_fp16 ... #else ... #endif block); their directives are parsed as opaque items.
+TVM_PREAMBLE = re.compile(r"^#define TVM_ENABLE_L2_PREFETCH\b"
+                          r'|^#error "Half precision floating point not supported by OpenCL implementation', re.MULTILINE)
 _USER_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"', re.MULTILINE)
 
 # Macros the compilers predefine, so that `#ifdef __CUDACC__` and arch tests take the device's arm.
@@ -29,6 +31,10 @@ PREDEFINED = {
     "cuda": {"__CUDACC__": "1", "__NVCC__": "1", "__CUDA_ARCH__": "800", "__CUDACC_VER_MAJOR__": "12",
              "__CUDACC_VER_MINOR__": "4", "__cplusplus": "201703L"},
     "metal": {"__METAL_VERSION__": "300", "__METAL__": "1", "__cplusplus": "201402L"},
+    # OpenCL C 3.0 on a device with half and double precision (the extensions' feature macros).
+    "opencl": {"__OPENCL_VERSION__": "300", "__OPENCL_C_VERSION__": "300", "CL_VERSION_1_0": "100",
+               "CL_VERSION_1_1": "110", "CL_VERSION_1_2": "120", "CL_VERSION_2_0": "200", "CL_VERSION_3_0": "300",
+               "cl_khr_fp16": "1", "cl_khr_fp64": "1", "__ENDIAN_LITTLE__": "1"},
 }
 
 
@@ -53,8 +59,8 @@ class Preprocessed:
 def needs_preprocessing(text: str, options: PreprocessOptions | None = None) -> bool:
     if options and options.macros:
         return True
-    if "#define TVM_ENABLE_L2_PREFETCH" in text and TVM_PREAMBLE.search(text):   # the cheap test first
-        return False
+    if ("#define TVM_ENABLE_L2_PREFETCH" in text or "#error \"Half precision" in text) and TVM_PREAMBLE.search(text):
+        return False   # the cheap test first
     kinds = {m.group(1) for m in _DIRECTIVE.finditer(text)}
     if not kinds - _HARMLESS and not _USER_INCLUDE.search(text):
         return False
@@ -114,7 +120,11 @@ def preprocess(text: str, dialect: str, filename: str,
         raise KernelraceError(f"{filename}: preprocessor: macros nested too deeply") from None
     except Exception as exc:   # pcpp's own failures on malformed input: one line, not a traceback
         msg = " ".join(str(exc).split())
-        raise KernelraceError(f"{filename}: preprocessor error: {type(exc).__name__}: {msg}") from None
+        last = getattr(pre, "lastdirective", None)   # where pcpp was: the last directive it read
+        where = filename
+        if last is not None and isinstance(getattr(last, "lineno", None), int):
+            where = f"{_same_file(getattr(last, 'source', None) or filename, filename)}:{last.lineno}:1"
+        raise KernelraceError(f"{where}: preprocessor error: {type(exc).__name__}: {msg}") from None
 
 
 def _collect(pre, filename: str) -> Preprocessed:

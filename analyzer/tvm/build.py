@@ -1,6 +1,6 @@
 """Build layer: run a kernel builder, build it with TVM, collect emitted source and launch extents.
 
-TVM's runtime module for CUDA and Metal is source only: it carries no launch metadata, so the
+TVM's runtime module for CUDA, Metal, OpenCL and WebGPU is source only: it carries no launch metadata, so the
 extents are read from the lowered device TIR (the ``thread_extent`` attributes) after the
 host/device split, exactly where TVM's own codegen reads them.
 """
@@ -16,7 +16,7 @@ from analyzer.errors import KernelraceError
 from analyzer.tvm.builders import (as_module, call_builder, load_builder, lower_device,
                                      make_target, schedule)
 
-LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv", "webgpu": "wgsl"}
+LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv", "webgpu": "wgsl", "opencl": "opencl"}
 # Where a Vulkan build's SPIR-V came from: TVM's own codegen, or our translation of its device TIR.
 FROM_TVM = "SPIR-V from TVM's Vulkan codegen"
 FROM_GLSL = ("SPIR-V from kernelrace: TVM's lowered device TIR for the vulkan target, translated to GLSL, "
@@ -55,7 +55,7 @@ class BuiltModule:
         if self.units:
             return list(self.units)
         fn_name = self.builder.rpartition(":")[2].split(".")[-1]
-        return [(f"{fn_name}.{ {'cuda': 'cu', 'wgsl': 'wgsl'}.get(self.lang, 'metal')}", self.source)]
+        return [(f"{fn_name}.{ {'cuda': 'cu', 'wgsl': 'wgsl', 'opencl': 'cl'}.get(self.lang, 'metal')}", self.source)]
 
 
 def _walk(node, visit) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from analyzer.errors import KernelraceError
 
-TARGETS = ("cuda", "metal", "vulkan", "webgpu")
+TARGETS = ("cuda", "metal", "vulkan", "webgpu", "opencl")
 CUDA_ARCH = "sm_80"
 
 
@@ -52,6 +52,8 @@ def make_target(name: str):
         return tvm.target.Target("vulkan")
     if name == "webgpu":
         return tvm.target.Target("webgpu")
+    if name == "opencl":
+        return tvm.target.Target("opencl")
     raise KernelraceError(f"unsupported target '{name}' (expected one of: {', '.join(TARGETS)})")
 
 
