@@ -1,0 +1,100 @@
+"""Which thread runs next: threads run one at a time, each up to its next barrier, in a chosen
+order; a barrier releases its threads once every thread still running waits at one (a warp
+barrier once every running thread of the warp does).
+
+Orders: `ascending`, `descending`, `random` (seeded), and a witness's: its two threads first, in
+the order that loses (the one whose access the finding says lands first runs first), then the rest
+ascending; `reverse` of any order is the order backwards.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from analyzer import ir
+from analyzer.dynamic.detector import Detector
+from analyzer.dynamic.interpreter import DIMS, Interpreter, Launch
+from analyzer.dynamic.values import InterpretError
+
+ORDERS = ("ascending", "descending", "random", "witness")
+
+
+def linear(tid, block_dim: dict[str, int]) -> int:
+    x, y, z = (list(tid) + [0, 0, 0])[:3]
+    return x + block_dim["x"] * (y + block_dim["y"] * z)
+
+
+def order(name: str, launch: Launch, seed: int = 0, first: tuple = ()) -> list[int]:
+    """The thread order `name` gives (linear indices). `first`: threads that run before the rest,
+    in that order (a witness's)."""
+    n = launch.threads
+    base = list(range(n))
+    if name == "descending":
+        base.reverse()
+    elif name == "random":
+        random.Random(seed).shuffle(base)
+    lead = [linear(t, launch.block_dim) for t in first]
+    lead = [i for k, i in enumerate(lead) if i < n and i not in lead[:k]]
+    return lead + [i for i in base if i not in set(lead)]
+
+
+@dataclass
+class Run:
+    """The outcome of one run: the global memory it wrote, and the races it saw."""
+    memory: dict[str, dict[int, object]]
+    written: dict[str, set[int]]
+    races: list
+    steps: int
+
+
+def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list[tuple[int, int, int]],
+        detect: bool = True) -> Run:
+    """The kernel run for each block of `blocks` in turn (sharing global memory), threads in
+    `thread_order`. InterpretError when it cannot be run."""
+    if launch.threads > 1024:
+        raise InterpretError(f"a block of {launch.threads} threads (at most 1024)")
+    detector = Detector() if detect else None
+    interp = Interpreter(kernel, launch, detector.observe if detector else None)
+    for bid in blocks:
+        _run_block(interp, dict(zip(DIMS, bid)), thread_order)
+    shared = {b for b, buf in kernel.buffers.items() if buf.space != ir.GLOBAL}
+    return Run({b: m for b, m in interp.memory.items() if b not in shared},
+               {b: w for b, w in interp.written.items() if b not in shared},
+               list(detector.races.values()) if detector else [], interp.steps)
+
+
+_READY, _DONE = "ready", "done"
+
+
+def _run_block(interp: Interpreter, bid: dict[str, int], thread_order: list[int]) -> None:
+    for b in [b for b, buf in interp.kernel.buffers.items() if buf.space == ir.SHARED]:
+        interp.memory.pop(b, None)     # each block has its own shared memory
+    threads = {i: interp.thread(i, bid) for i in thread_order}
+    gens = {i: interp.run(t) for i, t in threads.items()}
+    state = {i: _READY for i in thread_order}
+    while True:
+        for i in thread_order:
+            if state[i] == _READY:
+                try:
+                    state[i] = next(gens[i])
+                except StopIteration:
+                    state[i] = _DONE
+        live = [i for i in thread_order if state[i] != _DONE]
+        if not live:
+            return
+        released = False
+        warps: dict[int, list[int]] = {}
+        for i in live:
+            warps.setdefault(threads[i].warp, []).append(i)
+        for members in warps.values():
+            if all(state[i] == ir.WARP for i in members):
+                for i in members:
+                    state[i] = _READY
+                released = True
+        if released:
+            continue
+        # Every running thread waits: the block barrier releases them (threads that returned
+        # early do not hold it, as on the GPUs the kernels are written for).
+        for i in live:
+            state[i] = _READY
