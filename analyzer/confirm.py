@@ -54,7 +54,7 @@ def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 
     t1, t2 = (_thread(w["first_thread"]), _thread(w["second_thread"]))
     lines = [f"ran block {_thread(block)} with {_params(launch.params)}, seed {seed}: thread {t2} first, then {t1}, "
              f"then the others ascending, against {against}"]
-    lines.append(("race observed: " + seen[0].describe()) if seen else
+    lines.append(("race observed: " + _shown(seen[0], kernel)) if seen else
                  "the race was not observed in this run (the accesses did not meet on these inputs)")
     if diffs:
         for d in diffs:
@@ -93,6 +93,12 @@ def _diff(a: schedule.Run, b: schedule.Run, kernel: ir.Kernel) -> list[dict[str,
             out.append({"buffer": name, "differ": len(bad), "elements": len(idx),
                         "first": {"index": i, "losing": show(ma.get(i)), "other": show(mb.get(i))}})
     return out
+
+
+def _shown(race, kernel: ir.Kernel) -> str:
+    decl = kernel.buffers.get(race.buffer)
+    text = race.describe()
+    return text.replace(f"{race.buffer}[", f"{decl.display}[") if decl is not None and decl.display else text
 
 
 def _thread(t) -> str:
