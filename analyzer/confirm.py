@@ -28,14 +28,20 @@ def confirm_results(pairs: list[tuple[ir.Kernel, KernelResult]], defines: dict[s
     for kernel, result in pairs:
         for f in result.findings:
             if f.rule in RACE_RULES and f.witness and "second_block" not in f.witness:
-                f.confirmation = confirm(kernel, f, defines, seed)
+                f.confirmation = confirm(kernel, f, defines, seed, _in_force(result))
 
 
-def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 0) -> dict[str, Any]:
+def _in_force(result: KernelResult) -> list[str]:
+    return [c["contract"] for c in result.contracts if c.get("in_force")]
+
+
+def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 0,
+            contracts: list[str] = ()) -> dict[str, Any]:
+    """The finding run in the order that loses and compared (see the module's docstring)."""
     w = f.witness
     block = tuple(w.get("block") or (0, 0, 0))
     try:
-        launch = make_launch(kernel, defines, w, seed, [block])
+        launch = make_launch(kernel, defines, w, seed, [block], contracts=contracts)
         losing = schedule.order("witness", launch, seed, (tuple(w["second_thread"]), tuple(w["first_thread"])))
         fixed = apply_hint(kernel, f) if (f.fix or {}).get("removes") else None
         lose = schedule.run(kernel, launch, losing, [block])

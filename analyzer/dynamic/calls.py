@@ -127,8 +127,28 @@ _CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: 
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 
+# SPIR-V instructions the front end leaves as calls, and GLSL.std.450's names, as this module's.
+_SPIRV = {"OpFAdd": "f+", "OpFSub": "f-", "OpFMul": "f*", "OpFDiv": "f/", "OpFRem": "f%", "OpFMod": "f%",
+          "OpFNegate": "fneg", "OpConvertSToF": "cvt:float", "OpConvertUToF": "cvt:float",
+          "OpConvertFToS": "cvt:int", "OpConvertFToU": "cvt:uint", "OpFConvert": "cvt:float",
+          "OpBitcast": "as_type<uint>", "FMax": "max", "FMin": "min", "NMax": "max", "NMin": "min",
+          "FAbs": "fabs", "SAbs": "abs", "InverseSqrt": "rsqrt", "Fma": "fma", "FClamp": "clamp",
+          "UClamp": "clamp", "SClamp": "clamp", "FMix": "mix", "Exp": "exp", "Exp2": "exp2", "Log": "log",
+          "Log2": "log2", "Sqrt": "sqrt", "Pow": "pow", "Floor": "floor", "Ceil": "ceil", "Trunc": "trunc",
+          "Round": "round", "RoundEven": "rint", "Tanh": "tanh", "Sin": "sin", "Cos": "cos",
+          # WGSL's conversions
+          "f32": "cvt:float", "f16": "cvt:half", "i32": "cvt:int", "u32": "cvt:uint", "f64": "cvt:double",
+          "i64": "cvt:int64_t", "u64": "cvt:uint64_t"}
+
+
 def call(fn: str, args: tuple, lang: str):
     """The value of `fn(args)`; InterpretError for a function this module does not know."""
+    fn = _SPIRV.get(fn, fn)
+    if fn == "fbits":   # a SPIR-V float constant, kept as its double's bits: a float (32-bit) here
+        return np.float32(struct.unpack("<d", struct.pack("<q", args[0]))[0])
+    if fn == "mix" and len(args) == 3:
+        a, b, w = (_float(x) for x in args)
+        return a * (1 - w) + b * w
     if fn.startswith("float:"):
         return literal(fn[6:], lang)
     if fn == "vec":

@@ -4,7 +4,8 @@ interval, at least one writes, and not both atomically.
 The interval of an access is, for its memory space, the number of block barriers (and, between
 threads of one warp, warp barriers) ordering that space its thread has passed: two threads with
 equal counts met no barrier between the accesses. A barrier ordering only shared memory leaves
-global accesses in one interval, as the static analysis has it.
+global accesses in one interval, as the static analysis has it. Two writes of the same value are
+benign (the static analysis reports them only with --strict) and not counted.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer import ir
+from analyzer.dynamic.values import same
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,11 @@ class Detector:
         self._shadow: dict[tuple, tuple[dict, dict]] = {}
         self.races: dict[tuple[int, int], Race] = {}     # (site, site) -> first race seen
 
-    def observe(self, t, acc: ir.Access, offset: int, is_write: bool) -> None:
+    def observe(self, t, acc: ir.Access, offset: int, is_write: bool, value=None) -> None:
         block_count, warp_count = t.ordered.get(acc.space, (0, 0))
         me = (t.tid["x"], t.tid["y"], t.tid["z"])
         bid = (t.bid["x"], t.bid["y"], t.bid["z"])
-        entry = (me, t.warp, warp_count, acc, is_write)
+        entry = (me, t.warp, warp_count, acc, is_write, value)
         for byte in range(offset, offset + acc.width):
             key = (bid, acc.buffer, byte, block_count)
             readers, writers = self._shadow.setdefault(key, ({}, {}))
@@ -66,9 +68,11 @@ class Detector:
 
     @staticmethod
     def _conflict(a, b) -> bool:
-        me, warp, wc, acc, _ = a
-        other, owarp, owc, oacc, _ = b
+        me, warp, wc, acc, write, value = a
+        other, owarp, owc, oacc, owrite, ovalue = b
         if me == other or (acc.atomic and oacc.atomic):
+            return False
+        if write and owrite and not acc.atomic and not oacc.atomic and value is not None and same(value, ovalue):
             return False
         return warp != owarp or wc == owc
 

@@ -30,6 +30,9 @@ class Launch:
     grid_dim: dict[str, int]
     seed: int = 0
     warp_size: int = 32
+    # Buffer contracts in force (`prob:nondecreasing`, analyzer/analysis/contracts.py): the inputs
+    # drawn for a buffer keep its contract, as the data the analysis assumed does.
+    contracts: dict[str, str] = field(default_factory=dict)
 
     @property
     def threads(self) -> int:
@@ -71,13 +74,18 @@ class Interpreter:
     def __init__(self, kernel: ir.Kernel, launch: Launch, observe=None):
         self.kernel = kernel
         self.launch = launch
-        self.observe = observe          # observe(thread, access, byte offset, is_write) or None
+        self.observe = observe          # observe(thread, access, byte offset, is_write, value) or None
         self.memory: dict[str, dict[int, object]] = {}
         self.written: dict[str, set[int]] = {}
         self.steps = 0
         self._kinds = {name: kind_of(b.elem_type) for name, b in kernel.buffers.items()}
         self._signed = {name: not b.elem_type.strip().startswith(("u", "unsigned")) for name, b in kernel.buffers.items()}
         self._barriers = _holding_barriers(kernel.body)
+        self._contract = {}
+        for name, b in kernel.buffers.items():
+            for key in (name, b.display, name[:-4] if name.endswith("_ptr") else None):
+                if key and key in launch.contracts:
+                    self._contract[name] = launch.contracts[key]
 
     # ---------- threads ----------
 
@@ -194,9 +202,22 @@ class Interpreter:
             for i in range(first, first + n):
                 v = mem.get(i)
                 if v is None:
-                    v = mem[i] = initial(self.launch.seed, acc.buffer, i, kind)
+                    v = mem[i] = self._input(acc.buffer, i, kind)
                 vals.append(v)
         return vals[0] if n == 1 else tuple(vals)
+
+    def _input(self, buffer: str, i: int, kind: str):
+        prop = self._contract.get(buffer)
+        if prop is None:
+            return initial(self.launch.seed, buffer, i, kind)
+        if prop == "nondecreasing":   # steps of 1 or 2: a prefix sum of small positive values
+            return as_kind(2 * i + initial(self.launch.seed, buffer, i, INT) % 2, kind)
+        if prop == "distinct":
+            return as_kind(i, kind)
+        if prop.startswith("range="):
+            lo, hi = (int(x) for x in prop[6:].split(".."))
+            return as_kind(lo + initial(self.launch.seed, buffer, i, INT) % (hi - lo + 1), kind)
+        return initial(self.launch.seed, buffer, i, kind)
 
     def _store(self, acc: ir.Access, first: int, n: int, value, t: Thread) -> None:
         kind = self._kinds.get(acc.buffer, INT)
@@ -233,7 +254,7 @@ class Interpreter:
         value = self._eval(acc.value, t, s) if acc.value is not None else None
         if value is None:
             raise InterpretError(f"a write without a value at {where(acc.span)}")
-        self._seen(t, acc, offset, True)
+        self._seen(t, acc, offset, True, value)
         self._store(acc, first, n, value, t)
 
     def _atomic(self, acc: ir.Access, first: int, n: int, offset: int, t: Thread, s) -> None:
@@ -270,9 +291,9 @@ class Interpreter:
         self._seen(t, acc, offset, True)
         self._store(acc, first, n, new, t)
 
-    def _seen(self, t: Thread, acc: ir.Access, offset: int, is_write: bool) -> None:
+    def _seen(self, t: Thread, acc: ir.Access, offset: int, is_write: bool, value=None) -> None:
         if self.observe is not None and acc.space in (ir.SHARED, ir.GLOBAL):
-            self.observe(t, acc, offset, is_write)
+            self.observe(t, acc, offset, is_write, value)
 
     # ---------- expressions ----------
 

@@ -10,10 +10,16 @@ from analyzer.dynamic.values import InterpretError
 
 
 def make_launch(kernel: ir.Kernel, defines: dict[str, int] | None = None, witness: dict | None = None,
-                seed: int = 0, blocks: list[tuple[int, int, int]] | None = None) -> Launch:
+                seed: int = 0, blocks: list[tuple[int, int, int]] | None = None,
+                default: int | None = None, contracts: list[str] = ()) -> Launch:
+    """`default`: the value of a parameter nothing else gives (an oracle's small extent); without
+    it such a parameter is an error naming the --define to give."""
     params = {**((witness or {}).get("params") or {}), **kernel.bindings, **(defines or {})}
     params = {k: int(v) for k, v in params.items() if isinstance(v, (int, bool))}
     _derive(kernel, params)
+    if default is not None:
+        params.update({p: default for p in kernel.params if p not in params})
+        _derive(kernel, params)
     missing = [p for p in kernel.params if p not in params]
     if missing:
         raise InterpretError(f"no value for the parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
@@ -32,7 +38,13 @@ def make_launch(kernel: ir.Kernel, defines: dict[str, int] | None = None, witnes
         if v is None and d in kernel.grid_params:
             v = params.get(kernel.grid_params[d])
         grid_dim[d] = v if isinstance(v, int) and v > 0 else max(b[k] for b in used) + 1
-    return Launch(params, block_dim, grid_dim, seed, kernel.warp_size or 32)
+    shaped = {}
+    for text in contracts:   # "[kernel/]buffer:property", those in force on this kernel
+        scope, _, rest = text.rpartition("/")
+        buf, _, prop = rest.partition(":")
+        if not scope or scope == kernel.name:
+            shaped[buf] = prop
+    return Launch(params, block_dim, grid_dim, seed, kernel.warp_size or 32, shaped)
 
 
 def _derive(kernel: ir.Kernel, params: dict[str, int]) -> None:
