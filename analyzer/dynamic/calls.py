@@ -109,17 +109,16 @@ def _minmax(pick, args):
 
 def _binary(op: str, a, b):
     a, b = _float(a), _float(b)
-    with np.errstate(all="ignore"):
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op == "/":
-            return a / b
-        if op == "%":
-            return np.fmod(a, b)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b
+    if op == "%":
+        return np.fmod(a, b)
     raise InterpretError(f"the float operator {op}")
 
 

@@ -52,18 +52,24 @@ class Detector:
         self._shadow: dict[tuple, tuple[dict, dict]] = {}
         self.races: dict[tuple[int, int], Race] = {}     # (site, site) -> first race seen
 
-    def observe(self, t, acc: ir.Access, offset: int, is_write: bool, value=None) -> None:
+    def observe(self, t, acc: ir.Access, offset: int, is_write: bool, value=None, size: int = 1) -> None:
+        # Tracked per element: the interpreter runs only accesses of whole elements.
         block_count, warp_count = t.ordered.get(acc.space, (0, 0))
         me = (t.tid["x"], t.tid["y"], t.tid["z"])
         bid = (t.bid["x"], t.bid["y"], t.bid["z"])
         entry = (me, t.warp, warp_count, acc, is_write, value)
-        for byte in range(offset, offset + acc.width):
-            key = (bid, acc.buffer, byte, block_count)
-            readers, writers = self._shadow.setdefault(key, ({}, {}))
-            for other in list(writers.values()) + (list(readers.values()) if is_write else []):
-                if self._conflict(entry, other):
-                    self._report(acc, byte, other, entry)
-                    break
+        first = offset // size
+        for elem in range(first, first + max(1, acc.width // size)):
+            key = (bid, acc.buffer, elem, block_count)
+            slot = self._shadow.get(key)
+            if slot is None:
+                slot = self._shadow[key] = ({}, {})
+            readers, writers = slot
+            if writers or (is_write and readers):
+                for other in list(writers.values()) + (list(readers.values()) if is_write else []):
+                    if self._conflict(entry, other):
+                        self._report(acc, elem * size, size, other, entry)
+                        break
             (writers if is_write else readers)[me] = entry
 
     @staticmethod
@@ -76,10 +82,9 @@ class Detector:
             return False
         return warp != owarp or wc == owc
 
-    def _report(self, acc: ir.Access, byte: int, earlier, later) -> None:
-        key = tuple(sorted((earlier[3].id, later[3].id)))
+    def _report(self, acc: ir.Access, byte: int, size: int, earlier, later) -> None:
+        key = (earlier[3].id, later[3].id) if earlier[3].id <= later[3].id else (later[3].id, earlier[3].id)
         if key in self.races:
             return
-        size = acc.elem_size or 1
         self.races[key] = Race(acc.buffer, acc.space, byte, byte // size,
                                Touch(earlier[0], earlier[3], earlier[4]), Touch(later[0], later[3], later[4]))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from analyzer import ir
 from analyzer.dynamic.calls import call
+from analyzer.dynamic.compiled import compile_expr
 from analyzer.dynamic.values import INT, InterpretError, as_kind, initial, is_float, kind_of
 
 # Statements one thread may run, and all threads of a run together, before the run stops: a loop
@@ -74,13 +75,15 @@ class Interpreter:
     def __init__(self, kernel: ir.Kernel, launch: Launch, observe=None):
         self.kernel = kernel
         self.launch = launch
-        self.observe = observe          # observe(thread, access, byte offset, is_write, value) or None
+        self.observe = observe          # observe(thread, access, byte offset, is_write, value, element size) or None
         self.memory: dict[str, dict[int, object]] = {}
         self.written: dict[str, set[int]] = {}
         self.steps = 0
         self._kinds = {name: kind_of(b.elem_type) for name, b in kernel.buffers.items()}
         self._signed = {name: not b.elem_type.strip().startswith(("u", "unsigned")) for name, b in kernel.buffers.items()}
         self._barriers = _holding_barriers(kernel.body)
+        self._compiled: dict = {}
+        self._keep: list = []
         self._contract = {}
         for name, b in kernel.buffers.items():
             for key in (name, b.display, name[:-4] if name.endswith("_ptr") else None):
@@ -293,7 +296,8 @@ class Interpreter:
 
     def _seen(self, t: Thread, acc: ir.Access, offset: int, is_write: bool, value=None) -> None:
         if self.observe is not None and acc.space in (ir.SHARED, ir.GLOBAL):
-            self.observe(t, acc, offset, is_write, value)
+            buf = self.kernel.buffers.get(acc.buffer)
+            self.observe(t, acc, offset, is_write, value, (buf.elem_size if buf is not None else 0) or acc.elem_size or 1)
 
     # ---------- expressions ----------
 
@@ -310,6 +314,32 @@ class Interpreter:
         return int(v)
 
     def _eval(self, e, t: Thread, s):
+        key = (id(e), id(s))
+        fn = self._compiled.get(key)
+        if fn is None:
+            fn = self._compiled[key] = compile_expr(self, e, s)
+            self._keep.append((e, s))   # the ids stay theirs while the closure is cached
+        return fn(t)
+
+    def _not_integer(self, s):
+        raise InterpretError(f"a non-integer index at {where(_span(s))}")
+
+    def _binop_values(self, op, a, b, s):
+        return _binop(op, a, b, s)
+
+    def _call(self, fn, args, s):
+        try:
+            return call(fn, args, self.kernel.lang)
+        except InterpretError as exc:
+            raise InterpretError(f"{exc} at {where(_span(s))}") from None
+
+    def _read(self, acc: ir.Access, offset: int, t: Thread, s):
+        first, n = self._elements(acc, offset, s)
+        value = self._load(acc, first, n, t)
+        self._seen(t, acc, offset, False)
+        return value
+
+    def _eval_tree(self, e, t: Thread, s):
         if isinstance(e, ir.Const):
             return e.value
         if isinstance(e, ir.Var):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from analyzer import ir
 from analyzer.dynamic.detector import Detector
 from analyzer.dynamic.interpreter import DIMS, Interpreter, Launch
@@ -56,8 +58,9 @@ def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list
         raise InterpretError(f"a block of {launch.threads} threads (at most 1024)")
     detector = Detector() if detect else None
     interp = Interpreter(kernel, launch, detector.observe if detector else None)
-    for bid in blocks:
-        _run_block(interp, dict(zip(DIMS, bid)), thread_order)
+    with np.errstate(all="ignore"):   # float overflow and NaN are values here, as on the device
+        for bid in blocks:
+            _run_block(interp, dict(zip(DIMS, bid)), thread_order)
     shared = {b for b, buf in kernel.buffers.items() if buf.space != ir.GLOBAL}
     return Run({b: m for b, m in interp.memory.items() if b not in shared},
                {b: w for b, w in interp.written.items() if b not in shared},
