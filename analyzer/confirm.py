@@ -2,8 +2,9 @@
 
 For a finding with a witness, the kernel's block runs on seeded inputs (analyzer/dynamic/) in the
 order that loses (the witness's second thread first, then its first, then the rest), and once more
-to compare against: with the verified fix hint applied when there is one, else in the reverse
-order. The global elements that differ are the race's effect on these inputs. With a fix, the fixed
+to compare against: with the verified fix hint applied when there is one, else in lockstep (every
+thread one statement at a time, what a kernel that races within a warp assumes), else in the
+reverse order. The global elements that differ are the race's effect on these inputs. With a fix, the fixed
 kernel is also run in both orders, to show the hint leaves no order-dependence there. "No
 difference observed" only says these inputs and orders did not expose the race: never that it is
 refuted.
@@ -48,7 +49,11 @@ def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 
         if fixed is not None:
             other, against = schedule.run(fixed, launch, losing, [block]), "the fix hint applied"
         else:
-            other, against = schedule.run(kernel, launch, losing[::-1], [block]), "the reverse order"
+            # What the kernel's author expected: every thread one statement at a time; failing a
+            # difference there, the reverse order.
+            other, against = schedule.run(kernel, launch, losing, [block], lockstep=True), "lockstep execution"
+            if not _diff(lose, other, kernel):
+                other, against = schedule.run(kernel, launch, losing[::-1], [block]), "the reverse order"
         fixed_check = None
         if fixed is not None:
             reverse = schedule.run(fixed, launch, losing[::-1], [block])

@@ -153,3 +153,21 @@ def test_confirm_on_the_cumsum_shows_wrong_prefix_sums(cli):
     first_kernel = [f for f in report["findings"] if f["kernel"] == "gpu_2d_continuous_cumsum_kernel"]
     outs = [b for f in first_kernel for b in f["confirmation"]["buffers"] if b["buffer"] == "Out"]
     assert outs and all(b["differ"] > 400 and b["elements"] == 512 for b in outs)
+
+
+def test_the_cumsum_is_right_in_lockstep_and_wrong_one_thread_at_a_time():
+    """The scan is correct only while its threads advance together; run one at a time, every
+    element from column 8 on is wrong (the PoCL numbers of the issue show the same)."""
+    from analyzer.pipeline import built_kernels
+    from analyzer.tvm.build import build
+
+    k = built_kernels(build(CUMSUM, {}, "cuda"))[0]
+    launch = make_launch(k, {"m": 1, "n": 512})
+    ascending = schedule.order("ascending", launch)
+    lock = schedule.run(k, launch, ascending, [(0, 0, 0)], lockstep=True)
+    alone = schedule.run(k, launch, ascending, [(0, 0, 0)])
+    a = [lock.memory["A_ptr"][i] for i in range(512)]
+    want = list(np.cumsum(a))
+    assert [lock.memory["Out_ptr"][i] for i in range(512)] == want
+    wrong = [i for i in range(512) if alone.memory["Out_ptr"][i] != want[i]]
+    assert wrong[0] == 8 and len(wrong) > 480

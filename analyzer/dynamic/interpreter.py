@@ -72,8 +72,11 @@ def where(span: ir.Span) -> str:
 class Interpreter:
     """Runs one kernel's threads on one launch; `memory` is shared by every block it runs."""
 
-    def __init__(self, kernel: ir.Kernel, launch: Launch, observe=None):
+    def __init__(self, kernel: ir.Kernel, launch: Launch, observe=None, lockstep: bool = False):
         self.kernel = kernel
+        # Every thread yields after each statement: the scheduler then advances all of them one
+        # statement at a time (the lockstep a kernel written for one warp assumes).
+        self.lockstep = lockstep
         self.launch = launch
         self.observe = observe          # observe(thread, access, byte offset, is_write, value, element size) or None
         self.memory: dict[str, dict[int, object]] = {}
@@ -108,7 +111,13 @@ class Interpreter:
 
     def _block(self, stmts, t: Thread):
         for s in stmts:
-            if id(s) in self._barriers:
+            if self.lockstep:
+                if isinstance(s, (ir.If, ir.Loop, ir.Barrier)):
+                    yield from self._stmt_with_barriers(s, t)
+                else:
+                    self._stmt(s, t)
+                    yield "step"
+            elif id(s) in self._barriers:
                 yield from self._stmt_with_barriers(s, t)
             else:
                 self._stmt(s, t)

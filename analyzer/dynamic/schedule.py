@@ -51,13 +51,15 @@ class Run:
 
 
 def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list[tuple[int, int, int]],
-        detect: bool = True) -> Run:
+        detect: bool = True, lockstep: bool = False) -> Run:
     """The kernel run for each block of `blocks` in turn (sharing global memory), threads in
-    `thread_order`. InterpretError when it cannot be run."""
+    `thread_order`, each up to its next barrier or, in `lockstep`, one statement at a time (all
+    threads of the block advance together, in that order within a step). InterpretError when it
+    cannot be run."""
     if launch.threads > 1024:
         raise InterpretError(f"a block of {launch.threads} threads (at most 1024)")
     detector = Detector() if detect else None
-    interp = Interpreter(kernel, launch, detector.observe if detector else None)
+    interp = Interpreter(kernel, launch, detector.observe if detector else None, lockstep)
     with np.errstate(all="ignore"):   # float overflow and NaN are values here, as on the device
         for bid in blocks:
             _run_block(interp, dict(zip(DIMS, bid)), thread_order)
@@ -86,6 +88,11 @@ def _run_block(interp: Interpreter, bid: dict[str, int], thread_order: list[int]
         live = [i for i in thread_order if state[i] != _DONE]
         if not live:
             return
+        stepping = [i for i in live if state[i] == "step"]
+        for i in stepping:
+            state[i] = _READY
+        if stepping:
+            continue
         released = False
         warps: dict[int, list[int]] = {}
         for i in live:
