@@ -177,6 +177,8 @@ def _confirm_options(p: argparse.ArgumentParser, flag: bool, define: bool = Fals
         p.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",
                        help="a scalar kernel parameter's value for the run (small shapes run in seconds)")
     p.add_argument("--seed", type=int, default=0, help="the seed of the run's random inputs (default 0)")
+    p.add_argument("--blocks", type=_positive, default=1, metavar="N",
+                   help="run the witness's block and the blocks after it, N in all (default 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -520,7 +522,7 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
                 result = analyse_kernel(k, options)
                 result.launch_from_file = said
                 pairs.append((k, result))
-    confirm_results(pairs, defines, args.seed)
+    confirm_results(pairs, defines, args.seed, args.blocks)
     return [r for _, r in pairs]
 
 

@@ -24,12 +24,13 @@ from analyzer.findings import Finding, KernelResult
 FIRST_SHOWN = 1     # differing elements named per buffer
 
 
-def confirm_results(pairs: list[tuple[ir.Kernel, KernelResult]], defines: dict[str, int], seed: int = 0) -> None:
+def confirm_results(pairs: list[tuple[ir.Kernel, KernelResult]], defines: dict[str, int], seed: int = 0,
+                    blocks: int = 1) -> None:
     """Attach a `confirmation` to every race finding of the results (each with its kernel's IR)."""
     for kernel, result in pairs:
         for f in result.findings:
             if f.rule in RACE_RULES and f.witness and "second_block" not in f.witness:
-                f.confirmation = confirm(kernel, f, defines, seed, _in_force(result))
+                f.confirmation = confirm(kernel, f, defines, seed, _in_force(result), blocks)
 
 
 def _in_force(result: KernelResult) -> list[str]:
@@ -37,33 +38,36 @@ def _in_force(result: KernelResult) -> list[str]:
 
 
 def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 0,
-            contracts: list[str] = ()) -> dict[str, Any]:
-    """The finding run in the order that loses and compared (see the module's docstring)."""
+            contracts: list[str] = (), count: int = 1) -> dict[str, Any]:
+    """The finding run in the order that loses and compared (see the module's docstring), on the
+    witness's block and the `count - 1` blocks after it."""
     w = f.witness
     block = tuple(w.get("block") or (0, 0, 0))
     try:
         launch = make_launch(kernel, defines, w, seed, [block], contracts=contracts)
+        blocks = _blocks(block, launch.grid_dim, count)
         losing = schedule.order("witness", launch, seed, (tuple(w["second_thread"]), tuple(w["first_thread"])))
         fixed = apply_hint(kernel, f) if (f.fix or {}).get("removes") else None
-        lose = schedule.run(kernel, launch, losing, [block])
+        lose = schedule.run(kernel, launch, losing, blocks)
         if fixed is not None:
-            other, against = schedule.run(fixed, launch, losing, [block]), "the fix hint applied"
+            other, against = schedule.run(fixed, launch, losing, blocks), "the fix hint applied"
         else:
             # What the kernel's author expected: every thread one statement at a time; failing a
             # difference there, the reverse order.
-            other, against = schedule.run(kernel, launch, losing, [block], lockstep=True), "lockstep execution"
+            other, against = schedule.run(kernel, launch, losing, blocks, lockstep=True), "lockstep execution"
             if not _diff(lose, other, kernel):
-                other, against = schedule.run(kernel, launch, losing[::-1], [block]), "the reverse order"
+                other, against = schedule.run(kernel, launch, losing[::-1], blocks), "the reverse order"
         fixed_check = None
         if fixed is not None:
-            reverse = schedule.run(fixed, launch, losing[::-1], [block])
+            reverse = schedule.run(fixed, launch, losing[::-1], blocks)
             fixed_check = (_diff(other, reverse, kernel), other.races + reverse.races)
     except InterpretError as exc:
         return {"status": "cannot-run", "lines": [f"cannot interpret: {exc}"], "reason": str(exc)}
     diffs = _diff(lose, other, kernel)
     seen = [r for r in lose.races if r.lines == frozenset((f.first.line if f.first else 0, f.second.line))]
     t1, t2 = (_thread(w["first_thread"]), _thread(w["second_thread"]))
-    lines = [f"ran block {_thread(block)} with {_params(launch.params)}, seed {seed}: thread {t2} first, then {t1}, "
+    shown = f"block {_thread(block)}" if len(blocks) == 1 else f"{len(blocks)} blocks from {_thread(block)}"
+    lines = [f"ran {shown} with {_params(launch.params)}, seed {seed}: thread {t2} first, then {t1}, "
              f"then the others ascending, against {against}"]
     lines.append(("race observed: " + _shown(seen[0], kernel)) if seen else
                  "the race was not observed in this run (the accesses did not meet on these inputs)")
@@ -89,6 +93,13 @@ def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 
                      + (", no race observed" if not fraces else f", {len(fraces)} race(s) still observed"))
     out["lines"] = lines
     return out
+
+
+def _blocks(first: tuple, grid: dict[str, int], count: int) -> list[tuple[int, int, int]]:
+    """`first` and the blocks after it in the grid's linear order, `count` in all (fewer at its end)."""
+    gx, gy, gz = grid["x"], grid["y"], grid["z"]
+    start = first[0] + gx * (first[1] + gy * first[2])
+    return [(i % gx, i // gx % gy, i // (gx * gy)) for i in range(start, min(start + count, gx * gy * gz))]
 
 
 def _diff(a: schedule.Run, b: schedule.Run, kernel: ir.Kernel) -> list[dict[str, Any]]:
