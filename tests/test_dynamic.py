@@ -171,3 +171,27 @@ def test_the_cumsum_is_right_in_lockstep_and_wrong_one_thread_at_a_time():
     assert [lock.memory["Out_ptr"][i] for i in range(512)] == want
     wrong = [i for i in range(512) if alone.memory["Out_ptr"][i] != want[i]]
     assert wrong[0] == 8 and len(wrong) > 480
+
+
+def test_every_racy_fixture_is_confirmed():
+    """Every race finding of a fixture that the interpreter can run changes the output in the
+    order its witness gives (the one left is a workgroup size set by an override constant)."""
+    from analyzer.cli import build_parser
+    from analyzer.confirm import confirm_results
+    from analyzer.pipeline import Options, analyse_kernel, read_source, text_kernels
+    from conftest import fixture_args
+
+    statuses = {}
+    for path in sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm", ".wgsl")
+                       and not p.stem.endswith("_fixed")):
+        ns = build_parser().parse_args(["check", str(path), *fixture_args(path)])
+        text, lang, name = read_source(str(path), ns.lang)
+        kernels, _ = text_kernels(text, lang, name, ns.block_dim, ns.grid_dim, dict(ns.define), Options(), str(path))
+        pairs = [(k, analyse_kernel(k, Options(hints="auto"))) for k in kernels]
+        confirm_results(pairs, {})
+        for _, r in pairs:
+            for f in r.findings:
+                if f.confirmation:
+                    statuses[f"{path.name}:{f.second.line}"] = f.confirmation["status"]
+    assert len(statuses) >= 45
+    assert {k: v for k, v in statuses.items() if v != "differs"} == {"override_size.wgsl:19": "cannot-run"}

@@ -173,9 +173,15 @@ def call(fn: str, args: tuple, lang: str):
     if fn in ("f-", "fneg") and len(args) == 1:
         return -_float(args[0])
     if fn.startswith("f") and fn[1:] in ("+", "-", "*", "/", "%") and len(args) == 2:
-        if isinstance(args[0], tuple) or isinstance(args[1], tuple):
-            raise InterpretError(f"vector operands of {fn[1:]}")
-        return _binary(fn[1:], *args)
+        a, b = args
+        if isinstance(a, tuple) or isinstance(b, tuple):   # component-wise, a scalar broadcast
+            n = len(a) if isinstance(a, tuple) else len(b)
+            a = a if isinstance(a, tuple) else (a,) * n
+            b = b if isinstance(b, tuple) else (b,) * n
+            if len(a) != len(b):
+                raise InterpretError(f"vectors of {len(a)} and {len(b)} components")
+            return tuple(_binary(fn[1:], x, y) for x, y in zip(a, b))
+        return _binary(fn[1:], a, b)
     if fn.startswith(("as_type<", "bitcast<")) and fn.endswith(">"):
         to = fn[fn.index("<") + 1:-1]
         (x,) = args

@@ -3,8 +3,9 @@ order; a barrier releases its threads once every thread still running waits at o
 barrier once every running thread of the warp does).
 
 Orders: `ascending`, `descending`, `random` (seeded), and a witness's: its two threads first, in
-the order that loses (the one whose access the finding says lands first runs first), then the rest
-ascending; `reverse` of any order is the order backwards.
+the order that loses (the one whose access the finding says lands first runs first; when they are
+in different warps, with the rest of its warp, so that a warp barrier lets it run ahead), then the
+rest ascending; `reverse` of any order is the order backwards.
 """
 
 from __future__ import annotations
@@ -78,13 +79,28 @@ def _run_block(interp: Interpreter, bid: dict[str, int], thread_order: list[int]
     threads = {i: interp.thread(i, bid) for i in thread_order}
     gens = {i: interp.run(t) for i, t in threads.items()}
     state = {i: _READY for i in thread_order}
+    members: dict[int, list[int]] = {}
+    for i in thread_order:
+        members.setdefault(threads[i].warp, []).append(i)
     while True:
-        for i in thread_order:
-            if state[i] == _READY:
-                try:
-                    state[i] = next(gens[i])
-                except StopIteration:
-                    state[i] = _DONE
+        # One pass over the order; a warp whose threads all reach a warp barrier goes on at once
+        # (the pass starts again from the front), so a warp can run ahead of the others.
+        k = 0
+        while k < len(thread_order):
+            i = thread_order[k]
+            k += 1
+            if state[i] != _READY:
+                continue
+            try:
+                state[i] = next(gens[i])
+            except StopIteration:
+                state[i] = _DONE
+            if state[i] == ir.WARP:
+                warp = [j for j in members[threads[i].warp] if state[j] != _DONE]
+                if all(state[j] == ir.WARP for j in warp):
+                    for j in warp:
+                        state[j] = _READY
+                    k = 0
         live = [i for i in thread_order if state[i] != _DONE]
         if not live:
             return
@@ -94,12 +110,10 @@ def _run_block(interp: Interpreter, bid: dict[str, int], thread_order: list[int]
         if stepping:
             continue
         released = False
-        warps: dict[int, list[int]] = {}
-        for i in live:
-            warps.setdefault(threads[i].warp, []).append(i)
-        for members in warps.values():
-            if all(state[i] == ir.WARP for i in members):
-                for i in members:
+        for warp in members.values():
+            waiting = [i for i in warp if state[i] != _DONE]
+            if waiting and all(state[i] == ir.WARP for i in waiting):
+                for i in waiting:
                     state[i] = _READY
                 released = True
         if released:
