@@ -195,3 +195,19 @@ def test_every_racy_fixture_is_confirmed():
                     statuses[f"{path.name}:{f.second.line}"] = f.confirmation["status"]
     assert len(statuses) >= 45
     assert {k: v for k, v in statuses.items() if v != "differs"} == {"override_size.wgsl:19": "cannot-run"}
+
+
+def test_a_reinterpreting_access_moves_bytes():
+    """TVM's kernels store a float through a half buffer (`((float*)K_smem)[i] = x`) and read
+    a float4 of a float buffer (`vin[t].x`): the bytes move, as on the device."""
+    src = """extern "C" __global__ void k(const float* in, float* out) {
+        __shared__ half buf[128];
+        ((float*)buf)[threadIdx.x] = in[threadIdx.x] * 2.0f;
+        __syncthreads();
+        const float4* v = reinterpret_cast<const float4*>(in);
+        out[threadIdx.x] = ((float*)buf)[threadIdx.x] + v[threadIdx.x].y; }"""
+    k = kernel(src)
+    launch = make_launch(k)
+    run = schedule.run(k, launch, schedule.order("ascending", launch), [(0, 0, 0)])
+    ins = run.memory["in"]
+    assert all(run.memory["out"][i] == np.float32(ins[i] * np.float32(2)) + ins[4 * i + 1] for i in range(64))

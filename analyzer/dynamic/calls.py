@@ -137,7 +137,13 @@ _SPIRV = {"OpFAdd": "f+", "OpFSub": "f-", "OpFMul": "f*", "OpFDiv": "f/", "OpFRe
           "Round": "round", "RoundEven": "rint", "Tanh": "tanh", "Sin": "sin", "Cos": "cos",
           # WGSL's conversions
           "f32": "cvt:float", "f16": "cvt:half", "i32": "cvt:int", "u32": "cvt:uint", "f64": "cvt:double",
-          "i64": "cvt:int64_t", "u64": "cvt:uint64_t"}
+          "i64": "cvt:int64_t", "u64": "cvt:uint64_t",
+          # CUDA's conversion intrinsics (round to nearest unless _rz)
+          "__float2half_rn": "cvt:half", "__float2half": "cvt:half", "__half2float": "cvt:float",
+          "__float2bfloat16_rn": "cvt:bfloat16", "__float2bfloat16": "cvt:bfloat16", "__bfloat162float": "cvt:float",
+          "__int2float_rn": "cvt:float", "__uint2float_rn": "cvt:float", "__float2int_rz": "cvt:int",
+          "__float2uint_rz": "cvt:uint", "__int2half_rn": "cvt:half", "__half2int_rz": "cvt:int",
+          "__float2int_rn": "rint_int", "__float2ll_rz": "cvt:int64_t", "__ll2float_rn": "cvt:float"}
 
 
 def call(fn: str, args: tuple, lang: str):
@@ -145,6 +151,8 @@ def call(fn: str, args: tuple, lang: str):
     fn = _SPIRV.get(fn, fn)
     if fn == "fbits":   # a SPIR-V float constant, kept as its double's bits: a float (32-bit) here
         return np.float32(struct.unpack("<d", struct.pack("<q", args[0]))[0])
+    if fn == "rint_int":
+        return int(np.rint(_float(args[0])))
     if fn == "mix" and len(args) == 3:
         a, b, w = (_float(x) for x in args)
         return a * (1 - w) + b * w

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from analyzer import ir
 from analyzer.dynamic.calls import call
 from analyzer.dynamic.compiled import compile_expr
-from analyzer.dynamic.values import INT, InterpretError, as_kind, initial, is_float, kind_of
+from analyzer.dynamic.values import BF16, F16, F32, F64, INT, InterpretError, as_kind, decode, encode, initial, is_float, kind_of, view_kind
 
 # Statements one thread may run, and all threads of a run together, before the run stops: a loop
 # over a large extent needs a smaller --define, not minutes.
@@ -87,6 +87,8 @@ class Interpreter:
         self._barriers = _holding_barriers(kernel.body)
         self._compiled: dict = {}
         self._keep: list = []
+        # Element sizes in scalar components: a `float4` array holds four floats per element.
+        self._unit = {name: b.elem_size // _lanes(b.elem_type) if b.elem_size else 0 for name, b in kernel.buffers.items()}
         self._contract = {}
         for name, b in kernel.buffers.items():
             for key in (name, b.display, name[:-4] if name.endswith("_ptr") else None):
@@ -194,7 +196,7 @@ class Interpreter:
     # ---------- memory ----------
 
     def _elements(self, acc: ir.Access, offset: int, s) -> tuple[int, int]:
-        size = self.kernel.buffers[acc.buffer].elem_size if acc.buffer in self.kernel.buffers else acc.elem_size
+        size = self._unit.get(acc.buffer) or acc.elem_size
         size = size or 1
         if offset % size or acc.width % size:
             raise InterpretError(f"a {acc.width}-byte access at byte {offset} of {acc.buffer} (elements of "
@@ -233,14 +235,21 @@ class Interpreter:
 
     def _store(self, acc: ir.Access, first: int, n: int, value, t: Thread) -> None:
         kind = self._kinds.get(acc.buffer, INT)
-        size = self.kernel.buffers[acc.buffer].elem_size if acc.buffer in self.kernel.buffers else 4
+        size = self._unit.get(acc.buffer) or 4
         comps = value if isinstance(value, tuple) else (value,)
-        if len(comps) != n:
-            if len(comps) == 1 and n > 1:
-                comps = comps * n
-            else:
+        if len(comps) != n or (acc.view and kind_of(acc.view) != kind):
+            if n % len(comps):
                 raise InterpretError(f"a store of {len(comps)} values into {n} elements of {acc.buffer} "
                                      f"at {where(acc.span)}")
+            # A reinterpreting store (`*(float4*)half_buf = ...`, `((float*)half_buf)[i] = x`): the
+            # values' bytes, read back as the buffer's elements.
+            part = size * n // len(comps)
+            vk = kind_of(acc.view) if acc.view else (view_kind(kind, part) if is_float(comps[0]) else INT)
+            if vk != INT and {F16: 2, BF16: 2, F32: 4, F64: 8}[vk] != part:
+                vk = view_kind(kind, part)
+            raw = b"".join(encode(c, vk, part) for c in comps)
+            comps = tuple(decode(raw[i * size:(i + 1) * size], kind, self._signed.get(acc.buffer, True))
+                          for i in range(n))
         signed = self._signed.get(acc.buffer, True)
         conv = [as_kind(c, kind, size, signed) if not isinstance(c, tuple) else _no_nested(acc) for c in comps]
         if acc.space == ir.PRIVATE:
@@ -305,8 +314,7 @@ class Interpreter:
 
     def _seen(self, t: Thread, acc: ir.Access, offset: int, is_write: bool, value=None) -> None:
         if self.observe is not None and acc.space in (ir.SHARED, ir.GLOBAL):
-            buf = self.kernel.buffers.get(acc.buffer)
-            self.observe(t, acc, offset, is_write, value, (buf.elem_size if buf is not None else 0) or acc.elem_size or 1)
+            self.observe(t, acc, offset, is_write, value, self._unit.get(acc.buffer) or acc.elem_size or 1)
 
     # ---------- expressions ----------
 
@@ -345,8 +353,27 @@ class Interpreter:
     def _read(self, acc: ir.Access, offset: int, t: Thread, s):
         first, n = self._elements(acc, offset, s)
         value = self._load(acc, first, n, t)
+        if acc.view:
+            count = _lanes(acc.view)
+            if count != n or kind_of(acc.view) != self._kinds.get(acc.buffer, INT):
+                # A reinterpreting read: the buffer's bytes as `count` values of the view's type.
+                value = self._repack(acc, value if n > 1 else (value,), count)
         self._seen(t, acc, offset, False)
         return value
+
+    def _repack(self, acc: ir.Access, comps: tuple, count: int):
+        """`comps` (the buffer's own elements) read as `count` values of width / count bytes."""
+        kind = self._kinds.get(acc.buffer, INT)
+        unit = self._unit.get(acc.buffer) or acc.elem_size
+        raw = b"".join(encode(c, kind, unit) for c in comps)
+        size = len(raw) // count
+        vk = kind_of(acc.view)
+        view = vk if vk != INT else INT
+        signed = not acc.view.strip().startswith(("u", "unsigned"))
+        if view != INT and {F16: 2, BF16: 2, F32: 4, F64: 8}.get(view) != size:
+            view = view_kind(kind, size)
+        out = tuple(decode(raw[i * size:(i + 1) * size], view, signed) for i in range(count))
+        return out[0] if count == 1 else out
 
     def _eval_tree(self, e, t: Thread, s):
         if isinstance(e, ir.Const):
@@ -416,6 +443,14 @@ class Interpreter:
         if name == "linear_tid":
             return t.linear
         raise InterpretError(f"the builtin {name} at {where(_span(s))}")
+
+
+def _lanes(type_name: str) -> int:
+    """Components of a vector element type: `float4`, `half2`, `vec4<f32>`, `packed_float3`; 1 else."""
+    import re
+    t = type_name.replace("const", "").strip()
+    m = re.search(r"vec(\d)<", t) or re.search(r"(?:float|half|int|uint|short|ushort|char|uchar|long|ulong|double|bool|bfloat16?)(\d)$", t)
+    return int(m.group(1)) if m and int(m.group(1)) in (2, 3, 4, 8, 16) else 1
 
 
 def _no_nested(acc: ir.Access):

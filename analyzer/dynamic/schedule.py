@@ -62,8 +62,12 @@ def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list
     detector = Detector() if detect else None
     interp = Interpreter(kernel, launch, detector.observe if detector else None, lockstep)
     with np.errstate(all="ignore"):   # float overflow and NaN are values here, as on the device
-        for bid in blocks:
-            _run_block(interp, dict(zip(DIMS, bid)), thread_order)
+        try:
+            for bid in blocks:
+                _run_block(interp, dict(zip(DIMS, bid)), thread_order)
+        except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
+            # a value of a kind the interpreter has no rule for (a vector where a scalar goes)
+            raise InterpretError(f"{type(exc).__name__}: {exc}") from None
     shared = {b for b, buf in kernel.buffers.items() if buf.space != ir.GLOBAL}
     return Run({b: m for b, m in interp.memory.items() if b not in shared},
                {b: w for b, w in interp.written.items() if b not in shared},

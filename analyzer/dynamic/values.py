@@ -95,3 +95,29 @@ def show(v) -> str:
     if is_float(v):
         return f"{float(v):.6g}"
     return str(v)
+
+
+def view_kind(kind: str, size: int) -> str:
+    """The type a reinterpreting access (`((float*)half_buf)[i]`) reads: of the buffer's family (float
+    or integer), of the access's component size."""
+    if kind == INT:
+        return INT
+    return {2: BF16 if kind == BF16 else F16, 4: F32, 8: F64}.get(size, INT)
+
+
+def encode(v, kind: str, size: int) -> bytes:
+    """The bytes of `v` stored as a `size`-byte element of `kind` (little-endian)."""
+    if kind == INT:
+        x = int(float(v)) if is_float(v) else int(v)
+        return (x & ((1 << 8 * size) - 1)).to_bytes(size, "little")
+    if kind == BF16:
+        return struct.pack("<f", float(_bf16(v)))[2:]
+    return np.asarray(as_kind(v, kind)).tobytes()
+
+
+def decode(raw: bytes, kind: str, signed: bool = True):
+    if kind == INT:
+        return int.from_bytes(raw, "little", signed=signed)
+    if kind == BF16:
+        return np.float32(struct.unpack("<f", b"\0\0" + raw)[0])
+    return np.frombuffer(raw, {F16: np.float16, F32: np.float32, F64: np.float64}[kind])[0]
