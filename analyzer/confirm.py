@@ -83,8 +83,8 @@ def confirm(kernel: ir.Kernel, f: Finding, defines: dict[str, int], seed: int = 
                          f"{against}, first {d['buffer']}[{d['first']['index']}]: {d['first']['losing']} vs "
                          f"{d['first']['other']}")
     else:
-        lines.append(f"no difference observed with these inputs (the race may still be real: other inputs or "
-                     f"orders may expose it)")
+        lines.append("no difference observed with these inputs (the race may still be real: other inputs or "
+                     "orders may expose it)")
     out: dict[str, Any] = {"status": "differs" if diffs else "no-difference", "against": against,
                            "seed": seed, "block": list(block), "params": dict(launch.params),
                            "order": [_thread(w["second_thread"]), _thread(w["first_thread"])],
