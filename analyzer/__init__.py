@@ -15,9 +15,11 @@ A kernel goes through these stages, each in its own package:
 - `analysis/`: symbolic execution (`symbolic.py`), barrier intervals (`concurrency.py`), address
   algebra and solver-free disjointness, the Z3 encoding, pair checks (`races.py`; between blocks `grid.py`), witness replay
   and fix re-checks. Reads the IR only.
+- `dynamic/`: an interpreter of the IR (threads one at a time between barriers, seeded inputs)
+  and a dynamic race detector, for `kernelrace confirm` and the tests' oracle. Reads the IR only.
 - `report/`: text output, SARIF, baselines. Reads findings only.
 - Entry points, here: `cli.py`, `config.py`, `pipeline.py` (file or build → findings),
-  `llm.py`, `tvm_hook.py` (checking inside TVM's own build), `pytest_plugin.py`, `mutants.py`.
+  `confirm.py`, `llm.py`, `tvm_hook.py` (checking inside TVM's own build), `pytest_plugin.py`, `mutants.py`.
 
 `ir.py`, `findings.py`, `messages.py` and `errors.py` are the vocabulary every stage shares.
 Imports point down this list, never back (tests/test_layout.py checks it); `docs/architecture.md`

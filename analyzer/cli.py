@@ -168,11 +168,25 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
 
 
+def _confirm_options(p: argparse.ArgumentParser, flag: bool, define: bool = False) -> None:
+    if flag:
+        p.add_argument("--confirm", action="store_true",
+                       help="run each race finding on concrete inputs and report the output it changes "
+                            "(as `kernelrace confirm`)")
+    if define:
+        p.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",
+                       help="a scalar kernel parameter's value for the run (small shapes run in seconds)")
+    p.add_argument("--seed", type=int, default=0, help="the seed of the run's random inputs (default 0)")
+    p.add_argument("--blocks", type=_positive, default=1, metavar="N",
+                   help="run the witness's block and the blocks after it, N in all (default 1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kernelrace", description="Static race analyzer for GPU kernels (CUDA, Metal, Vulkan).",
                 epilog=USAGE_HINT)
     _run_options(p)
-    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="{check,lint,llm,rules,explain}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser,
+                           metavar="{check,lint,confirm,llm,rules,explain}")
 
     c = sub.add_parser("check", help="check CUDA, Metal or SPIR-V/GLSL source files")
     c.add_argument("files", nargs="+", metavar="FILE")
@@ -185,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search DIR for #include \"...\" headers (after the including file's directory)")
     c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
                    help="define a preprocessor macro (VALUE defaults to 1)")
+    _confirm_options(c, flag=True)
     _run_options(c)
 
     li = sub.add_parser("lint", help="build a TVM kernel builder and check every kernel it emits")
@@ -193,7 +208,26 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "opencl")
     li.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                     help="builder parameter; several values build every combination")
+    _confirm_options(li, flag=True, define=True)
     _run_options(li)
+
+    co = sub.add_parser("confirm", help="check, then run each race finding's witness on concrete inputs and show "
+                                        "which output elements the race changes",
+                        description="Check files (as `check`) or a TVM builder MODULE:FUNCTION (as `lint`), then run "
+                                    "each race finding's block on seeded inputs in the order that loses, against "
+                                    "its fix hint or the reverse order, and report the output elements that "
+                                    "differ (docs/confirm.md).")
+    co.add_argument("inputs", nargs="+", metavar="FILE|MODULE:FUNCTION")
+    co.add_argument("--lang", choices=LANGS)
+    co.add_argument("--block-dim", type=_dims, help="threads per block X[,Y[,Z]] (files)")
+    co.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (files)")
+    co.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
+    co.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]")
+    co.add_argument("--target", default="cuda", help="comma-separated targets for a builder (default: cuda)")
+    co.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
+                    help="builder parameter")
+    _confirm_options(co, flag=False, define=True)
+    _run_options(co)
 
     ll = sub.add_parser("llm", help="build and check every kernel TVM's LLM runtime (paged KV cache, sampler) "
                                     "uses for one model shape",
@@ -372,7 +406,9 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     results: list[KernelResult] = []
     emitted: dict[str, str] = {}    # virtual source name -> the file --emit-dir wrote it to
     llm_run = None
-    if args.command == "llm":
+    if args.command == "confirm" or getattr(args, "confirm", False):
+        results = _confirm(args, cfg, st, emitted)
+    elif args.command == "llm":
         llm_run = _llm(args, st, err, emitted)
         results = llm_run[2]
     elif args.command == "check":
@@ -429,7 +465,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         if failed:
             code = EXIT_BAD_INPUT
     invocation = {"argv": args.argv, "exitCode": code, "workingDirectory": os.getcwd()} | hidden
-    if args.command == "lint":
+    if args.command == "lint" or getattr(args, "builder", None):
         invocation["builder"] = args.builder
     elif args.command is None and len({e.builder for e in cfg.lint}) == 1:
         invocation["builder"] = cfg.lint[0].builder
@@ -442,6 +478,53 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         err.print(f"kernelrace: error: {failed} kernel/target cell(s) could not be built or analysed "
                   f"(marked failed in the table)", markup=False)
     return code
+
+
+def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[KernelResult]:
+    """`confirm`, `check --confirm`, `lint --confirm`: the check in this process (the run needs each
+    kernel's IR, which workers and the cache do not keep), then each race finding run."""
+    from analyzer.confirm import confirm_results
+    from analyzer.pipeline import analyse_kernel, built_kernels, check_built, read_source, text_kernels, \
+        with_builtin_contracts
+    from analyzer.tvm.build import build
+
+    defines = dict(getattr(args, "define", []) or [])
+    builder = None
+    if args.command == "lint":
+        builder = args.builder
+    elif args.command == "confirm":
+        first = args.inputs[0]
+        if len(args.inputs) == 1 and ":" in first and not Path(first).exists():
+            builder = first
+    pairs = []
+    if builder is not None:
+        if args.command == "confirm":
+            args.builder = builder
+            args.command = "lint"
+        jobs = _jobs(args, cfg)
+        args.command = "confirm" if not getattr(args, "confirm", False) else args.command
+        for job in jobs:
+            mod = build(job.builder, job.params, job.target)
+            kernels = built_kernels(mod)
+            results = check_built(mod, with_builtin_contracts(st.options, job.builder), kernels)
+            pairs.extend(zip(kernels, results))
+            if st.emit_dir:
+                emitted.update(_emit(results, sarif.built_sources(mod), st.emit_dir))
+    else:
+        files = kernel_files(args.inputs if args.command == "confirm" else args.files, cfg.exclude, [])
+        options = replace(st.options, include_dirs=tuple(args.include), macros=tuple(args.macro))
+        block_dim = args.block_dim or cfg.check.block_dim
+        grid_dim = args.grid_dim or cfg.check.grid_dim
+        static_defines = dict(cfg.check.define) | defines
+        for f in files:
+            text, lang, name = read_source(f, args.lang or cfg.check.lang)
+            kernels, said = text_kernels(text, lang, name, block_dim, grid_dim, static_defines, options, f)
+            for k in kernels:
+                result = analyse_kernel(k, options)
+                result.launch_from_file = said
+                pairs.append((k, result))
+    confirm_results(pairs, defines, args.seed, args.blocks)
+    return [r for _, r in pairs]
 
 
 def _cached(kernels: list[KernelResult]) -> str:

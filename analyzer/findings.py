@@ -41,6 +41,8 @@ class Finding:
     params: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.analysis.fixes)
+    # `kernelrace confirm`: the finding's race run on concrete inputs (analyzer/confirm.py)
+    confirmation: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,7 +51,7 @@ class Finding:
             "first": self.first.as_dict() if self.first else None,
             "second": self.second.as_dict(), "witness": self.witness, "notes": list(self.notes),
             "fix": self.fix,
-        }
+        } | ({"confirmation": self.confirmation} if self.confirmation is not None else {})
 
     def sort_key(self):
         return (self.file, self.kernel, self.second.line, self.second.col, self.rule,

@@ -136,6 +136,9 @@ class Access:
     atomic: bool = False
     value: Expr | None = None   # the stored value, for writes
     id: int = 0
+    # The type the access goes through when it is not the buffer's (`((float*)half_buf)[i]`,
+    # `*(uint4*)p`), where the front end knows it (the C family): how its bytes are read.
+    view: str = ""
 
     @property
     def kind(self) -> str:

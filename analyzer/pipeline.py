@@ -205,6 +205,19 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
 def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: dict[str, int],
                options: Options, path: str | None = None) -> list[KernelResult]:
     """Check a kernel source; `path` is the file the user named (for messages)."""
+    kernels, said = text_kernels(text, lang, name, block_dim, grid_dim, defines, options, path)
+    results = []
+    for kernel in kernels:
+        result = analyse_kernel(kernel, options)
+        result.launch_from_file = said
+        results.append(result)
+    return results
+
+
+def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: dict[str, int],
+                 options: Options, path: str | None = None) -> tuple[list[ir.Kernel], str]:
+    """The IR of a kernel source's kernels with their launch extents and defines applied, and the
+    launch comment that gave the extents (empty when none did)."""
     path = path or name
     kernels = lower_source(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
     # the shader fixes its workgroup size (@workgroup_size, LocalSize, reqd_work_group_size)
@@ -220,13 +233,9 @@ def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: di
     said = ""
     if launch is not None:
         block_dim, grid_dim, said = launch
-    results = []
     for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
-        result = analyse_kernel(kernel, options)
-        result.launch_from_file = said
-        results.append(result)
-    return results
+    return kernels, said
 
 
 # The launch comment kernels written for earlier GPU verifiers carry on their first lines:
@@ -276,7 +285,9 @@ def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | 
     return out
 
 
-def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
+def built_kernels(mod: BuiltModule) -> list[ir.Kernel]:
+    """The IR of every kernel of a build, with its launch extents, buffer shapes and the host's
+    parameter bindings."""
     kernels = []
     for filename, text in mod.files():
         for k in lower_source(text, mod.lang, filename):
@@ -284,7 +295,6 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
                 k.name = Path(filename).stem
             kernels.append(k)
     by_name = {k.name: k for k in mod.kernels}
-    results = []
     for kernel in kernels:
         built = by_name.get(kernel.name)
         if built is not None:
@@ -295,6 +305,12 @@ def check_built(mod: BuiltModule, options: Options) -> list[KernelResult]:
             _apply_dims(kernel, None, None, None)
         _apply_shapes(kernel, mod.buffers)
         kernel.definitions = dict(mod.definitions.get(kernel.name, mod.definitions.get("*", {})))
+    return kernels
+
+
+def check_built(mod: BuiltModule, options: Options, kernels: list[ir.Kernel] | None = None) -> list[KernelResult]:
+    results = []
+    for kernel in kernels if kernels is not None else built_kernels(mod):
         result = analyse_kernel(kernel, options, mod.target, mod.params)
         if mod.provenance:
             for f in result.findings:

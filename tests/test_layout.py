@@ -105,6 +105,7 @@ MAY_IMPORT = {
     "frontend": set(),
     "tvm": {"frontend"},           # the Vulkan path compiles its GLSL with the front end's tools
     "analysis": set(),
+    "dynamic": set(),              # the interpreter reads the IR only, like the analysis
     "rules": {"analysis"},
     "report": {"frontend", "rules"},  # SARIF embeds SPIR-V artifacts and describes every rule
 }

@@ -120,30 +120,11 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
     b = _find(kernel, finding.second.line, finding.second.col, finding.second.kind)
     if a is None or b is None:
         return None
-    pa, pb = _path(kernel.body, a), _path(kernel.body, b)
-    if pa is None or pb is None:
+    placed = _placement(kernel, a, b)
+    if placed is None:
         return None
-    k = 0
-    while k < min(len(pa), len(pb)) - 1 and pa[k][0] is pb[k][0] and pa[k][1] == pb[k][1]:
-        k += 1
-    same_list = pa[k][0] is pb[k][0]
-    ia, ib = pa[k][1], pb[k][1]
-    candidates = []
-    where = None
-    if same_list and ia != ib:
-        # Before the second access's statement, or after the first's when the race is carried
-        # around a loop (the second access comes first in the body).
-        where = ib if ia < ib else ia + 1
-        candidates.append(("barrier", where, None))
-    else:
-        # One statement (or one branch) holds both, and the race crosses iterations of a loop
-        # around it: the barrier goes at the end of that loop's body.
-        for j in range(min(k, len(pa) - 1), 0, -1):
-            parent = pa[j - 1][0][pa[j - 1][1]]
-            if isinstance(parent, ir.Loop) and pa[j][0] is parent.body:
-                k, where = j, pa[j][1] + 1
-                candidates.append(("barrier", where, None))
-                break
+    pa, pb, k, where = placed
+    candidates = [("barrier", where, None)] if where is not None else []
     dims = _repeating_dims(finding, kernel)
     # Letting one thread write is a fix only for a store every thread repeats with the same value.
     if b.is_write and dims and reanalyse_strict is not None and recheck \
@@ -188,6 +169,54 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         return None
     what, index, dim = candidates[0]
     return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, False)
+
+
+def _placement(kernel: ir.Kernel, a: ir.Access, b: ir.Access):
+    """(path to a, path to b, depth of the statement list the barrier goes in, its index there),
+    the index None when no barrier placement applies; None when an access is not found."""
+    pa, pb = _path(kernel.body, a), _path(kernel.body, b)
+    if pa is None or pb is None:
+        return None
+    k = 0
+    while k < min(len(pa), len(pb)) - 1 and pa[k][0] is pb[k][0] and pa[k][1] == pb[k][1]:
+        k += 1
+    same_list = pa[k][0] is pb[k][0]
+    ia, ib = pa[k][1], pb[k][1]
+    where = None
+    if same_list and ia != ib:
+        # Before the second access's statement, or after the first's when the race is carried
+        # around a loop (the second access comes first in the body).
+        where = ib if ia < ib else ia + 1
+    else:
+        # One statement (or one branch) holds both, and the race crosses iterations of a loop
+        # around it: the barrier goes at the end of that loop's body.
+        for j in range(min(k, len(pa) - 1), 0, -1):
+            parent = pa[j - 1][0][pa[j - 1][1]]
+            if isinstance(parent, ir.Loop) and pa[j][0] is parent.body:
+                k, where = j, pa[j][1] + 1
+                break
+    return pa, pb, k, where
+
+
+def apply_hint(kernel: ir.Kernel, finding) -> ir.Kernel | None:
+    """A copy of the kernel with the finding's fix hint applied (for `kernelrace confirm` to run
+    both), or None when the finding has no barrier or guard hint."""
+    fix = finding.fix
+    if not fix or finding.rule not in RACE_RULES or finding.first is None or fix.get("line") is None:
+        return None
+    a = _find(kernel, finding.first.line, finding.first.col, finding.first.kind)
+    b = _find(kernel, finding.second.line, finding.second.col, finding.second.kind)
+    placed = _placement(kernel, a, b) if a is not None and b is not None else None
+    if placed is None:
+        return None
+    pa, pb, k, where = placed
+    text = fix.get("text", "")
+    dims = _repeating_dims(finding, kernel)
+    index = where if text.startswith("insert") else None
+    dim = dims[0] if "let one thread write" in text and dims else None
+    if index is None and dim is None:
+        return None
+    return _changed(kernel, a, b, k, pb, index, dim)
 
 
 def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse):

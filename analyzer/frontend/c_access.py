@@ -105,8 +105,9 @@ class AccessLowering:
             raise KernelraceError(f"{span}: pointer of unknown origin")
         buf = self.kernel.buffers[ptr.buffer]
         width = size_of(ptr.elem) or buf.elem_size
+        view = str(ptr.elem) if str(ptr.elem) != buf.elem_type and size_of(ptr.elem) else ""
         return ir.Access(ptr.buffer, ptr.space, ptr.offset, width, is_write, span,
-                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids))
+                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids), view=view)
 
     def lvalue_pointer(self, node) -> Pointer:
         k = kind(node)

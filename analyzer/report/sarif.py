@@ -506,6 +506,8 @@ class _ResultBuilder:
         if origins:
             props["origin"] = origins
         props["notes"] = list(f.notes)
+        if f.confirmation is not None:
+            props["confirmation"] = _jsonable(f.confirmation)
         res["properties"] = props
         return res
 

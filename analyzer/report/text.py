@@ -135,6 +135,10 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                     console.print(f"  [dim]in TIR: {escape(f.fix['tir'])}[/]")
                 for note in f.fix.get("notes", []):
                     console.print(f"  [dim]note: {escape(note)}[/]")
+            if f.confirmation:
+                for i, line in enumerate(f.confirmation.get("lines", [])):
+                    head = "[bold]confirm:[/] " if i == 0 else "    "
+                    console.print(f"  {head}{escape(line)}")
     if verbose and not quiet:
         for r in results:
             n = len(r.findings)
