@@ -190,7 +190,7 @@ class ResultCache:
                     r.seconds, r.cached = share, True
                 return hit
         results = compute()
-        # A kernel stopped by the wall-clock limit has `unknown`s a faster run may decide: not kept.
-        if key is not None and all(r.seconds < kernel_timeout_s for r in results):
+        # A kernel stopped by the wall-clock or memory limit has `unknown`s another run may decide: not kept.
+        if key is not None and all(r.seconds < kernel_timeout_s and not r.stopped for r in results):
             self.put(key, results)
         return results

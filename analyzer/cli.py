@@ -27,6 +27,7 @@ from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, KernelResult
 from analyzer.inputs import kernel_files
+from analyzer.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
 from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs
 
@@ -146,6 +147,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kernel-timeout", type=_seconds, default=S, metavar="SECONDS",
                    help="wall-clock limit per kernel (default 600): pairs not checked by then are reported "
                         "unknown, never clean")
+    g.add_argument("--kernel-memory", type=_positive, default=S, metavar="MB",
+                   help=f"memory limit per kernel (default {DEFAULT_MB}): a kernel whose analysis grows the process "
+                        "by more is reported unknown, never clean")
     g.add_argument("-j", "--jobs", type=_positive, default=S, metavar="N",
                    help="worker processes for files and builds (default: the number of cores); the report is "
                         "the same whatever N is")
@@ -312,6 +316,7 @@ def _settings(args, cfg: Config) -> Settings:
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
                             hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0,
+                            kernel_memory_mb=opt("kernel_memory") or cfg.kernel_memory or DEFAULT_MB,
                             explain=verbose, scope=opt("scope") or cfg.scope or "all",
                             contracts=tuple(cfg.assume) + tuple(opt("assume") or ()),
                             no_contracts=bool(opt("no_contracts"))),

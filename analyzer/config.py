@@ -27,7 +27,7 @@ DEFAULT_TARGETS = ("cuda", "metal")
 PSEUDO_RULES = ("unknown",)
 
 TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
-            "cache-dir", "scope", "assume")
+            "cache-dir", "scope", "assume", "kernel-memory")
 LINT_KEYS = ("builder", "targets", "params")
 CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang", "include")
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
@@ -77,6 +77,7 @@ class Config:
     suppress: list[Suppression] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
     jobs: int | None = None
+    kernel_memory: int | None = None   # MB per kernel (--kernel-memory)
     cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
     scope: str | None = None          # "block", "grid" or "all" (--scope)
     assume: list = field(default_factory=list)   # buffer contracts (analysis/contracts.py)
@@ -232,6 +233,11 @@ class _Validator:
             if isinstance(j, bool) or not isinstance(j, int) or j < 1:
                 self.fail(where, f"jobs: expected a positive number of worker processes, got {j!r}")
             cfg.jobs = j
+        if "kernel-memory" in data:
+            m = data["kernel-memory"]
+            if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+                self.fail(where, f"kernel-memory: expected a positive number of megabytes, got {m!r}")
+            cfg.kernel_memory = m
         if "cache-dir" in data:
             d = data["cache-dir"]
             if not isinstance(d, str) or not d.strip():

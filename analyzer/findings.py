@@ -78,6 +78,8 @@ class KernelResult:
     contracts: list[dict[str, Any]] = field(default_factory=list)
     # Launch extents read from the file's `//--blockDim=X --gridDim=Y` comment, as written there.
     launch_from_file: str = ""
+    # Stopped by --kernel-memory: a run with more memory may decide it (never cached).
+    stopped: bool = False
 
     @property
     def status(self) -> str:

@@ -66,6 +66,8 @@ REDUNDANT_CHECKED = ("{pairs} pair(s) of accesses that only it keeps apart were 
                      "thread pair, loop iteration and parameter value the kernel allows")
 REDUNDANT_SHADOWED = "every pair of accesses it keeps apart, another barrier keeps apart too"
 UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
+OUT_OF_MEMORY = ("not checked: the analysis grew past the kernel's memory limit ({mb} MB, --kernel-memory) and "
+                 "was stopped; nothing about this kernel is known")
 
 WARPS_BOTH = "threads of different warps collide, and so do threads of one warp"
 WARPS_DIFFERENT_ONLY = "it needs threads in two different warps: it shows once a block spans more than one warp"

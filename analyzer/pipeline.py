@@ -19,9 +19,10 @@ from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
 from analyzer.analysis.concurrency import build_cfg
 from analyzer.errors import KernelraceError
-from analyzer.findings import Finding, KernelResult
+from analyzer.findings import Finding, KernelResult, Location
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
+from analyzer.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
@@ -42,6 +43,7 @@ class Options:
     timeout_ms: int = 1_000
     select: tuple[str, ...] = ()     # rule names; empty means all
     kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
+    kernel_memory_mb: int = DEFAULT_MB  # growth limit per kernel (analyzer/memory_guard.py); 0: none
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
     explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
@@ -59,13 +61,28 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                    detail: bool = True) -> KernelResult:
     """Findings of one kernel. `cache` and `detail` are for re-analyses of fix hints: they share
     the first analysis's solver answers and need no classified witness (see `analyse_pairs`)."""
+    if cache is not None:
+        return _analyse(kernel, options, target, params, cache, detail)
+    # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
+    t0 = time.perf_counter()
+    fresh_context()
+    try:
+        with MemoryGuard(options.kernel_memory_mb):
+            return _analyse(kernel, options, target, params, QueryCache(), detail)
+    except KernelMemoryExceeded:
+        fresh_context()    # drop the context and its terms with the analysis
+        where = Location(kernel.file, 1, 1, "kernel", text=kernel.line(1).strip())
+        msg = messages.OUT_OF_MEMORY.format(mb=options.kernel_memory_mb)
+        finding = Finding("unknown", "warning", msg, kernel.name, kernel.file, where, None, None, target, params)
+        return KernelResult(kernel.name, kernel.file, target, params, [finding], time.perf_counter() - t0,
+                            stopped=True)
+
+
+def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,
+             cache: QueryCache, detail: bool) -> KernelResult:
     from rules import RULES
 
     t0 = time.perf_counter()
-    if cache is None:
-        # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
-        fresh_context()
-        cache = QueryCache()
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
     deadline = time.monotonic() + options.kernel_timeout_s

@@ -4,8 +4,11 @@ graph stays linear in the program's size."""
 
 import time
 
+import pytest
+
 from analyzer.analysis.concurrency import build_cfg
 from analyzer.frontend import lower_source
+from analyzer.memory_guard import KernelMemoryExceeded, MemoryGuard
 from analyzer.pipeline import Options, check_text
 
 BRANCHES = 64
@@ -43,3 +46,29 @@ def test_many_branches_and_deep_loops_are_analysed_in_bounded_time():
     assert time.perf_counter() - t0 < 60
     # The read of s after the barrier is ordered; threads 0 and 2 store different values to b[0].
     assert [(f.rule, f.witness["replayed"]) for f in result.findings] == [("write-after-write", True)]
+
+
+def test_the_memory_guard_stops_the_block_that_outgrows_it():
+    hog = []
+    with pytest.raises(KernelMemoryExceeded):
+        with MemoryGuard(20):
+            for _ in range(2000):     # 1 MB a step, slowly enough for the watcher to see it
+                hog.append(bytearray(1 << 20))
+                time.sleep(0.002)
+    assert 20 <= len(hog) < 2000
+    hog.clear()
+    with MemoryGuard(20) as guard:     # a block that stays below the limit runs to its end
+        small = bytearray(1 << 20)
+    assert not guard.tripped and len(small) == 1 << 20
+
+
+def test_a_kernel_over_its_memory_limit_is_unknown_and_not_cached(cli, tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text(_kernel(BRANCHES, 4))
+    args = ("check", str(path), "--block-dim", "64", "--format", "json", "--cache-dir", str(tmp_path / "cache"))
+    code, report, _ = cli(*args, "--kernel-memory", "1")
+    (f,) = report["findings"]
+    assert f["rule"] == "unknown" and "--kernel-memory" in f["message"] and report["kernels"][0]["status"] == "unknown"
+    # Not kept in the cache: the next run, with the default limit, analyses it.
+    code, report, _ = cli(*args)
+    assert report["kernels"][0]["status"] != "unknown" and not report["kernels"][0].get("cached")

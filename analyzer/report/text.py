@@ -150,7 +150,8 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
             for said in r.assumed:
                 console.print(f"[dim]  assumed: {escape(said)}[/]")
         total = sum(r.seconds for r in results)
-        console.print(f"[dim]analysis: {total:.3f} s, {sum(r.queries for r in results)} solver queries[/]")
+        console.print(f"[dim]analysis: {total:.3f} s, {sum(r.queries for r in results)} solver queries; "
+                      f"peak resident memory {_peak_mb():.0f} MB[/]")
     if llm is not None and not quiet:
         for one in (llm if isinstance(llm, list) else [llm]):   # several model configs: a table each
             print_llm_table(one, console)
@@ -209,3 +210,10 @@ def print_llm_table(llm: dict[str, Any], console: Console) -> None:
         console.width = width
     for reason, n in notes.items():
         console.print(f"  [dim]{escape(f'[{n}]')}[/] {escape(reason)}")
+
+
+def _peak_mb() -> float:
+    """The largest resident size this process or one of its workers (--jobs) reached, in MB."""
+    import resource
+    kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return kb / 1024
