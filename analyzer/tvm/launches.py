@@ -178,6 +178,7 @@ _BINOPS = {
     "Min": min, "Max": max,
     "LT": lambda a, b: int(a < b), "LE": lambda a, b: int(a <= b), "GT": lambda a, b: int(a > b),
     "GE": lambda a, b: int(a >= b), "EQ": lambda a, b: int(a == b), "NE": lambda a, b: int(a != b),
+    "RShift": lambda a, b: a >> b, "LShift": lambda a, b: a << b,
     "And": lambda a, b: int(bool(a) and bool(b)), "Or": lambda a, b: int(bool(a) or bool(b)),
 }
 
