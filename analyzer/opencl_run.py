@@ -56,7 +56,7 @@ def find_device():
 # ---------------------------------------------------------------------------------------------
 # The source: TVM 0.27's declarations inside expressions, and fix hints applied as text
 
-_MID_DECLS = re.compile(r"\(\s*((?:(?:int|long)\s+r(?:mod|div)_\d+\s*=[^;]*;\s*)+)")
+_MID_DECLS = re.compile(r"\((\s*(?:(?:int|long)\s+r(?:mod|div)_\d+\s*=[^;]*;\s*)+)")
 
 
 def compilable(source: str) -> str:
