@@ -241,6 +241,34 @@ def run(device, source: str, p: Plan) -> dict[str, Any]:
     return out
 
 
+def run_isolated(sources: list[str], p: Plan) -> list[dict[str, Any]]:
+    """`run` of each source in a child process (the `forkserver` start method, as `--jobs` uses):
+    kernels fed random inputs can index out of bounds, and a device driver that crashes on that
+    must not take kernelrace down without a word."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        try:
+            status, value = pool.submit(_run_child, sources, p).result()
+        except BrokenProcessPool:
+            raise KernelraceError("the OpenCL run crashed (the device's process died): a kernel may index out of "
+                                  "bounds on these random inputs (integer buffers hold 0..3), or the shapes given "
+                                  "do not fit what the kernel assumes") from None
+    if status == "error":
+        raise KernelraceError(value)
+    return value
+
+
+def _run_child(sources: list[str], p: Plan):
+    try:
+        device = find_device()
+        return "ok", [run(device, s, p) for s in sources]
+    except KernelraceError as exc:
+        return "error", str(exc)
+
+
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     """Per buffer, the elements that differ (NaN equals NaN), in flat index order."""
     import numpy as np
@@ -280,28 +308,35 @@ def confirm_build(built, mod, host, results, values: dict[str, int], seed: int, 
     source = built.source
     where = (f"{len(p.launches)} launch(es) of {len({launch.kernel for launch in p.launches})} kernel(s) with "
              f"{_values(values)}, seed {seed}, on {device.name.strip()} ({device.platform.name.strip()})")
-    as_built = run(device, compilable(source), p)
-    fixed_runs: dict[str, dict] = {}
-    for f in races:
-        f.confirmation = _confirm_one(f, source, p, device, as_built, fixed_runs, where, seed, values)
+    # Every source to run, the build first: one child process runs them all.
+    fixed: dict[int, str | ValueError] = {}
+    for i, f in enumerate(races):
+        if (f.fix or {}).get("removes"):
+            try:
+                fixed[i] = compilable(apply_fix(source, f.fix))
+            except ValueError as exc:
+                fixed[i] = exc
+    sources = list(dict.fromkeys([compilable(source)] + [s for s in fixed.values() if isinstance(s, str)]))
+    outputs = dict(zip(sources, run_isolated(sources, p)))
+    as_built = outputs[sources[0]]
+    for i, f in enumerate(races):
+        fixed_out = fixed.get(i)
+        f.confirmation = _confirm_one(f, p, device, as_built, outputs.get(fixed_out) if isinstance(fixed_out, str)
+                                      else fixed_out, where, seed, values)
 
 
-def _confirm_one(f: Finding, source: str, p: Plan, device, as_built, fixed_runs, where, seed, values):
+def _confirm_one(f: Finding, p: Plan, device, as_built, fixed_out, where, seed, values):
     base = {"runtime": "opencl", "device": device.name.strip(), "seed": seed, "params": dict(values),
             "launches": len(p.launches)}
-    fix = f.fix or {}
-    if not fix.get("removes"):
+    if fixed_out is None:
         return base | {"status": "no-fix", "against": None, "buffers": [], "lines": [
             f"ran the build: {where}",
             "no verified fix hint to run against: the outputs were not compared (the Python API, "
             "analyzer.opencl_run.run, gives them)"]}
-    try:
-        fixed_source = compilable(apply_fix(source, fix))
-    except ValueError as exc:
-        return base | {"status": "cannot-run", "reason": str(exc), "lines": [f"cannot apply the fix hint: {exc}"]}
-    if fixed_source not in fixed_runs:
-        fixed_runs[fixed_source] = run(device, fixed_source, p)
-    diffs = differences(as_built, fixed_runs[fixed_source])
+    if isinstance(fixed_out, ValueError):
+        return base | {"status": "cannot-run", "reason": str(fixed_out),
+                       "lines": [f"cannot apply the fix hint: {fixed_out}"]}
+    diffs = differences(as_built, fixed_out)
     lines = [f"ran the build and the build with the fix hint applied: {where}"]
     for d in diffs:
         lines.append(f"{d['buffer']}: {d['differ']}/{d['elements']} elements differ between the build and the "

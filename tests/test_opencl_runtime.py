@@ -124,3 +124,17 @@ def test_the_hoisted_declarations_compile(device):
            "      int rdiv_1 = ((convert_int(get_group_id(0))) / n);\n"
            "select((rdiv_1 - 1), rdiv_1, rmod_1 >= 0) * 4) + (convert_int(get_local_id(0))))] = 1;\n}\n")
     cl.Program(cl.Context([device]), opencl_run.compilable(src)).build()
+
+
+def test_a_crashing_run_is_one_error_not_the_end_of_kernelrace(device):
+    from analyzer.errors import KernelraceError
+    from analyzer.tvm.launches import Launch, Storage
+
+    src = "__kernel void f(__global int* a, int n) { a[n] = 1; }"
+    storages = {"a": Storage("a", "int32", (4,), True)}
+    ok = opencl_run.Plan([Launch("f", ["a", 1], (1, 1, 1), (1, 1, 1))], storages, {"a": np.zeros(4, np.int32)})
+    (out,) = opencl_run.run_isolated([src], ok)
+    assert out["a"].tolist() == [0, 1, 0, 0]
+    wild = opencl_run.Plan([Launch("f", ["a", 1 << 30], (1, 1, 1), (1, 1, 1))], storages, {"a": np.zeros(4, np.int32)})
+    with pytest.raises(KernelraceError, match="the OpenCL run crashed"):
+        opencl_run.run_isolated([src], wild)

@@ -51,7 +51,7 @@ class Unknown(Exception):
 
 def param_buffers(mod) -> list[tuple[str, str, tuple]]:
     """The builder's buffer parameters before lowering, as (name, dtype, shape): an extent is an int,
-    or the name of its variable."""
+    or its TIR expression (`batch_size + 1`)."""
     import tvm
 
     out = []
@@ -62,18 +62,24 @@ def param_buffers(mod) -> list[tuple[str, str, tuple]]:
             shape = getattr(p, "shape", None)
             if shape is None:
                 continue
-            dims = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else str(d) for d in shape)
+            dims = tuple(int(d.value) if isinstance(d, tvm.tirx.IntImm) else d for d in shape)
             out.append((p.name, str(p.dtype), dims))
     return out
 
 
 def missing_shapes(mod, values: dict[str, int]) -> list[str]:
-    """The symbolic extents of the builder's buffers that `values` does not give, in order."""
+    """The variables in the extents of the builder's buffers that `values` does not give, in order."""
     out: list[str] = []
+    env = dict(values)
     for _, _, dims in param_buffers(mod):
         for d in dims:
-            if isinstance(d, str) and d not in values and d not in out:
-                out.append(d)
+            while not isinstance(d, int):
+                try:
+                    _eval(d, env)
+                    break
+                except Unknown as exc:
+                    out.append(exc.name)
+                    env[exc.name] = 1
     return out
 
 
@@ -82,12 +88,12 @@ def launches(mod, host, values: dict[str, int]) -> tuple[list[Launch], dict[str,
     shaped by `values`, and what the host allocates). Raises KernelraceError naming a value the
     host needs and nobody gave."""
     storages: dict[str, Storage] = {}
-    for name, dtype, dims in param_buffers(mod):
-        shape = tuple(d if isinstance(d, int) else values[d] for d in dims)
-        storages[name] = Storage(name, dtype, shape, True)
     out: list[Launch] = []
     env = dict(values)
     try:
+        for name, dtype, dims in param_buffers(mod):
+            shape = tuple(d if isinstance(d, int) else _eval(d, values) for d in dims)
+            storages[name] = Storage(name, dtype, shape, True)
         for _, func in host.functions.items():
             body = getattr(func, "body", None)
             if body is not None:
