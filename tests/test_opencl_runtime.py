@@ -138,3 +138,18 @@ def test_a_crashing_run_is_one_error_not_the_end_of_kernelrace(device):
     wild = opencl_run.Plan([Launch("f", ["a", 1 << 30], (1, 1, 1), (1, 1, 1))], storages, {"a": np.zeros(4, np.int32)})
     with pytest.raises(KernelraceError, match="the OpenCL run crashed"):
         opencl_run.run_isolated([src], wild)
+
+
+def test_the_sequence_prefill_compiles_once_its_declarations_move_and_computes_attention(device):
+    # TVM 0.27 prints `int rmod_N = ...;` inside this kernel's vstore2 statements: no compiler takes it.
+    spec = "tvm.relax.frontend.nn.llm._prefill_kernels:_attention_sequence_prefill"
+    built, mod, host = build_lowered(spec, {"h_kv": 8, "h_q": 32, "d": 128, "dtype": "float32"}, "opencl")
+    assert "(      int rmod_" in built.source
+    plan = opencl_run.plan(mod, host, {"batch_size": 1, "qo_len": 16, "kv_len": 16}, seed=0)
+    out = opencl_run.run(device, opencl_run.compilable(built.source), plan)["output"]
+    q, k, v = (plan.inputs[x].astype(np.float64) for x in "qkv")
+    k, v = np.repeat(k, 4, axis=2), np.repeat(v, 4, axis=2)         # 32 query heads share 8 kv heads
+    s = np.einsum("bqhd,bkhd->bhqk", q, k)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    ref = np.einsum("bhqk,bkhd->bqhd", w / w.sum(-1, keepdims=True), v)
+    assert np.abs(out - ref).max() < 1e-4
