@@ -21,7 +21,6 @@ from analyzer.errors import KernelraceError
 from analyzer.findings import Finding
 
 INSTALL = "pip install pyopencl pocl-binary-distribution"
-FIRST_SHOWN = 1
 CL_SCALARS = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
               "uint": "uint32", "long": "int64", "ulong": "uint64", "float": "float32", "double": "float64",
               "half": "float16", "bool": "int32"}
@@ -235,7 +234,8 @@ def run(device, source: str, p: Plan) -> dict[str, Any]:
     out = {}
     for name, s in p.storages.items():
         if s.param:
-            cl.enqueue_copy(queue, arrays[name], buffers[name])
+            if arrays[name].size:
+                cl.enqueue_copy(queue, arrays[name], buffers[name])
             out[name] = arrays[name]
     queue.finish()
     return out
