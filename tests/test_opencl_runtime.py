@@ -76,6 +76,14 @@ def test_no_device_says_what_to_install(cli, monkeypatch):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+def test_no_pyopencl_says_what_to_install(cli, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyopencl", None)     # `import pyopencl` raises ImportError
+    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
+    assert code == 2 and "pyopencl is not installed" in err and "pip install pyopencl pocl-binary-distribution" in err
+
+
 def test_missing_shapes_are_named(cli, device):
     code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
     assert code == 2 and "--define H=INT --define D=INT" in err
