@@ -19,7 +19,7 @@ A kernel goes through these stages, each in its own package:
   and a dynamic race detector, for `kernelrace confirm` and the tests' oracle. Reads the IR only.
 - `report/`: text output, SARIF, baselines. Reads findings only.
 - Entry points, here: `cli.py`, `config.py`, `pipeline.py` (file or build → findings),
-  `confirm.py`, `llm.py`, `tvm_hook.py` (checking inside TVM's own build), `pytest_plugin.py`, `mutants.py`.
+  `confirm.py`, `opencl_run.py` (`confirm --runtime opencl`), `llm.py`, `tvm_hook.py` (checking inside TVM's own build), `pytest_plugin.py`, `mutants.py`.
 
 `ir.py`, `findings.py`, `messages.py` and `errors.py` are the vocabulary every stage shares.
 Imports point down this list, never back (tests/test_layout.py checks it); `docs/architecture.md`

@@ -227,7 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (files)")
     co.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
     co.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]")
-    co.add_argument("--target", default="cuda", help="comma-separated targets for a builder (default: cuda)")
+    co.add_argument("--target", help="comma-separated targets for a builder (default: cuda; with --runtime opencl: "
+                                      "opencl)")
+    co.add_argument("--runtime", choices=("interpreter", "opencl"), default="interpreter",
+                    help="where the findings run: kernelrace's IR interpreter (default), or, for a TVM builder, its "
+                         "OpenCL build on an OpenCL device found through pyopencl, as built and with each fix hint "
+                         "applied (docs/confirm.md)")
     co.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                     help="builder parameter")
     _confirm_options(co, flag=False, define=True)
@@ -494,6 +499,12 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
     from analyzer.tvm.build import build
 
     defines = dict(getattr(args, "define", []) or [])
+    runtime = getattr(args, "runtime", "interpreter")
+    if args.command == "confirm":
+        if runtime == "opencl" and args.target not in (None, "opencl"):
+            raise KernelraceError(f"--runtime opencl runs the builder's opencl build: --target {args.target} "
+                                  f"does not go with it")
+        args.target = args.target or ("opencl" if runtime == "opencl" else "cuda")
     builder = None
     if args.command == "lint":
         builder = args.builder
@@ -502,6 +513,8 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
         if len(args.inputs) == 1 and ":" in first and not Path(first).exists():
             builder = first
     pairs = []
+    if runtime == "opencl":
+        return _confirm_opencl(args, cfg, st, emitted, builder, defines)
     if builder is not None:
         if args.command == "confirm":
             args.builder = builder
@@ -530,6 +543,32 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
                 pairs.append((k, result))
     confirm_results(pairs, defines, args.seed, args.blocks)
     return [r for _, r in pairs]
+
+
+def _confirm_opencl(args, cfg: Config, st: Settings, emitted: dict[str, str], builder: str | None,
+                    defines: dict[str, int]) -> list[KernelResult]:
+    """`confirm --runtime opencl`: each build checked, then run on an OpenCL device as built and with
+    each race finding's fix hint applied (analyzer/opencl_run.py)."""
+    from analyzer import opencl_run
+    from analyzer.pipeline import built_kernels, check_built, with_builtin_contracts
+    from analyzer.tvm.build import build_lowered
+
+    if builder is None:
+        raise KernelraceError("--runtime opencl runs a TVM builder (MODULE:FUNCTION); for source files use the "
+                              "interpreter (the default --runtime)")
+    device = opencl_run.find_device()      # before a build that could not be run anyway
+    args.builder, args.command = builder, "lint"
+    jobs = _jobs(args, cfg)
+    args.command = "confirm"
+    out: list[KernelResult] = []
+    for job in jobs:
+        mod, module, host = build_lowered(job.builder, job.params, job.target)
+        results = check_built(mod, with_builtin_contracts(st.options, job.builder), built_kernels(mod))
+        opencl_run.confirm_build(mod, module, host, results, defines, args.seed, device)
+        if st.emit_dir:
+            emitted.update(_emit(results, sarif.built_sources(mod), st.emit_dir))
+        out.extend(results)
+    return out
 
 
 def _cached(kernels: list[KernelResult]) -> str:

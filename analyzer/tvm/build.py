@@ -92,6 +92,12 @@ def _extents(func) -> dict[str, int | str]:
 
 def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
     """Build one builder for one target; raise KernelraceError with a one-line reason on failure."""
+    return build_lowered(spec, params, target_name)[0]
+
+
+def build_lowered(spec: str, params: dict[str, Any], target_name: str):
+    """`build`, and the builder's module before lowering and the lowered host module (what
+    `launches.py` needs to run the device kernels)."""
     import tvm
 
     fn = load_builder(spec)
@@ -114,8 +120,9 @@ def build(spec: str, params: dict[str, Any], target_name: str) -> BuiltModule:
         raise KernelraceError(
             f"TVM failed to build {spec}({shown}) for {target_name}: {lines[-1] if lines else type(exc).__name__}"
         ) from exc
-    return from_lowered(spec, target_name, params, source, host, device, _buffer_shapes(mod),
-                        what=f"{spec}({shown})")
+    built = from_lowered(spec, target_name, params, source, host, device, _buffer_shapes(mod),
+                         what=f"{spec}({shown})")
+    return built, mod, host
 
 
 def from_lowered(builder: str, target_name: str, params: dict[str, Any], source: str, host, device,
