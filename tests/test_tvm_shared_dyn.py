@@ -7,7 +7,8 @@ Pinned for TVM 0.27: CUDA keeps the three barriers; Metal's codegen refuses `sha
 emits the buffer as `var<workgroup>` and drops every barrier, which kernelrace reports as races;
 OpenCL drops the barriers and declares the buffer without `__local`, one private copy per
 work-item (no race to report, but each work-item reads elements no one of it wrote). With
-`scope="shared"` every target keeps its three barriers."""
+`scope="shared"` every target keeps its three barriers. dlight's schedules fare the same: all
+their barriers survive with `shared`, none of the `shared.dyn` ones on WebGPU and OpenCL."""
 
 import re
 
@@ -90,3 +91,45 @@ def test_webgpu_merged_buffer_of_two_dtypes_is_refused_in_one_line():
     assert "var<workgroup> buf_dyn_shmem : array<u8, 256>;" in mod.source
     with pytest.raises(KernelraceError, match=r"exchange\.wgsl:\d+:\d+: unsupported construct: type 'u8'"):
         check_built(mod, Options(timeout_ms=5000, hints="off"))
+
+
+DLIGHT = "builders.shared_dyn:dlight_dyn"
+# (workload, target) -> barriers in the source; every storage sync of these is "shared.dyn".
+DLIGHT_EMITTED = {("matmul", "cuda"): 2, ("matmul", "webgpu"): 0, ("matmul", "opencl"): 0,
+                  ("transpose", "cuda"): 1, ("transpose", "webgpu"): 0, ("transpose", "opencl"): 0}
+DLIGHT_SYNCS = {"matmul": 2, "transpose": 1}
+
+
+def _dlight_syncs(workload, target):
+    from builders.shared_dyn import dlight_dyn
+
+    _, device = lower_device(dlight_dyn(workload), make_target(target))
+    tir = "".join(str(f) for m in device.values() for f in m.functions.values())
+    return tir.count('T.tvm_storage_sync("shared.dyn")'), tir.count("T.tvm_storage_sync(")
+
+
+@pytest.mark.parametrize("workload,target", sorted(DLIGHT_EMITTED), ids=lambda v: v)
+def test_dlight_schedules_in_shared_dyn_keep_their_barriers_on_cuda_only(workload, target):
+    assert _dlight_syncs(workload, target) == (DLIGHT_SYNCS[workload],) * 2
+    mod = built(DLIGHT, {"workload": workload}, target)
+    assert len(re.findall(BARRIER[target], mod.source)) == DLIGHT_EMITTED[workload, target]
+    if target == "opencl":   # one private copy per work-item
+        assert "__local" not in mod.source
+
+
+@pytest.mark.parametrize("workload", ["matmul", "transpose"])
+def test_metal_refuses_dlight_schedules_in_shared_dyn(workload):
+    with pytest.raises(KernelraceError, match="Unknown storage scope `shared.dyn`"):
+        built(DLIGHT, {"workload": workload}, "metal")
+
+
+@pytest.mark.parametrize("workload,buffer,rules", [("transpose", "X_shared_shared_dyn", {"read-after-write"}),
+                                                   ("matmul", "buf_dyn_shmem", {"read-after-write", "write-after-read"})])
+def test_dlight_schedules_in_shared_dyn_race_on_webgpu_only(workload, buffer, rules):
+    results = check_built(built(DLIGHT, {"workload": workload}, "webgpu"), Options(timeout_ms=5000, hints="off"))
+    errors = [f for r in results for f in r.findings if f.severity == "error"]
+    assert {f.rule for f in errors} == rules and {f.second.buffer for f in errors} == {buffer}
+    assert all(f.witness["replayed"] for f in errors)
+    for target in ("cuda", "opencl"):
+        results = check_built(built(DLIGHT, {"workload": workload}, target), Options(timeout_ms=5000, hints="off"))
+        assert [f.message for r in results for f in r.findings if f.severity == "error"] == []

@@ -8,6 +8,9 @@ and one between the first buffer's last read and the second's first write, which
 rewrite places in the same memory (with `second=float16` as differently typed views of one
 allocation, which MergeSharedMemoryAllocations names `buf_dyn_shmem` on WebGPU). `scope` is
 "shared.dyn" or "shared" (the control).
+
+`dlight_dyn(workload, ...)`: a dlight-scheduled workload (analyzer/tvm/workloads.py) whose
+shared-memory buffers are moved to `shared.dyn`.
 """
 
 from tvm.script import tirx as T
@@ -40,3 +43,26 @@ def exchange(scope: str = "shared.dyn", second: str = "float32", target=None):
                         Z[bx * 64 + tx] = T.Cast("float32", B_sh[63 - tx])
 
     return exchange
+
+
+def dlight_dyn(workload: str = "matmul", schedule_target: str = "opencl", dtype: str = "float32", target=None,
+               **shape):
+    """A dlight-scheduled workload of `analyzer.tvm.workloads` with every buffer its schedule put in
+    `shared` moved to `shared.dyn` (`set_scope` on the blocks that write them), as a schedule that
+    asks for dynamic shared memory has it (dlight's own tensor-core matmul does, for CUDA)."""
+    from tvm import s_tir
+
+    from analyzer.tvm import workloads
+
+    mod = getattr(workloads, workload)(dtype=dtype, schedule_target=schedule_target, **shape)
+    sch = s_tir.Schedule(mod)
+
+    def walk(parent):
+        for child in sch.get_child_blocks(parent):
+            for i, region in enumerate(sch.get(child).writes):
+                if region.source.scope() == "shared":
+                    sch.set_scope(child, i, "shared.dyn")
+            walk(child)
+
+    walk(sch.get_sblock("root", func_name=workload))
+    return sch.mod
