@@ -19,6 +19,12 @@ from analyzer.tvm.builders import (as_module, call_builder, load_builder, lower_
 LANG_OF_TARGET = {"cuda": "cuda", "metal": "metal", "vulkan": "spirv", "webgpu": "wgsl", "opencl": "opencl"}
 # Where a Vulkan build's SPIR-V came from: TVM's own codegen, or our translation of its device TIR.
 FROM_TVM = "SPIR-V from TVM's Vulkan codegen"
+# TVM's web runtime (web/src/webgpu.ts, `createShadeInternal`) launches a grid whose x extent reaches
+# 2**16 (WebGPU's default `maxComputeWorkgroupsPerDimension` is 65535) packed: it halves the x
+# extent (rounding up) and doubles z until x is below 2**16, and passes the x extent the kernel
+# was lowered for as `podArgs.packGridDimX`. The WGSL takes `blockIdx.z * gridDim.x + blockIdx.x`
+# as its block index and returns when that exceeds `packGridDimX` (a TIR blockIdx.z is refused).
+WEBGPU_PACK_LIMIT = 1 << 16
 FROM_GLSL = ("SPIR-V from kernelrace: TVM's lowered device TIR for the vulkan target, translated to GLSL, "
              "compiled by glslangValidator and validated by spirv-val (this TVM has no Vulkan codegen)")
 
@@ -139,12 +145,36 @@ def from_lowered(builder: str, target_name: str, params: dict[str, Any], source:
     kernels = []
     for dev_mod in device.values():
         for gv, func in dev_mod.functions.items():
-            kernels.append(BuiltKernel(gv.name_hint, _extents(func)))
+            extents = _extents(func)
+            if target_name == "webgpu":
+                extents = webgpu_dispatch(extents, gv.name_hint, definitions)
+            kernels.append(BuiltKernel(gv.name_hint, extents))
     kernels.sort(key=lambda k: k.name)
     built = BuiltModule(builder, target_name, dict(params), source, kernels, buffers, definitions)
     if target_name == "vulkan":
         _vulkan_units(built, device, what or builder)
     return built
+
+
+def webgpu_dispatch(extents: dict[str, int | str], kernel: str,
+                    definitions: dict[str, dict[str, Any]]) -> dict[str, int | str]:
+    """The launch TVM's web runtime makes for a kernel lowered with `extents`: a static x extent of
+    2**16 or more packed into x and z as `WEBGPU_PACK_LIMIT` describes, and `packGridDimX` bound to
+    the lowered x extent among the kernel's host definitions. A symbolic x extent, or a kernel
+    with its own blockIdx.z (which the runtime refuses to launch), keeps its lowered extents."""
+    from analyzer import ir
+
+    x = extents.get("blockIdx.x", 1)
+    if not isinstance(x, int) or extents.get("blockIdx.z", 1) != 1:
+        return extents
+    defs = definitions.setdefault(kernel, dict(definitions.get("*", {})))
+    defs["packGridDimX"] = ir.Const(x)
+    wl_x, wl_z = x, 1
+    while wl_x >= WEBGPU_PACK_LIMIT:
+        wl_x, wl_z = (wl_x + 1) // 2, wl_z * 2
+    if wl_z == 1:
+        return extents
+    return {**extents, "blockIdx.x": wl_x, "blockIdx.z": wl_z}
 
 
 def _vulkan_units(built: BuiltModule, device, what: str) -> None:
