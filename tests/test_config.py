@@ -138,7 +138,7 @@ def test_verbose_prints_timing_and_solver_queries(sample, cli):
     assert len(lines) == 6
     assert re.fullmatch(r"kernel shift_kernel \[cuda, n=64, dtype='float32'\] \(shift_inplace\.cu\): findings, "
                         r"1 finding\(s\), \d+\.\d{3} s, \d+ solver quer(y|ies)", lines[0])
-    assert re.search(r"^analysis: \d+\.\d{3} s, \d+ solver queries$", out, re.M)
+    assert re.search(r"^analysis: \d+\.\d{3} s, \d+ solver queries; peak resident memory \d+ MB$", out, re.M)
     assert len(re.findall(r"^built sample_kernels:\w+ for (cuda|metal) \(.*\) in \d+\.\d\d s", err, re.M)) == 6
     code, report, _ = cli("--verbose", "--format", "json")
     # A kernel whose pairs the solver-free disjointness proof settles asks the solver nothing.
