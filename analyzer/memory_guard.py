@@ -41,7 +41,8 @@ class MemoryGuard:
 
     def __init__(self, limit_mb: int | None):
         self.limit = (limit_mb or 0) * 1024 * 1024
-        self.tripped = False
+        self.exceeded = False    # past the limit (Z3 interrupted: its calls may raise `canceled`)
+        self.tripped = False     # the exception was raised in the analysing thread
         self.base = self.peak = 0
         self._thread: threading.Thread | None = None
 
@@ -60,6 +61,7 @@ class MemoryGuard:
             rss = rss_bytes()
             self.peak = max(self.peak, rss)
             if rss - self.base > self.limit:
+                self.exceeded = True
                 ctx = z3.z3._main_ctx
                 if ctx is not None:
                     ctx.interrupt()

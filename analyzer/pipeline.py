@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import z3
+
 from analyzer import ir, messages
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.analysis import fixes
@@ -66,10 +68,13 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
     t0 = time.perf_counter()
     fresh_context()
+    guard = MemoryGuard(options.kernel_memory_mb)
     try:
-        with MemoryGuard(options.kernel_memory_mb):
+        with guard:
             return _analyse(kernel, options, target, params, QueryCache(), detail)
-    except KernelMemoryExceeded:
+    except (KernelMemoryExceeded, z3.Z3Exception):
+        if not guard.exceeded:
+            raise
         fresh_context()    # drop the context and its terms with the analysis
         where = Location(kernel.file, 1, 1, "kernel", text=kernel.line(1).strip())
         msg = messages.OUT_OF_MEMORY.format(mb=options.kernel_memory_mb)
