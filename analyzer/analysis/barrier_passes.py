@@ -83,17 +83,21 @@ class BarrierPasses:
         filtered = self._entries(a, b, block, warp)
         if not filtered:
             return []
-        normal: dict[tuple, str | None] = {}
+        # What the base views already allow, per shape: any two threads (None), two of different
+        # warps, two of one warp. A filtered shape adds what none of those covers.
+        normal: dict[tuple, set] = {}
         for pa, pb, warps, da, db in self._entries(a, b, *(base or (self.block_reach, self.warp_reach))):
-            key = (pa, pb, da, db)
-            normal[key] = None if key in normal and normal[key] is None else warps
+            normal.setdefault((pa, pb, da, db), set()).add(warps)
         out = []
         for pa, pb, warps, da, db in filtered:
-            key = (pa, pb, da, db)
-            if key not in normal:
-                out.append((pa, pb, warps, da, db))      # a block barrier separates them
-            elif normal[key] == DIFFERENT and warps is None:
-                out.append((pa, pb, SAME, da, db))       # a warp barrier separates one warp's threads
+            have = normal.get((pa, pb, da, db), set())
+            if None in have or warps in have or {DIFFERENT, SAME} <= have:
+                continue
+            if warps is None and have:
+                # One of the two warp cases is covered: the other is new.
+                out.append((pa, pb, SAME if DIFFERENT in have else DIFFERENT, da, db))
+            else:
+                out.append((pa, pb, warps, da, db))    # a barrier separates them in the base views
         return out
 
     # ----- redundant barriers -----

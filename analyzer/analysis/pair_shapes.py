@@ -86,8 +86,14 @@ class PairShapes:
         """The interval shapes (positions, path decisions) in which a and b can run concurrently,
         each with what it needs of the warps: DIFFERENT when only warp barriers separate."""
         combos = list(self._combos(a, b, block_reach))
-        warp_combos = None
-        if combos and warp_reach is not block_reach:
-            warp_combos = {(s, pa, pb) for s, pa, pb, _, _ in self._combos(a, b, warp_reach)}
-        return [(pa, pb, DIFFERENT if warp_combos is not None and (s, pa, pb) not in warp_combos else None, da, db)
-                for s, pa, pb, da, db in combos]
+        if not combos or warp_reach is block_reach:
+            return [(pa, pb, None, da, db) for _, pa, pb, da, db in combos]
+        # (The warp view cuts at every barrier the block view does: no block shape, no warp one.)
+        warp = list(self._combos(a, b, warp_reach))
+        in_warp = {(s, pa, pb) for s, pa, pb, _, _ in warp}
+        in_block = {(s, pa, pb) for s, pa, pb, _, _ in combos}
+        out = [(pa, pb, DIFFERENT if (s, pa, pb) not in in_warp else None, da, db) for s, pa, pb, da, db in combos]
+        # Threads of one warp that left the same warp barrier: a start the block view does not
+        # have (it sees through warp barriers), so these shapes are the warp view's own.
+        out += [(pa, pb, SAME, da, db) for s, pa, pb, da, db in warp if (s, pa, pb) not in in_block]
+        return out
