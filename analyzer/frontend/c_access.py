@@ -233,4 +233,15 @@ class AccessLowering:
     expr_post_incdec = expr_pre_incdec
 
     def expr_assign(self, node):
-        raise Unsupported(node, "assignment inside an expression")
+        """`s[t] = sum = sum + s[t + k]`, `a = b = 0`: the inner assignment is done first (a pending
+        statement, in evaluation order) and its value is what the target then holds."""
+        target, op, value = node.children
+        op = str(op)
+        rhs = self.rvalue(value)
+        if op != "=":
+            rhs = self._binop(op[:-1], self.rvalue(target), rhs, node)
+        self.pending.extend(self.store(target, rhs, self.span(node)))
+        if kind(target) == "name" and isinstance(self.lookup(str(target.children[0]), target), LocalRef):
+            # a local: read it back (the value may refer to the variable's old value, `i = i + 1`)
+            return self.rvalue(target)
+        return rhs
