@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: clean
 // Copy through a shared tile (the transpose benchmark's baseline): each thread reads back its own element.
 #define TILE_DIM 8

@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: clean
 // Diagonal block reordering to avoid partition camping (square matrix).
 #define TILE_DIM 8

@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: race
 // race: m line 9: an in-place transpose where every thread swaps (x,y) with (y,x): both threads of a pair do the swap
 __global__ void transposeInPlace(float *m, int width) {

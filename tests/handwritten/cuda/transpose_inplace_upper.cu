@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: clean
 // In-place transpose where only the thread above the diagonal swaps its pair.
 __global__ void transposeInPlace(float *m, int width) {

@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: clean
 // Naive transpose: each thread copies one element, reading rows and writing columns.
 #define TILE_DIM 8

@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,2
+// kernelrace-args: --block-dim 8,2 --grid-dim 2,2
 // verdict: clean
 // Transpose with a padded tile (TILE_DIM+1 columns) and BLOCK_ROWS rows per thread, as in the transpose sample.
 #define TILE_DIM 8

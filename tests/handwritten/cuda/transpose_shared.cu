@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: clean
 // Coalesced transpose through a shared tile (bank conflicts left in).
 #define TILE_DIM 8

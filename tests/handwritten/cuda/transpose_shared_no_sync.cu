@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: race
 // race: tile line 13: the transposed read of the tile has no barrier after the tile is filled
 #define TILE_DIM 8

@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: clean
 // Two tiles per block through one shared tile, with the barrier before the tile is reused.
 #define TILE_DIM 8

@@ -1,4 +1,4 @@
-// kernelrace-args: --block-dim 8,8
+// kernelrace-args: --block-dim 8,8 --grid-dim 2,2
 // verdict: race
 // race: tile line 12: each block transposes two tiles with one shared tile; the second load overwrites it while slower threads still read the first
 #define TILE_DIM 8
