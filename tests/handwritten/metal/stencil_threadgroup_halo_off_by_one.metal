@@ -1,6 +1,6 @@
 // kernelrace-args: --block-dim 64
 // verdict: race
-// race: s line ?: thread 0 stores both halo elements and puts the right one at s[64] (off by one), where thread 63 stores its own element
+// race: s line 10: thread 0 stores both halo elements and puts the right one at s[64] (off by one), where thread 63 stores its own element
 #include <metal_stdlib>
 using namespace metal;
 kernel void stencil(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],
