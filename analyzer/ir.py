@@ -310,6 +310,9 @@ class Kernel:
     source_lines: list[str] = field(default_factory=list)
     # The text of the sources a compiled kernel came from (SPIR-V's OpSource), by file name.
     origin_lines: dict[str, list[str]] = field(default_factory=dict)
+    # A kernel the front end could not lower (one of several in its file): where, and what construct.
+    # It is reported `unknown` and not analysed; the file's other kernels are.
+    unsupported: "tuple[Span, str] | None" = None
 
     def line(self, n: int) -> str:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""

@@ -19,7 +19,7 @@ from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
 from analyzer.analysis.concurrency import build_cfg
 from analyzer.errors import KernelraceError
-from analyzer.findings import Finding, KernelResult
+from analyzer.findings import Finding, KernelResult, Location
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.analysis.queries import QueryCache
@@ -61,6 +61,8 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     the first analysis's solver answers and need no classified witness (see `analyse_pairs`)."""
     from rules import RULES
 
+    if kernel.unsupported is not None:
+        return _not_lowered(kernel, target, params)
     t0 = time.perf_counter()
     if cache is None:
         # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
@@ -125,6 +127,16 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)
+
+
+def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
+    """A kernel of a file whose other kernels were analysed, itself using a construct the front end
+    does not model: one `unknown` finding naming the construct and where it is."""
+    span, what = kernel.unsupported
+    loc = Location(span.file, span.line, span.col, "construct", text=kernel.line(span.line).strip())
+    msg = f"kernel {kernel.name} not analysed: unsupported construct: {what}"
+    return KernelResult(kernel.name, kernel.file, target, params,
+                        [Finding("unknown", "warning", msg, kernel.name, kernel.file, loc, None, None, target, params)])
 
 
 def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:

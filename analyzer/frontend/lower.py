@@ -128,7 +128,15 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
             tparams = self.template_params.get(id(k))
             instances = self.instances.get(self._fn_name(k.children[0]), []) if tparams else []
             for args in instances or [None]:
-                out.append(self._lower_kernel(k, tparams or [], args))
+                try:
+                    out.append(self._lower_kernel(k, tparams or [], args))
+                except Unsupported as exc:
+                    # One kernel's unmodelled construct does not sink the file's others: this one
+                    # is kept, empty, with the reason (reported `unknown`, never clean).
+                    exc.node = exc.node if exc.node is not None else k
+                    self.kernel.body = []
+                    self.kernel.unsupported = (self.span(exc.node), exc.what)
+                    out.append(self.kernel)
         return out
 
     def _bind_template(self, tparams: list[Tree], args: Tree | None, scope: dict, node) -> dict:
