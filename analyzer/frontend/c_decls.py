@@ -14,7 +14,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
-from analyzer.frontend.c_values import const_int, FuncRef, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
+from analyzer.frontend.c_values import const_int, FuncRef, Group, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
 from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
 
 
@@ -27,6 +27,8 @@ UNSIGNED_RANGES = {name: (0, (1 << bits) - 1) for bits, names in (
 
 class DeclLowering:
     """Types, parameters and local declarations; mixed into CLowering."""
+
+    group_types: frozenset[str] = frozenset()   # the dialect's cooperative-group types
 
     def _type_of(self, node: Tree) -> TypeInfo:
         """Type of a param/decl/type_name node: its specs, type_core and pointer declarators."""
@@ -277,6 +279,13 @@ class DeclLowering:
             if not isinstance(val, Pointer):
                 raise Unsupported(init, "pointer initialised from a non-pointer value")
             self.declare_local(name, replace(val, elem=ty.base))
+            return []
+        if init is not None and ty.base in self.group_types:
+            # `cg::thread_block b = cg::this_thread_block();`: the name stands for the group
+            val = self.rvalue(init)
+            if not isinstance(val, Group):
+                raise Unsupported(init, f"'{ty.base}' initialised from something not a cooperative group")
+            self.declare_local(name, val)
             return []
         if ty.ref:
             raise Unsupported(d, "local reference variable")

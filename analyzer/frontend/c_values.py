@@ -51,6 +51,14 @@ class LocalRef:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A cooperative group (CUDA's cooperative_groups): "block", "grid", or a "tile" of `size`
+    threads; its `.sync()` is the barrier of those threads."""
+    kind: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
 class SharedScalar:
     """A `__shared__ float total;` scalar: every use is a memory access of a one-element buffer."""
     ptr: "Pointer"

@@ -7,8 +7,11 @@ import re
 from lark import Tree
 
 from analyzer import ir
+from analyzer.frontend.c_tree import kind
+from analyzer.frontend.c_values import Group
 from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
                                      tokens_of)
+from analyzer.frontend.parser import CG_TYPES
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
@@ -22,6 +25,7 @@ _MEM_FLAGS = {"mem_none": frozenset(), "mem_device": frozenset({ir.GLOBAL}),
 
 class CudaLowering(CLowering):
     lang = "cuda"
+    group_types = CG_TYPES
     kernel_qualifiers = frozenset({"__global__"})
     shared_qualifiers = frozenset({"__shared__"})
     space_of_qualifier = {"__shared__": ir.SHARED, "__constant__": ir.CONSTANT}
@@ -50,9 +54,52 @@ class CudaLowering(CLowering):
         fn = self._callee_name(node)
         if fn in ("__threadfence", "__threadfence_block", "__threadfence_system"):
             return []  # a fence orders one thread's accesses; it synchronises no one
+        callee = node.children[0]
+        args = list(node.children[1].children) if node.children[1] is not None else []
+        if kind(callee) == "member" and str(callee.children[1]) == "sync" and not args:   # g.sync()
+            group = self.rvalue(callee.children[0])
+            if isinstance(group, Group):
+                return [self._group_barrier(group, node)]
+        if fn == "sync" and len(args) == 1:   # cg::sync(g)
+            group = self.rvalue(args[0])
+            if isinstance(group, Group):
+                return [self._group_barrier(group, node)]
         return super().call_stmt(node)
 
+    def _group_barrier(self, group: Group, node) -> ir.Barrier:
+        """A cooperative group's sync: the block's is __syncthreads(), a 32-thread tile's is its warp's
+        __syncwarp(). A smaller tile's orders part of a warp, and the grid's all blocks: neither is
+        modelled, so the kernel is unknown rather than analysed with a barrier it does not have."""
+        if group.kind == "block":
+            return ir.Barrier(ir.BLOCK, _BOTH, self.span(node), "this_thread_block().sync()")
+        if group.kind == "tile" and group.size == self.warp_size:
+            return ir.Barrier(ir.WARP, _BOTH, self.span(node), f"tiled_partition<{group.size}>().sync()")
+        what = "this_grid().sync() (a grid-wide barrier)" if group.kind == "grid" else \
+            f"sync of a tiled_partition<{group.size}> (a barrier of part of a warp)"
+        raise Unsupported(node, what)
+
+    def _group(self, fn, args, node) -> Group | None:
+        """cg::this_thread_block(), cg::this_grid(), cg::tiled_partition<N>(g) / (g, N)."""
+        if fn == "this_thread_block" and not args:
+            return Group("block")
+        if fn == "this_grid" and not args:
+            return Group("grid")
+        if fn == "tiled_partition" and args:
+            callee = node.children[0]
+            size = None
+            if kind(callee) == "template_ref" and len(callee.children[1].children) == 1:
+                size = self._scalar(self.rvalue(callee.children[1].children[0]))
+            elif len(args) == 2:
+                size = self._scalar(self.rvalue(args[1]))
+            if not isinstance(size, ir.Const):
+                raise Unsupported(node, "tiled_partition of a size that is not a constant")
+            return Group("tile", size.value)
+        return None
+
     def call_value(self, fn, args, node):
+        group = self._group(fn, args, node)
+        if group is not None:
+            return group
         if fn.startswith("atomic") and args:
             target = args[0]
             ptr = self.rvalue(target)
