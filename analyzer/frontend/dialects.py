@@ -227,9 +227,28 @@ class MetalLowering(CLowering):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
-        if fn.startswith("atomic_"):
-            raise Unsupported(node, f"Metal atomic '{fn}'")
+        if fn.startswith(("atomic_", "metal::atomic_")):
+            return self._metal_atomic(fn.removeprefix("metal::"), args, node)
         return None
+
+    def _metal_atomic(self, fn, args, node) -> Value:
+        """atomic_load/store/exchange/fetch_OP/compare_exchange_weak _explicit on an atomic_int,
+        atomic_uint or atomic_float: one atomic access (atomics do not race with each other; a
+        plain access of the same element does). A fetch-add of a positive constant is a ticket."""
+        if fn not in _METAL_ATOMICS or not args:
+            raise Unsupported(node, f"Metal atomic '{fn}'")
+        ptr = self.rvalue(args[0])
+        if not isinstance(ptr, Pointer):
+            raise Unsupported(node, f"'{fn}' on a non-pointer")
+        vals = [self.rvalue(a) for a in args[1:]]   # the memory order is a number; reads still happen
+        acc = self.make_access(ptr, fn != "atomic_load_explicit", self.span(node), atomic=True)
+        if acc.is_write:
+            acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals if isinstance(v, Scalar)))
+        self.pending.append(ir.MemOp(acc))
+        step = self._scalar(vals[0]) if vals and isinstance(vals[0], Scalar) else None
+        if fn == "atomic_fetch_add_explicit" and isinstance(step, ir.Const) and step.value > 0:
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "uint")
+        return Scalar(self.opaque(f"result of {fn}"), "uint")
 
 
 def lowering_for(lang: str):
@@ -238,6 +257,9 @@ def lowering_for(lang: str):
 
 
 _FETCH_ADD = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
+_METAL_ATOMICS = frozenset({f"atomic_{op}_explicit" for op in (
+    "load", "store", "exchange", "compare_exchange_weak", "fetch_add", "fetch_sub", "fetch_and", "fetch_or",
+    "fetch_xor", "fetch_min", "fetch_max")})
 
 # Shuffles whose source lane is a term: name -> (how the lane is chosen, index of that argument).
 _SHUFFLES = {"__shfl_sync": ("idx", 2), "__shfl_up_sync": ("up", 2), "__shfl_down_sync": ("down", 2),

@@ -27,7 +27,7 @@ BUILTIN_TYPES = frozenset(
     """void bool char int float double half bfloat size_t ptrdiff_t auto
     int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t uint ushort uchar ulong
     __half __half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 nv_bfloat162 half2 half3 half4 half8
-    bfloat16_t
+    bfloat16_t atomic_int atomic_uint atomic_float atomic_bool
     """.split()
     + [f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                  "longlong", "ulonglong", "float", "double", "half", "bool", "bfloat")
