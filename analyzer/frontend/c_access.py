@@ -66,7 +66,14 @@ class AccessLowering:
                 self.scopes[-1][str(target.children[0])] = val
                 return []
             raise Unsupported(target, f"assignment to '{target.children[0]}'")
-        if k == "member":
+        if k in ("member", "arrow"):
+            ptr = self.struct_member_pointer(target)
+            if ptr is not None:
+                if ptr.elem in self.struct_defs:
+                    raise Unsupported(target, f"assignment of a whole struct '{ptr.elem}'")
+                return [self._access_stmt(ptr, True, val, span)]
+            if k == "arrow":
+                raise Unsupported(target, "'->' member access")
             base = self.rvalue_or_ref(target.children[0])
             comp = COMPONENTS.get(str(target.children[1]))
             if isinstance(base, LocalRef) and comp is not None:
@@ -114,7 +121,7 @@ class AccessLowering:
             base = self.rvalue(node.children[0])
             if isinstance(base, Pointer):
                 idx = self._scalar(self.rvalue(node.children[1]))
-                size = size_of(base.elem) or 4
+                size = self.elem_size(base.elem) or 4
                 for n in base.inner:
                     size *= n
                 return replace(base, offset=_add(base.offset, _mul(idx, size)), inner=base.inner[1:])
@@ -204,6 +211,9 @@ class AccessLowering:
         return Scalar(ir.Param(name), "int")
 
     def expr_member(self, node):
+        ptr = self.struct_member_pointer(node)
+        if ptr is not None:
+            return self._member_value(ptr, node)
         if self._root_is_param_struct(node):
             return self._param_path(node)
         base = self.rvalue_or_ref(node.children[0])
@@ -224,7 +234,119 @@ class AccessLowering:
     def _member_pointer(self, base, node) -> Pointer | None:
         return None
 
+    def struct_layout(self, name: str) -> tuple[dict[str, tuple[int, str, tuple[int, ...]]], int] | None:
+        """A struct's data members, {name: (byte offset, type, array extents)}, and its size, with C's
+        natural alignment; None for a name that is no struct of the file (or has a member of unknown
+        size, a pointer: then its accesses stay unsupported rather than guessed)."""
+        cache = self.__dict__.setdefault("_layouts", {})
+        if name in cache:
+            return cache[name]
+        cache[name] = None   # a struct containing itself stays unknown
+        item = self.struct_defs.get(name)
+        if item is None:
+            return None
+        fields: dict[str, tuple[int, str, tuple[int, ...]]] = {}
+        offset, align_all = 0, 1
+        for f in item.children:
+            if not (isinstance(f, Tree) and kind(f) == "field_decl"):
+                continue
+            ty = self._type_of(f)
+            if ty.ptr or ty.ref:
+                return None
+            inner = self.struct_layout(ty.base) if size_of(ty.base) is None else None
+            size = size_of(ty.base) or (inner[1] if inner else None)
+            if size is None:
+                return None
+            shape = vector_shape(ty.base)
+            align = min(size, 16) if not shape else size_of(ty.base)
+            if inner is not None:
+                align = 4
+            for d in f.children:
+                if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
+                    continue
+                dims = []
+                for dim in (c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"):
+                    n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
+                    if not isinstance(n, ir.Const):
+                        return None
+                    dims.append(n.value)
+                offset = -(-offset // align) * align
+                fields[str(d.children[0])] = (offset, ty.base, tuple(dims))
+                total = size
+                for n in dims:
+                    total *= n
+                offset += total
+                align_all = max(align_all, align)
+        cache[name] = (fields, -(-offset // align_all) * align_all)
+        return cache[name]
+
+    def elem_size(self, ty: str) -> int | None:
+        """Bytes of one element of type `ty`: a scalar, vector or struct of the file."""
+        size = size_of(ty)
+        if size is None and ty in self.struct_defs:
+            layout = self.struct_layout(ty)
+            size = layout[1] if layout else None
+        return size
+
+    def _is_struct_place(self, node) -> bool:
+        """Whether `node` is an element of memory holding a struct of the file (`p[i]`, `*p`,
+        `p[i].inner`, `p->inner`), judged from the names alone so that nothing is lowered twice."""
+        while isinstance(node, Tree) and kind(node) in ("index", "deref", "member", "arrow"):
+            node = node.children[-1] if kind(node) == "deref" else node.children[0]
+        if not (isinstance(node, Tree) and kind(node) == "name" and self.struct_defs):
+            return False
+        val = self.lookup(str(node.children[0]), node)
+        return isinstance(val, Pointer) and val.elem in self.struct_defs
+
+    def struct_member_pointer(self, node) -> Pointer | None:
+        """`p[i].f`, `p->f`, `(*p).f`, `p[i].a.b`: the member's place in memory, or None when the
+        node is no member of a struct in memory."""
+        if kind(node) not in ("member", "arrow") or not self._is_struct_place(node.children[0]):
+            return None
+        base_node, field = node.children[0], str(node.children[1])
+        if kind(node) == "arrow":
+            ptr = self.rvalue(base_node)
+        elif kind(base_node) in ("member", "arrow"):
+            ptr = self.struct_member_pointer(base_node)
+        else:
+            ptr = self.lvalue_pointer(base_node)
+        if not isinstance(ptr, Pointer) or ptr.inner:
+            return None
+        layout = self.struct_layout(ptr.elem)
+        if layout is None:
+            raise Unsupported(node, f"member '{field}' of struct '{ptr.elem}' (a member of unknown size)")
+        if field not in layout[0]:
+            raise Unsupported(node, f"'{field}', which is no data member of struct '{ptr.elem}'")
+        offset, ty, dims = layout[0][field]
+        return Pointer(ptr.buffer, ptr.space, ty, _add(ptr.offset, ir.Const(offset)), dims[1:] if dims else ())
+
+    def _member_value(self, ptr: Pointer, node) -> Value:
+        layout = self.struct_layout(self._struct_of(node))
+        dims = layout[0][str(node.children[1])][2] if layout else ()
+        if dims:   # an array member: its place, as an array's name is
+            return ptr
+        if ptr.elem in self.struct_defs:
+            raise Unsupported(node, f"a whole struct '{ptr.elem}' used as a value")
+        return self.load(ptr, self.span(node))
+
+    def _struct_of(self, node) -> str:
+        base = node.children[0]
+        ptr = self.rvalue(base) if kind(node) == "arrow" else None
+        if isinstance(ptr, Pointer):
+            return ptr.elem
+        inner = self.struct_member_pointer(base) if kind(base) in ("member", "arrow") else None
+        return inner.elem if inner is not None else self._root_elem(base)
+
+    def _root_elem(self, node) -> str:
+        while isinstance(node, Tree) and kind(node) in ("index", "deref"):
+            node = node.children[-1] if kind(node) == "deref" else node.children[0]
+        val = self.lookup(str(node.children[0]), node)
+        return val.elem if isinstance(val, Pointer) else ""
+
     def expr_arrow(self, node):
+        ptr = self.struct_member_pointer(node)
+        if ptr is not None:
+            return self._member_value(ptr, node)
         raise Unsupported(node, "'->' member access")
 
     def expr_pre_incdec(self, node):

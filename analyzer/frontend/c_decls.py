@@ -95,7 +95,7 @@ class DeclLowering:
             space = ty.space or ir.GLOBAL
             if space == ir.CONSTANT or "const" in ty.quals and space != ir.GLOBAL:
                 space = ir.CONSTANT
-            size = size_of(ty.base) or 4
+            size = self.elem_size(ty.base) or 4
             self.kernel.buffers[name] = ir.Buffer(name, space, ty.base, size)
             self.scopes[0][name] = Pointer(name, space, ty.base, ir.Const(0))
         elif size_of(ty.base) is None and ty.base not in SCALAR_SIZES:
@@ -165,7 +165,7 @@ class DeclLowering:
     def _declare_device_variable(self, d: Tree, ty: TypeInfo, space: str) -> None:
         name = str(d.children[0])
         dims = [c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"]
-        elem_size = size_of(ty.base) or 4
+        elem_size = self.elem_size(ty.base) or 4
         extents = []
         for dim in dims:
             n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
@@ -244,7 +244,7 @@ class DeclLowering:
             init = None   # a file-scope shared variable's initializer is not allowed by CUDA
         span = self.span(d)
         if dims:
-            elem_size = size_of(ty.base) or 4
+            elem_size = self.elem_size(ty.base) or 4
             space = ir.SHARED if set(ty.quals) & self.shared_qualifiers else ir.PRIVATE
             bname = self.fresh_var(name)
             self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, elem_size)
@@ -291,7 +291,7 @@ class DeclLowering:
             raise Unsupported(d, "local reference variable")
         if set(ty.quals) & self.shared_qualifiers:
             bname = self.fresh_var(name)
-            size = size_of(ty.base) or 4
+            size = self.elem_size(ty.base) or 4
             self.kernel.buffers[bname] = ir.Buffer(bname, ir.SHARED, ty.base, size, size_bytes=size)
             ptr = Pointer(bname, ir.SHARED, ty.base, ir.Const(0))
             self.declare_local(name, SharedScalar(ptr))

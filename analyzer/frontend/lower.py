@@ -59,6 +59,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.template_params: dict[int, list[Tree]] = {}   # id(function_def) -> its tparams
         self.instances: dict[str, list[Tree]] = {}          # kernel template -> explicit instantiations' args
         self.aliases: dict[str, Tree] = {}       # typedef and using names -> the type they name
+        self.struct_defs: dict[str, Tree] = {}   # struct/class name -> its definition (data members)
         self.access_ids = itertools.count(1)
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
@@ -93,6 +94,10 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                 self._collect(item.children[1:])
             elif k == "linkage_block":   # extern "C" { ... }
                 self._collect(item.children[1:])
+            elif k == "struct_item":
+                name = str(next(c for c in item.children if isinstance(c, Token)))
+                if not _builtin_type(name):   # TVM's preamble defines its vector structs (half4)
+                    self.struct_defs[name] = item
             elif k == "global_decl":
                 self.globals.append(item)
             elif k == "enum_item":

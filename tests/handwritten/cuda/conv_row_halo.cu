@@ -3,7 +3,8 @@
 // Separable convolution, row pass: the tile and a halo of RADIUS on each side are staged in shared memory.
 #define RADIUS 4
 __constant__ float c_kernel[2 * RADIUS + 1];
-__global__ void convolutionRow(float *dst, const float *src, int width) {
+__global__ void convolutionRow(float *dst, const float *src) {
+    int width = gridDim.x * 64;
     __shared__ float s[64 + 2 * RADIUS];
     int x = blockIdx.x * 64 + threadIdx.x;
     int row = blockIdx.y * width;

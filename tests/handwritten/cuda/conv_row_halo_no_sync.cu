@@ -1,9 +1,10 @@
 // kernelrace-args: --block-dim 64
 // verdict: race
-// race: s line 16: the convolution reads neighbours' and halo elements of the tile with no barrier after loading it
+// race: s line 17: the convolution reads neighbours' and halo elements of the tile with no barrier after loading it
 #define RADIUS 4
 __constant__ float c_kernel[2 * RADIUS + 1];
-__global__ void convolutionRow(float *dst, const float *src, int width) {
+__global__ void convolutionRow(float *dst, const float *src) {
+    int width = gridDim.x * 64;
     __shared__ float s[64 + 2 * RADIUS];
     int x = blockIdx.x * 64 + threadIdx.x;
     int row = blockIdx.y * width;

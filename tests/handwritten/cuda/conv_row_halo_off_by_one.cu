@@ -1,9 +1,10 @@
 // kernelrace-args: --block-dim 64
 // verdict: race
-// race: s line 13: the right halo is stored one slot too early (64 + RADIUS - 1), on top of the last tile element another thread stores
+// race: s line 14: the right halo is stored one slot too early (64 + RADIUS - 1), on top of the last tile element another thread stores
 #define RADIUS 4
 __constant__ float c_kernel[2 * RADIUS + 1];
-__global__ void convolutionRow(float *dst, const float *src, int width) {
+__global__ void convolutionRow(float *dst, const float *src) {
+    int width = gridDim.x * 64;
     __shared__ float s[64 + 2 * RADIUS];
     int x = blockIdx.x * 64 + threadIdx.x;
     int row = blockIdx.y * width;
