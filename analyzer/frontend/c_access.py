@@ -155,8 +155,18 @@ class AccessLowering:
             raise Unsupported(node, "dereference of a non-pointer")
         return self.load(ptr, self.span(node))
 
+    def _param_struct_pointer(self, node) -> Pointer | None:
+        """`soa.x` for a pointer field of a struct argument (see _declare_pointer_fields)."""
+        if not (isinstance(node, Tree) and kind(node) == "member" and kind(node.children[0]) == "name"):
+            return None
+        val = self.scopes[0].get(f"{node.children[0].children[0]}.{node.children[1]}")
+        return val if isinstance(val, Pointer) and isinstance(
+            self.lookup(str(node.children[0].children[0]), node.children[0]), ParamStruct) else None
+
     def _root_is_param_struct(self, node) -> bool:
         while isinstance(node, Tree) and kind(node) in ("member", "index"):
+            if self._param_struct_pointer(node) is not None:
+                return False
             node = node.children[0]
         return (isinstance(node, Tree) and kind(node) == "name"
                 and isinstance(self.lookup(str(node.children[0]), node), ParamStruct))
@@ -214,6 +224,9 @@ class AccessLowering:
         ptr = self.struct_member_pointer(node)
         if ptr is not None:
             return self._member_value(ptr, node)
+        ptr = self._param_struct_pointer(node)
+        if ptr is not None:
+            return ptr
         if self._root_is_param_struct(node):
             return self._param_path(node)
         base = self.rvalue_or_ref(node.children[0])

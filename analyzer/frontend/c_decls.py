@@ -99,13 +99,31 @@ class DeclLowering:
             self.kernel.buffers[name] = ir.Buffer(name, space, ty.base, size)
             self.scopes[0][name] = Pointer(name, space, ty.base, ir.Const(0))
         elif size_of(ty.base) is None and ty.base not in SCALAR_SIZES:
-            # A struct passed by constant reference: its fields are uniform parameters.
+            # A struct passed by value or constant reference: its scalar fields are uniform
+            # parameters; its pointer fields (a structure of arrays) are buffers of their own.
             self.scopes[0][name] = ParamStruct(name)
+            self._declare_pointer_fields(name, ty.base)
         else:
             self.kernel.params.append(name)
             self.scopes[0][name] = Scalar(ir.Param(name), ty.base)
             if ty.base in UNSIGNED_RANGES:
                 self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty.base]
+
+    def _declare_pointer_fields(self, name: str, struct: str) -> None:
+        """`struct SoA { float *x; float *y; }` passed to a kernel: `soa.x` is a buffer named so."""
+        item = self.struct_defs.get(struct)
+        for f in item.children if item is not None else ():
+            if not (isinstance(f, Tree) and kind(f) == "field_decl"):
+                continue
+            ty = self._type_of(f)
+            if ty.ptr != 1:
+                continue
+            space = ty.space or ir.GLOBAL
+            for d in f.children:
+                if isinstance(d, Tree) and kind(d) == "init_declarator":
+                    bname = f"{name}.{d.children[0]}"
+                    self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, self.elem_size(ty.base) or 4)
+                    self.scopes[0][bname] = Pointer(bname, space, ty.base, ir.Const(0))
 
     # Qualifiers of a file-scope variable that lives in device memory, and its space.
     device_variable_qualifiers: dict[str, str] = {}
