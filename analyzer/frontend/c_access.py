@@ -263,20 +263,15 @@ class AccessLowering:
         for f in item.children:
             if not (isinstance(f, Tree) and kind(f) == "field_decl"):
                 continue
-            ty = self._type_of(f)
-            if ty.ptr or ty.ref:
-                return None
-            inner = self.struct_layout(ty.base) if size_of(ty.base) is None else None
-            size = size_of(ty.base) or (inner[1] if inner else None)
-            if size is None:
-                return None
-            shape = vector_shape(ty.base)
-            align = min(size, 16) if not shape else size_of(ty.base)
-            if inner is not None:
-                align = 4
-            for d in f.children:
-                if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
-                    continue
+            for d, ty in self.declarators(f):
+                if ty.ptr or ty.ref:
+                    return None
+                inner = self.struct_layout(ty.base) if size_of(ty.base) is None else None
+                size = size_of(ty.base) or (inner[1] if inner else None)
+                if size is None:
+                    return None
+                # a scalar or vector aligns to its size (float3, 12 bytes, to its element's 4)
+                align = 4 if inner is not None or size not in (1, 2, 4, 8, 16) else size
                 dims = []
                 for dim in (c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"):
                     n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None

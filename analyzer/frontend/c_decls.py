@@ -115,15 +115,13 @@ class DeclLowering:
         for f in item.children if item is not None else ():
             if not (isinstance(f, Tree) and kind(f) == "field_decl"):
                 continue
-            ty = self._type_of(f)
-            if ty.ptr != 1:
-                continue
-            space = ty.space or ir.GLOBAL
-            for d in f.children:
-                if isinstance(d, Tree) and kind(d) == "init_declarator":
-                    bname = f"{name}.{d.children[0]}"
-                    self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, self.elem_size(ty.base) or 4)
-                    self.scopes[0][bname] = Pointer(bname, space, ty.base, ir.Const(0))
+            for d, ty in self.declarators(f):
+                if ty.ptr != 1:
+                    continue
+                space = ty.space or ir.GLOBAL
+                bname = f"{name}.{d.children[0]}"
+                self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, self.elem_size(ty.base) or 4)
+                self.scopes[0][bname] = Pointer(bname, space, ty.base, ir.Const(0))
 
     # Qualifiers of a file-scope variable that lives in device memory, and its space.
     device_variable_qualifiers: dict[str, str] = {}
@@ -141,11 +139,8 @@ class DeclLowering:
                 self._declare_global(decl)
 
     def _declare_global(self, decl: Tree) -> None:
-        ty = self._type_of(decl)
-        quals = set(ty.quals)
-        for d in decl.children:
-            if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
-                continue
+        quals = set(self._type_of(decl).quals)
+        for d, ty in self.declarators(decl):
             if quals & self.shared_qualifiers:
                 self._declare(d, replace(ty, quals=tuple(q for q in ty.quals if q != "const")), initialized=False)
                 continue
@@ -247,12 +242,25 @@ class DeclLowering:
         return None
 
     def stmt_decl_stmt(self, node):
-        ty = self._type_of(node)
         out: list[ir.Stmt] = []
-        for d in node.children:
-            if isinstance(d, Tree) and kind(d) == "init_declarator":
-                out.extend(self._declare(d, ty))
+        for d, ty in self.declarators(node):
+            out.extend(self._declare(d, ty))
         return self._flush(out)
+
+    def declarators(self, node: Tree):
+        """(init_declarator, its type) of a declaration: the stars and `&` before the first name are
+        the first declarator's (`float *a, b;` declares a float b); a later one has its own."""
+        ty = self._type_of(node)
+        first = True
+        for d in node.children:
+            if not isinstance(d, Tree) or kind(d) not in ("init_declarator", "pointer_declarator"):
+                continue
+            if first:
+                yield d, ty
+            else:
+                own = [kind(c) for c in d.children[:-1]] if kind(d) == "pointer_declarator" else []
+                yield (d.children[-1] if own else d), replace(ty, ptr=own.count("pointer"), ref="reference" in own)
+            first = False
 
     def _declare(self, d: Tree, ty: TypeInfo, initialized: bool = True) -> list[ir.Stmt]:
         name = str(d.children[0])

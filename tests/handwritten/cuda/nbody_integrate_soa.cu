@@ -1,10 +1,7 @@
 // kernelrace-args: --block-dim 64
 // verdict: clean
 // n-body integration step over a structure of arrays.
-struct BodiesSoA {
-    float *x; float *y; float *z;
-    float *vx; float *vy; float *vz;
-};
+struct BodiesSoA { float *x, *y, *z, *vx, *vy, *vz; };
 __global__ void integrate(BodiesSoA b, const float *ax, const float *ay, const float *az, float dt, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
