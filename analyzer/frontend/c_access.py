@@ -14,7 +14,7 @@ from lark import Tree
 from analyzer import ir
 from analyzer.errors import KernelraceError
 from analyzer.frontend.c_tree import Unsupported, kind
-from analyzer.frontend.c_values import (BuiltinVec, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Value,
+from analyzer.frontend.c_values import (BuiltinVec, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value,
                                         Vector, _add, _mul)
 from analyzer.frontend.types import COMPONENTS, size_of, vector_shape
 
@@ -28,6 +28,9 @@ class AccessLowering:
         if k == "assign":
             target, op, value = node.children
             op = str(op)
+            dst = self._struct_target(target) if op == "=" else None
+            if dst is not None:   # a whole struct, member by member
+                return self.copy_struct(dst, value, span)
             rhs = self.rvalue(value)
             if op != "=":
                 cur = self.rvalue(target)
@@ -72,6 +75,13 @@ class AccessLowering:
                 if ptr.elem in self.struct_defs:
                     raise Unsupported(target, f"assignment of a whole struct '{ptr.elem}'")
                 return [self._access_stmt(ptr, True, val, span)]
+            base = self.rvalue_or_ref(target.children[0]) if k == "member" and kind(target.children[0]) in (
+                "name", "member") else None
+            if isinstance(base, LocalStruct):
+                ty = self._local_member_type(base, target)
+                if ty in self.struct_defs:
+                    raise Unsupported(target, f"assignment of a whole struct '{ty}'")
+                return [ir.Assign(f"{base.name}.{target.children[1]}", self._scalar(val), span)]
             if k == "arrow":
                 raise Unsupported(target, "'->' member access")
             base = self.rvalue_or_ref(target.children[0])
@@ -227,6 +237,11 @@ class AccessLowering:
         ptr = self._param_struct_pointer(node)
         if ptr is not None:
             return ptr
+        base = self.rvalue_or_ref(node.children[0]) if kind(node.children[0]) in ("name", "member") else None
+        if isinstance(base, LocalStruct):
+            ty = self._local_member_type(base, node)
+            path = f"{base.name}.{node.children[1]}"
+            return LocalStruct(path, ty) if ty in self.struct_defs else Scalar(ir.Var(path), ty)
         if self._root_is_param_struct(node):
             return self._param_path(node)
         base = self.rvalue_or_ref(node.children[0])
@@ -287,6 +302,82 @@ class AccessLowering:
                 align_all = max(align_all, align)
         cache[name] = (fields, -(-offset // align_all) * align_all)
         return cache[name]
+
+    def struct_leaves(self, struct: str, prefix: str = "", offset: int = 0):
+        """(member path, byte offset, type) of every scalar or vector member, nested ones flattened;
+        array members are left out (a local copy of one is not modelled: see copy_struct)."""
+        fields, _ = self.struct_layout(struct)
+        for field, (off, ty, dims) in fields.items():
+            if dims:
+                yield f"{prefix}{field}", offset + off, None
+            elif ty in self.struct_defs:
+                yield from self.struct_leaves(ty, f"{prefix}{field}.", offset + off)
+            else:
+                yield f"{prefix}{field}", offset + off, ty
+
+    def struct_source(self, node):
+        """What a struct value is copied from: a LocalStruct, or the Pointer to a struct in memory."""
+        if isinstance(node, Tree) and kind(node) == "name":
+            val = self.lookup(str(node.children[0]), node)
+            if isinstance(val, LocalStruct):
+                return val
+        if isinstance(node, Tree) and kind(node) in ("member", "arrow"):
+            ptr = self.struct_member_pointer(node)
+            if ptr is not None:
+                return ptr
+            base = self.rvalue_or_ref(node.children[0]) if kind(node) == "member" else None
+            if isinstance(base, LocalStruct):
+                return LocalStruct(f"{base.name}.{node.children[1]}", self._local_member_type(base, node))
+        if isinstance(node, Tree) and kind(node) in ("index", "deref") and self._is_struct_place(node):
+            return self.lvalue_pointer(node)
+        raise Unsupported(node, "struct value that is not a variable or an element in memory")
+
+    def copy_struct(self, dst, src_node, span) -> list[ir.Stmt]:
+        """`dst = src` for structs, member by member (reads and writes of each member)."""
+        src = self.struct_source(src_node)
+        struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
+        if (src.ty if isinstance(src, LocalStruct) else src.elem) != struct:
+            raise Unsupported(src_node, f"copy of a struct of another type into '{struct}'")
+        out: list[ir.Stmt] = []
+        for path, off, ty in self.struct_leaves(struct):
+            if ty is None:
+                raise Unsupported(src_node, f"copy of struct '{struct}', which has an array member '{path}'")
+            if isinstance(src, LocalStruct):
+                val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            else:
+                val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), span)
+            if vector_shape(ty):
+                raise Unsupported(src_node, f"copy of struct '{struct}', which has a vector member '{path}'")
+            if isinstance(dst, LocalStruct):
+                out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
+            else:
+                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _add(dst.offset, ir.Const(off))),
+                                             True, val, span))
+        return out
+
+    def _struct_target(self, target):
+        """The struct a whole-struct assignment writes (a local struct, or a struct element in
+        memory whose members are all scalars), or None for any other assignment."""
+        if isinstance(target, Tree) and kind(target) == "name":
+            val = self.lookup(str(target.children[0]), target)
+            return val if isinstance(val, LocalStruct) else None
+        if isinstance(target, Tree) and kind(target) in ("index", "deref") and self._is_struct_place(target):
+            struct = self._root_elem(target)
+            if struct in self.struct_defs and self.struct_layout(struct) is not None and all(
+                    ty is not None and not vector_shape(ty) for _, _, ty in self.struct_leaves(struct)):
+                ptr = self.lvalue_pointer(target)
+                return ptr if ptr.elem == struct else None
+        return None
+
+    def _local_member_type(self, base: LocalStruct, node) -> str:
+        fields, _ = self.struct_layout(base.ty)
+        field = str(node.children[1])
+        if field not in fields:
+            raise Unsupported(node, f"'{field}', which is no data member of struct '{base.ty}'")
+        off, ty, dims = fields[field]
+        if dims:
+            raise Unsupported(node, f"array member '{field}' of a local struct")
+        return ty
 
     def elem_size(self, ty: str) -> int | None:
         """Bytes of one element of type `ty`: a scalar, vector or struct of the file."""

@@ -14,7 +14,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
-from analyzer.frontend.c_values import const_int, FuncRef, Group, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
+from analyzer.frontend.c_values import const_int, FuncRef, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
 from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
 
 
@@ -247,6 +247,16 @@ class DeclLowering:
             out.extend(self._declare(d, ty))
         return self._flush(out)
 
+    def _declare_local_struct(self, name: str, struct: str, init, span) -> list[ir.Stmt]:
+        """`Cell c = cells[i];` or `Cell c;`: one local per scalar member, copied member by member
+        from the struct in memory (or another local struct) it is initialised from."""
+        if self.struct_layout(struct) is None:
+            raise Unsupported(init, f"local variable of struct '{struct}' (a member of unknown size)")
+        local = LocalStruct(self.fresh_var(name), struct)
+        out = self.copy_struct(local, init, span) if init is not None else []
+        self.declare_local(name, local)
+        return out
+
     def declarators(self, node: Tree):
         """(init_declarator, its type) of a declaration: the stars and `&` before the first name are
         the first declarator's (`float *a, b;` declares a float b); a later one has its own."""
@@ -315,6 +325,8 @@ class DeclLowering:
             return []
         if ty.ref:
             raise Unsupported(d, "local reference variable")
+        if ty.base in self.struct_defs and not set(ty.quals) & self.shared_qualifiers:
+            return self._declare_local_struct(name, ty.base, init, span)
         if set(ty.quals) & self.shared_qualifiers:
             bname = self.fresh_var(name)
             size = self.elem_size(ty.base) or 4
