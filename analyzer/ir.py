@@ -102,9 +102,19 @@ class Opaque:
     # A fetch-and-add of a positive constant (`atomicAdd(ctr, 1)`): the byte offset it updates.
     # Two threads that fetch at this site from the same offset receive different values.
     ticket: "Expr | None" = None
+    # The counter is in global memory, one for the grid: tickets differ between blocks too (a
+    # shared-memory counter is each block's own, and two blocks may draw equal tickets from theirs).
+    grid_counter: bool = False
+    step: int = 1   # the constant added: two tickets of one site are at least this far apart
 
 
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
+
+
+def ticket_name(e: Opaque) -> str:
+    """The solver's (and the replay's) name of a fetch-and-add's result: `gticket` for a grid-wide
+    counter's, which differs between blocks too; `xN` when it adds N > 1."""
+    return f"{'gticket' if e.grid_counter else 'ticket'}{e.site}" + (f"x{e.step}" if e.step > 1 else "")
 
 
 def operands(e) -> tuple:

@@ -112,7 +112,8 @@ class CudaLowering(CLowering):
             step = self._scalar(vals[0]) if len(vals) == 1 and isinstance(vals[0], Scalar) else None
             if fn in _FETCH_ADD and isinstance(step, ir.Const) and step.value > 0:
                 # Each fetch of a counter that only grows returns a value no other fetch returns.
-                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "int")
+                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
+                                        grid_counter=acc.space == ir.GLOBAL, step=step.value), "int")
             return Scalar(self.opaque(f"result of {fn}"), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
@@ -247,7 +248,8 @@ class MetalLowering(CLowering):
         self.pending.append(ir.MemOp(acc))
         step = self._scalar(vals[0]) if vals and isinstance(vals[0], Scalar) else None
         if fn == "atomic_fetch_add_explicit" and isinstance(step, ir.Const) and step.value > 0:
-            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "uint")
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
+                                    grid_counter=acc.space == ir.GLOBAL, step=step.value), "uint")
         return Scalar(self.opaque(f"result of {fn}"), "uint")
 
 
