@@ -11,8 +11,6 @@ reports none. The buffer `barrier` names a barrier some threads of the block can
 import re
 from pathlib import Path
 
-import pytest
-
 from conftest import TESTS, fixture_args
 
 CORPUS = TESTS / "handwritten"
@@ -51,11 +49,6 @@ def test_corpus_size_and_balance():
     assert 0.4 <= racy / len(FILES) <= 0.6
 
 
-# Strict: once the front-end gaps the corpus found are closed (cooperative-groups `namespace cg =`
-# aliases and `thread_block` objects, struct members of array elements (AoS), struct-of-arrays
-# arguments indexed by a variable, Metal `atomic_uint`) and the analysis stops its false alarms on
-# atomic tickets, this passes and the mark must go. Measured at the commit: 92.3% analysed, 85.3% agree.
-@pytest.mark.xfail(strict=True, reason="issue 13: front-end gaps and false alarms listed in the summary")
 def test_handwritten_corpus_is_analysed_and_agrees(cli):
     analysed, agree, lines = 0, 0, []
     for path in FILES:
