@@ -102,9 +102,19 @@ class Opaque:
     # A fetch-and-add of a positive constant (`atomicAdd(ctr, 1)`): the byte offset it updates.
     # Two threads that fetch at this site from the same offset receive different values.
     ticket: "Expr | None" = None
+    # The counter is in global memory, one for the grid: tickets differ between blocks too (a
+    # shared-memory counter is each block's own, and two blocks may draw equal tickets from theirs).
+    grid_counter: bool = False
+    step: int = 1   # the constant added: two tickets of one site are at least this far apart
 
 
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
+
+
+def ticket_name(e: Opaque) -> str:
+    """The solver's (and the replay's) name of a fetch-and-add's result: `gticket` for a grid-wide
+    counter's, which differs between blocks too; `xN` when it adds N > 1."""
+    return f"{'gticket' if e.grid_counter else 'ticket'}{e.site}" + (f"x{e.step}" if e.step > 1 else "")
 
 
 def operands(e) -> tuple:
@@ -313,6 +323,9 @@ class Kernel:
     source_lines: list[str] = field(default_factory=list)
     # The text of the sources a compiled kernel came from (SPIR-V's OpSource), by file name.
     origin_lines: dict[str, list[str]] = field(default_factory=dict)
+    # A kernel the front end could not lower (one of several in its file): where, and what construct.
+    # It is reported `unknown` and not analysed; the file's other kernels are.
+    unsupported: "tuple[Span, str] | None" = None
 
     def line(self, n: int) -> str:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""

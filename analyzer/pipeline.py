@@ -87,6 +87,8 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
              cache: QueryCache, detail: bool) -> KernelResult:
     from rules import RULES
 
+    if kernel.unsupported is not None:
+        return _not_lowered(kernel, target, params)
     t0 = time.perf_counter()
     evaluation = SymbolicExecutor(kernel).run()
     cfg = build_cfg(kernel, evaluation.tracked_conditions)
@@ -147,6 +149,16 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)
+
+
+def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
+    """A kernel of a file whose other kernels were analysed, itself using a construct the front end
+    does not model: one `unknown` finding naming the construct and where it is."""
+    span, what = kernel.unsupported
+    loc = Location(span.file, span.line, span.col, "construct", text=kernel.line(span.line).strip())
+    msg = f"kernel {kernel.name} not analysed: unsupported construct: {what}"
+    return KernelResult(kernel.name, kernel.file, target, params,
+                        [Finding("unknown", "warning", msg, kernel.name, kernel.file, loc, None, None, target, params)])
 
 
 def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:

@@ -235,7 +235,7 @@ class Replay:
             if e.source is not None:   # a value of the source thread, the same for every reader
                 return _Lazy(self, f"opaque{e.site}", (self._int(e.source, t),) + self._iters(t), 0)
             if e.ticket is not None:   # a fetch-and-add's result, as the solver names it
-                return _Lazy(self, f"ticket{e.site}", (self._int(e.ticket, t),) + self._iters(t), t.k)
+                return _Lazy(self, ir.ticket_name(e), (self._int(e.ticket, t),) + self._iters(t), t.k)
             return _Lazy(self, f"opaque{e.site}", self._iters(t), t.k)
         raise ReplayError(f"unknown expression {type(e).__name__}")
 

@@ -263,7 +263,7 @@ class Encoder:
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
             if t.lower is not None:
                 self.base.append(out >= t.lower)
-            if not t.uniform and t.name.startswith("ticket") and args:
+            if not t.uniform and t.name.startswith(("ticket", "gticket")) and args:
                 self._ticket(t.name, k, args, out)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
@@ -308,12 +308,16 @@ class Encoder:
     def _ticket(self, name: str, k: int, args: list, out) -> None:
         """A fetch-and-add's result (ir.Opaque.ticket): two different threads fetching at the
         same site from the same address (the first argument) in the same iterations receive
-        different values."""
+        different values; from a grid-wide counter (`gticket`), so do threads of two blocks."""
         seen = self.__dict__.setdefault("_tickets", {}).setdefault(name, {1: [], 2: []})
+        blocks = self.grid and name.startswith("gticket")
+        step = int(name.rpartition("x")[2]) if "x" in name else 1   # the later draw sees the earlier's add
         for other_args, other in seen[3 - k]:
-            differ = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS])
+            differ = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS]
+                           + ([self.bid[d] != self.bid2[d] for d in DIMS] if blocks else []))
             same = z3.And([as_int(a) == as_int(b) for a, b in zip(args, other_args)])
-            self.base.append(z3.Implies(z3.And(differ, same), out != other))
+            apart = out != other if step == 1 else z3.Or(out - other >= step, other - out >= step)
+            self.base.append(z3.Implies(z3.And(differ, same), apart))
         seen[k].append((args, out))
 
     def builtin(self, name: str, k: int):

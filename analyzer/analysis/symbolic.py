@@ -284,7 +284,7 @@ class SymbolicExecutor:
             if e.source is not None:
                 return Sym(f"opaque{e.site}", True, (self.term(e.source, st),) + self.iters())
             if e.ticket is not None:   # the solver keeps two threads' tickets apart (solver.py)
-                return Sym(f"ticket{e.site}", False, (self.term(e.ticket, st),) + self.iters())
+                return Sym(ir.ticket_name(e), False, (self.term(e.ticket, st),) + self.iters())
             return Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
 

@@ -20,7 +20,7 @@ REPLAY_ATTEMPTS = 4
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
-PER_THREAD = ("opaque", "undef:")
+PER_THREAD = ("opaque", "undef:", "ticket", "gticket")
 
 
 class WitnessSearch:

@@ -43,6 +43,10 @@ def lower_source(text: str, lang: str, filename: str,
             raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
         span = lowering.span(exc.node)
         raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {exc.what}") from None
+    if kernels and all(k.unsupported for k in kernels):
+        # Nothing could be analysed: the first kernel's construct is the file's error.
+        span, what = kernels[0].unsupported
+        raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}")
     if not kernels:
         what = {"cuda": "__global__ function", "metal": "kernel function", "spirv": "GLCompute entry point",
                 "wgsl": "@compute entry point", "opencl": "__kernel function"}[lang]

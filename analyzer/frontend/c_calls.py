@@ -113,7 +113,7 @@ class CallLowering:
         variables and the file's variables."""
         names = set(getattr(self, "_builtins", ()))
         for decl in self.globals:
-            names |= {str(d.children[0]) for d in decl.children if isinstance(d, Tree) and kind(d) == "init_declarator"}
+            names |= {str(d.children[0]) for d, _ in self.declarators(decl)}
         return names
 
     barrier_names: tuple[str, ...] = ()

@@ -14,7 +14,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
-from analyzer.frontend.c_values import const_int, FuncRef, LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
+from analyzer.frontend.c_values import const_int, FuncRef, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
 from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
 
 
@@ -27,6 +27,8 @@ UNSIGNED_RANGES = {name: (0, (1 << bits) - 1) for bits, names in (
 
 class DeclLowering:
     """Types, parameters and local declarations; mixed into CLowering."""
+
+    group_types: frozenset[str] = frozenset()   # the dialect's cooperative-group types
 
     def _type_of(self, node: Tree) -> TypeInfo:
         """Type of a param/decl/type_name node: its specs, type_core and pointer declarators."""
@@ -93,17 +95,33 @@ class DeclLowering:
             space = ty.space or ir.GLOBAL
             if space == ir.CONSTANT or "const" in ty.quals and space != ir.GLOBAL:
                 space = ir.CONSTANT
-            size = size_of(ty.base) or 4
+            size = self.elem_size(ty.base) or 4
             self.kernel.buffers[name] = ir.Buffer(name, space, ty.base, size)
             self.scopes[0][name] = Pointer(name, space, ty.base, ir.Const(0))
         elif size_of(ty.base) is None and ty.base not in SCALAR_SIZES:
-            # A struct passed by constant reference: its fields are uniform parameters.
+            # A struct passed by value or constant reference: its scalar fields are uniform
+            # parameters; its pointer fields (a structure of arrays) are buffers of their own.
             self.scopes[0][name] = ParamStruct(name)
+            self._declare_pointer_fields(name, ty.base)
         else:
             self.kernel.params.append(name)
             self.scopes[0][name] = Scalar(ir.Param(name), ty.base)
             if ty.base in UNSIGNED_RANGES:
                 self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty.base]
+
+    def _declare_pointer_fields(self, name: str, struct: str) -> None:
+        """`struct SoA { float *x; float *y; }` passed to a kernel: `soa.x` is a buffer named so."""
+        item = self.struct_defs.get(struct)
+        for f in item.children if item is not None else ():
+            if not (isinstance(f, Tree) and kind(f) == "field_decl"):
+                continue
+            for d, ty in self.declarators(f):
+                if ty.ptr != 1:
+                    continue
+                space = ty.space or ir.GLOBAL
+                bname = f"{name}.{d.children[0]}"
+                self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, self.elem_size(ty.base) or 4)
+                self.scopes[0][bname] = Pointer(bname, space, ty.base, ir.Const(0))
 
     # Qualifiers of a file-scope variable that lives in device memory, and its space.
     device_variable_qualifiers: dict[str, str] = {}
@@ -121,11 +139,8 @@ class DeclLowering:
                 self._declare_global(decl)
 
     def _declare_global(self, decl: Tree) -> None:
-        ty = self._type_of(decl)
-        quals = set(ty.quals)
-        for d in decl.children:
-            if not (isinstance(d, Tree) and kind(d) == "init_declarator"):
-                continue
+        quals = set(self._type_of(decl).quals)
+        for d, ty in self.declarators(decl):
             if quals & self.shared_qualifiers:
                 self._declare(d, replace(ty, quals=tuple(q for q in ty.quals if q != "const")), initialized=False)
                 continue
@@ -163,7 +178,7 @@ class DeclLowering:
     def _declare_device_variable(self, d: Tree, ty: TypeInfo, space: str) -> None:
         name = str(d.children[0])
         dims = [c for c in d.children if isinstance(c, Tree) and kind(c) == "array_dim"]
-        elem_size = size_of(ty.base) or 4
+        elem_size = self.elem_size(ty.base) or 4
         extents = []
         for dim in dims:
             n = self._scalar(self.rvalue(dim.children[0])) if dim.children[0] is not None else None
@@ -227,12 +242,35 @@ class DeclLowering:
         return None
 
     def stmt_decl_stmt(self, node):
-        ty = self._type_of(node)
         out: list[ir.Stmt] = []
-        for d in node.children:
-            if isinstance(d, Tree) and kind(d) == "init_declarator":
-                out.extend(self._declare(d, ty))
+        for d, ty in self.declarators(node):
+            out.extend(self._declare(d, ty))
         return self._flush(out)
+
+    def _declare_local_struct(self, name: str, struct: str, init, span) -> list[ir.Stmt]:
+        """`Cell c = cells[i];` or `Cell c;`: one local per scalar member, copied member by member
+        from the struct in memory (or another local struct) it is initialised from."""
+        if self.struct_layout(struct) is None:
+            raise Unsupported(init, f"local variable of struct '{struct}' (a member of unknown size)")
+        local = LocalStruct(self.fresh_var(name), struct)
+        out = self.copy_struct(local, init, span) if init is not None else []
+        self.declare_local(name, local)
+        return out
+
+    def declarators(self, node: Tree):
+        """(init_declarator, its type) of a declaration: the stars and `&` before the first name are
+        the first declarator's (`float *a, b;` declares a float b); a later one has its own."""
+        ty = self._type_of(node)
+        first = True
+        for d in node.children:
+            if not isinstance(d, Tree) or kind(d) not in ("init_declarator", "pointer_declarator"):
+                continue
+            if first:
+                yield d, ty
+            else:
+                own = [kind(c) for c in d.children[:-1]] if kind(d) == "pointer_declarator" else []
+                yield (d.children[-1] if own else d), replace(ty, ptr=own.count("pointer"), ref="reference" in own)
+            first = False
 
     def _declare(self, d: Tree, ty: TypeInfo, initialized: bool = True) -> list[ir.Stmt]:
         name = str(d.children[0])
@@ -242,7 +280,7 @@ class DeclLowering:
             init = None   # a file-scope shared variable's initializer is not allowed by CUDA
         span = self.span(d)
         if dims:
-            elem_size = size_of(ty.base) or 4
+            elem_size = self.elem_size(ty.base) or 4
             space = ir.SHARED if set(ty.quals) & self.shared_qualifiers else ir.PRIVATE
             bname = self.fresh_var(name)
             self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, elem_size)
@@ -278,11 +316,20 @@ class DeclLowering:
                 raise Unsupported(init, "pointer initialised from a non-pointer value")
             self.declare_local(name, replace(val, elem=ty.base))
             return []
+        if init is not None and ty.base in self.group_types:
+            # `cg::thread_block b = cg::this_thread_block();`: the name stands for the group
+            val = self.rvalue(init)
+            if not isinstance(val, Group):
+                raise Unsupported(init, f"'{ty.base}' initialised from something not a cooperative group")
+            self.declare_local(name, val)
+            return []
         if ty.ref:
             raise Unsupported(d, "local reference variable")
+        if ty.base in self.struct_defs and not set(ty.quals) & self.shared_qualifiers:
+            return self._declare_local_struct(name, ty.base, init, span)
         if set(ty.quals) & self.shared_qualifiers:
             bname = self.fresh_var(name)
-            size = size_of(ty.base) or 4
+            size = self.elem_size(ty.base) or 4
             self.kernel.buffers[bname] = ir.Buffer(bname, ir.SHARED, ty.base, size, size_bytes=size)
             ptr = Pointer(bname, ir.SHARED, ty.base, ir.Const(0))
             self.declare_local(name, SharedScalar(ptr))

@@ -51,6 +51,22 @@ class LocalRef:
 
 
 @dataclass(frozen=True)
+class LocalStruct:
+    """A local variable of a struct type of the file: each scalar member is an IR variable
+    `NAME.member` (nested members `NAME.a.b`)."""
+    name: str
+    ty: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """A cooperative group (CUDA's cooperative_groups): "block", "grid", or a "tile" of `size`
+    threads; its `.sync()` is the barrier of those threads."""
+    kind: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
 class SharedScalar:
     """A `__shared__ float total;` scalar: every use is a memory access of a one-element buffer."""
     ptr: "Pointer"

@@ -8,8 +8,12 @@ import re
 from lark import Tree
 
 from analyzer import ir
-from analyzer.frontend.lower import BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, tokens_of
+from analyzer.frontend.c_tree import kind
+from analyzer.frontend.c_values import Group
+from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
+                                     tokens_of)
 from analyzer.frontend.opencl import OpenClLowering
+from analyzer.frontend.parser import CG_TYPES
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
@@ -23,6 +27,7 @@ _MEM_FLAGS = {"mem_none": frozenset(), "mem_device": frozenset({ir.GLOBAL}),
 
 class CudaLowering(CLowering):
     lang = "cuda"
+    group_types = CG_TYPES
     kernel_qualifiers = frozenset({"__global__"})
     shared_qualifiers = frozenset({"__shared__"})
     space_of_qualifier = {"__shared__": ir.SHARED, "__constant__": ir.CONSTANT}
@@ -51,9 +56,52 @@ class CudaLowering(CLowering):
         fn = self._callee_name(node)
         if fn in ("__threadfence", "__threadfence_block", "__threadfence_system"):
             return []  # a fence orders one thread's accesses; it synchronises no one
+        callee = node.children[0]
+        args = list(node.children[1].children) if node.children[1] is not None else []
+        if kind(callee) == "member" and str(callee.children[1]) == "sync" and not args:   # g.sync()
+            group = self.rvalue(callee.children[0])
+            if isinstance(group, Group):
+                return [self._group_barrier(group, node)]
+        if fn == "sync" and len(args) == 1:   # cg::sync(g)
+            group = self.rvalue(args[0])
+            if isinstance(group, Group):
+                return [self._group_barrier(group, node)]
         return super().call_stmt(node)
 
+    def _group_barrier(self, group: Group, node) -> ir.Barrier:
+        """A cooperative group's sync: the block's is __syncthreads(), a 32-thread tile's is its warp's
+        __syncwarp(). A smaller tile's orders part of a warp, and the grid's all blocks: neither is
+        modelled, so the kernel is unknown rather than analysed with a barrier it does not have."""
+        if group.kind == "block":
+            return ir.Barrier(ir.BLOCK, _BOTH, self.span(node), "this_thread_block().sync()")
+        if group.kind == "tile" and group.size == self.warp_size:
+            return ir.Barrier(ir.WARP, _BOTH, self.span(node), f"tiled_partition<{group.size}>().sync()")
+        what = "this_grid().sync() (a grid-wide barrier)" if group.kind == "grid" else \
+            f"sync of a tiled_partition<{group.size}> (a barrier of part of a warp)"
+        raise Unsupported(node, what)
+
+    def _group(self, fn, args, node) -> Group | None:
+        """cg::this_thread_block(), cg::this_grid(), cg::tiled_partition<N>(g) / (g, N)."""
+        if fn == "this_thread_block" and not args:
+            return Group("block")
+        if fn == "this_grid" and not args:
+            return Group("grid")
+        if fn == "tiled_partition" and args:
+            callee = node.children[0]
+            size = None
+            if kind(callee) == "template_ref" and len(callee.children[1].children) == 1:
+                size = self._scalar(self.rvalue(callee.children[1].children[0]))
+            elif len(args) == 2:
+                size = self._scalar(self.rvalue(args[1]))
+            if not isinstance(size, ir.Const):
+                raise Unsupported(node, "tiled_partition of a size that is not a constant")
+            return Group("tile", size.value)
+        return None
+
     def call_value(self, fn, args, node):
+        group = self._group(fn, args, node)
+        if group is not None:
+            return group
         if fn.startswith("atomic") and args:
             target = args[0]
             ptr = self.rvalue(target)
@@ -66,7 +114,8 @@ class CudaLowering(CLowering):
             step = self._scalar(vals[0]) if len(vals) == 1 and isinstance(vals[0], Scalar) else None
             if fn in _FETCH_ADD and isinstance(step, ir.Const) and step.value > 0:
                 # Each fetch of a counter that only grows returns a value no other fetch returns.
-                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "int")
+                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
+                                        grid_counter=acc.space == ir.GLOBAL, step=step.value), "int")
             return Scalar(self.opaque(f"result of {fn}"), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
@@ -167,9 +216,29 @@ class MetalLowering(CLowering):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
-        if fn.startswith("atomic_"):
-            raise Unsupported(node, f"Metal atomic '{fn}'")
+        if fn.startswith(("atomic_", "metal::atomic_")):
+            return self._metal_atomic(fn.removeprefix("metal::"), args, node)
         return None
+
+    def _metal_atomic(self, fn, args, node) -> Value:
+        """atomic_load/store/exchange/fetch_OP/compare_exchange_weak _explicit on an atomic_int,
+        atomic_uint or atomic_float: one atomic access (atomics do not race with each other; a
+        plain access of the same element does). A fetch-add of a positive constant is a ticket."""
+        if fn not in _METAL_ATOMICS or not args:
+            raise Unsupported(node, f"Metal atomic '{fn}'")
+        ptr = self.rvalue(args[0])
+        if not isinstance(ptr, Pointer):
+            raise Unsupported(node, f"'{fn}' on a non-pointer")
+        vals = [self.rvalue(a) for a in args[1:]]   # the memory order is a number; reads still happen
+        acc = self.make_access(ptr, fn != "atomic_load_explicit", self.span(node), atomic=True)
+        if acc.is_write:
+            acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals if isinstance(v, Scalar)))
+        self.pending.append(ir.MemOp(acc))
+        step = self._scalar(vals[0]) if vals and isinstance(vals[0], Scalar) else None
+        if fn == "atomic_fetch_add_explicit" and isinstance(step, ir.Const) and step.value > 0:
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
+                                    grid_counter=acc.space == ir.GLOBAL, step=step.value), "uint")
+        return Scalar(self.opaque(f"result of {fn}"), "uint")
 
 
 def lowering_for(lang: str):
@@ -178,6 +247,9 @@ def lowering_for(lang: str):
 
 
 _FETCH_ADD = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
+_METAL_ATOMICS = frozenset({f"atomic_{op}_explicit" for op in (
+    "load", "store", "exchange", "compare_exchange_weak", "fetch_add", "fetch_sub", "fetch_and", "fetch_or",
+    "fetch_xor", "fetch_min", "fetch_max")})
 
 # Shuffles whose source lane is a term: name -> (how the lane is chosen, index of that argument).
 _SHUFFLES = {"__shfl_sync": ("idx", 2), "__shfl_up_sync": ("up", 2), "__shfl_down_sync": ("down", 2),

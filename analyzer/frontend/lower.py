@@ -59,6 +59,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.template_params: dict[int, list[Tree]] = {}   # id(function_def) -> its tparams
         self.instances: dict[str, list[Tree]] = {}          # kernel template -> explicit instantiations' args
         self.aliases: dict[str, Tree] = {}       # typedef and using names -> the type they name
+        self.struct_defs: dict[str, Tree] = {}   # struct/class name -> its definition (data members)
         self.access_ids = itertools.count(1)
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
@@ -93,6 +94,10 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                 self._collect(item.children[1:])
             elif k == "linkage_block":   # extern "C" { ... }
                 self._collect(item.children[1:])
+            elif k == "struct_item":
+                name = str(next(c for c in item.children if isinstance(c, Token)))
+                if not _builtin_type(name):   # TVM's preamble defines its vector structs (half4)
+                    self.struct_defs[name] = item
             elif k == "global_decl":
                 self.globals.append(item)
             elif k == "enum_item":
@@ -128,7 +133,15 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
             tparams = self.template_params.get(id(k))
             instances = self.instances.get(self._fn_name(k.children[0]), []) if tparams else []
             for args in instances or [None]:
-                out.append(self._lower_kernel(k, tparams or [], args))
+                try:
+                    out.append(self._lower_kernel(k, tparams or [], args))
+                except Unsupported as exc:
+                    # One kernel's unmodelled construct does not sink the file's others: this one
+                    # is kept, empty, with the reason (reported `unknown`, never clean).
+                    exc.node = exc.node if exc.node is not None else k
+                    self.kernel.body = []
+                    self.kernel.unsupported = (self.span(exc.node), exc.what)
+                    out.append(self.kernel)
         return out
 
     def _bind_template(self, tparams: list[Tree], args: Tree | None, scope: dict, node) -> dict:

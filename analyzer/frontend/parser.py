@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import sys
@@ -26,7 +27,7 @@ BUILTIN_TYPES = frozenset(
     """void bool char int float double half bfloat size_t ptrdiff_t auto
     int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t uint ushort uchar ulong
     __half __half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 nv_bfloat162 half2 half3 half4 half8
-    bfloat16_t
+    bfloat16_t atomic_int atomic_uint atomic_float atomic_bool
     """.split()
     + [f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                  "longlong", "ulonglong", "float", "double", "half", "bool", "bfloat")
@@ -101,18 +102,35 @@ def template_function_names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# Cooperative groups (<cooperative_groups.h>): its group types, its function templates, and its
+# namespace, which is transparent (`cg::thread_block` is `thread_block`; the lowering knows them).
+CG_NAMESPACE = "cooperative_groups"
+CG_TYPES = frozenset({"thread_block", "thread_block_tile", "grid_group", "thread_group", "coalesced_group"})
+CG_TEMPLATES = frozenset({"tiled_partition"})
+_NAMESPACE_ALIAS = re.compile(r"\bnamespace\s+([A-Za-z_]\w*)\s*=\s*(?:::)?cooperative_groups\s*;")
+
+
+def cg_namespaces(text: str) -> frozenset[str]:
+    """`cooperative_groups` and the names a file gives it (`namespace cg = cooperative_groups;`)."""
+    return frozenset({CG_NAMESPACE, *_NAMESPACE_ALIAS.findall(text)})
+
+
 class TypeNamePostLex:
     """Turn NAME into TYPE_NAME for the names known to be types in this file, and into
-    TEMPLATE_NAME for a function template's name followed by `<`."""
+    TEMPLATE_NAME for a function template's name followed by `<`; drop the qualifier of a name in
+    a transparent namespace (`cg::`)."""
 
     always_accept = ("NAME",)
 
     def __init__(self) -> None:
         self.types: frozenset[str] = BUILTIN_TYPES
         self.templates: frozenset[str] = frozenset()
+        self.namespaces: frozenset[str] = frozenset()
 
     def process(self, stream):
         types, templates = self.types, self.templates
+        if self.namespaces:
+            stream = self._unqualify(stream, self.namespaces)
         if not templates:   # TVM's output: no lookahead
             for tok in stream:
                 if tok.type == "NAME" and tok.value in types:
@@ -137,14 +155,35 @@ class TypeNamePostLex:
             yield held
 
 
+    @staticmethod
+    def _unqualify(stream, namespaces):
+        held = None
+        for tok in stream:
+            if held is not None:
+                if tok.value == "::":   # `cg::` dropped: the name after it stands alone
+                    held = None
+                    continue
+                yield held
+                held = None
+            if tok.type == "NAME" and tok.value in namespaces:
+                held = tok
+                continue
+            yield tok
+        if held is not None:
+            yield held
+
+
 def _cache_path(dialect: str) -> str | bool:
-    """Lark caches the built LALR tables (keyed on grammar, options and Lark version) per user."""
+    """Lark caches the built LALR tables (keyed on grammar, options and Lark version) per user. Lark
+    checks the dialect's own grammar but not always the shared c_core.lark it imports: the file
+    is named after every grammar's text, so an edit of any (or another checkout) gets its own."""
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kernelrace"
     try:
         base.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha1(b"".join(p.read_bytes() for p in sorted(GRAMMAR_DIR.glob("*.lark")))).hexdigest()[:12]
     except OSError:
         return False
-    return str(base / f"{dialect}.lark.cache")
+    return str(base / f"{dialect}.{digest}.lark.cache")
 
 
 # C's binary operators from loosest to tightest binding; all associate to the left.
@@ -239,8 +278,13 @@ def parse(text: str, dialect: str, filename: str, line_map: list[tuple[str, int]
         except UnexpectedInput as exc:
             raise KernelraceError(syntax_error_message(exc, text, filename)) from None
     types = type_names_of(text) | OPENCL_TYPES if dialect == "opencl" else type_names_of(text)
-    post.types = types
     post.templates = template_function_names(text) - types if "template" in text else frozenset()
+    post.namespaces = frozenset()
+    if CG_NAMESPACE in text:
+        types |= CG_TYPES
+        post.templates |= CG_TEMPLATES
+        post.namespaces = cg_namespaces(text)
+    post.types = types
     split = _FIRST_KERNEL.search(text) if dialect == "cuda" else None
     try:
         if split is None or split.start() == 0:

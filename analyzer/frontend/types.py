@@ -11,6 +11,7 @@ SCALAR_SIZES = {
     "int": 4, "uint": 4, "unsigned": 4, "signed": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
     "long": 8, "ulong": 8, "longlong": 8, "ulonglong": 8, "int64_t": 8, "uint64_t": 8,
     "double": 8, "size_t": 8, "ptrdiff_t": 8,
+    "atomic_int": 4, "atomic_uint": 4, "atomic_float": 4, "atomic_bool": 1,   # Metal's atomic types
 }
 # Aliases TVM and CUDA use for half and bfloat16 vectors (TVM's preamble defines the 4- and 8-lane
 # bfloat16 structs with x, y, z, w members).

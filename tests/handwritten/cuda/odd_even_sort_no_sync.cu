@@ -1,0 +1,21 @@
+// kernelrace-args: --block-dim 32
+// verdict: race
+// race: s line 12: no barrier between phases, so an odd phase's swap overlaps the even phase's on the shared element
+__global__ void oddEvenSort(int *keys) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[2 * t] = keys[blockIdx.x * 64 + 2 * t];
+    s[2 * t + 1] = keys[blockIdx.x * 64 + 2 * t + 1];
+    __syncthreads();
+    for (int phase = 0; phase < 64; ++phase) {
+        int i = 2 * t + (phase & 1);
+        if (i + 1 < 64 && s[i] > s[i + 1]) {   // BUG
+            int tmp = s[i];
+            s[i] = s[i + 1];
+            s[i + 1] = tmp;
+        }
+    }
+    __syncthreads();
+    keys[blockIdx.x * 64 + 2 * t] = s[2 * t];
+    keys[blockIdx.x * 64 + 2 * t + 1] = s[2 * t + 1];
+}

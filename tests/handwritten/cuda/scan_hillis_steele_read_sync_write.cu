@@ -1,0 +1,17 @@
+// kernelrace-args: --block-dim 64
+// verdict: clean
+// In-place Hillis-Steele made safe: read the left element into a register, barrier, then write.
+__global__ void scan_hs_inplace(const float *in, float *out) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 64 + t];
+    __syncthreads();
+    for (int offset = 1; offset < 64; offset <<= 1) {
+        float left = 0.0f;
+        if (t >= offset) left = s[t - offset];
+        __syncthreads();
+        s[t] += left;
+        __syncthreads();
+    }
+    out[blockIdx.x * 64 + t] = s[t];
+}

@@ -1,0 +1,17 @@
+// kernelrace-args: --block-dim 64
+// verdict: clean
+// Threadgroup tree reduction in MSL.
+#include <metal_stdlib>
+using namespace metal;
+kernel void reduce_sum(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],
+                       uint tid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                       uint bid [[threadgroup_position_in_grid]]) {
+    threadgroup float s[64];
+    s[tid] = in[gid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint k = 32; k > 0; k >>= 1) {
+        if (tid < k) s[tid] += s[tid + k];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    if (tid == 0) out[bid] = s[0];
+}

@@ -1,0 +1,14 @@
+// kernelrace-args: --block-dim 64
+// verdict: clean
+// 3-point stencil with a threadgroup tile and a one-element halo each side.
+#include <metal_stdlib>
+using namespace metal;
+kernel void stencil(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],
+                    uint t [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
+    threadgroup float s[66];
+    s[t + 1] = in[gid + 1];
+    if (t == 0) s[0] = in[gid];
+    if (t == 63) s[65] = in[gid + 2];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = 0.25f * s[t] + 0.5f * s[t + 1] + 0.25f * s[t + 2];
+}
