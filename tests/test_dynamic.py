@@ -175,7 +175,8 @@ def test_the_cumsum_is_right_in_lockstep_and_wrong_one_thread_at_a_time():
 
 def test_every_racy_fixture_is_confirmed():
     """Every race finding of a fixture that the interpreter can run changes the output in the
-    order its witness gives (the one left is a workgroup size set by an override constant)."""
+    order its witness gives. Left: a workgroup size set by an override constant, and structs whose
+    members have different types (the interpreter keeps one element type per buffer)."""
     from analyzer.cli import build_parser
     from analyzer.confirm import confirm_results
     from analyzer.pipeline import Options, analyse_kernel, read_source, text_kernels
@@ -194,7 +195,8 @@ def test_every_racy_fixture_is_confirmed():
                 if f.confirmation:
                     statuses[f"{path.name}:{f.second.line}"] = f.confirmation["status"]
     assert len(statuses) >= 45
-    assert {k: v for k, v in statuses.items() if v != "differs"} == {"override_size.wgsl:19": "cannot-run"}
+    assert {k: v for k, v in statuses.items() if v != "differs"} == {
+        "override_size.wgsl:19": "cannot-run", "struct_copy.cu:10": "cannot-run", "struct_members.cu:14": "cannot-run"}
 
 
 def test_a_reinterpreting_access_moves_bytes():
