@@ -183,7 +183,7 @@ def test_every_racy_fixture_is_confirmed():
     from conftest import fixture_args
 
     statuses = {}
-    for path in sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm", ".wgsl")
+    for path in sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl")
                        and not p.stem.endswith("_fixed")):
         ns = build_parser().parse_args(["check", str(path), *fixture_args(path)])
         text, lang, name = read_source(str(path), ns.lang)

@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES, fixture_args
 from dynamic_oracle import build_outcomes, fixture_outcomes
 
-FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".comp", ".spvasm", ".wgsl"))
+FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl"))
 DECODE = "tvm.relax.frontend.nn.llm._decode_kernels"
 GENERIC = "tvm.relax.backend.gpu_generic"
 PAGE = "tvm.relax.frontend.nn.llm.kv_cache"
