@@ -252,19 +252,19 @@ def accesses(stmts):
                 stack.extend(operands(e))
 
 
-def read_only_loads(kernel: "Kernel") -> dict[str, int]:
+def read_only_loads(kernel: "Kernel") -> dict[str, Access]:
     """Buffers no access of the kernel writes (distinct buffers do not alias: a stated
-    assumption), each with the id of one of its read sites. Every read of such a buffer at an
-    address returns the same value, whatever the site, iteration or barrier interval: the analyses
-    name it after that one site."""
+    assumption), each with its first read site. Every read of such a buffer at an address returns
+    the same value, whatever the site, iteration or barrier interval: the analyses name it after
+    that one site."""
     written, reads = set(), {}
     for acc in accesses(kernel.body):
         if acc.space == PRIVATE:
             continue
         if acc.is_write:
             written.add(acc.buffer)
-        else:
-            reads[acc.buffer] = min(acc.id, reads.get(acc.buffer, acc.id))
+        elif acc.buffer not in reads or acc.id < reads[acc.buffer].id:
+            reads[acc.buffer] = acc
     return {b: site for b, site in reads.items() if b not in written}
 
 

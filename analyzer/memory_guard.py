@@ -43,13 +43,13 @@ class MemoryGuard:
         self.limit = (limit_mb or 0) * 1024 * 1024
         self.exceeded = False    # past the limit (Z3 interrupted: its calls may raise `canceled`)
         self.tripped = False     # the exception was raised in the analysing thread
-        self.base = self.peak = 0
+        self.base = 0
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> "MemoryGuard":
         if not self.limit or not os.path.exists(_STATM):
             return self
-        self.base = self.peak = rss_bytes()
+        self.base = rss_bytes()
         self._target = threading.get_ident()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="kernelrace-memory-guard", daemon=True)
@@ -58,9 +58,7 @@ class MemoryGuard:
 
     def _watch(self) -> None:
         while not self._stop.wait(POLL_S):
-            rss = rss_bytes()
-            self.peak = max(self.peak, rss)
-            if rss - self.base > self.limit:
+            if rss_bytes() - self.base > self.limit:
                 self.exceeded = True
                 ctx = z3.z3._main_ctx
                 if ctx is not None:
@@ -84,7 +82,3 @@ class MemoryGuard:
             # Tripped as the block ended: the exception may still be pending; it must not fire
             # in whatever runs next.
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._target), None)
-
-    @property
-    def used_mb(self) -> float:
-        return (self.peak - self.base) / (1024 * 1024)

@@ -197,9 +197,8 @@ class GridChecker(PairChecker):
                          dormant=dormant)
         self.read = block_dims_read(kernel)
         # Loads every block sees alike: of global buffers the kernel never writes.
-        spaces = {acc.buffer: acc.space for acc in ir.accesses(kernel.body)}
-        self.common = frozenset(f"load{site}" for b, site in ir.read_only_loads(kernel).items()
-                                if spaces[b] == ir.GLOBAL)
+        self.common = frozenset(f"load{site.id}" for site in ir.read_only_loads(kernel).values()
+                                if site.space == ir.GLOBAL)
         self.disjoint = GridDisjointness(kernel, self.read, self.common)
 
     def _encoders(self) -> None:

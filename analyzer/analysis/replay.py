@@ -253,7 +253,7 @@ class Replay:
         self._record(acc, offset, None, t)
         site = self.read_only.get(acc.buffer)
         if site is not None:   # as the solver names it (symbolic.py)
-            return _Lazy(self, f"load{site}", (offset,), t.k)
+            return _Lazy(self, f"load{site.id}", (offset,), t.k)
         return _Lazy(self, f"load{acc.id}", (offset,) + self._iters(t), t.k)
 
     def _builtin(self, name: str, t: _Thread) -> int:
@@ -383,35 +383,4 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
 
 
 def _line(kernel: ir.Kernel, access_id: int) -> int | str:
-    for s in ir.walk_stmts(kernel.body, updates=True):
-        for acc in _accesses_of(s):
-            if acc.id == access_id:
-                return acc.span.line
-    return "?"
-
-
-def _accesses_of(s):
-    if isinstance(s, ir.MemOp):
-        yield s.access
-    for e in _exprs_of(s):
-        yield from _reads(e)
-
-
-def _exprs_of(s):
-    if isinstance(s, ir.Assign | ir.Eval):
-        return [s.value]
-    if isinstance(s, ir.MemOp):
-        return [s.access.offset] + ([s.access.value] if s.access.value is not None else [])
-    if isinstance(s, ir.If):
-        return [s.cond]
-    if isinstance(s, ir.Loop):
-        return [s.cond] if s.cond is not None else []
-    return []
-
-
-def _reads(e):
-    if isinstance(e, ir.Read):
-        yield e.access
-        yield from _reads(e.access.offset)
-    for x in ir.operands(e):
-        yield from _reads(x)
+    return next((acc.span.line for acc in ir.accesses(kernel.body) if acc.id == access_id), "?")

@@ -313,7 +313,7 @@ class SymbolicExecutor:
         site = self.read_only.get(acc.buffer)
         if site is not None:
             # Nothing writes the buffer: one value per address, at every site and iteration.
-            return Sym(f"load{site}", True, (offset,))
+            return Sym(f"load{site.id}", True, (offset,))
         # Same site, same address, same iterations: the same value in every thread (race-free reading).
         return Sym(f"load{acc.id}", True, (offset,) + self.iters())
 
