@@ -24,7 +24,7 @@ from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
-from analyzer.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard
+from analyzer.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
@@ -71,7 +71,9 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     guard = MemoryGuard(options.kernel_memory_mb)
     try:
         with guard:
-            return _analyse(kernel, options, target, params, QueryCache(), detail)
+            result = _analyse(kernel, options, target, params, QueryCache(), detail)
+            checkpoint()    # finished past the limit: its last queries may have been interrupted
+            return result
     except (KernelMemoryExceeded, z3.Z3Exception):
         if not guard.exceeded:
             raise

@@ -11,7 +11,7 @@ import pytest
 
 from analyzer.analysis.concurrency import build_cfg
 from analyzer.frontend import lower_source
-from analyzer.memory_guard import KernelMemoryExceeded, MemoryGuard
+from analyzer.memory_guard import KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.pipeline import Options, check_text
 
 BRANCHES = 64
@@ -51,18 +51,21 @@ def test_many_branches_and_deep_loops_are_analysed_in_bounded_time():
     assert [(f.rule, f.witness["replayed"]) for f in result.findings] == [("write-after-write", True)]
 
 
-def test_the_memory_guard_stops_the_block_that_outgrows_it():
+def test_the_memory_guard_stops_the_block_that_outgrows_it_at_a_checkpoint():
     hog = []
     with pytest.raises(KernelMemoryExceeded):
         with MemoryGuard(20):
             for _ in range(2000):     # 1 MB a step, slowly enough for the watcher to see it
                 hog.append(bytearray(1 << 20))
                 time.sleep(0.002)
+                checkpoint()
     assert 20 <= len(hog) < 2000
     hog.clear()
     with MemoryGuard(20) as guard:     # a block that stays below the limit runs to its end
         small = bytearray(1 << 20)
-    assert not guard.tripped and len(small) == 1 << 20
+        checkpoint()
+    assert not guard.exceeded and len(small) == 1 << 20
+    checkpoint()    # no guard, no stop
 
 
 def test_a_kernel_over_its_memory_limit_is_unknown_and_not_cached(tmp_path):

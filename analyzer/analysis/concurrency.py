@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from analyzer import ir
 from analyzer.analysis.symbolic import fold_constant
+from analyzer.memory_guard import checkpoint
 
 MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
 ANY = 3   # after compression: any number of crossings
@@ -114,6 +115,7 @@ class _Builder:
         return cur
 
     def stmt(self, s, cur: list[int], loop_ctx) -> list[int]:
+        checkpoint()
         if isinstance(s, ir.Assign):
             return self.reads(s.value, cur)
         if isinstance(s, ir.Eval):
@@ -348,6 +350,7 @@ def _walk_from(cfg: Cfg, s: int, cut: frozenset[int], free: frozenset[int], rele
         state = stack.pop()
         if state in seen:
             continue
+        checkpoint()
         seen.add(state)
         if limit is not None and len(seen) + len(stack) > limit:
             raise _TooManyStates

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from analyzer import ir
+from analyzer.memory_guard import checkpoint
 
 # Statements one thread may execute before the replay gives up (a witness in a long loop).
 STEP_LIMIT = 50_000
@@ -115,6 +116,7 @@ class Replay:
             self._stmt(s, t)
 
     def _stmt(self, s, t: _Thread) -> None:
+        checkpoint()
         t.steps += 1
         if t.steps > STEP_LIMIT:
             raise ReplayError(f"more than {STEP_LIMIT:,} statements in one thread")

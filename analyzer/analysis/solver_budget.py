@@ -12,6 +12,7 @@ import time
 import z3
 
 from analyzer.analysis.hazards import PairAnalysis, Undecided
+from analyzer.memory_guard import checkpoint
 
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.
@@ -60,6 +61,7 @@ class SolverBudget:
             z3.Z3_solver_assert(ctx, handle, c.as_ast())
         out.queries += 1
         res = solver.check()
+        checkpoint()    # an unknown may be the guard's interrupt
         if key is not None:
             self.cache.put(key, constraints, res, solver)
         return res, solver

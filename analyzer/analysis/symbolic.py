@@ -14,6 +14,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from analyzer import ir
+from analyzer.memory_guard import checkpoint
 
 NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
 
@@ -331,6 +332,7 @@ class SymbolicExecutor:
             self.stmt(s, st)
 
     def stmt(self, s, st: _State) -> None:
+        checkpoint()
         if isinstance(s, ir.Assign):
             st.env[s.target] = self.term(s.value, st)
             self._keeps_floor(("var", s.target), st.env[s.target], st)
