@@ -27,7 +27,7 @@ from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, KernelResult
 from analyzer.inputs import kernel_files
-from analyzer.memory_guard import DEFAULT_MB
+from analyzer.analysis.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
 from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs
 

@@ -24,7 +24,7 @@ from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
-from analyzer.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
+from analyzer.analysis.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
@@ -45,7 +45,7 @@ class Options:
     timeout_ms: int = 1_000
     select: tuple[str, ...] = ()     # rule names; empty means all
     kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
-    kernel_memory_mb: int = DEFAULT_MB  # growth limit per kernel (analyzer/memory_guard.py); 0: none
+    kernel_memory_mb: int = DEFAULT_MB  # growth limit per kernel (analyzer/analysis/memory_guard.py); 0: none
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
     explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"

@@ -11,7 +11,7 @@ import pytest
 
 from analyzer.analysis.concurrency import build_cfg
 from analyzer.frontend import lower_source
-from analyzer.memory_guard import KernelMemoryExceeded, MemoryGuard, checkpoint
+from analyzer.analysis.memory_guard import KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.pipeline import Options, check_text
 
 BRANCHES = 64

@@ -11,4 +11,5 @@ vocabulary only.
   `barrier_passes.py` (barrier scope and redundant barriers); `hazards.py` holds its results.
 - `replay.py` runs a witness's two threads on concrete values.
 - `fixes.py` re-checks fix hints; `kernel.py` collects one kernel's results for the rules.
+- `memory_guard.py` stops an analysis that outgrows `--kernel-memory` at its next checkpoint.
 """

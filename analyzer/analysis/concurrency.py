@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from analyzer import ir
 from analyzer.analysis.symbolic import fold_constant
-from analyzer.memory_guard import checkpoint
+from analyzer.analysis.memory_guard import checkpoint
 
 MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
 ANY = 3   # after compression: any number of crossings

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from analyzer import ir
-from analyzer.memory_guard import checkpoint
+from analyzer.analysis.memory_guard import checkpoint
 
 # Statements one thread may execute before the replay gives up (a witness in a long loop).
 STEP_LIMIT = 50_000

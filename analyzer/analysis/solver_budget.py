@@ -12,7 +12,7 @@ import time
 import z3
 
 from analyzer.analysis.hazards import PairAnalysis, Undecided
-from analyzer.memory_guard import checkpoint
+from analyzer.analysis.memory_guard import checkpoint
 
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.

@@ -14,7 +14,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from analyzer import ir
-from analyzer.memory_guard import checkpoint
+from analyzer.analysis.memory_guard import checkpoint
 
 NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
 
