@@ -104,9 +104,13 @@ def test_check_shards_add_up_to_the_whole_run(cli):
     assert sorted(kernels) == sorted(_kernel(k) for k in whole["kernels"])
 
 
-def test_the_text_summary_says_which_shard(cli):
+def test_the_text_summary_and_sarif_say_which_shard(cli):
     code, out, _ = cli("check", *FILES, "--block-dim", "64", "--no-config", "--jobs", "1", "--shard", "2/3", "-q")
     assert out.strip().endswith("; shard 2 of 3 (3 of 8 files)")
+    code, out, _ = cli("check", *FILES, "--block-dim", "64", "--no-config", "--jobs", "1", "--shard", "2/3",
+                       "--format", "sarif")
+    (invocation,) = json.loads(out)["runs"][0]["invocations"]
+    assert invocation["properties"]["shard"] == {"index": 2, "count": 3, "units": 3, "of": 8, "unit": "files"}
 
 
 def test_configured_run_shards_add_up_to_the_whole_sweep(cli, tmp_path, monkeypatch, sweep_jobs_1):
