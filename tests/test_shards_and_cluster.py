@@ -191,6 +191,15 @@ def test_a_shard_on_a_cluster(cli, cluster):
     assert len(part["kernels"]) == part["summary"]["shard"]["units"] == 3
 
 
+def test_a_bad_file_on_a_cluster_is_one_line_and_exit_2(cli, cluster, tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void k(float* a) { a[0] = ; }\n')
+    code, out, err = cli("check", FILES[0], str(bad), "--no-config", "--cluster", cluster)
+    assert code == 2 and out == ""
+    assert err.startswith(f"kernelrace: error: {bad}:1:")
+    assert len(err.strip().splitlines()) == 1
+
+
 def _closed_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
