@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer import cache, config, llm
+from analyzer import cache, config, llm, shard
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.cache import ResultCache
 from analyzer.report import baseline
@@ -30,6 +30,7 @@ from analyzer.inputs import kernel_files
 from analyzer.analysis.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
 from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs
+from analyzer.shard import Shard
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -107,6 +108,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _shard(text: str) -> Shard:
+    try:
+        return shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -153,6 +161,12 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-j", "--jobs", type=_positive, default=S, metavar="N",
                    help="worker processes for files and builds (default: the number of cores); the report is "
                         "the same whatever N is")
+    g.add_argument("--shard", type=_shard, default=S, metavar="K/N",
+                   help="run shard K of N: the files or builds are split into N disjoint parts, the same on every "
+                        "machine, whose findings together are the whole run's (for CI matrices)")
+    g.add_argument("--cluster", default=S, metavar="ADDRESS",
+                   help="run each file or build as a task on the Dask distributed scheduler at ADDRESS "
+                        "(HOST:PORT or tcp://HOST:PORT) instead of local worker processes; the report is the same")
     g.add_argument("--cache-dir", default=S, metavar="DIR",
                    help="keep analysis results here and reuse them while the source and options are unchanged "
                         "(default: $KERNELRACE_CACHE_DIR, the configuration's cache-dir, or the user cache "
@@ -289,6 +303,8 @@ class Settings:
     emit_dir: str | None
     jobs: int = 1
     cache: ResultCache | None = None
+    shard: Shard | None = None
+    cluster: str | None = None      # a Dask scheduler's address
 
 
 def _config(args) -> Config:
@@ -319,6 +335,11 @@ def _settings(args, cfg: Config) -> Settings:
         raise KernelraceError("--quiet and --verbose cannot be used together")
     if opt("baseline") and opt("write_baseline"):
         raise KernelraceError("--baseline and --write-baseline cannot be used together")
+    if opt("shard") and opt("write_baseline"):
+        raise KernelraceError("--write-baseline writes the whole run's findings: not with --shard (write it from "
+                              "a run without shards)")
+    if opt("cluster") and opt("jobs"):
+        raise KernelraceError("--cluster and --jobs cannot be used together (the cluster's workers run the tasks)")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
                             hints=opt("hints") or "auto", kernel_timeout_s=opt("kernel_timeout") or 600.0,
                             kernel_memory_mb=opt("kernel_memory") or cfg.kernel_memory or DEFAULT_MB,
@@ -327,7 +348,8 @@ def _settings(args, cfg: Config) -> Settings:
                             no_contracts=bool(opt("no_contracts"))),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
-                    opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg))
+                    opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg),
+                    opt("shard"), opt("cluster"))
 
 
 def _cache(args, cfg: Config) -> ResultCache | None:
@@ -415,11 +437,15 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
 
     results: list[KernelResult] = []
     emitted: dict[str, str] = {}    # virtual source name -> the file --emit-dir wrote it to
+    sharded: dict = {}              # --shard: what the report says of the shard
     llm_run = None
     if args.command == "confirm" or getattr(args, "confirm", False):
-        results = _confirm(args, cfg, st, emitted)
+        if st.cluster:
+            raise KernelraceError("--cluster does not run confirm: the findings run in this process (it needs "
+                                  "each kernel's IR)")
+        results = _confirm(args, cfg, st, emitted, sharded)
     elif args.command == "llm":
-        llm_run = _llm(args, st, err, emitted)
+        llm_run = _llm(args, st, err, emitted, sharded)
         results = llm_run[2]
     elif args.command == "check":
         defines = dict(cfg.check.define) | dict(args.define)
@@ -428,11 +454,11 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
                                          macros=tuple(args.macro)))
         skipped: list[str] = []
-        files = kernel_files(args.files, cfg.exclude, skipped)
+        files = _sharded(kernel_files(args.files, cfg.exclude, skipped), st, sharded, "files", lambda f: f)
         if st.verbose:
             for f in skipped:
                 err.print(f"skipped {f}: not a kernel file (unknown language)", markup=False)
-        with Workers(min(st.jobs, len(files))) as workers:
+        with Workers(min(st.jobs, len(files)), st.cluster) as workers:
             handles = [workers.submit(check_file, f, args.lang or cfg.check.lang,
                                       args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
                                       defines, st.options, st.cache) for f in files]
@@ -443,9 +469,9 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     else:
         if cfg.root is not None and str(cfg.root) not in sys.path:
             sys.path.insert(0, str(cfg.root))   # builders are named relative to the configuration
-        jobs = _jobs(args, cfg)
+        jobs = _sharded(_jobs(args, cfg), st, sharded, "builds", _job_identity)
         show_progress = not st.quiet and (st.verbose or (st.format == "text" and err.is_terminal))
-        with Workers(min(st.jobs, len(jobs))) as workers:
+        with Workers(min(st.jobs, len(jobs)), st.cluster) as workers:
             handles = [workers.submit(build_and_check, job.builder, job.params, job.target, st.options,
                                       bool(st.emit_dir), st.cache) for job in jobs]
             for job, h in zip(jobs, handles):
@@ -475,13 +501,15 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         if failed:
             code = EXIT_BAD_INPUT
     invocation = {"argv": args.argv, "exitCode": code, "workingDirectory": os.getcwd()} | hidden
+    if sharded:
+        invocation["shard"] = sharded
     if args.command == "lint" or getattr(args, "builder", None):
         invocation["builder"] = args.builder
     elif args.command is None and len({e.builder for e in cfg.lint}) == 1:
         invocation["builder"] = cfg.lint[0].builder
     if llm_table is not None:
         invocation["llm"] = llm_table
-    _report(results, hidden, st, emitted, invocation, llm_table)
+    _report(results, hidden, st, emitted, invocation, llm_table, sharded or None)
     if st.write_baseline and st.quiet < 2:
         err.print(f"kernelrace: wrote {n} finding(s) to the baseline {st.write_baseline}", markup=False)
     if llm_table is not None and code == EXIT_BAD_INPUT:
@@ -490,7 +518,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     return code
 
 
-def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[KernelResult]:
+def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str], sharded: dict) -> list[KernelResult]:
     """`confirm`, `check --confirm`, `lint --confirm`: the check in this process (the run needs each
     kernel's IR, which workers and the cache do not keep), then each race finding run."""
     from analyzer.confirm import confirm_results
@@ -514,12 +542,12 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
             builder = first
     pairs = []
     if runtime == "opencl":
-        return _confirm_opencl(args, cfg, st, emitted, builder, defines)
+        return _confirm_opencl(args, cfg, st, emitted, builder, defines, sharded)
     if builder is not None:
         if args.command == "confirm":
             args.builder = builder
             args.command = "lint"
-        jobs = _jobs(args, cfg)
+        jobs = _sharded(_jobs(args, cfg), st, sharded, "builds", _job_identity)
         args.command = "confirm" if not getattr(args, "confirm", False) else args.command
         for job in jobs:
             mod = build(job.builder, job.params, job.target)
@@ -529,7 +557,8 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
             if st.emit_dir:
                 emitted.update(_emit(results, sarif.built_sources(mod), st.emit_dir))
     else:
-        files = kernel_files(args.inputs if args.command == "confirm" else args.files, cfg.exclude, [])
+        files = _sharded(kernel_files(args.inputs if args.command == "confirm" else args.files, cfg.exclude, []),
+                         st, sharded, "files", lambda f: f)
         options = replace(st.options, include_dirs=tuple(args.include), macros=tuple(args.macro))
         block_dim = args.block_dim or cfg.check.block_dim
         grid_dim = args.grid_dim or cfg.check.grid_dim
@@ -546,7 +575,7 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str]) -> list[K
 
 
 def _confirm_opencl(args, cfg: Config, st: Settings, emitted: dict[str, str], builder: str | None,
-                    defines: dict[str, int]) -> list[KernelResult]:
+                    defines: dict[str, int], sharded: dict) -> list[KernelResult]:
     """`confirm --runtime opencl`: each build checked, then run on an OpenCL device as built and with
     each race finding's fix hint applied (analyzer/opencl_run.py)."""
     from analyzer import opencl_run
@@ -558,7 +587,7 @@ def _confirm_opencl(args, cfg: Config, st: Settings, emitted: dict[str, str], bu
                               "interpreter (the default --runtime)")
     device = opencl_run.find_device()      # before a build that could not be run anyway
     args.builder, args.command = builder, "lint"
-    jobs = _jobs(args, cfg)
+    jobs = _sharded(_jobs(args, cfg), st, sharded, "builds", _job_identity)
     args.command = "confirm"
     out: list[KernelResult] = []
     for job in jobs:
@@ -585,7 +614,7 @@ def _targets(text: str) -> list[str]:
     return targets
 
 
-def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
+def _llm(args, st: Settings, err: Console, emitted: dict[str, str], sharded: dict):
     """`kernelrace llm`: build and check every kernel of each model's shape on every target.
     Returns ([(models, shape, cells)], targets, results), one entry per distinct shape (the models
     that share it are built once); the tables are made after the findings are filtered."""
@@ -599,7 +628,16 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
         if path is not None:
             models.append(path)
     plans = [(models, shape, llm.select(llm.entries(shape), args.only)) for shape, models in shapes.items()]
-    todo = sum(e.skip is None for _, _, entries in plans for e in entries) * len(targets)
+    # The table's cells: (shape, row, target). With --shard, the builds are split, and the rows
+    # skipped for the shape are split apart from them (each shard gets its share of the builds).
+    table_cells = [(i, e, t) for i, (_, _, entries) in enumerate(plans) for e in entries for t in targets]
+    builds = [c for c in table_cells if c[1].skip is None]
+    if st.shard is not None:
+        identity = lambda c: [plans[c[0]][1].as_dict(), c[1].name, c[2]]  # noqa: E731
+        builds = _sharded(builds, st, sharded, "builds", identity)
+        table_cells = builds + st.shard.take([c for c in table_cells if c[1].skip], identity)
+    mine = {(i, e.name, t) for i, e, t in table_cells}
+    todo = len(builds)
     bar = None
     if not st.quiet and err.is_terminal:   # a progress bar on a terminal only; nothing on a pipe or file
         from rich.progress import (
@@ -615,11 +653,11 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
         task = bar.add_task("building", total=todo)
     say = (bar.console if bar is not None else err).print
 
-    workers = Workers(min(st.jobs, max(todo, 1)))
+    workers = Workers(min(st.jobs, max(todo, 1)), st.cluster)
     # Every cell is handed to the workers up front; `llm.run` reads them in table order.
     ahead = {(i, e.name, t): workers.submit(build_and_check, e.builder, e.params, t, st.options, bool(st.emit_dir),
                                             st.cache)
-             for i, (_, _, entries) in enumerate(plans) for e in entries if e.skip is None for t in targets}
+             for i, e, t in builds}
     plan = 0
 
     def check(entry: llm.Entry, target: str) -> list[KernelResult]:
@@ -648,7 +686,8 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
     try:
         with workers:
             for plan, (models, shape, entries) in enumerate(plans):
-                got, cells = llm.run(entries, targets, check, progress)
+                got, cells = llm.run(entries, targets, check, progress,
+                                     lambda e, t: (plan, e.name, t) in mine)
                 for c in cells:     # indices into this shape's results, then into the whole run's
                     c.results = [i + len(results) for i in c.results]
                 results.extend(got)
@@ -657,6 +696,19 @@ def _llm(args, st: Settings, err: Console, emitted: dict[str, str]):
         if bar is not None:
             bar.stop()
     return runs, targets, results
+
+
+def _sharded(units: list, st: Settings, sharded: dict, what: str, identity) -> list:
+    """With --shard, this shard's units (and `sharded` says which), else all of them."""
+    if st.shard is None:
+        return units
+    mine = st.shard.take(units, identity)
+    sharded.update(st.shard.describe(len(mine), len(units), what))
+    return mine
+
+
+def _job_identity(job: LintJob):
+    return [job.builder, job.params, job.target]
 
 
 def _jobs(args, cfg: Config) -> list[LintJob]:
@@ -704,10 +756,11 @@ def _emit(results: list[KernelResult], sources: dict[str, str], emit_dir: str) -
         raise KernelraceError(f"{emit_dir}: cannot write the emitted sources: {exc.strerror or exc}") from None
 
 
-def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: dict, llm_table=None) -> None:
+def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: dict, llm_table=None,
+            shard: dict | None = None) -> None:
     if st.format == "json":
         text = report.to_json(results, hidden, verbose=st.verbose,
-                              extra={"llm": llm_table} if llm_table is not None else None) + "\n"
+                              extra={"llm": llm_table} if llm_table is not None else None, shard=shard) + "\n"
     elif st.format == "sarif":
         text = sarif.dumps(sarif.to_sarif(results, emit=emitted, invocation=invocation))
     elif st.quiet >= 2:
@@ -716,11 +769,12 @@ def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: 
         buf = io.StringIO()
         # A file gets no colour and no terminal control codes, whatever stdout is.
         report.print_text(results, Console(file=buf, force_terminal=False, color_system=None, highlight=False,
-                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden, llm=llm_table)
+                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden,
+                          llm=llm_table, shard=shard)
         text = buf.getvalue()
     else:
         report.print_text(results, Console(highlight=False, soft_wrap=True), quiet=bool(st.quiet),
-                          verbose=st.verbose, hidden=hidden, llm=llm_table)
+                          verbose=st.verbose, hidden=hidden, llm=llm_table, shard=shard)
         return
     if st.output:
         try:

@@ -296,14 +296,18 @@ def _skip_reason(exc: KernelraceError, target: str) -> str | None:
 
 
 def run(shape_entries: list[Entry], targets: list[str], check: Callable[[Entry, str], list[KernelResult]],
-        progress: Callable[[str, bool], None] | None = None) -> tuple[list[KernelResult], list[Cell]]:
+        progress: Callable[[str, bool], None] | None = None,
+        keep: Callable[[Entry, str], bool] | None = None) -> tuple[list[KernelResult], list[Cell]]:
     """Build and check each entry on each target with `check(entry, target)` (which raises
     KernelraceError when the build or the analysis fails). `progress(label, done)` is called before
-    (done=False) and after (done=True) each kernel and target."""
+    (done=False) and after (done=True) each kernel and target. `keep(entry, target)`: the cells
+    of the table this run has (--shard: its own); the others are left out, not skipped."""
     results: list[KernelResult] = []
     cells: list[Cell] = []
     for e in shape_entries:
         for t in targets:
+            if keep is not None and not keep(e, t):
+                continue
             cell = Cell(e, t)
             cells.append(cell)
             if e.skip:

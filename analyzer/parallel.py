@@ -8,14 +8,29 @@ is asked for, in this process, exactly as before there were workers.
 Workers start from a fork server (the `forkserver` start method): a clean process forks them, not
 this one, which may already hold TVM's and Z3's threads. A worker's exception (a KernelraceError
 for bad input, anything else for a bug) is raised again where its result is read.
+
+`--cluster ADDRESS` hands the same units to a Dask distributed scheduler instead (each unit one
+task, its result read in submission order as above, so the report is the same again). A worker
+needs kernelrace (and the project's builder modules) importable. A task runs in this process's
+working directory when the worker has that directory (the same checkout at the same path, or a
+shared file system), so relative file names and builder modules resolve as they do here; and the
+tasks of one worker process run one at a time, whatever its thread count: the memory guard and
+Z3's interruption are per process (analyzer/memory_guard.py).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import socket
+import sys
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable
+
+from analyzer.errors import KernelraceError
+
+CONNECT_TIMEOUT_S = 10
 
 
 def default_jobs() -> int:
@@ -37,11 +52,13 @@ class _Deferred:
 
 class Workers:
     """`with Workers(jobs) as w: handles = [w.submit(fn, *args) ...]; [h.result() for h in handles]`.
-    `fn` must be a module-level function and its arguments picklable when jobs > 1."""
+    `fn` must be a module-level function and its arguments picklable when jobs > 1 or on a
+    `cluster` (a Dask scheduler's address; `jobs` is then the cluster's business)."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, cluster: str | None = None) -> None:
         self.jobs = max(1, jobs)
         self._pool: ProcessPoolExecutor | None = None
+        self._cluster = Cluster(cluster) if cluster else None
 
     def __enter__(self) -> "Workers":
         return self
@@ -50,10 +67,131 @@ class Workers:
         if self._pool is not None:
             # An error on the way out (a bad file) must not wait for the work queued behind it.
             self._pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+        if self._cluster is not None:
+            self._cluster.close(cancel=exc[0] is not None)
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future | _Deferred:
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._cluster is not None:
+            return self._cluster.submit(fn, *args)
         if self.jobs == 1:
             return _Deferred(fn, args)
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("forkserver"))
         return self._pool.submit(fn, *args)
+
+
+# --- a Dask distributed cluster ------------------------------------------------------------------
+
+def check_address(address: str) -> None:
+    """A one-line error unless `address` names a scheduler that accepts connections. A TCP address
+    is tried with a plain socket first: nothing listening is an immediate refusal, where Dask's own
+    client retries until its timeout."""
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    try:
+        scheme, _ = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return      # ucx://, inproc://: only Dask's client can tell
+        host, port = get_address_host_port(address)
+    except ValueError as exc:
+        raise KernelraceError(f"--cluster {address}: not a Dask scheduler address (expected HOST:PORT or "
+                              f"tcp://HOST:PORT): {exc}") from None
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise KernelraceError(f"--cluster {address}: cannot reach the Dask scheduler: "
+                              f"{exc.strerror or exc}") from None
+
+
+class Cluster:
+    """A client of the Dask scheduler at `address`; its tasks run `fn(*args)` through `_task`."""
+
+    def __init__(self, address: str) -> None:
+        try:
+            import distributed
+        except ImportError:
+            raise KernelraceError("--cluster needs Dask distributed (python -m pip install distributed)") from None
+        check_address(address)
+        try:
+            self.client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        except Exception as exc:  # noqa: BLE001  (OSError, TimeoutError, a version mismatch)
+            raise KernelraceError(f"--cluster {address}: cannot connect to the Dask scheduler: "
+                                  f"{' '.join(str(exc).split()) or type(exc).__name__}") from None
+        try:
+            self._same_kernelrace(address)
+        except BaseException:
+            self.client.close()
+            raise
+        self._futures: list[Any] = []
+        # What a task needs to see the files and modules this process sees.
+        self._where = (os.getcwd(), [p for p in sys.path if p and os.path.isabs(p)])
+
+    def _same_kernelrace(self, address: str) -> None:
+        """The scheduler unpickles our tasks and the workers run them: both must import this
+        kernelrace, and the workers must analyse with the same sources, Z3 and TVM, or the report
+        would depend on where a unit ran."""
+        here = fingerprint()
+        try:
+            self.client.run_on_scheduler(_importable)
+            there = self.client.run(fingerprint)
+        except Exception as exc:  # noqa: BLE001  (whatever unpickling or importing raised there)
+            first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+            raise KernelraceError(f"--cluster {address}: the cluster cannot run kernelrace's tasks ({first.strip()}); "
+                                  f"its scheduler and workers need this kernelrace importable") from None
+        if not there:
+            raise KernelraceError(f"--cluster {address}: the scheduler has no workers")
+        for worker, theirs in sorted(there.items()):
+            if theirs != here:
+                raise KernelraceError(f"--cluster {address}: worker {worker} runs another kernelrace, Z3 or TVM "
+                                      f"than this process ({_shown(theirs)} there, {_shown(here)} here)")
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        # pure=False: every unit runs, even two with equal arguments (and nothing is shared
+        # between runs through Dask's own result keys).
+        f = self.client.submit(_task, self._where, fn, *args, pure=False)
+        self._futures.append(f)
+        return f
+
+    def close(self, cancel: bool) -> None:
+        if cancel and self._futures:
+            self.client.cancel(self._futures)
+        self._futures = []
+        self.client.close()
+
+
+def _importable() -> bool:
+    return True
+
+
+def fingerprint() -> tuple:
+    """What a verdict depends on besides its inputs: kernelrace's version and source hash, Z3's and
+    TVM's versions (the result cache's key has the same)."""
+    from analyzer.cache import _versions, tvm_version
+    return (*_versions(), tvm_version())
+
+
+def _shown(fp: tuple) -> str:
+    _, version, digest, z3, tvm = fp
+    return f"kernelrace {version} sources {digest[:12]}, Z3 {z3}, TVM {tvm}"
+
+
+_one_at_a_time = threading.Lock()
+
+
+def _task(where: tuple[str, list[str]], fn: Callable[..., Any], *args: Any) -> Any:
+    """A unit of work on a Dask worker: one at a time per worker process, in the client's working
+    directory when the worker has it, with the client's import path directories it has."""
+    cwd, paths = where
+    with _one_at_a_time:
+        for p in paths:
+            if p not in sys.path and os.path.isdir(p):
+                sys.path.append(p)   # after the worker's own: its installation comes first
+        before = os.getcwd()
+        moved = cwd != before and os.path.isdir(cwd)
+        if moved:
+            os.chdir(cwd)
+        try:
+            return fn(*args)
+        finally:
+            if moved:
+                os.chdir(before)

@@ -13,8 +13,10 @@ from analyzer.findings import ERROR, KernelResult
 STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 
 
-def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -> dict[str, Any]:
-    """The run's counts. `hidden`: findings not reported, by why ("in_baseline", "suppressed")."""
+def summary(results: list[KernelResult], hidden: dict[str, int] | None = None,
+            shard: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's counts. `hidden`: findings not reported, by why ("in_baseline", "suppressed").
+    `shard` (--shard K/N): index, count, and the units this shard ran of the whole run's."""
     findings = [f for r in results for f in r.findings]
     by_rule: dict[str, int] = {}
     for f in findings:
@@ -32,11 +34,11 @@ def summary(results: list[KernelResult], hidden: dict[str, int] | None = None) -
         "by_rule": dict(sorted(by_rule.items())),
         "in_baseline": (hidden or {}).get("in_baseline", 0),
         "suppressed": (hidden or {}).get("suppressed", 0),
-    }
+    } | ({"shard": dict(shard)} if shard else {})
 
 
 def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, verbose: bool = False,
-            extra: dict[str, Any] | None = None) -> str:
+            extra: dict[str, Any] | None = None, shard: dict[str, Any] | None = None) -> str:
     """The report as JSON; `extra` adds top-level keys (`kernelrace llm`: its table under "llm")."""
     findings = [f.as_dict() for r in results for f in r.findings]
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": r.params,
@@ -46,7 +48,7 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
                | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
                   if verbose else {})
                for r in results]
-    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden)}
+    return json.dumps({"findings": findings, "kernels": kernels, "summary": summary(results, hidden, shard)}
                       | ({"contracts": contracts_in_run(results)} if any(r.contracts for r in results) else {})
                       | (extra or {}), indent=2)
 
@@ -72,7 +74,8 @@ def _where(r: KernelResult) -> str:
 
 
 def print_text(results: list[KernelResult], console: Console, *, quiet: bool = False, verbose: bool = False,
-               hidden: dict[str, int] | None = None, llm: dict[str, Any] | None = None) -> None:
+               hidden: dict[str, int] | None = None, llm: dict[str, Any] | None = None,
+               shard: dict[str, Any] | None = None) -> None:
     """The report: every finding, then (verbose) one line per kernel, then (`llm`: the table of
     `kernelrace llm`, see `llm_table`) the summary table, then the summary line.
     `quiet`: the summary line only. Colour only when the console is a terminal."""
@@ -162,7 +165,13 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
     console.print(f"[{style}]{s['kernels']} kernel(s): {s['clean']} clean, {s['with_findings']} with findings, "
                   f"{s['unknown']} unknown; {s['errors']} error(s), {s['warnings']} warning(s)"
                   f"{', ' + str(s['notes']) + ' note(s)' if s['notes'] else ''}{'; ' + tail if tail else ''}"
-                  f"{'; ' + str(s['unreplayed']) + ' witness(es) not validated' if s['unreplayed'] else ''}[/]")
+                  f"{'; ' + str(s['unreplayed']) + ' witness(es) not validated' if s['unreplayed'] else ''}"
+                  f"{'; ' + escape(shard_text(shard)) if shard else ''}[/]")
+
+
+def shard_text(shard: dict[str, Any]) -> str:
+    """`shard 2 of 3 (14 of 40 builds)`."""
+    return f"shard {shard['index']} of {shard['count']} ({shard['units']} of {shard['of']} {shard['unit']})"
 
 
 def _cell_text(row: dict[str, Any], notes: dict[str, int]) -> str:
