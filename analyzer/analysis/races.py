@@ -35,7 +35,7 @@ from analyzer.analysis.progress import ProgressFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.solver import Encoder
-from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND, SolverBudget
+from analyzer.analysis.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
 from analyzer.analysis.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.witnesses import WitnessSearch
 
@@ -110,6 +110,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # does not change verdicts (at 5x, a CPU shared with two other jobs turned a query at the
         # edge of its budget into `unknown`).
         self.clock_ms = 30 * max(timeout_ms, 100)
+        self.escalations = ESCALATIONS
         self.has_warp_barriers = any(b.scope == ir.WARP for b in cfg.barrier_node.values())
         self._views: dict[frozenset, dict] = {}   # cutting barriers -> intervals
         self.block_reach = self.view(cuts(cfg, cut_warp_barriers=False))
@@ -238,11 +239,12 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         return cf.facts(enc, cf.value_only(a, b)) if cf is not None else []
 
     def _solve_refined(self, constraints, out: PairAnalysis, live: bool = False):
-        """`_solve` on `CONTRACT_BUDGET` times the budget (deterministic: a resource limit)."""
+        """`_solve` on `CONTRACT_BUDGET` times the budget (deterministic: a resource limit; no
+        escalation: an undecided refinement keeps the collision)."""
         saved = self.rlimit, self.clock_ms
         self.rlimit, self.clock_ms = saved[0] * CONTRACT_BUDGET, saved[1] * CONTRACT_BUDGET
         try:
-            return self._solve(constraints, out, live)
+            return self._solve_once(constraints, out, live)
         finally:
             self.rlimit, self.clock_ms = saved
 

@@ -19,6 +19,12 @@ from analyzer.analysis.memory_guard import checkpoint
 RLIMIT_PER_SECOND = 3_000_000
 # The share of a query's budget a question that only explains a finding gets (see `_refuted`).
 EXPLAIN_SHARE = 100
+# A query the budget leaves undecided is asked once more with ESCALATE times the budget, for the
+# first ESCALATIONS such queries of a kernel: a few queries at the edge of the budget (a grid
+# query's nested divisions by constants) are decided then, instead of reported unknown, at a
+# cost bounded per kernel. Still a resource limit: the same verdict on every run.
+ESCALATE = 4
+ESCALATIONS = 3
 
 _tactic: tuple = (None, None)   # (context, tactic): one per Z3 context (see solver.fresh_context)
 
@@ -33,14 +39,27 @@ def _preprocessed_solver():
 
 class SolverBudget:
     """Part of `races.PairChecker`: `_solve` and the budget checks. Uses the checker's `rlimit`,
-    `clock_ms`, `timeout_ms`, `deadline` and `cache`."""
+    `clock_ms`, `timeout_ms`, `deadline`, `cache` and `escalations` (left, from ESCALATIONS)."""
 
     def _out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() > self.deadline
 
     def _solve(self, constraints, out: PairAnalysis, live: bool = False):
         """The verdict and the solver (or the remembered answer, which has its model and reason);
-        `live` asks for a solver of a satisfiable query, to ask it more."""
+        `live` asks for a solver of a satisfiable query, to ask it more. Undecided within the
+        budget: asked again with more (see ESCALATE), while the kernel has escalations left."""
+        res, solver = self._solve_once(constraints, out, live)
+        if res == z3.unknown and self.escalations > 0 and not self._out_of_time():
+            self.escalations -= 1
+            saved = self.rlimit, self.clock_ms
+            self.rlimit, self.clock_ms = saved[0] * ESCALATE, saved[1] * ESCALATE
+            try:
+                res, solver = self._solve_once(constraints, out, live)
+            finally:
+                self.rlimit, self.clock_ms = saved
+        return res, solver
+
+    def _solve_once(self, constraints, out: PairAnalysis, live: bool):
         key = None
         if self.cache is not None:
             key = self.cache.key(constraints, self.rlimit)
