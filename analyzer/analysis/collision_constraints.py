@@ -62,7 +62,7 @@ class CollisionConstraints:
         if a.value is not None and b.value is not None:
             enc.term(a.value, 1), enc.term(b.value, 2)   # their side constraints too
         needed = enc.needed()
-        return cs + needed + self._progress_facts(enc, a, b), alts, (off1, off2)
+        return cs + needed + self._progress_facts(enc, a, b) + self._tile_order_facts(enc), alts, (off1, off2)
 
     def _distinct(self, enc):
         key = (id(enc), "distinct")

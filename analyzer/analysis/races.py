@@ -32,6 +32,7 @@ from analyzer.analysis.contracts import ContractFacts
 from analyzer.analysis.disjoint import Disjointness
 from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
 from analyzer.analysis.progress import ProgressFacts
+from analyzer.analysis.tile_order import TileOrderFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.solver import Encoder
@@ -79,7 +80,7 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 
 class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch, CollisionCauses, BarrierPasses,
-                  ProgressFacts):
+                  ProgressFacts, TileOrderFacts):
     """Decides the pairs of one kernel: solver-free disjointness first, then the queries (see the
     module docstring for the parts). The state all parts share lives here."""
 
