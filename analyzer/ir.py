@@ -20,6 +20,9 @@ SPACES = (SHARED, GLOBAL, PRIVATE, CONSTANT)
 # Barrier execution scopes.
 BLOCK = "block"
 WARP = "warp"
+# A grid-wide sync (CUDA cooperative groups' `this_grid().sync()`): every thread of every block
+# waits. It orders two threads of one block as a block barrier does, and two blocks as well.
+GRID = "grid"
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ class MemOp:
 
 @dataclass(eq=False)
 class Barrier:
-    scope: str                  # BLOCK or WARP
+    scope: str                  # BLOCK, WARP or GRID
     spaces: frozenset[str]      # memory spaces it orders
     span: Span
     text: str = ""

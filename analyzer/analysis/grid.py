@@ -1,7 +1,12 @@
 """Races between blocks: two threads of *different* blocks touching the same global bytes.
 
-No barrier inside a kernel orders two blocks (`__syncthreads` is per block), so every pair of
-instances counts, in any iterations, in either order, and a site races with itself. Only global
+No block barrier orders two blocks (`__syncthreads` is per block), so every pair of instances
+counts, in any iterations, in either order, and a site races with itself. Only a grid sync
+(cooperative groups' `this_grid().sync()`, ir.GRID) orders blocks: in a kernel with grid syncs, two
+threads of different blocks race only in the same grid interval (both left the same grid sync, or
+the kernel's entry, without crossing another), the barrier intervals of concurrency.py with grid
+syncs alone cutting, and the branches recorded there must agree only where every block agrees
+(`Evaluation.grid_uniform_conditions`). A grid sync some blocks skip is divergent-barrier's. Only global
 (device, storage-buffer) memory is shared between blocks; shared/threadgroup/workgroup memory is
 per block. Kernel boundaries order everything: each kernel is checked on its own. Atomics never
 race with atomics (as within a block).
@@ -23,7 +28,7 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.concurrency import Cfg
+from analyzer.analysis.concurrency import Cfg, grid_cuts
 from analyzer.analysis.disjoint import Disjointness, _key, _memo
 from analyzer.analysis.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.queries import QueryCache
@@ -200,6 +205,12 @@ class GridChecker(PairChecker):
         self.common = frozenset(f"load{site.id}" for site in ir.read_only_loads(kernel).values()
                                 if site.space == ir.GLOBAL)
         self.disjoint = GridDisjointness(kernel, self.read, self.common)
+        # Grid syncs: the intervals they cut, with the branch agreement of conditions every block
+        # shares (not those of one block: `if (blockIdx.x == 0)` is uniform in a block only).
+        cut = grid_cuts(cfg)
+        self.grid_reach = self.view(cut) if cut else None
+        if cut:
+            self.uniform = ev.grid_uniform_conditions
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -262,6 +273,10 @@ class GridChecker(PairChecker):
     def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         if self._never_overlap(a, b, out):
             return False
+        if self.grid_reach is not None:
+            # The interval shapes in which two blocks run them: no warps between blocks.
+            entries = self._entries(a, b, self.grid_reach, self.grid_reach)
+            return bool(entries) and self._query_groups(a, b, entries, out, out.hazards, self.detail)
         kind = _kind(a.access, b.access)
         if kind is None:
             return False

@@ -70,15 +70,17 @@ class CudaLowering(CLowering):
 
     def _group_barrier(self, group: Group, node) -> ir.Barrier:
         """A cooperative group's sync: the block's is __syncthreads(), a 32-thread tile's is its warp's
-        __syncwarp(). A smaller tile's orders part of a warp, and the grid's all blocks: neither is
-        modelled, so the kernel is unknown rather than analysed with a barrier it does not have."""
+        __syncwarp(), the grid's a barrier of every thread of the grid (it orders device memory
+        between blocks: the cooperative launch's grid.sync() fences it). A smaller tile's orders
+        part of a warp: not modelled, so the kernel is unknown rather than analysed with a barrier
+        it does not have."""
         if group.kind == "block":
             return ir.Barrier(ir.BLOCK, _BOTH, self.span(node), "this_thread_block().sync()")
+        if group.kind == "grid":
+            return ir.Barrier(ir.GRID, _BOTH, self.span(node), "this_grid().sync()")
         if group.kind == "tile" and group.size == self.warp_size:
             return ir.Barrier(ir.WARP, _BOTH, self.span(node), f"tiled_partition<{group.size}>().sync()")
-        what = "this_grid().sync() (a grid-wide barrier)" if group.kind == "grid" else \
-            f"sync of a tiled_partition<{group.size}> (a barrier of part of a warp)"
-        raise Unsupported(node, what)
+        raise Unsupported(node, f"sync of a tiled_partition<{group.size}> (a barrier of part of a warp)")
 
     def _group(self, fn, args, node) -> Group | None:
         """cg::this_thread_block(), cg::this_grid(), cg::tiled_partition<N>(g) / (g, N)."""
