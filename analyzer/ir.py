@@ -109,6 +109,9 @@ class Opaque:
     # shared-memory counter is each block's own, and two blocks may draw equal tickets from theirs).
     grid_counter: bool = False
     step: int = 1   # the constant added: two tickets of one site are at least this far apart
+    # The atomic access whose old value this is (an atomic's result): the last-block pattern
+    # (analysis/last_block.py) finds the counter a ticket is drawn from through it.
+    fetch: "Access | None" = field(default=None, compare=False, hash=False)
 
 
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
@@ -221,6 +224,10 @@ class Eval:
 
 
 Stmt = Union[Assign, MemOp, Barrier, If, Loop, Break, Continue, Return, Eval]
+
+# A device-scope fence (`__threadfence()`) is `Eval(Call(name, ()))` with one of these names: it
+# synchronises no one and orders one thread's accesses, which the last-block pattern relies on.
+FENCES = frozenset({"__threadfence", "__threadfence_system"})
 
 
 def walk_stmts(stmts, into_loops: bool = True, updates: bool = False):

@@ -30,6 +30,7 @@ import z3
 from analyzer import ir
 from analyzer.analysis.concurrency import Cfg, grid_cuts
 from analyzer.analysis.disjoint import Disjointness, _key, _memo
+from analyzer.analysis.last_block import LastBlock
 from analyzer.analysis.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.races import PairChecker, _kind
@@ -207,6 +208,8 @@ class GridChecker(PairChecker):
         self.disjoint = GridDisjointness(kernel, self.read, self.common)
         # Grid syncs: the intervals they cut, with the branch agreement of conditions every block
         # shares (not those of one block: `if (blockIdx.x == 0)` is uniform in a block only).
+        # The threadfence-and-ticket pattern's facts (last_block.py), for the pairs it orders.
+        self.last_block = LastBlock(kernel, ev, cfg, self.block_reach, self.read)
         cut = grid_cuts(cfg)
         self.grid_reach = self.view(cut) if cut else None
         if cut:
@@ -217,6 +220,13 @@ class GridChecker(PairChecker):
             self.exact = Encoder(self.kernel, self.kernel.warp_size, exact=True, grid=True, common_loads=self.common)
             self.fast = Encoder(self.kernel, self.kernel.warp_size, exact=False, grid=True, common_loads=self.common)
             self.enc = self.exact
+
+    def _any_overlap(self, enc, a, b) -> list:
+        return super()._any_overlap(enc, a, b) + self.last_block.facts(enc, a, b)
+
+    def _constraints(self, enc, a, b, combos):
+        cs, alts, offsets = super()._constraints(enc, a, b, combos)
+        return cs + self.last_block.facts(enc, a, b), alts, offsets
 
     def _distinct(self, enc):
         """Different blocks: in a grid dimension the kernel reads (the others are one block)."""
