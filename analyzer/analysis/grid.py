@@ -206,10 +206,10 @@ class GridChecker(PairChecker):
         self.common = frozenset(f"load{site.id}" for site in ir.read_only_loads(kernel).values()
                                 if site.space == ir.GLOBAL)
         self.disjoint = GridDisjointness(kernel, self.read, self.common)
-        # Grid syncs: the intervals they cut, with the branch agreement of conditions every block
-        # shares (not those of one block: `if (blockIdx.x == 0)` is uniform in a block only).
         # The threadfence-and-ticket pattern's facts (last_block.py), for the pairs it orders.
         self.last_block = LastBlock(kernel, ev, cfg, self.block_reach, self.read)
+        # Grid syncs: the intervals they cut, with the branch agreement of conditions every block
+        # shares (not those of one block: `if (blockIdx.x == 0)` is uniform in a block only).
         cut = grid_cuts(cfg)
         self.grid_reach = self.view(cut) if cut else None
         if cut:
@@ -237,9 +237,9 @@ class GridChecker(PairChecker):
         hit = self._cache.get(key)
         if hit is None:
             hit = []
-            for bd, p in sorted(_block_products(a.offset) | _block_products(b.offset), key=repr):
+            for bd, p, prod in sorted(_block_products(a.offset) | _block_products(b.offset), key=repr):
                 pv = as_int(enc.term(p, 1))
-                m1, m2 = (as_int(enc.term(ir.BinOp("*", bd, p), k)) for k in (1, 2))
+                m1, m2 = (as_int(enc.term(prod, k)) for k in (1, 2))    # the addresses' own terms
                 b1, b2 = enc.term(bd, 1), enc.term(bd, 2)
                 hit.append(z3.Implies(pv >= 0, z3.Or(b1 == b2, m1 - m2 >= pv, m2 - m1 >= pv)))
                 hit.append(z3.Implies(pv < 0, z3.Or(b1 == b2, m1 - m2 >= -pv, m2 - m1 >= -pv)))
@@ -312,7 +312,7 @@ class GridChecker(PairChecker):
 
 
 def _block_products(t) -> set[tuple]:
-    """The (blockIdx.d, parameter) pairs multiplied together in a term."""
+    """The (blockIdx.d, parameter, their product) of the products of a term."""
     out: set[tuple] = set()
     seen: set[int] = set()
     stack = [t]
@@ -324,7 +324,7 @@ def _block_products(t) -> set[tuple]:
         if isinstance(x, ir.BinOp) and x.op == "*":
             for u, v in ((x.a, x.b), (x.b, x.a)):
                 if isinstance(u, ir.Builtin) and u.name.startswith("bid.") and isinstance(v, ir.Param):
-                    out.add((u, v))
+                    out.add((u, v, x))
         stack.extend(ir.operands(x))
     return out
 
