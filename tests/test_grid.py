@@ -271,3 +271,22 @@ def test_last_block_pattern_needs_one_ticket_per_block_and_a_last_ticket_reader(
            "    unsigned int t = atomicAdd(&count, 1);\n    out[blockIdx.x] = partials[(blockIdx.x + 1) % gridDim.x] + t;\n"
            "  }\n}\n")
     assert "partials" in {f["second"]["buffer"] for f in _findings(cli, tmp_path, src)}
+
+
+def test_the_row_lemma_holds_for_every_small_value():
+    # The grid pass adds it to its queries as a fact: a wrong one would hide races.
+    import itertools
+
+    import z3
+    k, ev = _kernel("__global__ void f(float* a, int n) { a[blockIdx.y * n + threadIdx.x] = 1.0f; }")
+    from analyzer.analysis.concurrency import build_cfg
+    checker = GridChecker(k, ev, build_cfg(k, ev.tracked_conditions))
+    checker._encoders()
+    w = _only_write(ev)
+    enc = checker.exact
+    lemmas = checker._row_lemmas(enc, w, w)
+    assert len(lemmas) == 2
+    n, b1, b2 = enc.param("n"), enc.bid["y"], enc.bid2["y"]
+    for vn, v1, v2 in itertools.product(range(-3, 4), range(0, 4), range(0, 4)):
+        subs = [(n, z3.IntVal(vn)), (b1, z3.IntVal(v1)), (b2, z3.IntVal(v2))]
+        assert all(z3.is_true(z3.simplify(z3.substitute(c, *subs))) for c in lemmas), (vn, v1, v2)
