@@ -35,6 +35,9 @@ GRID_ATOMIC = {"cuda": "atomicAdd(&{buf}[i], v)", "metal": "atomic_fetch_add_exp
 GRID_HINT_LAYOUT = ("no barrier inside the kernel can order two blocks: give each block its own elements of {buf} "
                     "(check the block-to-tile map), write the result to a separate output buffer instead of "
                     "updating {buf} in place, or split the kernel in two launches (a kernel boundary orders every block)")
+GRID_HINT_SYNC = ("no block barrier orders two blocks; this kernel's grid syncs do: insert `cg::this_grid().sync()` "
+                  "between the two accesses (every thread of the grid must reach it), or give each block its own "
+                  "elements of {buf}")
 BENIGN_SUFFIX = " (both threads store the same value)"
 DIVERGENT_BARRIER = "barrier {text} is reached only by threads where the condition at line {line} holds, which differs between threads of a block"
 DIVERGENT_GRID_BARRIER = ("grid sync {text} is reached only by blocks where the condition at line {line} holds, "
