@@ -13,7 +13,7 @@ A kernel goes through these stages, each in its own package:
 - `tvm/`: running a builder and building it with TVM (`builders.py`, `build.py`), the TIR→GLSL
   translation for Vulkan (`tir_glsl.py`), the LLM kernel corpus and dlight workloads.
 - `analysis/`: symbolic execution (`symbolic.py`), barrier intervals (`concurrency.py`), address
-  algebra and solver-free disjointness, the Z3 encoding, pair checks (`races.py`; between blocks `grid.py`), witness replay
+  algebra and solver-free disjointness, the Z3 encoding, pair checks (`races.py`; between blocks `grid.py`, `last_block.py`), witness replay
   and fix re-checks. Reads the IR only.
 - `dynamic/`: an interpreter of the IR (threads one at a time between barriers, seeded inputs)
   and a dynamic race detector, for `kernelrace confirm` and the tests' oracle. Reads the IR only.

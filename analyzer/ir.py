@@ -20,6 +20,9 @@ SPACES = (SHARED, GLOBAL, PRIVATE, CONSTANT)
 # Barrier execution scopes.
 BLOCK = "block"
 WARP = "warp"
+# A grid-wide sync (CUDA cooperative groups' `this_grid().sync()`): every thread of every block
+# waits. It orders two threads of one block as a block barrier does, and two blocks as well.
+GRID = "grid"
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,9 @@ class Opaque:
     # shared-memory counter is each block's own, and two blocks may draw equal tickets from theirs).
     grid_counter: bool = False
     step: int = 1   # the constant added: two tickets of one site are at least this far apart
+    # The atomic access whose old value this is (an atomic's result): the last-block pattern
+    # (analysis/last_block.py) finds the counter a ticket is drawn from through it.
+    fetch: "Access | None" = field(default=None, compare=False, hash=False)
 
 
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
@@ -170,7 +176,7 @@ class MemOp:
 
 @dataclass(eq=False)
 class Barrier:
-    scope: str                  # BLOCK or WARP
+    scope: str                  # BLOCK, WARP or GRID
     spaces: frozenset[str]      # memory spaces it orders
     span: Span
     text: str = ""
@@ -218,6 +224,10 @@ class Eval:
 
 
 Stmt = Union[Assign, MemOp, Barrier, If, Loop, Break, Continue, Return, Eval]
+
+# A device-scope fence (`__threadfence()`) is `Eval(Call(name, ()))` with one of these names: it
+# synchronises no one and orders one thread's accesses, which the last-block pattern relies on.
+FENCES = frozenset({"__threadfence", "__threadfence_system"})
 
 
 def walk_stmts(stmts, into_loops: bool = True, updates: bool = False):

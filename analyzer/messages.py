@@ -16,6 +16,8 @@ RACE_GRID = {
 }
 GRID_WHY = ("the two threads are in different blocks: no barrier inside the kernel orders two blocks "
             "({barrier} waits for the threads of one block only)")
+GRID_WHY_SYNC = ("the two threads are in different blocks and no grid sync lies between their accesses: only a "
+                 "grid sync orders two blocks ({barrier} waits for the threads of one block only)")
 GRID_BLOCK_STATE = ("it needs two blocks' loop-carried {vars} to hold the same values (as two blocks of a "
                     "persistent kernel drawing the same tile would): a warning, since kernelrace keeps "
                     "block-uniform loop state as an unknown function per block and cannot prove each block "
@@ -33,8 +35,16 @@ GRID_ATOMIC = {"cuda": "atomicAdd(&{buf}[i], v)", "metal": "atomic_fetch_add_exp
 GRID_HINT_LAYOUT = ("no barrier inside the kernel can order two blocks: give each block its own elements of {buf} "
                     "(check the block-to-tile map), write the result to a separate output buffer instead of "
                     "updating {buf} in place, or split the kernel in two launches (a kernel boundary orders every block)")
+GRID_HINT_SYNC = ("no block barrier orders two blocks; this kernel's grid syncs do: insert `cg::this_grid().sync()` "
+                  "between the two accesses (every thread of the grid must reach it), or give each block its own "
+                  "elements of {buf}")
 BENIGN_SUFFIX = " (both threads store the same value)"
 DIVERGENT_BARRIER = "barrier {text} is reached only by threads where the condition at line {line} holds, which differs between threads of a block"
+DIVERGENT_GRID_BARRIER = ("grid sync {text} is reached only by blocks where the condition at line {line} holds, "
+                          "which differs between blocks: every thread of the grid must reach it, or the grid deadlocks")
+DIVERGENT_GRID_EXIT = ("grid sync {text} sits in a loop that some blocks leave early (the exit at line {line} is "
+                       "taken under a condition that may differ between blocks): blocks may pass it a different "
+                       "number of times, and the grid deadlocks")
 BARRIER_SCOPE = {
     "write-after-read": "write to {buf}[{elem}] ({mem}) by thread {t2} is not ordered after the read by thread {t1} at line {l1}: {barriers}; {hint}",
     "read-after-write": "read of {buf}[{elem}] ({mem}) by thread {t2} may miss the write by thread {t1} at line {l1}: {barriers}; {hint}",

@@ -29,7 +29,7 @@ from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
 from analyzer.analysis.races import analyse_pairs
-from analyzer.analysis.solver import fresh_context
+from analyzer.analysis.solver import fresh_context, own_context
 from analyzer.analysis.symbolic import SymbolicExecutor
 
 DIMS = ("x", "y", "z")
@@ -100,11 +100,15 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                            cache=cache, detail=detail, contracts=[] if options.no_contracts else applied,
                            dormant=applied if options.no_contracts else [])
              if options.scope != "grid" else PairAnalysis())
-    # Races between blocks (analysis/grid.py): global memory, every pair of instances.
-    grid = (analyse_grid(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
-                         cache=cache, detail=detail, contracts=[] if options.no_contracts else applied,
-                         dormant=applied if options.no_contracts else [])
-            if options.scope != "block" else None)
+    # Races between blocks (analysis/grid.py): global memory, every pair of instances. In a Z3
+    # context of its own (solver.own_context), with a query cache of its own: a cache keys queries
+    # by the ids of their terms, which only name a query within one context.
+    grid = None
+    if options.scope != "block":
+        with own_context():
+            grid = analyse_grid(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
+                                cache=QueryCache(), detail=detail, contracts=[] if options.no_contracts else applied,
+                                dormant=applied if options.no_contracts else [])
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params, grid)
     findings: list[Finding] = []
     for name, rule in RULES.items():

@@ -8,7 +8,8 @@ loop reasoning as the race rules. The barrier is reported only when every such p
 never to touch the same bytes from two threads (for every block, thread pair, loop iteration and
 parameter value the kernel allows). If any pair collides, a pair already races with the barrier in
 place, or the solver cannot decide, nothing is reported: the verdict must be one kernelrace can
-defend.
+defend. A grid sync (`this_grid().sync()`) is never reported: it also orders blocks, which the
+checks of one block cannot judge.
 
 ## Why is this bad?
 A block barrier stalls every thread of the block until the slowest arrives; in a loop that cost

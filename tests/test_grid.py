@@ -27,8 +27,11 @@ def test_every_grid_witness_names_two_blocks_and_replays(path, cli):
         assert w["blocks"] == [w["first_block"], w["second_block"]]
         assert w["replayed"] is True
         assert "different blocks" in f["notes"][0]
-        # No barrier inside a kernel orders two blocks: the hint never proposes one.
-        assert "no barrier inside the kernel can order two blocks" in f["fix"]["text"]
+        # No block barrier orders two blocks: the hint never proposes one (a grid sync, in a kernel
+        # that already has them).
+        synced = "this_grid" in path.read_text()
+        assert ("grid syncs do: insert `cg::this_grid().sync()`" if synced else
+                "no barrier inside the kernel can order two blocks") in f["fix"]["text"]
         assert "__syncthreads();" not in f["fix"]["text"]
 
 
@@ -168,3 +171,125 @@ def test_out_of_time_leaves_every_global_buffer_undecided_never_clean(cli, tmp_p
                           "--scope", "grid", "--format", "json")
     undecided = {f["second"]["buffer"] for f in report["findings"] if f["rule"] == "unknown"}
     assert undecided == {"a", "b"} and all("two blocks" in f["message"] for f in report["findings"])
+
+
+# ----- grid syncs (cooperative groups) -----
+
+_CG = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+
+
+def _findings(cli, tmp_path, src: str, *args) -> list[dict]:
+    path = tmp_path / "k.cu"
+    path.write_text(_CG + src)
+    code, report, err = cli("check", str(path), "--block-dim", "128", "--hints", "off", "--format", "json", *args)
+    assert code in (0, 1), err
+    return report["findings"]
+
+
+def test_grid_sync_is_a_grid_barrier_and_a_block_barrier():
+    k = lower_source(_CG + "__global__ void f(float* a) { cg::this_grid().sync(); cg::grid_group g = "
+                     "cg::this_grid(); g.sync(); cg::sync(g); }", "cuda", "t.cu")[0]
+    from analyzer import ir
+    assert [s.scope for s in k.body if isinstance(s, ir.Barrier)] == [ir.GRID] * 3
+    from analyzer.analysis.concurrency import build_cfg, cuts, grid_cuts
+    cfg = build_cfg(k)
+    assert cuts(cfg, False) == grid_cuts(cfg) == frozenset(cfg.barrier_node)
+
+
+def test_a_grid_sync_in_a_loop_whose_blocks_leave_at_different_iterations_is_divergent(cli, tmp_path):
+    found = _findings(cli, tmp_path, "__global__ void f(float* a, int steps) {\n  cg::grid_group g = cg::this_grid();\n"
+                      "  for (int s = 0; s < steps; ++s) {\n    a[blockIdx.x * 128 + threadIdx.x] = 1.0f;\n"
+                      "    g.sync();\n    if (s == blockIdx.x) break;\n  }\n}\n")
+    (f,) = found
+    assert f["rule"] == "divergent-barrier" and "leave early" in f["message"] and f["second"]["line"] == 7
+
+
+def test_a_grid_sync_under_a_condition_every_block_shares_is_not_divergent(cli, tmp_path):
+    found = _findings(cli, tmp_path, "__global__ void f(float* a, float* b, int n, int steps) {\n"
+                      "  cg::grid_group g = cg::this_grid();\n  int i = blockIdx.x * 128 + threadIdx.x;\n"
+                      "  for (int s = 0; s < steps; ++s) {\n    if (n > 4) {\n      a[i] = b[i];\n      g.sync();\n"
+                      "      b[i] = a[(i + 128) % n];\n      g.sync();\n    }\n  }\n}\n")
+    assert found == []
+
+
+def test_redundant_barrier_never_reports_a_grid_sync(cli, tmp_path):
+    # Within a block nothing needs this sync; between blocks it orders the two phases.
+    found = _findings(cli, tmp_path, "__global__ void f(float* a, float* b) {\n  int i = blockIdx.x * 128 + threadIdx.x;\n"
+                      "  a[i] = 1.0f;\n  cg::this_grid().sync();\n  b[i] = a[(blockIdx.x + 1) % gridDim.x * 128 + threadIdx.x];\n}\n")
+    assert found == []
+
+
+def test_a_grid_witness_does_not_replay_across_a_grid_sync():
+    from analyzer.analysis.replay import Launch, Side, check_witness
+    k = lower_source(_CG + "__global__ void f(float* a) {\n  a[blockIdx.x] = 1.0f;\n  cg::this_grid().sync();\n"
+                     "  a[0] = 2.0f;\n}\n", "cuda", "t.cu")[0]
+    w1, w2 = (acc.id for acc in __import__("analyzer").ir.accesses(k.body))
+    launch = Launch({}, {"x": 1, "y": 1, "z": 1}, {"x": 2, "y": 1, "z": 1})
+    reason = check_witness(k, launch, lambda *a: 0, (0, 0, 0), Side((0, 0, 0), w1, {}, 0), Side((0, 0, 0), w2, {}, 0),
+                           0, None, (1, 0, 0))
+    assert reason is not None and "grid sync separates them" in reason
+
+
+# ----- the threadfence-and-ticket "last block" pattern (analyzer/analysis/last_block.py) -----
+
+_LAST = """__device__ unsigned int count = 0;
+__global__ void f(const float *in, float *partials, float *out) {
+  if (threadIdx.x == 0) {
+    %s
+    if (t == gridDim.x - 1) {
+      float total = 0.0f;
+      for (int b = 0; b < gridDim.x; ++b) total += partials[b];
+      *out = total;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("draw,racy", [
+    ("partials[blockIdx.x] = in[blockIdx.x]; __threadfence(); unsigned int t = atomicAdd(&count, 1);", False),
+    ("partials[blockIdx.x] = in[blockIdx.x]; __threadfence(); unsigned int t = atomicInc(&count, gridDim.x);", False),
+    # No fence, the fence after the ticket, a fence only some blocks run, a ticket of 2 per draw.
+    ("partials[blockIdx.x] = in[blockIdx.x]; unsigned int t = atomicAdd(&count, 1);", True),
+    ("unsigned int t = atomicAdd(&count, 1); __threadfence(); partials[blockIdx.x] = in[blockIdx.x];", True),
+    ("partials[blockIdx.x] = in[blockIdx.x]; if (blockIdx.x > 2) __threadfence(); "
+     "unsigned int t = atomicAdd(&count, 1);", True),
+    ("partials[blockIdx.x] = in[blockIdx.x]; __threadfence(); unsigned int t = atomicAdd(&count, 2);", True),
+])
+def test_last_block_pattern_orders_only_what_is_fenced_before_the_ticket(draw, racy, cli, tmp_path):
+    found = _findings(cli, tmp_path, _LAST % draw)
+    raced = {f["second"]["buffer"] for f in found if f["rule"] == "read-after-write"}
+    assert raced == ({"partials"} if racy else set()), found
+    assert all(f["witness"]["replayed"] for f in found)
+
+
+def test_last_block_pattern_needs_one_ticket_per_block_and_a_last_ticket_reader(cli, tmp_path):
+    # Every thread draws a ticket: the counter no longer counts blocks.
+    every = _findings(cli, tmp_path, _LAST.replace("if (threadIdx.x == 0) {", "{") %
+                      "partials[blockIdx.x] = in[blockIdx.x]; __threadfence(); unsigned int t = atomicAdd(&count, 1);")
+    assert "partials" in {f["second"]["buffer"] for f in every}
+    # Every block reads a neighbour's partial after its own draw: the neighbour may draw later.
+    src = ("__device__ unsigned int count = 0;\n__global__ void f(const float *in, float *partials, float *out) {\n"
+           "  if (threadIdx.x == 0) {\n    partials[blockIdx.x] = in[blockIdx.x];\n    __threadfence();\n"
+           "    unsigned int t = atomicAdd(&count, 1);\n    out[blockIdx.x] = partials[(blockIdx.x + 1) % gridDim.x] + t;\n"
+           "  }\n}\n")
+    assert "partials" in {f["second"]["buffer"] for f in _findings(cli, tmp_path, src)}
+
+
+def test_the_row_lemma_holds_for_every_small_value():
+    # The grid pass adds it to its queries as a fact: a wrong one would hide races.
+    import itertools
+
+    import z3
+    k, ev = _kernel("__global__ void f(float* a, int n) { a[blockIdx.y * n + threadIdx.x] = 1.0f; }")
+    from analyzer.analysis.concurrency import build_cfg
+    checker = GridChecker(k, ev, build_cfg(k, ev.tracked_conditions))
+    checker._encoders()
+    w = _only_write(ev)
+    enc = checker.exact
+    lemmas = checker._row_lemmas(enc, w, w)
+    assert len(lemmas) == 2
+    n, b1, b2 = enc.param("n"), enc.bid["y"], enc.bid2["y"]
+    for vn, v1, v2 in itertools.product(range(-3, 4), range(0, 4), range(0, 4)):
+        subs = [(n, z3.IntVal(vn)), (b1, z3.IntVal(v1)), (b2, z3.IntVal(v2))]
+        assert all(z3.is_true(z3.simplify(z3.substitute(c, *subs))) for c in lemmas), (vn, v1, v2)

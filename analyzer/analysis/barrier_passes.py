@@ -120,6 +120,11 @@ class BarrierPasses:
         verdicts = []
         for group in nodes.values():
             bar = self.cfg.barrier_node[group[0]]
+            if bar.scope == ir.GRID:
+                # A grid sync also orders blocks: what its removal does between blocks is the grid
+                # pass's, which this one does not run (never `redundant` on a block view alone).
+                verdicts.append(BarrierVerdict(bar, None, reason="a grid sync orders blocks too"))
+                continue
             if self._out_of_time():
                 verdicts.append(BarrierVerdict(bar, None, reason=OUT_OF_TIME))
                 continue
@@ -191,4 +196,4 @@ class BarrierPasses:
         barriers = [self.cfg.barrier_node[n] for n in barriers_between(self.cfg, src, dst, cut, steps)]
         if not barriers and steps:
             barriers = [self.cfg.barrier_node[n] for n in barriers_between(self.cfg, src, dst, cut)]
-        return tuple(b for b in barriers if space not in b.spaces and (same_warp or b.scope == ir.BLOCK))
+        return tuple(b for b in barriers if space not in b.spaces and (same_warp or b.scope != ir.WARP))

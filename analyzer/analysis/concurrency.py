@@ -276,11 +276,16 @@ def agree(a: Decisions, b: Decisions, uniform: set[int]) -> bool:
 
 
 def cuts(cfg: Cfg, cut_warp_barriers: bool, space: str | None = None) -> frozenset[int]:
-    """The barrier nodes that end a barrier interval: the block barriers, and the warp barriers too
-    when asked. With a memory space, only the barriers that order that space: the view in which
-    the accesses to it are ordered, rather than the threads' execution."""
+    """The barrier nodes that end a barrier interval: the block barriers (a grid sync is one too),
+    and the warp barriers too when asked. With a memory space, only the barriers that order that
+    space: the view in which the accesses to it are ordered, rather than the threads' execution."""
     return frozenset(n for n, b in cfg.barrier_node.items()
-                     if (b.scope == ir.BLOCK or cut_warp_barriers) and (space is None or space in b.spaces))
+                     if (b.scope != ir.WARP or cut_warp_barriers) and (space is None or space in b.spaces))
+
+
+def grid_cuts(cfg: Cfg) -> frozenset[int]:
+    """The barrier nodes that end an interval for two threads of different blocks: grid syncs."""
+    return frozenset(n for n, b in cfg.barrier_node.items() if b.scope == ir.GRID)
 
 
 def intervals(cfg: Cfg, cut_warp_barriers: bool, space: str | None = None) -> dict[int, list[Reach]]:

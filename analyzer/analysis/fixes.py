@@ -333,6 +333,9 @@ def grid_hint(kernel: ir.Kernel, finding) -> Fix:
     if accumulates:
         atomic = messages.GRID_ATOMIC.get(lang, "an atomic add").format(buf=buf)
         text = messages.GRID_HINT_ATOMIC.format(atomic=atomic)
+    elif any(isinstance(s, ir.Barrier) and s.scope == ir.GRID for s in ir.walk_stmts(kernel.body)):
+        # A cooperative kernel: a grid sync between them is the fix it already knows.
+        text = messages.GRID_HINT_SYNC.format(buf=buf)
     else:
         text = messages.GRID_HINT_LAYOUT.format(buf=buf)
     return Fix(text, finding.second.line, None)

@@ -7,6 +7,7 @@ from typing import Any
 
 from analyzer import ir, messages
 from analyzer.findings import Finding, Location
+from analyzer.analysis.grid import block_dims_read
 from analyzer.analysis.races import Hazard, PairAnalysis
 from analyzer.analysis.solver import DIMS, Encoder, truth
 from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND
@@ -85,6 +86,36 @@ class KernelAnalysis:
                 "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
                 "block": [val(enc.bid[d]) for d in DIMS]}
 
+    def grid_divergence_witness(self, ev: BarrierEvent, budget_ms: int = 1000) -> dict | None | bool:
+        """Two threads of different blocks, in the same iterations of the loops around a grid sync,
+        of which one reaches it and the other does not: blocks that pass it a different number of
+        times. False when the solver proves every block agrees, None when undecided."""
+        import z3
+
+        enc = Encoder(self.kernel, self.kernel.warp_size, grid=True)
+        enc.collecting()
+        reach = [truth(enc.term(g, 1)) for g in ev.guard]
+        skip = z3.Not(z3.And(*[truth(enc.term(g, 2)) for g in ev.guard])) if ev.guard else z3.BoolVal(False)
+        same = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
+        apart = z3.Or(*[enc.bid[d] != enc.bid2[d] for d in DIMS])
+        solver = z3.Solver()
+        solver.set("rlimit", RLIMIT_PER_SECOND * budget_ms // 1000)
+        solver.set("timeout", 30 * budget_ms)
+        # A grid dimension the kernel never reads has extent 1 (grid.py's assumption).
+        unread = [enc.bid[d] == enc.bid2[d] for d in DIMS if d not in block_dims_read(self.kernel)]
+        solver.add(*reach, skip, apart, *same, *unread, *enc.needed())
+        res = solver.check()
+        if res == z3.unsat:
+            return False
+        if res != z3.sat:
+            return None
+        m = solver.model()
+        val = lambda e: enc.value_of(m, e)  # noqa: E731
+        return {"reaching_thread": [val(enc.tid[1][d]) for d in DIMS],
+                "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
+                "block": [val(enc.bid[d]) for d in DIMS],
+                "skipping_block": [val(enc.bid2[d]) for d in DIMS]}
+
     def race_findings(self, kind: str, severity: str) -> list[Finding]:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""
         out = []
@@ -106,7 +137,9 @@ class KernelAnalysis:
             msg += messages.BENIGN_SUFFIX
         notes = []
         if grid:
-            notes.append(messages.GRID_WHY.format(barrier=messages.GRID_BARRIER.get(self.kernel.lang, "a barrier")))
+            synced = any(b.barrier.scope == ir.GRID for b in self.evaluation.barrier_events.values())
+            notes.append((messages.GRID_WHY_SYNC if synced else messages.GRID_WHY).format(
+                barrier=messages.GRID_BARRIER.get(self.kernel.lang, "a barrier")))
         if h.data_dependent:
             # The race needs two different elements of an index map to hold the same value.
             severity = "warning"

@@ -38,6 +38,7 @@ class Instance:
     barriers: tuple                 # (block barriers, warp barriers) passed before it
     ordered: tuple                  # per memory space: (space, block barriers ordering it, warp ones)
     value: int | None = None        # the value stored, for writes
+    grid_syncs: int = 0             # grid syncs passed before it (they order two blocks)
 
     def passed(self, space: str | None) -> tuple[int, int]:
         """Barriers passed before this instance: all of them, or those ordering `space`."""
@@ -80,6 +81,7 @@ class _Thread:
     loops: list = field(default_factory=list)     # [[loop id, iteration], ...]
     block_barriers: int = 0
     warp_barriers: int = 0
+    grid_syncs: int = 0
     ordered: dict = field(default_factory=dict)   # space -> [block, warp] barriers ordering it
     steps: int = 0
 
@@ -133,7 +135,8 @@ class Replay:
         elif isinstance(s, ir.Eval):
             self._eval(s.value, t)
         elif isinstance(s, ir.Barrier):
-            scope = 0 if s.scope == ir.BLOCK else 1
+            scope = 1 if s.scope == ir.WARP else 0   # a grid sync is a block barrier too
+            t.grid_syncs += s.scope == ir.GRID
             if scope == 0:
                 t.block_barriers += 1
             else:
@@ -178,7 +181,7 @@ class Replay:
             return
         inst = Instance(acc.id, offset, acc.width, tuple((lid, n) for lid, n in t.loops),
                         (t.block_barriers, t.warp_barriers),
-                        tuple(sorted((sp, b, w) for sp, (b, w) in t.ordered.items())), value)
+                        tuple(sorted((sp, b, w) for sp, (b, w) in t.ordered.items())), value, t.grid_syncs)
         self.out.append(inst)
         if self.until == (acc.id, tuple(sorted(inst.iterations))):
             raise _Reached
@@ -349,7 +352,7 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
     reason it does not.
 
     With `bid2`, thread 2 runs in that block (a grid witness, grid.py): the blocks must differ
-    and must lie inside the grid, and barriers do not matter (no barrier orders two blocks)."""
+    and must lie inside the grid, and only grid syncs matter (no other barrier orders two blocks)."""
     grid = bid2 is not None
     if grid:
         if tuple(bid2) == tuple(bid):
@@ -377,6 +380,9 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
                     f"{_line(kernel, side.access)}, not byte {byte}")
         found.append(inst)
     if grid:
+        g1, g2 = found[0].grid_syncs, found[1].grid_syncs
+        if g1 != g2:
+            return f"a grid sync separates them (thread {one.tid} passed {g1}, thread {two.tid} passed {g2})"
         return None
     (b1, w1), (b2, w2) = found[0].passed(space), found[1].passed(space)
     if b1 != b2 or (one.warp == two.warp and w1 != w2):

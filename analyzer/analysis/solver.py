@@ -9,6 +9,7 @@ remainder. Bitwise operations other than masks go through 64-bit vectors, exactl
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import z3
@@ -37,6 +38,20 @@ def fresh_context() -> None:
     kernel's results the same whatever the process analysed before it. The old context is freed
     with the last of its terms."""
     z3.z3._main_ctx = None    # z3.main_ctx() creates the next one on first use
+
+
+@contextlib.contextmanager
+def own_context():
+    """Run a pass in a Z3 context of its own, then give the previous one back (its terms stay
+    valid). The grid pass runs after the block pass: in the block pass's context, grown by its
+    terms, the same grid queries took Z3 4-5x longer (TVM's sampling kernels on Metal). Nothing of
+    one context may meet the other: the pass builds its own encoders and query cache."""
+    saved = z3.z3._main_ctx
+    z3.z3._main_ctx = None
+    try:
+        yield
+    finally:
+        z3.z3._main_ctx = saved
 
 
 def num(n: int):

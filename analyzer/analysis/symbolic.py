@@ -93,6 +93,11 @@ class BarrierEvent:
     loops: tuple[int, ...]
     divergent_because: Term | None   # the first non-uniform condition it sits under
     divergent_span: ir.Span | None
+    # The first condition it sits under that may differ between blocks (a grid sync must be
+    # reached by every block alike), and whether that is a loop's exit taken in some blocks only.
+    grid_divergent_because: Term | None = None
+    grid_divergent_span: ir.Span | None = None
+    grid_divergent_exit: bool = False
 
 
 @dataclass
@@ -100,6 +105,10 @@ class LoopInfo:
     loop: ir.Loop
     parent_loops: tuple[int, ...]
     uniform: bool = True
+    # The same trip count in every block: a condition and exits uniform across the grid. Else the
+    # first exit (term, span) taken under a condition that may differ between blocks, if any.
+    grid_uniform: bool = True
+    grid_exit: tuple | None = None
 
 
 @dataclass
@@ -114,6 +123,8 @@ class Evaluation:
     # id of a Loop outside every loop -> (its IR id, its condition on entry): a thread that
     # leaves it at the first test found that false.
     entry_terms: dict[int, tuple] = field(default_factory=dict)
+    # id of an If or Loop -> whether its condition (and a loop's exits) is the same in every block
+    condition_grid_uniform: dict[int, bool] = field(default_factory=dict)
 
     @property
     def barriers(self) -> list[BarrierEvent]:
@@ -122,6 +133,11 @@ class Evaluation:
     @property
     def uniform_conditions(self) -> set[int]:
         return {k for k, v in self.condition_uniform.items() if v}
+
+    @property
+    def grid_uniform_conditions(self) -> set[int]:
+        """The uniform conditions that are uniform across the grid too: every block agrees."""
+        return {k for k in self.uniform_conditions if self.condition_grid_uniform.get(k, False)}
 
     @property
     def tracked_conditions(self) -> set[int]:
@@ -140,6 +156,8 @@ class _State:
     private: dict          # (buffer, byte offset) -> term, for private arrays at constant offsets
     guard: tuple
     divergent: tuple       # (cond term, span) of the first non-uniform enclosing condition, or ()
+    # (cond term, span, by an exit) of the first enclosing condition that may differ between blocks
+    grid_divergent: tuple = ()
     dead: bool = False
 
 
@@ -177,6 +195,69 @@ def _at_first(intern, t, lid: int, memo: dict):
     return out
 
 
+class GridUniformity:
+    """Which conditions every block of the grid agrees on, for grid syncs (ir.GRID): the same value
+    in every thread of the grid at the same point of the (aligned) execution, i.e. uniform in a
+    block and nothing that may differ between blocks (a block index, loop state or a load the grid
+    pass keeps per block, solver.Encoder). In a kernel without grid syncs nothing asks: all agree."""
+
+    def __init__(self, kernel: ir.Kernel, read_only: dict):
+        # Loads every block sees alike (global buffers the kernel never writes), as grid.py has them.
+        self.common = frozenset(f"load{site.id}" for site in read_only.values() if site.space == ir.GLOBAL)
+        self.syncs = any(isinstance(x, ir.Barrier) and x.scope == ir.GRID
+                         for x in ir.walk_stmts(kernel.body, updates=True))
+        self._memo: dict[int, tuple] = {}
+
+    def uniform(self, t) -> bool:
+        return not self.syncs or (is_uniform(t) and self._free(t))
+
+    def _free(self, t) -> bool:
+        hit = self._memo.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        if isinstance(t, ir.Builtin):
+            out = not t.name.startswith("bid.")
+        elif isinstance(t, ir.Const | ir.Param | Iter):
+            out = True
+        elif isinstance(t, Sym):
+            out = t.name in self.common and all(self._free(a) for a in t.args)
+        elif isinstance(t, ir.BinOp | ir.UnOp | ir.Select | ir.Call):
+            out = all(self._free(x) for x in ir.operands(t))
+        else:
+            out = False
+        self._memo[id(t)] = (t, out)
+        return out
+
+    def exit(self, s, guard: tuple, loop_stack: list, loops: dict) -> None:
+        """A break or return under a condition that may differ between blocks: the loops it leaves
+        run a trip count of their own in some blocks (a return: every loop around it)."""
+        why = next((g for g in guard if not self.uniform(g)), None) if loop_stack else None
+        if why is None:
+            return
+        for lid in (loop_stack[-1:] if isinstance(s, ir.Break) else loop_stack):
+            if loops[lid].grid_exit is None:
+                loops[lid].grid_exit = (why, s.span)
+
+    def enter_loop(self, info: "LoopInfo", cond, first) -> bool:
+        """Whether every block runs the loop's iterations alike, as far as known at this pass."""
+        if cond is not None and (not self.uniform(cond) or (first is not cond and not self.uniform(first))):
+            info.grid_uniform = False
+        if info.grid_exit is not None:
+            info.grid_uniform = False
+        return info.grid_uniform
+
+    def first(self, current: tuple, cond, span) -> tuple:
+        """The first enclosing condition blocks may disagree on: `current`, else `cond` if so."""
+        return current or (() if self.uniform(cond) else (cond, span, False))
+
+    @staticmethod
+    def why_loop(info: "LoopInfo", cond) -> tuple:
+        """(condition, span, by an exit) that makes blocks run different numbers of iterations."""
+        if info.grid_exit is None:
+            return (cond if cond is not None else ir.Const(1)), info.loop.span, False
+        return info.grid_exit[0], info.grid_exit[1], True
+
+
 class SymbolicExecutor:
     """Executes a kernel once, emitting one event per access site and barrier."""
 
@@ -205,6 +286,7 @@ class SymbolicExecutor:
         self.private_dims: dict[str, frozenset] = {}
         # Per loop being executed: the states at its `break`s and `continue`s.
         self._exits: list[list[_State]] = []
+        self.grid = GridUniformity(kernel, self.read_only)
         _divergent_loops.clear()
         is_uniform.cache_clear()
 
@@ -349,16 +431,20 @@ class SymbolicExecutor:
         elif isinstance(s, ir.Barrier):
             if self.emit and not st.dead:
                 cond, span = st.divergent if st.divergent else (None, None)
-                self.result.barrier_events[id(s)] = BarrierEvent(s, st.guard, tuple(self.loop_stack), cond, span)
+                self.result.barrier_events[id(s)] = BarrierEvent(s, st.guard, tuple(self.loop_stack), cond, span,
+                                                                 *(st.grid_divergent or (None, None, False)))
         elif isinstance(s, ir.If):
             self.if_(s, st)
         elif isinstance(s, ir.Loop):
             self.loop(s, st)
         elif isinstance(s, (ir.Break, ir.Continue, ir.Return)):
+            if not isinstance(s, ir.Continue) and self.emit and not st.dead:
+                self.grid.exit(s, st.guard, self.loop_stack, self.result.loops)
             if not isinstance(s, ir.Return) and self._exits and not st.dead:
                 # What loop state holds where an iteration ends early counts as much as what it
                 # holds at the end of the body (see `_loop_pass`).
-                self._exits[-1].append(_State(dict(st.env), dict(st.private), st.guard, st.divergent))
+                self._exits[-1].append(_State(dict(st.env), dict(st.private), st.guard, st.divergent,
+                                              st.grid_divergent))
             st.dead = True
         else:
             raise TypeError(f"unknown IR statement {s!r}")
@@ -409,9 +495,10 @@ class SymbolicExecutor:
         return hit[1]
 
     def _branch(self, stmts, st: _State, cond, span) -> _State:
-        sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent)
+        sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent, st.grid_divergent)
         if not st.divergent and not is_uniform(cond):
             sub.divergent = (cond, span)
+        sub.grid_divergent = self.grid.first(st.grid_divergent, cond, span)
         self.block(stmts, sub)
         return sub
 
@@ -419,6 +506,7 @@ class SymbolicExecutor:
         cond = self.term(s.cond, st)
         if self.emit:
             self.result.condition_uniform[id(s)] = is_uniform(cond)
+            self.result.condition_grid_uniform[id(s)] = self.grid.uniform(cond)
             if not self.loop_stack:
                 self.result.condition_terms[id(s)] = cond
         if isinstance(cond, ir.Const):
@@ -436,11 +524,14 @@ class SymbolicExecutor:
             st.guard = st.guard + (_simplify_not(dead_cond),)
             if not st.divergent and not is_uniform(cond):
                 st.divergent = (cond, s.span)
+            st.grid_divergent = self.grid.first(st.grid_divergent, cond, s.span)
             return
         st.env = _join(cond, t.env, f.env)
         st.private = _join(cond, t.private, f.private)
         if not is_uniform(cond) and not st.divergent and (_has_exit(s.then) or _has_exit(s.orelse)):
             st.divergent = (cond, s.span)
+        if _has_exit(s.then) or _has_exit(s.orelse):
+            st.grid_divergent = self.grid.first(st.grid_divergent, cond, s.span)
 
     def loop(self, s: ir.Loop, st: _State) -> None:
         lid = s.id
@@ -578,7 +669,7 @@ class SymbolicExecutor:
                        if k[0] in assigned_private else v)
                    for k, v in st.private.items()}
         self.loop_stack.append(lid)
-        body_st = _State(env, private, st.guard, st.divergent)
+        body_st = _State(env, private, st.guard, st.divergent, st.grid_divergent)
         cond = self.term(s.cond, body_st) if s.cond is not None else None
         if cond is not None:
             body_st.guard = body_st.guard + (cond,)
@@ -592,6 +683,10 @@ class SymbolicExecutor:
                 self.result.entry_terms[id(s)] = (lid, first)
             if not is_uniform(cond):
                 info.uniform = False
+        grid_uniform = self.grid.enter_loop(info, cond, first if cond is not None else None)
+        if not grid_uniform and not body_st.grid_divergent:
+            # Blocks run different numbers of iterations: a grid sync in the body diverges.
+            body_st.grid_divergent = self.grid.why_loop(info, cond)
         if not info.uniform:
             _divergent_loops.add(lid)
             is_uniform.cache_clear()
@@ -607,7 +702,7 @@ class SymbolicExecutor:
         try:
             self.block(s.body, body_st)
             exits = self._exits.pop()
-            cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent)
+            cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent, body_st.grid_divergent)
             self.block(s.update, cont)
         finally:
             self._frames.pop()
@@ -640,8 +735,13 @@ class SymbolicExecutor:
             _divergent_loops.add(lid)
             is_uniform.cache_clear()
             changed = True
+        if self.grid.enter_loop(info, None, None) != grid_uniform:
+            changed = True      # an exit found in this pass: the body's grid syncs diverge, run again
         if final and self.emit:
             self.result.condition_uniform[id(s)] = info.uniform
+            self.result.condition_grid_uniform[id(s)] = info.grid_uniform
+        if final and info.grid_exit is not None and not st.grid_divergent and _has_return(s.body):
+            st.grid_divergent = self.grid.why_loop(info, None)   # some blocks may have returned in it
         if final:
             # After the loop: carried state is whatever the last iteration left, unknown here.
             loop_uniform = info.uniform
@@ -787,6 +887,10 @@ def _has_exit(stmts) -> bool:
         if isinstance(s, ir.If) and (_has_exit(s.then) or _has_exit(s.orelse)):
             return True
     return False
+
+
+def _has_return(stmts) -> bool:
+    return any(isinstance(s, ir.Return) for s in ir.walk_stmts(stmts))
 
 
 def _assigned(stmts) -> set[str]:

@@ -9,6 +9,8 @@ import struct
 
 import numpy as np
 
+from analyzer import ir
+
 from analyzer.dynamic.values import F16, F32, F64, INT, InterpretError, as_kind, is_float, kind_of
 
 _LITERAL = re.compile(r"^([-+]?[0-9.]+(?:[eE][-+]?\d+)?|[-+]?inf|[-+]?nan)([fFhHlL]*)$")
@@ -149,6 +151,8 @@ _SPIRV = {"OpFAdd": "f+", "OpFSub": "f-", "OpFMul": "f*", "OpFDiv": "f/", "OpFRe
 def call(fn: str, args: tuple, lang: str):
     """The value of `fn(args)`; InterpretError for a function this module does not know."""
     fn = _SPIRV.get(fn, fn)
+    if fn in ir.FENCES:   # a fence: one thread's order, nothing to compute (the interpreter runs in order)
+        return 0
     if fn == "fbits":   # a SPIR-V float constant, kept as its double's bits: a float (32-bit) here
         return np.float32(struct.unpack("<d", struct.pack("<q", args[0]))[0])
     if fn == "rint_int":

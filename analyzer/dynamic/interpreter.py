@@ -135,7 +135,7 @@ class Interpreter:
     def _stmt_with_barriers(self, s, t: Thread):
         self._tick(t, s)
         if isinstance(s, ir.Barrier):
-            scope = 0 if s.scope == ir.BLOCK else 1
+            scope = 1 if s.scope == ir.WARP else 0   # a grid sync is a block barrier too
             for space in s.spaces:
                 t.ordered.setdefault(space, [0, 0])[scope] += 1
             yield s.scope

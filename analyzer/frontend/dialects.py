@@ -54,8 +54,11 @@ class CudaLowering(CLowering):
 
     def call_stmt(self, node):
         fn = self._callee_name(node)
-        if fn in ("__threadfence", "__threadfence_block", "__threadfence_system"):
+        if fn == "__threadfence_block":
             return []  # a fence orders one thread's accesses; it synchronises no one
+        if fn in ir.FENCES:
+            # The same, at device scope: kept as a marker, for the last-block pattern (last_block.py).
+            return [ir.Eval(ir.Call(fn, ()), self.span(node))]
         callee = node.children[0]
         args = list(node.children[1].children) if node.children[1] is not None else []
         if kind(callee) == "member" and str(callee.children[1]) == "sync" and not args:   # g.sync()
@@ -70,15 +73,17 @@ class CudaLowering(CLowering):
 
     def _group_barrier(self, group: Group, node) -> ir.Barrier:
         """A cooperative group's sync: the block's is __syncthreads(), a 32-thread tile's is its warp's
-        __syncwarp(). A smaller tile's orders part of a warp, and the grid's all blocks: neither is
-        modelled, so the kernel is unknown rather than analysed with a barrier it does not have."""
+        __syncwarp(), the grid's a barrier of every thread of the grid (it orders device memory
+        between blocks: the cooperative launch's grid.sync() fences it). A smaller tile's orders
+        part of a warp: not modelled, so the kernel is unknown rather than analysed with a barrier
+        it does not have."""
         if group.kind == "block":
             return ir.Barrier(ir.BLOCK, _BOTH, self.span(node), "this_thread_block().sync()")
+        if group.kind == "grid":
+            return ir.Barrier(ir.GRID, _BOTH, self.span(node), "this_grid().sync()")
         if group.kind == "tile" and group.size == self.warp_size:
             return ir.Barrier(ir.WARP, _BOTH, self.span(node), f"tiled_partition<{group.size}>().sync()")
-        what = "this_grid().sync() (a grid-wide barrier)" if group.kind == "grid" else \
-            f"sync of a tiled_partition<{group.size}> (a barrier of part of a warp)"
-        raise Unsupported(node, what)
+        raise Unsupported(node, f"sync of a tiled_partition<{group.size}> (a barrier of part of a warp)")
 
     def _group(self, fn, args, node) -> Group | None:
         """cg::this_thread_block(), cg::this_grid(), cg::tiled_partition<N>(g) / (g, N)."""
@@ -115,8 +120,8 @@ class CudaLowering(CLowering):
             if fn in _FETCH_ADD and isinstance(step, ir.Const) and step.value > 0:
                 # Each fetch of a counter that only grows returns a value no other fetch returns.
                 return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
-                                        grid_counter=acc.space == ir.GLOBAL, step=step.value), "int")
-            return Scalar(self.opaque(f"result of {fn}"), "int")
+                                        grid_counter=acc.space == ir.GLOBAL, step=step.value, fetch=acc), "int")
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), fetch=acc), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])

@@ -385,6 +385,9 @@ def _iterations(its: dict | None) -> str:
 def _witness_text(w: dict | None) -> str:
     if not w:
         return ""
+    if "skipping_block" in w:
+        return (f"thread {_t(w['reaching_thread'])} of block {_t(w.get('block'))} reaches the grid sync, thread "
+                f"{_t(w.get('skipping_thread'))} of block {_t(w['skipping_block'])} does not")
     if "reaching_thread" in w:
         return (f"block {_t(w.get('block'))}: thread {_t(w['reaching_thread'])} reaches the barrier, "
                 f"thread {_t(w.get('skipping_thread'))} does not")
@@ -521,17 +524,18 @@ class _ResultBuilder:
         block = _t(w.get("block"))
         if "reaching_thread" in w:
             reach, skip = _t(w["reaching_thread"]), _t(w.get("skipping_thread"))
+            block2 = _t(w["skipping_block"]) if "skipping_block" in w else block   # a grid sync: two blocks
             t1, t2 = [], []
             if f.first is not None:
                 t1.append(self.flow_location(f.first, f, f"thread 1 {reach} in block {block}: the condition holds"))
-                t2.append(self.flow_location(f.first, f, f"thread 2 {skip} in block {block}: the condition fails, "
+                t2.append(self.flow_location(f.first, f, f"thread 2 {skip} in block {block2}: the condition fails, "
                                                          f"so it skips the barrier"))
             else:
-                t2.append(self.flow_location(f.second, f, f"thread 2 {skip} in block {block} never reaches this barrier"))
+                t2.append(self.flow_location(f.second, f, f"thread 2 {skip} in block {block2} never reaches this barrier"))
             t1.append(self.flow_location(f.second, f, f"thread 1 {reach} in block {block} reaches the barrier"))
             return {"message": _msg(f"Witness: {_witness_text(w)}"),
                     "threadFlows": [self.thread_flow(1, reach, block, None, t1),
-                                    self.thread_flow(2, skip, block, None, t2)]}
+                                    self.thread_flow(2, skip, block2, None, t2)]}
         if "first_thread" not in w or f.first is None:
             return None
         elem = f", element {w['element']}" if "element" in w else ""

@@ -104,7 +104,12 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                 if loc_.origin_text and (i == 0 or rows[i - 1][0].origin != loc_.origin):
                     console.print(f"  [dim]{loc_.origin[1]:>5} |[/] {escape(loc_.origin_text[:140])}  [dim]({escape(loc_.origin[0])})[/]")
             w = f.witness
-            if w and "reaching_thread" in w:
+            if w and "skipping_block" in w:
+                # A grid sync some blocks skip: two blocks.
+                console.print(f"  witness: thread {_thread(w['reaching_thread'])} of block {_thread(w['block'])} "
+                              f"reaches the grid sync, thread {_thread(w['skipping_thread'])} of block "
+                              f"{_thread(w['skipping_block'])} does not")
+            elif w and "reaching_thread" in w:
                 console.print(f"  witness: block {_thread(w['block'])}, thread {_thread(w['reaching_thread'])} "
                               f"reaches the barrier, thread {_thread(w['skipping_thread'])} does not")
             elif w and "second_block" in w:
