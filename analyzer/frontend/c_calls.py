@@ -17,6 +17,15 @@ from analyzer.frontend.c_values import LocalRef, Pointer, Scalar, Value, Vector
 from analyzer.frontend.types import vector_shape
 
 
+# Annotations of earlier GPU verifiers (GPUVerify, GKLEE) that kernels of their suites carry: claims
+# to prove (invariants, postconditions, access sets), not facts the analysis may rely on, so they
+# are skipped (never evaluated: the predicates inside them, `__implies`, `__read(p)`, are no values).
+# `__requires`, a precondition, is a fact: c_stmts.ASSUMPTIONS.
+VERIFIER_ANNOTATIONS = frozenset("""__invariant __global_invariant __candidate_invariant
+    __candidate_global_invariant __function_wide_invariant __function_wide_candidate_invariant
+    __ensures __global_ensures __global_requires __assert __global_assert __no_read __no_write""".split())
+
+
 class CallLowering:
     """Builtin calls, barriers and device-function inlining; mixed into CLowering."""
 
@@ -35,6 +44,8 @@ class CallLowering:
         fn = self._callee_name(node)
         if fn is None:
             raise Unsupported(node, "call through an expression")
+        if fn in VERIFIER_ANNOTATIONS:   # neither evaluated nor used (GPUVerify writes them in loop
+            return Scalar(ir.Const(1), "int")   # conditions too: `__invariant(e), i < n`)
         args = list(node.children[1].children) if node.children[1] is not None else []
         special = self.call_value(fn, args, node)
         if special is not None:

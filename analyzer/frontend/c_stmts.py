@@ -79,6 +79,9 @@ class StmtLowering:
     def stmt_pragma_stmt(self, node):
         return []
 
+    def stmt_attributed_stmt(self, node):   # a C++11 attribute says nothing about memory or order
+        return self.stmt(node.children[-1])
+
     def stmt_expr_stmt(self, node):
         expr = node.children[0]
         if expr is None:
@@ -129,7 +132,19 @@ class StmtLowering:
         return [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
 
     def stmt_do_stmt(self, node):
-        raise Unsupported(node, "do-while loop")
+        """`do body while (c);` as `for (;;) { body; if (!c) break; }`, where a `continue` of this
+        loop also tests c first (it jumps to the test, not to the next iteration)."""
+        body_n, cond_n = self.parts(node)
+        self.scopes.append({})
+        body = self.stmt(body_n)
+        self.scopes.pop()
+        cond = self.cond(cond_n)
+        if self.pending:
+            raise Unsupported(cond_n, "side effect in a loop condition")
+        span = self.span(cond_n)
+        exit_ = lambda: ir.If(ir.UnOp("!", cond), [ir.Break(span)], [], span)  # noqa: E731
+        body = _continues_test(body, cond, span) + [exit_()]
+        return [ir.Loop([], None, [], body, self.span(node), next(self.loop_ids))]
 
     def stmt_for_stmt(self, node):
         init_n, cond_n, upd_n, body_n = self.parts(node)
@@ -142,3 +157,19 @@ class StmtLowering:
         body = self.stmt(body_n)
         self.scopes.pop()
         return init + [ir.Loop([], cond, update, body, self.span(node), next(self.loop_ids))]
+
+
+def _continues_test(stmts, cond, span) -> list:
+    """`stmts` with each `continue` of the enclosing loop (not of a loop inside) preceded by the
+    do-while's test: `if (!c) break;`."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Continue):
+            out.append(ir.If(ir.UnOp("!", cond), [ir.Break(span)], [], span))
+            out.append(s)
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.cond, _continues_test(s.then, cond, span), _continues_test(s.orelse, cond, span),
+                             s.span))
+        else:
+            out.append(s)
+    return out
