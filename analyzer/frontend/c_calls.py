@@ -13,7 +13,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
-from analyzer.frontend.c_values import LocalRef, Pointer, Scalar, Value, Vector
+from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.types import vector_shape
 
 
@@ -100,9 +100,10 @@ class CallLowering:
 
     def _inlined(self, fn: str) -> bool:
         cache = self.__dict__.setdefault("_inline_cache", {})
-        if fn not in cache:
-            cache[fn] = self._should_inline(fn)
-        return cache[fn]
+        key = id(self.functions[fn])   # a name may stand for another namespace's function
+        if key not in cache:
+            cache[key] = self._should_inline(fn)
+        return cache[key]
 
     def _should_inline(self, fn: str, seen: frozenset[str] = frozenset()) -> bool:
         """Inline device functions that touch memory, synchronise, or read anything but their
@@ -154,6 +155,16 @@ class CallLowering:
         for p, a in zip(plist, args):
             ty = self._type_of(p)
             pname = next((str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME"), None)
+            if ty.ref and not ty.ptr and isinstance(a, Tree) and kind(a) == "name":
+                # `T &x` bound to a caller's variable: the parameter is that variable (its IR name),
+                # so the callee's stores are the caller's (swap(a, b) of two locals).
+                bound = self.lookup(str(a.children[0]), a)
+                if isinstance(bound, (LocalRef, LocalStruct, SharedScalar)):
+                    if pname is not None:
+                        scope[pname] = bound
+                    continue
+            if ty.ref and "const" in ty.quals and not (isinstance(a, Tree) and kind(a) in ("index", "deref")):
+                ty = replace(ty, ref=False)   # `const T &x = a + b`: a value (a temporary's)
             val = self.rvalue(a) if not ty.ref else self.lvalue_pointer(a)
             if pname is None:   # an unnamed parameter: the argument is evaluated, never read
                 continue

@@ -300,7 +300,8 @@ class DeclLowering:
                         # kernel template's symbolic parameter: a size the analysis does not know
                         extents.append(None)
                         continue
-                    raise Unsupported(dim, "array dimension that is not a constant")
+                    # (an empty `[]` has no position of its own: the declarator's)
+                    raise Unsupported(dim if dim.children[0] is not None else d, "array dimension that is not a constant")
                 extents.append(n.value)
             if None not in extents:
                 total = elem_size

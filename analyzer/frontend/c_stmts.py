@@ -13,7 +13,7 @@ from analyzer.frontend.c_tree import Unsupported, kind
 from analyzer.frontend.c_values import Scalar, Vector
 
 
-_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN"})
+_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN", "SWITCH", "CASE", "DEFAULT"})
 
 
 class StmtLowering:
@@ -131,6 +131,45 @@ class StmtLowering:
         self.scopes.pop()
         return [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
 
+    def stmt_switch_stmt(self, node):
+        """`switch` as a chain of guarded groups: a group (the statements after one or more labels)
+        runs when an earlier group fell through into it or one of its labels matches (`default`:
+        when none of the switch's labels does), and no `break` of the switch was taken. Linear in
+        the statements: each runs under one guard, nothing is copied."""
+        value_n, *items = self.parts(node)
+        span = self.span(node)
+        value = self.cond(value_n)
+        sel, fell, broke = self.fresh_var("switch"), self.fresh_var("switch.fell"), self.fresh_var("switch.broke")
+        out = self._flush([ir.Assign(sel, value, span), ir.Assign(fell, ir.Const(0), span),
+                           ir.Assign(broke, ir.Const(0), span)])
+        groups: list[tuple[list, list]] = []     # (labels: case expressions or None for default, statements)
+        for it in items:
+            if isinstance(it, Tree) and kind(it) in ("case_label", "default_label"):
+                if not groups or groups[-1][1]:
+                    groups.append(([], []))
+                label = self.cond(self.parts(it)[0]) if kind(it) == "case_label" else None
+                if self.pending:
+                    raise Unsupported(it, "side effect in a case label")
+                groups[-1][0].append(label)
+            elif not groups:
+                continue   # statements before the first label never run
+            else:
+                groups[-1][1].append(it)
+        cases = [lab for labels, _ in groups for lab in labels if lab is not None]
+        no_case = _all(ir.UnOp("!", ir.BinOp("==", ir.Var(sel), c)) for c in cases)
+        self.scopes.append({})
+        try:
+            for labels, stmts in groups:
+                match = _any(no_case if lab is None else ir.BinOp("==", ir.Var(sel), lab) for lab in labels)
+                guard = ir.BinOp("&&", ir.UnOp("!", ir.Var(broke)), ir.BinOp("||", ir.Var(fell), match))
+                body = [ir.Assign(fell, ir.Const(1), span)]
+                for st in stmts:
+                    body.extend(self.stmt(st))
+                out.append(ir.If(guard, _breaks_to_flag(body, broke, span), [], span))
+        finally:
+            self.scopes.pop()
+        return out
+
     def stmt_do_stmt(self, node):
         """`do body while (c);` as `for (;;) { body; if (!c) break; }`, where a `continue` of this
         loop also tests c first (it jumps to the test, not to the next iteration)."""
@@ -172,4 +211,43 @@ def _continues_test(stmts, cond, span) -> list:
                              s.span))
         else:
             out.append(s)
+    return out
+
+
+def _any(terms) -> ir.Expr:
+    out = None
+    for t in terms:
+        out = t if out is None else ir.BinOp("||", out, t)
+    return out if out is not None else ir.Const(0)
+
+
+def _all(terms) -> ir.Expr:
+    out = None
+    for t in terms:
+        out = t if out is None else ir.BinOp("&&", out, t)
+    return out if out is not None else ir.Const(1)
+
+
+def _has_break(stmts) -> bool:
+    """A `break` of the switch among `stmts` (one inside a loop is the loop's)."""
+    return any(isinstance(s, ir.Break) or isinstance(s, ir.If) and (_has_break(s.then) or _has_break(s.orelse))
+               for s in stmts)
+
+
+def _breaks_to_flag(stmts, flag: str, span) -> list:
+    """`stmts` with each `break` of the switch setting `flag`, and what follows a branch that may
+    break guarded by `!flag` (as calls' returns are: c_calls._returns_to_flag)."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.Break):
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out   # the rest of the group is dead
+        if isinstance(s, ir.If) and (_has_break(s.then) or _has_break(s.orelse)):
+            out.append(ir.If(s.cond, _breaks_to_flag(s.then, flag, span), _breaks_to_flag(s.orelse, flag, span),
+                             s.span))
+            rest = _breaks_to_flag(stmts[i + 1:], flag, span)
+            if rest:
+                out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], span))
+            return out
+        out.append(s)
     return out
