@@ -12,6 +12,7 @@ from dataclasses import replace
 from lark import Token, Tree
 
 from analyzer import ir
+from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.types import vector_shape
@@ -188,6 +189,9 @@ class CallLowering:
             ret_var = self.return_var
             self.scopes, self.return_var = saved
             self.pending = outer
+        goto = leftover_goto(body_ir)
+        if goto is not None:
+            raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
         if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
             raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
         # A `return` inside an inlined body ends the call, not the kernel: what follows a return

@@ -6,6 +6,8 @@ on its own (switch, do-while); the effects of an expression statement are lowere
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Token, Tree
 
 from analyzer import ir
@@ -13,7 +15,23 @@ from analyzer.frontend.c_tree import Unsupported, kind
 from analyzer.frontend.c_values import Scalar, Vector
 
 
-_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN", "SWITCH", "CASE", "DEFAULT"})
+_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN", "SWITCH", "CASE", "DEFAULT",
+                       "GOTO"})
+
+
+@dataclass(eq=False)
+class Goto:
+    """`goto L` while its block is lowered; gone once the block holding L resolves it (see
+    _resolve_labels). The IR never holds one."""
+    label: str
+    node: Tree
+    span: ir.Span
+
+
+@dataclass(eq=False)
+class Label:
+    name: str
+    span: ir.Span
 
 
 class StmtLowering:
@@ -40,7 +58,7 @@ class StmtLowering:
             guarded.append(ir.If(cond, inner, [], self.span(s)))
             guarded = inner
         self.scopes.pop()
-        return out
+        return _resolve_labels(out, self.fresh_var)
 
     # Statements that state a fact the rest of the block may rely on: a race that needs the fact
     # false is not reported (the fact is the user's, stated in the program).
@@ -130,6 +148,13 @@ class StmtLowering:
         body = self.stmt(body_n)
         self.scopes.pop()
         return [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
+
+    def stmt_goto_stmt(self, node):
+        return self._flush([Goto(str(self.parts(node)[0]), node, self.span(node))])
+
+    def stmt_labeled_stmt(self, node):
+        name, inner = self.parts(node)
+        return [Label(str(name), self.span(node))] + self.stmt(inner)
 
     def stmt_switch_stmt(self, node):
         """`switch` as a chain of guarded groups: a group (the statements after one or more labels)
@@ -251,3 +276,59 @@ def _breaks_to_flag(stmts, flag: str, span) -> list:
             return out
         out.append(s)
     return out
+
+
+def _resolve_labels(stmts: list, fresh) -> list:
+    """A block's labels, and the `goto`s to them from earlier in the block (at any depth of `if`,
+    not inside a loop): `goto L` sets a flag, and what follows it up to L runs only while the flag
+    is clear (as inlined returns: c_calls._returns_to_flag). A goto left over (to an earlier label,
+    into a block, out of a loop) is reported by the function's lowering."""
+    while True:
+        at = next((i for i, s in enumerate(stmts) if isinstance(s, Label)), None)
+        if at is None:
+            return stmts
+        label, span = stmts[at].name, stmts[at].span
+        before = stmts[:at]
+        if _has_goto(before, label):
+            flag = fresh(f"goto.{label}")
+            before = [ir.Assign(flag, ir.Const(0), span)] + _gotos_to_flag(before, label, flag)
+        stmts = before + stmts[at + 1:]
+
+
+def _has_goto(stmts, label: str) -> bool:
+    return any(isinstance(s, Goto) and s.label == label
+               or isinstance(s, ir.If) and (_has_goto(s.then, label) or _has_goto(s.orelse, label))
+               for s in stmts)
+
+
+def _gotos_to_flag(stmts, label: str, flag: str) -> list:
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, Goto) and s.label == label:
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out   # the rest, up to the label, is dead
+        if isinstance(s, ir.If) and (_has_goto(s.then, label) or _has_goto(s.orelse, label)):
+            out.append(ir.If(s.cond, _gotos_to_flag(s.then, label, flag), _gotos_to_flag(s.orelse, label, flag),
+                             s.span))
+            rest = _gotos_to_flag(stmts[i + 1:], label, flag)
+            if rest:
+                out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], s.span))
+            return out
+        out.append(s)
+    return out
+
+
+def leftover_goto(stmts) -> Goto | None:
+    """A `goto` no label of an enclosing block resolved."""
+    for s in stmts:
+        if isinstance(s, Goto):
+            return s
+        if isinstance(s, ir.If):
+            hit = leftover_goto(s.then) or leftover_goto(s.orelse)
+            if hit:
+                return hit
+        if isinstance(s, ir.Loop):
+            hit = leftover_goto(s.body) or leftover_goto(s.update) or leftover_goto(s.init)
+            if hit:
+                return hit
+    return None

@@ -21,7 +21,7 @@ from analyzer.frontend.c_access import AccessLowering
 from analyzer.frontend.c_calls import CallLowering, _has_return, _returns_to_breaks
 from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
-from analyzer.frontend.c_stmts import StmtLowering
+from analyzer.frontend.c_stmts import StmtLowering, leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.types import SCALAR_SIZES, vector_shape
 from analyzer.frontend.preprocess import Preprocessed
@@ -94,7 +94,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                                                        if isinstance(c, Tree) and "tparam" in kind(c)]
                     self._collect([inner], ns)
             elif k == "template_instance":
-                head = item.children[0]
+                head = next(c for c in item.children if isinstance(c, Tree) and kind(c) == "fn_head")
                 args = next((c for c in head.children if isinstance(c, Tree) and kind(c) == "template_args"), None)
                 if args is not None:
                     self.instances.setdefault((ns, self._fn_name(head)), []).append(args)
@@ -214,6 +214,9 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                 if p is not None:
                     self._declare_param(p)
             self.kernel.body = self._block(body)
+            goto = leftover_goto(self.kernel.body)
+            if goto is not None:
+                raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
         finally:
             self._restore_aliases(saved)
         return self.kernel
