@@ -124,8 +124,22 @@ class CudaLowering(CLowering):
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
         if fn in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
-            raise Unsupported(node, f"'{fn}' inside an expression")
+            return self._sync_reduce(fn, args, node)
         return None
+
+    def _sync_reduce(self, fn, args, node) -> Value:
+        """`__syncthreads_count/_and/_or(p)`: p is evaluated (its reads happen) before the block's
+        barrier, and every thread of the block receives the same result, which the analysis does
+        not know: a value of the block (its linear index is the source: blocks receive their own)
+        and of the iteration."""
+        if len(args) != 1:
+            raise Unsupported(node, f"'{fn}' with {len(args)} arguments")
+        span = self.span(node)
+        self.pending.append(ir.Eval(self._scalar(self.rvalue(args[0])), span))
+        self.pending.append(ir.Barrier(ir.BLOCK, _BOTH, span, f"{fn}()"))
+        block = ir.BinOp("+", ir.Builtin("bid.x"), ir.BinOp("*", ir.Builtin("gdim.x"), ir.BinOp(
+            "+", ir.Builtin("bid.y"), ir.BinOp("*", ir.Builtin("gdim.y"), ir.Builtin("bid.z")))))
+        return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), block), "int")
 
 
     def _curand(self, fn, args, node) -> Value:
