@@ -319,7 +319,9 @@ def _gotos_to_flag(stmts, label: str, flag: str) -> list:
 
 
 def leftover_goto(stmts) -> Goto | None:
-    """A `goto` no label of an enclosing block resolved."""
+    """A `goto` no label of an enclosing block resolved; the labels no goto needed (one inside a
+    switch's case, or an `if` without braces) are dropped from `stmts`, in place."""
+    stmts[:] = [s for s in stmts if not isinstance(s, Label)]
     for s in stmts:
         if isinstance(s, Goto):
             return s
