@@ -114,6 +114,9 @@ class Evaluation:
     # id of a Loop outside every loop -> (its IR id, its condition on entry): a thread that
     # leaves it at the first test found that false.
     entry_terms: dict[int, tuple] = field(default_factory=dict)
+    # id of a Loop -> (its IR id, its condition with the loop's iteration free): a thread that
+    # leaves it at a test found that false in that iteration.
+    loop_conds: dict[int, tuple] = field(default_factory=dict)
 
     @property
     def barriers(self) -> list[BarrierEvent]:
@@ -596,6 +599,8 @@ class SymbolicExecutor:
                 body_st.guard = body_st.guard + (first,)
             if final and self.emit and len(self.loop_stack) == 1:
                 self.result.entry_terms[id(s)] = (lid, first)
+            if final and self.emit:
+                self.result.loop_conds[id(s)] = (lid, cond)
             if not is_uniform(cond):
                 info.uniform = False
         if not info.uniform:
