@@ -55,9 +55,18 @@ def delete_barrier(text: str, lang: str, line: int, col: int) -> str:
         lines[line - 1] = "; barrier deleted"
     else:
         start = col - 1
-        end = src.index(";", start)
-        lines[line - 1] = src[:start] + " " * (end - start) + src[end:]
+        value = next((n for n in _VALUE_BARRIERS if src.startswith(n, start)), None)
+        if value is not None:
+            # A barrier that is a value (`int c = __syncthreads_count(p);`): the call becomes a cast
+            # of its argument, the same reads without the barrier, at the same columns.
+            lines[line - 1] = src[:start] + "(int)".ljust(len(value)) + src[start + len(value):]
+        else:
+            end = src.index(";", start)
+            lines[line - 1] = src[:start] + " " * (end - start) + src[end:]
     return "\n".join(lines)
+
+
+_VALUE_BARRIERS = ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
 
 
 def mutants(files: list[tuple[str, str]], lang: str) -> Iterator[tuple[Mutant, list[tuple[str, str]]]]:

@@ -46,11 +46,11 @@ def test_syntax_error_exit_2_with_location(cli, tmp_path):
 
 
 def test_unsupported_construct_exit_2_with_location(cli, tmp_path):
-    bad = tmp_path / "dowhile.cu"
-    bad.write_text("__global__ void k(int* a) {\n  do { a[0] = 1; } while (a[1]);\n}\n")
+    bad = tmp_path / "goto_back.cu"
+    bad.write_text("__global__ void k(int* a) {\nagain:\n  a[0] = 1;\n  if (a[1]) goto again;\n}\n")
     code, out, err = cli("check", str(bad))
     assert code == 2
-    assert f"{bad}:2:3: unsupported construct: do-while loop" in err
+    assert f"{bad}:4:13: unsupported construct: goto again (to an earlier label" in err
 
 
 def test_builder_that_raises_is_named_with_its_parameters(cli):

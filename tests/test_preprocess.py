@@ -53,7 +53,9 @@ def test_preprocessor_errors_are_one_line(cli, tmp_path):
     cases = {"#if 1\n__global__ void k(int *a) { a[0] = 1; }\n": ":1:1: preprocessor error: Unterminated #if",
              "#error no such target\n": ":1:1: #error no such target",
              '#define N 4\n#include "missing.h"\n': ':2:1: include file "missing.h" not found',
-             "#define N 4\n\n__global__ void k(int *a) { a[0] = N +; }\n": ":3:"}
+             "#define N 4\n\n__global__ void k(int *a) { a[0] = N +; }\n": ":3:",
+             # a directive cut short at the end of the file: pcpp gives no position (fuzzing found it)
+             "#ifdef A\n#else\n#ifdef": ":3:1: preprocessor error"}
     for i, (text, where) in enumerate(cases.items()):
         path = tmp_path / f"e{i}.cu"
         path.write_text(text)

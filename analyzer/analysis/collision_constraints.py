@@ -43,6 +43,9 @@ class CollisionConstraints:
             # Each thread's path around a barrier-bearing branch: the branch it took holds for it.
             for k, dec in ((1, da), (2, db)):
                 for key, br in dec:
+                    if isinstance(br, tuple):
+                        rel += self._left_loop(key, br, k)
+                        continue
                     c = truth(enc.term(self.ev.condition_terms[key] if key in self.ev.condition_terms
                                        else self.ev.entry_terms[key][1], k))
                     rel.append(c if br else z3.Not(c))
@@ -63,6 +66,22 @@ class CollisionConstraints:
             enc.term(a.value, 1), enc.term(b.value, 2)   # their side constraints too
         needed = enc.needed()
         return cs + needed + self._progress_facts(enc, a, b) + self._tile_order_facts(enc), alts, (off1, off2)
+
+    def _left_loop(self, key, pos, k: int) -> list:
+        """Thread k left loop `key` at the test of the iterations `pos` gives (each loop's
+        iteration relative to the start's, or counted from its entry): the loop's condition was
+        false there. A loop left after the start's iteration is then known to end there."""
+        enc = self.enc
+        lid, cond = self.ev.loop_conds[key]
+        subs, out = [], []
+        for p in pos:
+            if p.relative:
+                base = enc.param(f"sync.iter{p.loop}")
+                out.append(base >= 0)
+                subs.append((enc.iteration(k, p.loop), base + p.k))
+            else:
+                subs.append((enc.iteration(k, p.loop), z3.IntVal(p.k)))
+        return out + [z3.Not(z3.substitute(truth(enc.term(cond, k)), *subs))]
 
     def _distinct(self, enc):
         key = (id(enc), "distinct")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from analyzer.analysis.concurrency import LoopPos, agree, intervals_between
+from analyzer.analysis.concurrency import MANY, LoopPos, agree, intervals_between
 from analyzer.analysis.symbolic import AccessEvent
 
 # What a disjunct requires of the two threads' warps (None: nothing).
@@ -78,9 +78,16 @@ class PairShapes:
     def _path(self, decisions) -> frozenset:
         """The branches a path took on conditions the executor knows as terms (outside loops),
         and the loops (outside loops) it left at their first test: their entry condition failed."""
-        terms, entry = self.ev.condition_terms, self.ev.entry_terms
-        return frozenset((key, br) for key, pos, br in decisions if key in terms or (
-            br == 0 and key in entry and LoopPos(entry[key][0], False, 0) in pos))
+        terms, entry, conds = self.ev.condition_terms, self.ev.entry_terms, self.ev.loop_conds
+        out = set()
+        for key, pos, br in decisions:
+            if key in terms or (br == 0 and key in entry and LoopPos(entry[key][0], False, 0) in pos):
+                out.add((key, br))
+            elif br == 0 and key in conds and all(p.k < MANY for p in pos):
+                # A loop it left at a later test, in iterations the positions pin (relative to
+                # the start's): its condition failed there. (key, positions) says so.
+                out.add((key, pos))
+        return frozenset(out)
 
     def _entries(self, a: AccessEvent, b: AccessEvent, block_reach, warp_reach):
         """The interval shapes (positions, path decisions) in which a and b can run concurrently,

@@ -428,11 +428,34 @@ class Encoder:
         """A shift by a non-constant amount: one linear case per amount from 0 to 63 (C leaves the
         others undefined). Through 64-bit vectors the same shift costs the solver seconds: it
         blasts the barrel shifter and converts between integers and vectors."""
+        # Built through Z3's C API: z3py's operators would coerce and wrap each of the 64 cases
+        # (3 ms a shift, most of the encoding time of a kernel whose loops double a stride).
+        a, s = (x if z3.is_expr(x) else z3.IntVal(x) for x in (a, s))
+        ctx = a.ctx
+        ref, sort = ctx.ref(), z3.IntSort(ctx).ast
+        core = z3.z3core
+        a_ast, s_ast = a.as_ast(), s.as_ast()
+        held = []   # the context counts references: each node is held until the result holds it
+
+        def hold(ast):
+            core.Z3_inc_ref(ref, ast)
+            held.append(ast)
+            return ast
+
         out = None
         for k in range(63, -1, -1):
-            v = a / (1 << k) if op == ">>" else a * (1 << k)   # floor division: an arithmetic shift
-            out = v if out is None else z3.If(s == k, v, out)
-        return out
+            c = hold(core.Z3_mk_numeral(ref, str(1 << k), sort))
+            # floor division: an arithmetic shift (the same term as z3py's `a / c`)
+            v = hold(core.Z3_mk_div(ref, a_ast, c) if op == ">>" else
+                     core.Z3_mk_mul(ref, 2, (z3.z3.Ast * 2)(a_ast, c)))
+            if out is not None:
+                eq = hold(core.Z3_mk_eq(ref, s_ast, hold(core.Z3_mk_numeral(ref, str(k), sort))))
+                v = hold(core.Z3_mk_ite(ref, eq, v, out))
+            out = v
+        result = z3.ArithRef(out, ctx)   # holds its own reference
+        for ast in held:
+            core.Z3_dec_ref(ref, ast)
+        return result
 
     def value_of(self, model, e) -> int:
         return model.eval(e, model_completion=True).as_long()

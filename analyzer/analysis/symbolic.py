@@ -125,6 +125,9 @@ class Evaluation:
     entry_terms: dict[int, tuple] = field(default_factory=dict)
     # id of an If or Loop -> whether its condition (and a loop's exits) is the same in every block
     condition_grid_uniform: dict[int, bool] = field(default_factory=dict)
+    # id of a Loop -> (its IR id, its condition with the loop's iteration free): a thread that
+    # leaves it at a test found that false in that iteration.
+    loop_conds: dict[int, tuple] = field(default_factory=dict)
 
     @property
     def barriers(self) -> list[BarrierEvent]:
@@ -643,9 +646,15 @@ class SymbolicExecutor:
                 key = ("cell", (acc.buffer, acc.offset.value, acc.width))
                 is_self = lambda e: (isinstance(e, ir.Read) and e.access.buffer == acc.buffer  # noqa: E731
                                      and e.access.offset == acc.offset and e.access.width == acc.width)
-            if (init is not None and isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<")
+            if (init is not None and isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<", "*")
                     and is_self(v.a) and not _mentions(v.b, assigned)):
                 op, step = v.op, self.term(v.b, st)
+                if op == "*":
+                    # `s *= 2^k` (the CUDA samples' reductions and scans) is `s <<= k`: the same
+                    # value in modular and in unbounded arithmetic. Other factors have no closed form.
+                    if not (isinstance(step, ir.Const) and step.value > 0 and step.value & (step.value - 1) == 0):
+                        continue
+                    op, step = "<<", ir.Const(step.value.bit_length() - 1)
                 if op == "-" and isinstance(step, ir.Const):
                     op, step = "+", ir.Const(-step.value)   # x - (-2) grows: its floor shows
                 # Shifts compose as one shift by the sum (arithmetically, without wrap-around).
@@ -681,6 +690,8 @@ class SymbolicExecutor:
                 body_st.guard = body_st.guard + (first,)
             if final and self.emit and len(self.loop_stack) == 1:
                 self.result.entry_terms[id(s)] = (lid, first)
+            if final and self.emit:
+                self.result.loop_conds[id(s)] = (lid, cond)
             if not is_uniform(cond):
                 info.uniform = False
         grid_uniform = self.grid.enter_loop(info, cond, first if cond is not None else None)

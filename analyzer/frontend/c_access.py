@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lark import Tree
+from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.errors import KernelraceError
@@ -276,6 +276,21 @@ class AccessLowering:
             return None
         fields: dict[str, tuple[int, str, tuple[int, ...]]] = {}
         offset, align_all = 0, 1
+        # Base classes first, each a subobject at its own aligned offset (the Itanium layout of a
+        # base without virtual functions); a virtual base has a layout the analysis does not know.
+        for base in (b for c in item.children if isinstance(c, Tree) and kind(c) == "base_clause"
+                     for b in c.children if isinstance(b, Tree)):
+            names = [c for c in base.children if isinstance(c, Token)]
+            if any(c.type == "VIRTUAL" for c in names):
+                return None
+            inner = self.struct_layout(str(names[-1]))
+            if inner is None:
+                return None
+            offset = -(-offset // 4) * 4
+            for field, (off, ty, dims) in inner[0].items():
+                fields.setdefault(field, (offset + off, ty, dims))   # a derived member hides it below
+            offset += inner[1]
+            align_all = max(align_all, 4)
         for f in item.children:
             if not (isinstance(f, Tree) and kind(f) == "field_decl"):
                 continue

@@ -12,9 +12,19 @@ from dataclasses import replace
 from lark import Token, Tree
 
 from analyzer import ir
+from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
-from analyzer.frontend.c_values import LocalRef, Pointer, Scalar, Value, Vector
+from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.types import vector_shape
+
+
+# Annotations of earlier GPU verifiers (GPUVerify, GKLEE) that kernels of their suites carry: claims
+# to prove (invariants, postconditions, access sets), not facts the analysis may rely on, so they
+# are skipped (never evaluated: the predicates inside them, `__implies`, `__read(p)`, are no values).
+# `__requires`, a precondition, is a fact: c_stmts.ASSUMPTIONS.
+VERIFIER_ANNOTATIONS = frozenset("""__invariant __global_invariant __candidate_invariant
+    __candidate_global_invariant __function_wide_invariant __function_wide_candidate_invariant
+    __ensures __global_ensures __global_requires __assert __global_assert __no_read __no_write""".split())
 
 
 class CallLowering:
@@ -35,6 +45,8 @@ class CallLowering:
         fn = self._callee_name(node)
         if fn is None:
             raise Unsupported(node, "call through an expression")
+        if fn in VERIFIER_ANNOTATIONS:   # neither evaluated nor used (GPUVerify writes them in loop
+            return Scalar(ir.Const(1), "int")   # conditions too: `__invariant(e), i < n`)
         args = list(node.children[1].children) if node.children[1] is not None else []
         special = self.call_value(fn, args, node)
         if special is not None:
@@ -89,9 +101,10 @@ class CallLowering:
 
     def _inlined(self, fn: str) -> bool:
         cache = self.__dict__.setdefault("_inline_cache", {})
-        if fn not in cache:
-            cache[fn] = self._should_inline(fn)
-        return cache[fn]
+        key = id(self.functions[fn])   # a name may stand for another namespace's function
+        if key not in cache:
+            cache[key] = self._should_inline(fn)
+        return cache[key]
 
     def _should_inline(self, fn: str, seen: frozenset[str] = frozenset()) -> bool:
         """Inline device functions that touch memory, synchronise, or read anything but their
@@ -143,6 +156,16 @@ class CallLowering:
         for p, a in zip(plist, args):
             ty = self._type_of(p)
             pname = next((str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME"), None)
+            if ty.ref and not ty.ptr and isinstance(a, Tree) and kind(a) == "name":
+                # `T &x` bound to a caller's variable: the parameter is that variable (its IR name),
+                # so the callee's stores are the caller's (swap(a, b) of two locals).
+                bound = self.lookup(str(a.children[0]), a)
+                if isinstance(bound, (LocalRef, LocalStruct, SharedScalar)):
+                    if pname is not None:
+                        scope[pname] = bound
+                    continue
+            if ty.ref and "const" in ty.quals and not (isinstance(a, Tree) and kind(a) in ("index", "deref")):
+                ty = replace(ty, ref=False)   # `const T &x = a + b`: a value (a temporary's)
             val = self.rvalue(a) if not ty.ref else self.lvalue_pointer(a)
             if pname is None:   # an unnamed parameter: the argument is evaluated, never read
                 continue
@@ -166,6 +189,9 @@ class CallLowering:
             ret_var = self.return_var
             self.scopes, self.return_var = saved
             self.pending = outer
+        goto = leftover_goto(body_ir)
+        if goto is not None:
+            raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
         if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
             raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
         # A `return` inside an inlined body ends the call, not the kernel: what follows a return

@@ -113,6 +113,11 @@ class DeclLowering:
         """`struct SoA { float *x; float *y; }` passed to a kernel: `soa.x` is a buffer named so."""
         item = self.struct_defs.get(struct)
         for f in item.children if item is not None else ():
+            if isinstance(f, Tree) and kind(f) == "base_clause":   # a base class's pointers too
+                for base in (b for b in f.children if isinstance(b, Tree)):
+                    base_name = [c for c in base.children if isinstance(c, Token)][-1]
+                    if str(base_name) != struct:
+                        self._declare_pointer_fields(name, str(base_name))
             if not (isinstance(f, Tree) and kind(f) == "field_decl"):
                 continue
             for d, ty in self.declarators(f):
@@ -295,7 +300,8 @@ class DeclLowering:
                         # kernel template's symbolic parameter: a size the analysis does not know
                         extents.append(None)
                         continue
-                    raise Unsupported(dim, "array dimension that is not a constant")
+                    # (an empty `[]` has no position of its own: the declarator's)
+                    raise Unsupported(dim if dim.children[0] is not None else d, "array dimension that is not a constant")
                 extents.append(n.value)
             if None not in extents:
                 total = elem_size

@@ -6,6 +6,8 @@ on its own (switch, do-while); the effects of an expression statement are lowere
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Token, Tree
 
 from analyzer import ir
@@ -13,7 +15,23 @@ from analyzer.frontend.c_tree import Unsupported, kind
 from analyzer.frontend.c_values import Scalar, Vector
 
 
-_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN"})
+_KEYWORDS = frozenset({"IF", "WHILE", "FOR", "DO", "BREAK", "CONTINUE", "RETURN", "SWITCH", "CASE", "DEFAULT",
+                       "GOTO"})
+
+
+@dataclass(eq=False)
+class Goto:
+    """`goto L` while its block is lowered; gone once the block holding L resolves it (see
+    _resolve_labels). The IR never holds one."""
+    label: str
+    node: Tree
+    span: ir.Span
+
+
+@dataclass(eq=False)
+class Label:
+    name: str
+    span: ir.Span
 
 
 class StmtLowering:
@@ -40,7 +58,7 @@ class StmtLowering:
             guarded.append(ir.If(cond, inner, [], self.span(s)))
             guarded = inner
         self.scopes.pop()
-        return out
+        return _resolve_labels(out, self.fresh_var)
 
     # Statements that state a fact the rest of the block may rely on: a race that needs the fact
     # false is not reported (the fact is the user's, stated in the program).
@@ -78,6 +96,9 @@ class StmtLowering:
 
     def stmt_pragma_stmt(self, node):
         return []
+
+    def stmt_attributed_stmt(self, node):   # a C++11 attribute says nothing about memory or order
+        return self.stmt(node.children[-1])
 
     def stmt_expr_stmt(self, node):
         expr = node.children[0]
@@ -128,8 +149,66 @@ class StmtLowering:
         self.scopes.pop()
         return [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
 
+    def stmt_goto_stmt(self, node):
+        return self._flush([Goto(str(self.parts(node)[0]), node, self.span(node))])
+
+    def stmt_labeled_stmt(self, node):
+        name, inner = self.parts(node)
+        return [Label(str(name), self.span(node))] + self.stmt(inner)
+
+    def stmt_switch_stmt(self, node):
+        """`switch` as a chain of guarded groups: a group (the statements after one or more labels)
+        runs when an earlier group fell through into it or one of its labels matches (`default`:
+        when none of the switch's labels does), and no `break` of the switch was taken. Linear in
+        the statements: each runs under one guard, nothing is copied."""
+        value_n, *items = self.parts(node)
+        span = self.span(node)
+        value = self.cond(value_n)
+        sel, fell, broke = self.fresh_var("switch"), self.fresh_var("switch.fell"), self.fresh_var("switch.broke")
+        out = self._flush([ir.Assign(sel, value, span), ir.Assign(fell, ir.Const(0), span),
+                           ir.Assign(broke, ir.Const(0), span)])
+        groups: list[tuple[list, list]] = []     # (labels: case expressions or None for default, statements)
+        for it in items:
+            if isinstance(it, Tree) and kind(it) in ("case_label", "default_label"):
+                if not groups or groups[-1][1]:
+                    groups.append(([], []))
+                label = self.cond(self.parts(it)[0]) if kind(it) == "case_label" else None
+                if self.pending:
+                    raise Unsupported(it, "side effect in a case label")
+                groups[-1][0].append(label)
+            elif not groups:
+                continue   # statements before the first label never run
+            else:
+                groups[-1][1].append(it)
+        cases = [lab for labels, _ in groups for lab in labels if lab is not None]
+        no_case = _all(ir.UnOp("!", ir.BinOp("==", ir.Var(sel), c)) for c in cases)
+        self.scopes.append({})
+        try:
+            for labels, stmts in groups:
+                match = _any(no_case if lab is None else ir.BinOp("==", ir.Var(sel), lab) for lab in labels)
+                guard = ir.BinOp("&&", ir.UnOp("!", ir.Var(broke)), ir.BinOp("||", ir.Var(fell), match))
+                body = [ir.Assign(fell, ir.Const(1), span)]
+                for st in stmts:
+                    body.extend(self.stmt(st))
+                out.append(ir.If(guard, _breaks_to_flag(body, broke, span), [], span))
+        finally:
+            self.scopes.pop()
+        return out
+
     def stmt_do_stmt(self, node):
-        raise Unsupported(node, "do-while loop")
+        """`do body while (c);` as `for (;;) { body; if (!c) break; }`, where a `continue` of this
+        loop also tests c first (it jumps to the test, not to the next iteration)."""
+        body_n, cond_n = self.parts(node)
+        self.scopes.append({})
+        body = self.stmt(body_n)
+        self.scopes.pop()
+        cond = self.cond(cond_n)
+        if self.pending:
+            raise Unsupported(cond_n, "side effect in a loop condition")
+        span = self.span(cond_n)
+        exit_ = lambda: ir.If(ir.UnOp("!", cond), [ir.Break(span)], [], span)  # noqa: E731
+        body = _continues_test(body, cond, span) + [exit_()]
+        return [ir.Loop([], None, [], body, self.span(node), next(self.loop_ids))]
 
     def stmt_for_stmt(self, node):
         init_n, cond_n, upd_n, body_n = self.parts(node)
@@ -142,3 +221,116 @@ class StmtLowering:
         body = self.stmt(body_n)
         self.scopes.pop()
         return init + [ir.Loop([], cond, update, body, self.span(node), next(self.loop_ids))]
+
+
+def _continues_test(stmts, cond, span) -> list:
+    """`stmts` with each `continue` of the enclosing loop (not of a loop inside) preceded by the
+    do-while's test: `if (!c) break;`."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Continue):
+            out.append(ir.If(ir.UnOp("!", cond), [ir.Break(span)], [], span))
+            out.append(s)
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.cond, _continues_test(s.then, cond, span), _continues_test(s.orelse, cond, span),
+                             s.span))
+        else:
+            out.append(s)
+    return out
+
+
+def _any(terms) -> ir.Expr:
+    out = None
+    for t in terms:
+        out = t if out is None else ir.BinOp("||", out, t)
+    return out if out is not None else ir.Const(0)
+
+
+def _all(terms) -> ir.Expr:
+    out = None
+    for t in terms:
+        out = t if out is None else ir.BinOp("&&", out, t)
+    return out if out is not None else ir.Const(1)
+
+
+def _has_break(stmts) -> bool:
+    """A `break` of the switch among `stmts` (one inside a loop is the loop's)."""
+    return any(isinstance(s, ir.Break) or isinstance(s, ir.If) and (_has_break(s.then) or _has_break(s.orelse))
+               for s in stmts)
+
+
+def _breaks_to_flag(stmts, flag: str, span) -> list:
+    """`stmts` with each `break` of the switch setting `flag`, and what follows a branch that may
+    break guarded by `!flag` (as calls' returns are: c_calls._returns_to_flag)."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.Break):
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out   # the rest of the group is dead
+        if isinstance(s, ir.If) and (_has_break(s.then) or _has_break(s.orelse)):
+            out.append(ir.If(s.cond, _breaks_to_flag(s.then, flag, span), _breaks_to_flag(s.orelse, flag, span),
+                             s.span))
+            rest = _breaks_to_flag(stmts[i + 1:], flag, span)
+            if rest:
+                out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], span))
+            return out
+        out.append(s)
+    return out
+
+
+def _resolve_labels(stmts: list, fresh) -> list:
+    """A block's labels, and the `goto`s to them from earlier in the block (at any depth of `if`,
+    not inside a loop): `goto L` sets a flag, and what follows it up to L runs only while the flag
+    is clear (as inlined returns: c_calls._returns_to_flag). A goto left over (to an earlier label,
+    into a block, out of a loop) is reported by the function's lowering."""
+    while True:
+        at = next((i for i, s in enumerate(stmts) if isinstance(s, Label)), None)
+        if at is None:
+            return stmts
+        label, span = stmts[at].name, stmts[at].span
+        before = stmts[:at]
+        if _has_goto(before, label):
+            flag = fresh(f"goto.{label}")
+            before = [ir.Assign(flag, ir.Const(0), span)] + _gotos_to_flag(before, label, flag)
+        stmts = before + stmts[at + 1:]
+
+
+def _has_goto(stmts, label: str) -> bool:
+    return any(isinstance(s, Goto) and s.label == label
+               or isinstance(s, ir.If) and (_has_goto(s.then, label) or _has_goto(s.orelse, label))
+               for s in stmts)
+
+
+def _gotos_to_flag(stmts, label: str, flag: str) -> list:
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, Goto) and s.label == label:
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out   # the rest, up to the label, is dead
+        if isinstance(s, ir.If) and (_has_goto(s.then, label) or _has_goto(s.orelse, label)):
+            out.append(ir.If(s.cond, _gotos_to_flag(s.then, label, flag), _gotos_to_flag(s.orelse, label, flag),
+                             s.span))
+            rest = _gotos_to_flag(stmts[i + 1:], label, flag)
+            if rest:
+                out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], s.span))
+            return out
+        out.append(s)
+    return out
+
+
+def leftover_goto(stmts) -> Goto | None:
+    """A `goto` no label of an enclosing block resolved; the labels no goto needed (one inside a
+    switch's case, or an `if` without braces) are dropped from `stmts`, in place."""
+    stmts[:] = [s for s in stmts if not isinstance(s, Label)]
+    for s in stmts:
+        if isinstance(s, Goto):
+            return s
+        if isinstance(s, ir.If):
+            hit = leftover_goto(s.then) or leftover_goto(s.orelse)
+            if hit:
+                return hit
+        if isinstance(s, ir.Loop):
+            hit = leftover_goto(s.body) or leftover_goto(s.update) or leftover_goto(s.init)
+            if hit:
+                return hit
+    return None

@@ -9,7 +9,7 @@ from lark import Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import kind
-from analyzer.frontend.c_values import Group
+from analyzer.frontend.c_values import Group, LocalRef
 from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
                                      tokens_of)
 from analyzer.frontend.opencl import OpenClLowering
@@ -107,6 +107,8 @@ class CudaLowering(CLowering):
         group = self._group(fn, args, node)
         if group is not None:
             return group
+        if fn in _CURAND and args:
+            return self._curand(fn, args, node)
         if fn.startswith("atomic") and args:
             target = args[0]
             ptr = self.rvalue(target)
@@ -127,8 +129,55 @@ class CudaLowering(CLowering):
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
         if fn in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
-            raise Unsupported(node, f"'{fn}' inside an expression")
+            return self._sync_reduce(fn, args, node)
         return None
+
+    def _sync_reduce(self, fn, args, node) -> Value:
+        """`__syncthreads_count/_and/_or(p)`: p is evaluated (its reads happen) before the block's
+        barrier, and every thread of the block receives the same result, which the analysis does
+        not know: a value of the block (its linear index is the source: blocks receive their own)
+        and of the iteration."""
+        if len(args) != 1:
+            raise Unsupported(node, f"'{fn}' with {len(args)} arguments")
+        span = self.span(node)
+        self.pending.append(ir.Eval(self._scalar(self.rvalue(args[0])), span))
+        self.pending.append(ir.Barrier(ir.BLOCK, _BOTH, span, f"{fn}()"))
+        block = ir.BinOp("+", ir.Builtin("bid.x"), ir.BinOp("*", ir.Builtin("gdim.x"), ir.BinOp(
+            "+", ir.Builtin("bid.y"), ir.BinOp("*", ir.Builtin("gdim.y"), ir.Builtin("bid.z")))))
+        return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), block), "int")
+
+
+    def _curand(self, fn, args, node) -> Value:
+        """A curand generator call: the state (its last argument, `&local` or `&states[i]`) is read
+        unless initialised, and replaced by a value the analysis does not know; the number drawn
+        is one too. A state is per-thread data like any other: copies to and from an array of states
+        are accesses to that array."""
+        *rest, state = args
+        for a in rest:   # the seed, subsequence and offset, and whatever they read
+            self.rvalue(a)
+        if isinstance(state, Tree) and kind(state) == "addr_of" and kind(state.children[-1]) == "name":
+            local = self.lookup(str(state.children[-1].children[0]), state)
+            if not isinstance(local, (LocalRef, Scalar)) or isinstance(local, Scalar) and not isinstance(local.expr, ir.Var):
+                raise Unsupported(node, f"'{fn}' on a state that is no local variable or element in memory")
+            name = local.name if isinstance(local, LocalRef) else local.expr.name
+            self.pending.append(ir.Assign(name, self.opaque(f"{fn} state"), self.span(node)))
+        else:
+            ptr = self.rvalue(state)
+            if not isinstance(ptr, Pointer):
+                raise Unsupported(node, f"'{fn}' on a state that is no local variable or element in memory")
+            if fn != "curand_init":
+                self.pending.append(self._access_stmt(ptr, False, None, self.span(node)))
+            self.pending.append(self._access_stmt(ptr, True, Scalar(self.opaque(f"{fn} state"), "int"),
+                                                  self.span(node)))
+        return Scalar(self.opaque(f"result of {fn}"), "float" if "uniform" in fn or "normal" in fn else "uint")
+
+
+# cuRAND's device API (curand_kernel.h): generators that draw from, and step, a state.
+_CURAND = frozenset("""curand_init curand curand_uniform curand_uniform_double curand_uniform2_double
+    curand_uniform4 curand_uniform4_double curand_normal curand_normal_double curand_normal2
+    curand_normal2_double curand_normal4 curand_normal4_double curand_log_normal curand_log_normal_double
+    curand_log_normal2 curand_log_normal4 curand_poisson curand_poisson4 curand_discrete curand_discrete4
+    skipahead skipahead_sequence""".split())
 
 
 class MetalLowering(CLowering):

@@ -21,7 +21,7 @@ from analyzer.frontend.c_access import AccessLowering
 from analyzer.frontend.c_calls import CallLowering, _has_return, _returns_to_breaks
 from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
-from analyzer.frontend.c_stmts import StmtLowering
+from analyzer.frontend.c_stmts import StmtLowering, leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.types import SCALAR_SIZES, vector_shape
 from analyzer.frontend.preprocess import Preprocessed
@@ -53,6 +53,8 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.line_map = pre.line_map if pre is not None else None
         self.parsed_lines = pre.text.splitlines() if self.line_map else self.lines
         self.functions: dict[str, Tree] = {}
+        self.scoped_functions: dict[tuple, dict[str, Tree]] = {}   # namespace -> its functions
+        self.namespace_of: dict[int, tuple[str, ...]] = {}        # id(kernel) -> its namespace
         self.kernels: list[Tree] = []
         self.globals: list[Tree] = []            # file-scope variable declarations
         self.enums: list[Tree] = []
@@ -65,8 +67,12 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.opaque_ids = itertools.count(1)
         self.nesting = 0
         self._collect(tree.children)
+        self._all_functions = dict(self.functions)
 
-    def _collect(self, items) -> None:
+    def _collect(self, items, ns: tuple[str, ...] = ()) -> None:
+        """Kernels, functions, templates, types and globals of the file; `ns` is the namespace
+        the items sit in (an explicit instantiation names the templates of its own namespace, and
+        a function of a kernel's namespace hides one of the same name elsewhere)."""
         for item in items:
             if not isinstance(item, Tree):
                 continue
@@ -77,23 +83,25 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                 quals = self._spec_words(head)
                 if quals & self.kernel_qualifiers:
                     self.kernels.append(item)
+                    self.namespace_of[id(item)] = ns
                 else:
                     self.functions[name] = item
+                    self.scoped_functions.setdefault(ns, {})[name] = item
             elif k == "template_item":
                 inner = item.children[-1]
                 if isinstance(inner, Tree) and kind(inner) == "function_def":
                     self.template_params[id(inner)] = [c for c in item.children[:-1]
                                                        if isinstance(c, Tree) and "tparam" in kind(c)]
-                    self._collect([inner])
+                    self._collect([inner], ns)
             elif k == "template_instance":
-                head = item.children[0]
+                head = next(c for c in item.children if isinstance(c, Tree) and kind(c) == "fn_head")
                 args = next((c for c in head.children if isinstance(c, Tree) and kind(c) == "template_args"), None)
                 if args is not None:
-                    self.instances.setdefault(self._fn_name(head), []).append(args)
+                    self.instances.setdefault((ns, self._fn_name(head)), []).append(args)
             elif k == "namespace_item":
-                self._collect(item.children[1:])
+                self._collect(item.children[1:], ns + (str(item.children[0]),))
             elif k == "linkage_block":   # extern "C" { ... }
-                self._collect(item.children[1:])
+                self._collect(item.children[1:], ns)
             elif k == "struct_item":
                 name = str(next(c for c in item.children if isinstance(c, Token)))
                 if not _builtin_type(name):   # TVM's preamble defines its vector structs (half4)
@@ -131,7 +139,8 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         out = []
         for k in self.kernels:
             tparams = self.template_params.get(id(k))
-            instances = self.instances.get(self._fn_name(k.children[0]), []) if tparams else []
+            ns = self.namespace_of.get(id(k), ())
+            instances = self.instances.get((ns, self._fn_name(k.children[0])), []) if tparams else []
             for args in instances or [None]:
                 try:
                     out.append(self._lower_kernel(k, tparams or [], args))
@@ -180,7 +189,10 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
 
     def _lower_kernel(self, fn: Tree, tparams: list[Tree] = (), targs: Tree | None = None) -> ir.Kernel:
         head, body = fn.children
-        name = self._fn_name(head)
+        ns = self.namespace_of.get(id(fn), ())
+        name = "::".join(ns + (self._fn_name(head),))
+        # The kernel's namespace's functions hide those of the same name in other namespaces.
+        self.functions = {**self._all_functions, **self.scoped_functions.get(ns, {})}
         if targs is not None:
             name += "<" + ", ".join(" ".join(str(t) for t in tokens_of(a)) for a in targs.children) + ">"
         self.kernel = ir.Kernel(name=name, file=self.filename, lang=self.lang, body=[], buffers={},
@@ -202,6 +214,9 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
                 if p is not None:
                     self._declare_param(p)
             self.kernel.body = self._block(body)
+            goto = leftover_goto(self.kernel.body)
+            if goto is not None:
+                raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
         finally:
             self._restore_aliases(saved)
         return self.kernel

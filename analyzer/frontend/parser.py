@@ -28,6 +28,8 @@ BUILTIN_TYPES = frozenset(
     int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t uint ushort uchar ulong
     __half __half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 nv_bfloat162 half2 half3 half4 half8
     bfloat16_t atomic_int atomic_uint atomic_float atomic_bool
+    curandState curandState_t curandStateXORWOW curandStateXORWOW_t curandStatePhilox4_32_10
+    curandStatePhilox4_32_10_t curandStateMRG32k3a curandStateMRG32k3a_t
     """.split()
     + [f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                  "longlong", "ulonglong", "float", "double", "half", "bool", "bfloat")

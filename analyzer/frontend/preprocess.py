@@ -78,6 +78,11 @@ def preprocess(text: str, dialect: str, filename: str,
     class _Pre(pcpp.Preprocessor):
         def on_error(self, file, line, msg):
             msg = " ".join(str(msg).split())
+            if not line or file in (None, "", "unknown"):
+                # pcpp gives no position for a directive cut short at the end of the file
+                # (`#ifdef` and nothing after it): the last directive's, or the file's last line.
+                d = getattr(self, "lastdirective", None)
+                file, line = (d.source, d.lineno) if d is not None and d.lineno else (filename, text.count("\n") + 1)
             raise KernelraceError(f"{_same_file(file or filename, filename)}:{line}:1: preprocessor error: {msg}")
 
         def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):

@@ -11,6 +11,10 @@ SCALAR_SIZES = {
     "int": 4, "uint": 4, "unsigned": 4, "signed": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
     "long": 8, "ulong": 8, "longlong": 8, "ulonglong": 8, "int64_t": 8, "uint64_t": 8,
     "double": 8, "size_t": 8, "ptrdiff_t": 8,
+    # cuRAND's generator states (curand_kernel.h), opaque per-thread data of the library's sizes.
+    "curandState": 48, "curandState_t": 48, "curandStateXORWOW": 48, "curandStateXORWOW_t": 48,
+    "curandStatePhilox4_32_10": 64, "curandStatePhilox4_32_10_t": 64,
+    "curandStateMRG32k3a": 72, "curandStateMRG32k3a_t": 72,
     "atomic_int": 4, "atomic_uint": 4, "atomic_float": 4, "atomic_bool": 1,   # Metal's atomic types
 }
 # Aliases TVM and CUDA use for half and bfloat16 vectors (TVM's preamble defines the 4- and 8-lane
