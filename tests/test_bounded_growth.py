@@ -44,9 +44,9 @@ def test_the_graph_is_linear_in_the_number_of_branches():
 
 
 def test_many_branches_and_deep_loops_are_analysed_in_bounded_time():
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     (result,) = check_text(_kernel(BRANCHES, NESTED), "cuda", "k.cu", (256,), None, {}, Options(), "k.cu")
-    assert time.perf_counter() - t0 < 60
+    assert time.process_time() - t0 < 60
     # The read of s after the barrier is ordered; threads 0 and 2 store different values to b[0].
     assert [(f.rule, f.witness["replayed"]) for f in result.findings] == [("write-after-write", True)]
 

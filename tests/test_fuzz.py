@@ -120,9 +120,11 @@ def test_ten_thousand_line_kernel_lowers_in_bounded_time():
     n = 10_000
     src = _long_kernel(n)
     assert len(src.splitlines()) > n
-    t0 = time.perf_counter()
+    # CPU time, not the clock: bounded work is the point, and a loaded CI machine stretched the
+    # clock to 38 s once.
+    t0 = time.process_time()
     (kernel,) = lower_source(src, "cuda", "long.cu")
-    seconds = time.perf_counter() - t0
+    seconds = time.process_time() - t0
     print(f"10,000-line kernel lowered in {seconds:.2f} s")
     assert len(kernel.body) >= n
     assert seconds < 30, f"lowering a {n}-line kernel took {seconds:.1f} s"
@@ -133,10 +135,10 @@ def test_ten_thousand_line_kernel_ends_in_unknown_within_its_time_limit(tmp_path
     # analysis stops at --kernel-timeout and says what it left, in one finding per buffer.
     path = tmp_path / "long.cu"
     path.write_text(_long_kernel(10_000))
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     code, report, err = cli("check", str(path), "--block-dim", "256", "--kernel-timeout", "2",
                             "--hints", "off", "--format", "json")
-    seconds = time.perf_counter() - t0
+    seconds = time.process_time() - t0
     assert code in (0, 1), err     # 1 when the pairs it reached in time include a race
     unknown = [f for f in report["findings"] if f["rule"] == "unknown"]
     assert unknown and all("time limit" in u["message"] for u in unknown)
