@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import re
 import time
@@ -69,6 +70,13 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     t0 = time.perf_counter()
     fresh_context()
     guard = MemoryGuard(options.kernel_memory_mb)
+    # No cyclic garbage collection while the kernel is analysed, one after: a collection frees
+    # Z3 terms, whose ids Z3 then reuses, and that changes its models and the verdicts at the edge
+    # of a budget. When collections run depends on everything the process did before; without
+    # them a kernel gets the same results whatever ran before it. (Its cycles wait until it ends,
+    # within the memory guard's limit.)
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         with guard:
             result = _analyse(kernel, options, target, params, QueryCache(), detail)
@@ -83,6 +91,10 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
         finding = Finding("unknown", "warning", msg, kernel.name, kernel.file, where, None, None, target, params)
         return KernelResult(kernel.name, kernel.file, target, params, [finding], time.perf_counter() - t0,
                             stopped=True)
+    finally:
+        if collecting:
+            gc.enable()
+            gc.collect()
 
 
 def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,

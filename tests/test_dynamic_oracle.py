@@ -51,9 +51,14 @@ def test_no_fixture_race_escapes_the_static_analysis():
     for s in skipped:
         print("  skipped", s)
     assert missed == []
-    # Skipped: workgroup sizes set by override constants, and structs whose members have different
-    # types (the interpreter keeps one element type per buffer); each skip names its reason.
-    assert totals["ran"] >= 100 and len(skipped) <= 6
+    # Skipped, each naming its reason: workgroup sizes set by override constants; structs whose
+    # members have different types (the interpreter keeps one element type per buffer); values the
+    # IR leaves uninterpreted that the interpreter cannot compute (a pure device function kept as a
+    # call, cuRAND generators, __syncthreads_count's result). Any other reason fails.
+    known = ("the block extent x is symbolic", "elements of", "the function twice",
+             "curand_", "result of __syncthreads_count")
+    assert [s for s in skipped if not any(k in s for k in known)] == []
+    assert totals["ran"] >= 150 and len(skipped) <= 18
     # the oracle sees races: most static findings happen under one of the schedules
     assert totals["static_observed"] >= 0.8 * totals["static"]
 

@@ -241,7 +241,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
 
     def _solve_refined(self, constraints, out: PairAnalysis, live: bool = False):
         """`_solve` on `CONTRACT_BUDGET` times the budget (deterministic: a resource limit; no
-        escalation: an undecided refinement keeps the collision)."""
+        escalation: an undecided refinement keeps the collision, and asking again cost much and
+        decided little on the corpus)."""
         saved = self.rlimit, self.clock_ms
         self.rlimit, self.clock_ms = saved[0] * CONTRACT_BUDGET, saved[1] * CONTRACT_BUDGET
         try:

@@ -261,6 +261,32 @@ class GridUniformity:
         return info.grid_exit[0], info.grid_exit[1], True
 
 
+def _intern(table: dict, t):
+    """One object per structurally equal term. Its parts are interned first, so their
+    identities make the key; the table keeps them alive, so no identity is reused. The
+    uniformity memo and the solver encoding are keyed by identity: each shared part is
+    then checked and encoded once, however many statements spell it out again."""
+    if isinstance(t, ir.BinOp):
+        key: tuple = (ir.BinOp, t.op, id(t.a), id(t.b))
+    elif isinstance(t, ir.Const):
+        key = (ir.Const, t.value)
+    elif isinstance(t, ir.Param | ir.Builtin):
+        key = (type(t), t.name)
+    elif isinstance(t, Sym):
+        key = (Sym, t.name, t.uniform, t.lower, *map(id, t.args))
+    elif isinstance(t, ir.UnOp):
+        key = (ir.UnOp, t.op, id(t.a))
+    elif isinstance(t, ir.Select):
+        key = (ir.Select, id(t.cond), id(t.a), id(t.b))
+    elif isinstance(t, ir.Call):
+        key = (ir.Call, t.fn, *map(id, t.args))
+    elif isinstance(t, Iter):
+        key = (Iter, t.loop)
+    else:
+        return t
+    return table.setdefault(key, t)
+
+
 class SymbolicExecutor:
     """Executes a kernel once, emitting one event per access site and barrier."""
 
@@ -318,29 +344,7 @@ class SymbolicExecutor:
         return self.intern(self._term(e, st))
 
     def intern(self, t):
-        """One object per structurally equal term. Its parts are interned first, so their
-        identities make the key; the table keeps them alive, so no identity is reused. The
-        uniformity memo and the solver encoding are keyed by identity: each shared part is
-        then checked and encoded once, however many statements spell it out again."""
-        if isinstance(t, ir.BinOp):
-            key: tuple = (ir.BinOp, t.op, id(t.a), id(t.b))
-        elif isinstance(t, ir.Const):
-            key = (ir.Const, t.value)
-        elif isinstance(t, ir.Param | ir.Builtin):
-            key = (type(t), t.name)
-        elif isinstance(t, Sym):
-            key = (Sym, t.name, t.uniform, t.lower, *map(id, t.args))
-        elif isinstance(t, ir.UnOp):
-            key = (ir.UnOp, t.op, id(t.a))
-        elif isinstance(t, ir.Select):
-            key = (ir.Select, id(t.cond), id(t.a), id(t.b))
-        elif isinstance(t, ir.Call):
-            key = (ir.Call, t.fn, *map(id, t.args))
-        elif isinstance(t, Iter):
-            key = (Iter, t.loop)
-        else:
-            return t
-        return self._interned.setdefault(key, t)
+        return _intern(self._interned, t)
 
     def _term(self, e, st: _State):
         if isinstance(e, ir.Const | ir.Param | ir.Builtin):

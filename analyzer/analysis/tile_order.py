@@ -48,7 +48,7 @@ m = 0 and is kept by K's steps (the guard gives C(batch), J gives tiles == F(bat
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 
 import z3
 
@@ -249,11 +249,106 @@ def _decrement_by(s, tile: Cell) -> Cell | None:
     return None
 
 
+# ---------- one shape for the front ends' spellings ----------
+
+def _substitute(e, defs: dict):
+    if isinstance(e, ir.Var):
+        return defs.get(e.name, e)
+    if isinstance(e, ir.BinOp):
+        return ir.BinOp(e.op, _substitute(e.a, defs), _substitute(e.b, defs))
+    if isinstance(e, ir.UnOp):
+        return ir.UnOp(e.op, _substitute(e.a, defs))
+    if isinstance(e, ir.Select):
+        return ir.Select(_substitute(e.cond, defs), _substitute(e.a, defs), _substitute(e.b, defs))
+    if isinstance(e, ir.Call):
+        return ir.Call(e.fn, tuple(_substitute(a, defs) for a in e.args))
+    if isinstance(e, ir.Read):
+        off = _substitute(e.access.offset, defs)
+        return e if off is e.access.offset else ir.Read(dataclasses.replace(e.access, offset=off))
+    return e
+
+
+def _reads(e) -> set:
+    """The locals and buffers an expression reads."""
+    out, stack = set(), [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ir.Var):
+            out.add(x.name)
+        elif isinstance(x, ir.Read):
+            out.add(("buffer", x.access.buffer))
+            stack.append(x.access.offset)
+        else:
+            stack.extend(ir.operands(x))
+    return out
+
+
+def _written(stmts) -> set:
+    out = set()
+    for _, w in _writes_in(stmts):
+        out.add(w[1] if w[0] == "var" else ("buffer", w[1]))
+    return out
+
+
+def _drop(defs: dict, names: set) -> None:
+    for k in [k for k, v in defs.items() if k in names or _reads(v) & names]:
+        del defs[k]
+
+
+def _normalized(stmts: list, outer: dict | None = None) -> list:
+    """The statements with each local read replaced by its definition where nothing it reads was
+    written since (so the value is the same), and `if (A) v = B; else v = A;` (a short-circuit
+    `&&`, as the SPIR-V front end spells it) as `v = A && B`. The same program: only its
+    spelling changes, so what is proven of it holds of the kernel. `outer`: the definitions
+    standing where `stmts` start."""
+    defs: dict = dict(outer or {})
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            value = _substitute(s.value, defs)
+            _drop(defs, {s.target})
+            if s.target not in _reads(value):
+                defs[s.target] = value
+            out.append(ir.Assign(s.target, value, s.span))
+        elif isinstance(s, ir.MemOp):
+            acc = s.access
+            new = dataclasses.replace(acc, offset=_substitute(acc.offset, defs),
+                                      value=_substitute(acc.value, defs) if acc.value is not None else None)
+            if acc.is_write:
+                _drop(defs, {("buffer", acc.buffer)})
+            out.append(ir.MemOp(new))
+        elif isinstance(s, ir.If):
+            cond = _substitute(s.cond, defs)
+            then, orelse = s.then, s.orelse
+            if (len(then) == 1 == len(orelse) and all(isinstance(x, ir.Assign) for x in then + orelse)
+                    and then[0].target == orelse[0].target
+                    and _substitute(orelse[0].value, defs) == cond):
+                merged = ir.Assign(then[0].target, ir.BinOp("&&", cond, _substitute(then[0].value, defs)), s.span)
+                _drop(defs, {merged.target})
+                if merged.target not in _reads(merged.value):
+                    defs[merged.target] = merged.value
+                out.append(merged)
+                continue
+            new_then, new_else = _normalized(then, defs), _normalized(orelse, defs)
+            _drop(defs, _written(then + orelse))
+            out.append(ir.If(cond, new_then, new_else, s.span))
+        elif isinstance(s, ir.Loop):
+            _drop(defs, _written(s.init + s.body + s.update))
+            cond = s.cond
+            if isinstance(cond, ir.Const) and cond.value:
+                cond = None
+            out.append(dataclasses.replace(s, init=_normalized(s.init), cond=cond,
+                                           body=_normalized(s.body), update=_normalized(s.update)))
+        else:
+            out.append(s)
+    return out
+
+
 def find_walks(kernel: ir.Kernel) -> list[Walk]:
-    """The loops of the kernel that are proven walks."""
+    """The loops of the kernel that are proven walks (in the kernel's normalized spelling)."""
     walks = []
     terms = _Terms(kernel)
-    for lst in _lists(kernel.body):
+    for lst in _lists(_normalized(kernel.body)):
         for i, s in enumerate(lst):
             if isinstance(s, ir.Loop):
                 try:
@@ -295,11 +390,16 @@ def _prove(kernel: ir.Kernel, terms: _Terms, before: list, loop: ir.Loop) -> Wal
     (c,) = steps
     # 3. K: its guard, then `tile -= X` and `batch += 1` with nothing in between that jumps.
     body = k_loop.body
+    # Locals the guard is computed into come first (as the SPIR-V front end spells it).
+    g = next((i for i, x in enumerate(body) if not isinstance(x, ir.Assign)), len(body))
+    if any(_touches(("var", x.target), set(order)) for x in body[:g]):
+        raise _Unfit("a counter set before K's guard")
     if k_loop.cond is not None:
         guard, start = _conjuncts(k_loop.cond), 0
-    elif (body and isinstance(body[0], ir.If) and len(body[0].then) == 1 and isinstance(body[0].then[0], ir.Break)
-          and not body[0].orelse and isinstance(body[0].cond, ir.UnOp) and body[0].cond.op == "!"):
-        guard, start = _conjuncts(body[0].cond.a), 1
+    elif (g < len(body) and isinstance(body[g], ir.If) and len(body[g].then) == 1
+          and isinstance(body[g].then[0], ir.Break) and not body[g].orelse
+          and isinstance(body[g].cond, ir.UnOp) and body[g].cond.op == "!"):
+        guard, start = _conjuncts(body[g].cond.a), g + 1
     else:
         raise _Unfit("K has no guard")
     size = dec_at = inc_at = None
