@@ -9,7 +9,10 @@ rebuilding (TVM's build is most of the time). `--times` adds each kernel's analy
 stderr (wall clock and this process's CPU time, steadier on a shared machine), for profiling
 while iterating. Which of several equivalent models Z3 returns depends on the order terms were
 made in, which follows Python's string hashing in places: the script runs itself with
-PYTHONHASHSEED=0, so that two dumps differ only where the analysis does.
+PYTHONHASHSEED=0; and it analyses each build with Python's cycle collector off (after a
+collection): when the collector frees Z3 terms mid-analysis, Z3 reuses their ids, and the models,
+hence the witnesses, follow the timing of collections, which any change in allocation shifts.
+Two dumps then differ only where the analysis does.
 
     python benchmarks/corpus_findings.py [--targets cuda,metal,vulkan] [--head-dim 128]
         [--builds /tmp/corpus.pkl] [--only WORD[,WORD]] [--times] > after.jsonl
@@ -19,6 +22,7 @@ PYTHONHASHSEED=0, so that two dumps differ only where the analysis does.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import pickle
@@ -71,9 +75,14 @@ def main() -> int:
         if mod is None:
             lines.append(json.dumps({"builder": name, "target": target, "build": "failed"}, sort_keys=True))
             continue
-        t0, c0 = time.perf_counter(), time.process_time()
-        results = check_built(mod, options)
-        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        gc.collect()
+        gc.disable()
+        try:
+            t0, c0 = time.perf_counter(), time.process_time()
+            results = check_built(mod, options)
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        finally:
+            gc.enable()
         total += seconds
         cpu_total += cpu
         if args.times:

@@ -46,13 +46,20 @@ class Fix:
                 "notes": list(self.notes)}
 
 
-def _reads(e):
-    if isinstance(e, ir.Read):
-        yield e.access
-        yield from _reads(e.access.offset)
-        return
-    for x in ir.operands(e):
-        yield from _reads(x)
+def _reads(e, seen: set | None = None):
+    """The accesses read in `e`; with `seen`, each shared subterm once (see ir.accesses)."""
+    seen = set() if seen is None else seen
+    stack = [e]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ir.Read):
+            yield e.access
+            stack.append(e.access.offset)
+        else:
+            stack.extend(reversed(ir.operands(e)))
 
 
 def _own_accesses(s):
@@ -62,9 +69,10 @@ def _own_accesses(s):
         exprs = (s.access.offset, s.access.value)
     else:
         exprs = (getattr(s, "value", None), getattr(s, "cond", None))
+    seen: set[int] = set()
     for e in exprs:
         if e is not None:
-            yield from _reads(e)
+            yield from _reads(e, seen)
 
 
 def _holds(s, acc: ir.Access) -> bool:

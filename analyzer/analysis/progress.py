@@ -90,7 +90,9 @@ def _writes(loop: ir.Loop) -> list:
     return out
 
 
-def _only_grows(writes, v1: Cell, v2: Cell | None) -> bool:
+def _only_grows(writes, v1: Cell, v2: Cell | None, increments: dict | None = None) -> bool:
+    """`writes` as `counters` makes them; `increments`: id(list) -> cell -> the indices of the
+    list's increments of that cell (worked out here when not given)."""
     # A write to a counter's buffer at an offset we cannot tell apart may be either counter.
     opaque = {("buffer", c[1]) for c in (v1, v2) if c is not None and c[0] == "cell"}
     for s, lst, i, w, inc in writes:
@@ -100,7 +102,8 @@ def _only_grows(writes, v1: Cell, v2: Cell | None) -> bool:
             return False
         if v2 is not None and w == v2 and not inc:
             # Allowed next to an increment of v1 in the same list, nothing that jumps between.
-            partners = [j for j, x in enumerate(lst) if _increment(x, v1)]
+            partners = (increments.get(id(lst), {}).get(v1, []) if increments is not None
+                        else [j for j, x in enumerate(lst) if _increment(x, v1)])
             if not any(not _jumps(lst[min(i, j) + 1:max(i, j)]) for j in partners):
                 return False
     return True
@@ -144,6 +147,10 @@ def counters(loop: ir.Loop) -> tuple | None:
     # Each write with the cell it writes and whether it increments it, worked out once: every
     # candidate order below reads them.
     writes = [(s, lst, i, w, _increment(s, w)) for s, lst, i in _writes(loop) for w in [_cell_written(s)]]
+    increments: dict = {}
+    for s, lst, i, w, inc in writes:
+        if inc:
+            increments.setdefault(id(lst), {}).setdefault(w, []).append(i)
     # A first counter is only ever incremented (a for loop's own counter, reset in the body of the
     # loop around it, is not one of this loop's).
     cands = [c for c in _candidates(writes) if _only_grows(writes, c, None)]
@@ -151,7 +158,7 @@ def counters(loop: ir.Loop) -> tuple | None:
         return None
     written = sorted({w for _, _, _, w, _ in writes if w[0] in ("var", "cell")}, key=str)
     for order in [(a, b) for a in cands for b in written if b != a] + [(c,) for c in cands]:
-        if _only_grows(writes, order[0], order[1] if len(order) > 1 else None):
+        if _only_grows(writes, order[0], order[1] if len(order) > 1 else None, increments):
             return order
     return None
 
@@ -293,12 +300,17 @@ class ProgressFacts:
         points = self._progress_points()
         if not points:
             return []
+        named = getattr(self, "_progress_named", None)
+        if named is None:
+            # State name -> the points that read it, in the order of `points`.
+            named = self._progress_named = {}
+            for (where, kid), (loop, order, inner) in points.items():
+                for n in dict.fromkeys(state_name(c, kid, where) for c in order):
+                    named.setdefault(n, []).append((where, kid))
         by_point: dict = {}
         for x in enc.last_state:
-            name = x.decl().name()
-            for (where, kid), (loop, order, inner) in points.items():
-                if name in {state_name(c, kid, where) for c in order}:
-                    by_point.setdefault((where, kid), {})[tuple(y.get_id() for y in x.children())] = x.children()
+            for point in named.get(x.decl().name(), ()):
+                by_point.setdefault(point, {})[tuple(y.get_id() for y in x.children())] = x.children()
         facts = []
         for (where, kid), apps in by_point.items():
             loop, order, inner = points[(where, kid)]

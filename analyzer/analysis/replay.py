@@ -87,12 +87,14 @@ class _Thread:
 class Replay:
     """Runs threads of one kernel on concrete values; `watch` names the access ids to record."""
 
-    def __init__(self, kernel: ir.Kernel, launch: Launch, unknown: Unknown, watch: set[int]):
+    def __init__(self, kernel: ir.Kernel, launch: Launch, unknown: Unknown, watch: set[int],
+                 read_only: dict[str, ir.Access] | None = None):
         self.kernel = kernel
         self.launch = launch
         self.unknown = unknown
         self.watch = watch
-        self.read_only = ir.read_only_loads(kernel)
+        # `ir.read_only_loads(kernel)`, which a caller replaying many witnesses computes once.
+        self.read_only = ir.read_only_loads(kernel) if read_only is None else read_only
 
     def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int,
             until: tuple | None = None) -> list[Instance]:
@@ -342,14 +344,16 @@ class Side:
 
 def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tuple[int, int, int],
                   one: Side, two: Side, byte: int, space: str | None,
-                  bid2: tuple[int, int, int] | None = None) -> str | None:
+                  bid2: tuple[int, int, int] | None = None,
+                  read_only: dict[str, ir.Access] | None = None) -> str | None:
     """None when the witness replays: each thread runs its access in the given iterations, both
     instances cover `byte`, and the threads passed as many barriers before them (those ordering
     `space`, or all when it is None; warp barriers count for threads of one warp). Otherwise the
     reason it does not.
 
     With `bid2`, thread 2 runs in that block (a grid witness, grid.py): the blocks must differ
-    and must lie inside the grid, and barriers do not matter (no barrier orders two blocks)."""
+    and must lie inside the grid, and barriers do not matter (no barrier orders two blocks).
+    `read_only`: the kernel's `ir.read_only_loads`, when the caller has them."""
     grid = bid2 is not None
     if grid:
         if tuple(bid2) == tuple(bid):
@@ -359,7 +363,7 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
                 return f"block {tuple(b)} lies outside the grid"
     elif one.tid == two.tid:
         return "both sides are the same thread"
-    replay = Replay(kernel, launch, unknown, {one.access, two.access})
+    replay = Replay(kernel, launch, unknown, {one.access, two.access}, read_only)
     found = []
     for side, k, block in ((one, 1, bid), (two, 2, bid2 if grid else bid)):
         want = tuple(sorted(side.iterations.items()))
