@@ -345,7 +345,8 @@ class Side:
 def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tuple[int, int, int],
                   one: Side, two: Side, byte: int, space: str | None,
                   bid2: tuple[int, int, int] | None = None,
-                  read_only: dict[str, ir.Access] | None = None) -> str | None:
+                  read_only: dict[str, ir.Access] | None = None,
+                  lines: dict[int, int] | None = None) -> str | None:
     """None when the witness replays: each thread runs its access in the given iterations, both
     instances cover `byte`, and the threads passed as many barriers before them (those ordering
     `space`, or all when it is None; warp barriers count for threads of one warp). Otherwise the
@@ -353,7 +354,8 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
 
     With `bid2`, thread 2 runs in that block (a grid witness, grid.py): the blocks must differ
     and must lie inside the grid, and barriers do not matter (no barrier orders two blocks).
-    `read_only`: the kernel's `ir.read_only_loads`, when the caller has them."""
+    `read_only`: the kernel's `ir.read_only_loads`, and `lines`: `access_lines(kernel)`, when the
+    caller has them (a caller replaying many witnesses of one kernel computes each once)."""
     grid = bid2 is not None
     if grid:
         if tuple(bid2) == tuple(bid):
@@ -374,11 +376,11 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
         hit = [i for i in runs if i.access == side.access and tuple(sorted(i.iterations)) == want]
         if not hit:
             shown = ", ".join(f"loop {lid} iteration {n}" for lid, n in want) or "outside loops"
-            return f"thread {side.tid} does not run the access at line {_line(kernel, side.access)} ({shown})"
+            return f"thread {side.tid} does not run the access at line {_line(kernel, side.access, lines)} ({shown})"
         inst = hit[0]
         if not inst.offset <= byte < inst.offset + inst.width:
             return (f"thread {side.tid} touches bytes {inst.offset}..{inst.offset + inst.width - 1} at line "
-                    f"{_line(kernel, side.access)}, not byte {byte}")
+                    f"{_line(kernel, side.access, lines)}, not byte {byte}")
         found.append(inst)
     if grid:
         return None
@@ -388,5 +390,15 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
     return None
 
 
-def _line(kernel: ir.Kernel, access_id: int) -> int | str:
+def access_lines(kernel: ir.Kernel) -> dict[int, int]:
+    """Access id -> the line of its first site (a walk over the whole kernel)."""
+    out: dict[int, int] = {}
+    for acc in ir.accesses(kernel.body):
+        out.setdefault(acc.id, acc.span.line)
+    return out
+
+
+def _line(kernel: ir.Kernel, access_id: int, lines: dict[int, int] | None = None) -> int | str:
+    if lines is not None:
+        return lines.get(access_id, "?")
     return next((acc.span.line for acc in ir.accesses(kernel.body) if acc.id == access_id), "?")
