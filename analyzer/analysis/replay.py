@@ -103,6 +103,7 @@ class Replay:
         t = _Thread(dict(zip("xyz", tid)), dict(zip("xyz", bid)), k)
         self.out: list[Instance] = []
         self.until = until
+        self._values: dict[int, object] = {}
         try:
             self._block(self.kernel.body, t)
         except (_Return, _Reached):
@@ -119,6 +120,9 @@ class Replay:
 
     def _stmt(self, s, t: _Thread) -> None:
         checkpoint()
+        # Values are memoised per statement (see `_eval`): the state they read changes only
+        # between statements.
+        self._values.clear()
         t.steps += 1
         if t.steps > STEP_LIMIT:
             raise ReplayError(f"more than {STEP_LIMIT:,} statements in one thread")
@@ -160,7 +164,7 @@ class Replay:
         frame = [s.id, 0]
         t.loops.append(frame)
         try:
-            while s.cond is None or self._int(s.cond, t):
+            while s.cond is None or (self._values.clear() or self._int(s.cond, t)):
                 try:
                     self._block(s.body, t)
                 except _Continue:
@@ -202,7 +206,18 @@ class Replay:
 
     def _eval(self, e, t: _Thread):
         """The value of `e`: an int, or a `_Lazy` uninterpreted value, asked of the model only
-        where an index, a guard or a comparison needs it (float arithmetic mostly never is)."""
+        where an index, a guard or a comparison needs it (float arithmetic mostly never is).
+        Expressions share subterms (a value the source names again is one object): within one
+        statement, or one test of a loop's condition, each is evaluated once. A read evaluated
+        again would only record its instance a second time."""
+        if isinstance(e, (ir.BinOp, ir.UnOp, ir.Select, ir.Call, ir.Read)):
+            hit = self._values.get(id(e), _MISSING)
+            if hit is _MISSING:
+                hit = self._values[id(e)] = self._compute(e, t)
+            return hit
+        return self._compute(e, t)
+
+    def _compute(self, e, t: _Thread):
         if isinstance(e, ir.Const):
             return e.value
         if isinstance(e, ir.Var):
@@ -278,6 +293,9 @@ class Replay:
         if name == "linear_tid":
             return linear
         raise ReplayError(f"unknown builtin {name}")
+
+
+_MISSING = object()
 
 
 class _Lazy:
