@@ -245,7 +245,11 @@ def walk_stmts(stmts, into_loops: bool = True, updates: bool = False):
 
 
 def accesses(stmts):
-    """Every access site of a block, nested ones and those inside expressions included."""
+    """Every access site of a block, nested ones and those inside expressions included (a site
+    may come more than once). Expressions share subterms (the front ends reuse a lowered value
+    wherever the source names it again): each expression object is walked once, or a chain of
+    reuses would be walked once per path through it."""
+    seen: set[int] = set()
     for s in walk_stmts(stmts, updates=True):
         if isinstance(s, MemOp):
             yield s.access
@@ -255,6 +259,9 @@ def accesses(stmts):
         stack = [e for e in exprs if e is not None]
         while stack:
             e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
             if isinstance(e, Read):
                 yield e.access
                 stack.append(e.access.offset)

@@ -138,10 +138,12 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     if options.hints != "off":
         # Each hint is checked on a copy of the kernel (the re-analysis proposes nothing itself),
         # unless the kernel is slow to analyse and the user did not ask for every hint re-checked.
-        # Notes (a redundant barrier) cannot tell whether a hint works: the re-analysis skips them.
+        # Whether a hint works is read off the re-analysis's race findings and new errors only: a
+        # rule that reports at most warnings or notes (barrier scope, a redundant barrier) cannot
+        # tell, and the re-analysis skips it (the race rules report errors).
         # Barrier hints are about one block: their re-analyses leave the blocks' pairs out.
         quiet = dataclasses.replace(options, hints="off", scope="block", select=tuple(
-            n for n, r in RULES.items() if r.severity != "note" and (not options.select or n in options.select)))
+            n for n, r in RULES.items() if r.severity == "error" and (not options.select or n in options.select)))
         strict = dataclasses.replace(quiet, strict=True)
         recheck = options.hints == "all" or (
             pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES)

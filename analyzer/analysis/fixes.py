@@ -46,13 +46,20 @@ class Fix:
                 "notes": list(self.notes)}
 
 
-def _reads(e):
-    if isinstance(e, ir.Read):
-        yield e.access
-        yield from _reads(e.access.offset)
-        return
-    for x in ir.operands(e):
-        yield from _reads(x)
+def _reads(e, seen: set | None = None):
+    """The accesses read in `e`; with `seen`, each shared subterm once (see ir.accesses)."""
+    seen = set() if seen is None else seen
+    stack = [e]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ir.Read):
+            yield e.access
+            stack.append(e.access.offset)
+        else:
+            stack.extend(reversed(ir.operands(e)))
 
 
 def _own_accesses(s):
@@ -62,9 +69,10 @@ def _own_accesses(s):
         exprs = (s.access.offset, s.access.value)
     else:
         exprs = (getattr(s, "value", None), getattr(s, "cond", None))
+    seen: set[int] = set()
     for e in exprs:
         if e is not None:
-            yield from _reads(e)
+            yield from _reads(e, seen)
 
 
 def _holds(s, acc: ir.Access) -> bool:
@@ -228,7 +236,7 @@ def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse):
 def _changed(kernel, a, b, k, pb, index, dim):
     """A copy of the kernel with the change applied: a barrier inserted at `index` of the list
     around the first access, and/or the second access guarded to thread 0 of `dim`."""
-    fixed = copy.deepcopy(kernel)
+    fixed = _copy(kernel)
     fa, fb = _path(fixed.body, _twin(fixed, a)), _path(fixed.body, _twin(fixed, b))
     span = _span(pb[-1][0][pb[-1][1]])
     if dim is not None:
@@ -238,6 +246,31 @@ def _changed(kernel, a, b, k, pb, index, dim):
         lst = fa[k][0]
         lst.insert(index, ir.Barrier(ir.BLOCK, frozenset({ir.SHARED, ir.GLOBAL}), span, "hint"))
     return fixed
+
+
+def _copy(kernel: ir.Kernel) -> ir.Kernel:
+    """A copy of the kernel whose statements and statement lists are new (a change inserts into
+    them) and whose expressions and access sites are the original's: frozen, or never changed
+    after lowering, so sharing them is what a deep copy would say, at a fraction of its cost."""
+    fixed = copy.copy(kernel)
+    fixed.body = _copy_stmts(kernel.body)
+    for name in ("buffers", "block_dim", "grid_dim", "grid_params", "bindings", "definitions", "param_ranges"):
+        setattr(fixed, name, dict(getattr(kernel, name)))
+    fixed.buffers = {n: copy.copy(b) for n, b in kernel.buffers.items()}
+    fixed.params = list(kernel.params)
+    return fixed
+
+
+def _copy_stmts(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        s = copy.copy(s)
+        if isinstance(s, ir.If):
+            s.then, s.orelse = _copy_stmts(s.then), _copy_stmts(s.orelse)
+        elif isinstance(s, ir.Loop):
+            s.init, s.body, s.update = _copy_stmts(s.init), _copy_stmts(s.body), _copy_stmts(s.update)
+        out.append(s)
+    return out
 
 
 def _line(span: ir.Span) -> tuple[int, str]:
@@ -252,7 +285,8 @@ def _span(s) -> ir.Span:
 
 
 def _twin(fixed: ir.Kernel, acc: ir.Access) -> ir.Access:
-    """The copy of `acc` in a deep-copied kernel (accesses keep their ids)."""
+    """The access of the copied kernel with `acc`'s id (`_copy` shares them, but a kernel copied
+    otherwise keeps its accesses' ids only)."""
     twin = _access_where(fixed.body, lambda x: x.id == acc.id)
     if twin is None:
         raise LookupError(acc.id)

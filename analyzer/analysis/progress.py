@@ -90,18 +90,20 @@ def _writes(loop: ir.Loop) -> list:
     return out
 
 
-def _only_grows(writes, v1: Cell, v2: Cell | None) -> bool:
+def _only_grows(writes, v1: Cell, v2: Cell | None, increments: dict | None = None) -> bool:
+    """`writes` as `counters` makes them; `increments`: id(list) -> cell -> the indices of the
+    list's increments of that cell (worked out here when not given)."""
     # A write to a counter's buffer at an offset we cannot tell apart may be either counter.
     opaque = {("buffer", c[1]) for c in (v1, v2) if c is not None and c[0] == "cell"}
-    for s, lst, i in writes:
-        w = _cell_written(s)
+    for s, lst, i, w, inc in writes:
         if w in opaque:
             return False
-        if w == v1 and not _increment(s, v1):
+        if w == v1 and not inc:
             return False
-        if v2 is not None and w == v2 and not _increment(s, v2):
+        if v2 is not None and w == v2 and not inc:
             # Allowed next to an increment of v1 in the same list, nothing that jumps between.
-            partners = [j for j, x in enumerate(lst) if _increment(x, v1)]
+            partners = (increments.get(id(lst), {}).get(v1, []) if increments is not None
+                        else [j for j, x in enumerate(lst) if _increment(x, v1)])
             if not any(not _jumps(lst[min(i, j) + 1:max(i, j)]) for j in partners):
                 return False
     return True
@@ -122,7 +124,7 @@ def _strictly_after(path: list, counters: tuple, loop: ir.Loop) -> bool:
 
 def _candidates(writes) -> list[Cell]:
     """Counters some write of the loop increments."""
-    return sorted({_cell_written(s) for s, _, _ in writes if _increment(s, _cell_written(s))}, key=str)
+    return sorted({w for _, _, _, w, inc in writes if inc}, key=str)
 
 
 def _points(loop: ir.Loop):
@@ -142,50 +144,67 @@ def _points(loop: ir.Loop):
 def counters(loop: ir.Loop) -> tuple | None:
     """Counters `(v1, v2)` (or `(v1,)`) of `loop` that only grow lexicographically: conditions 1
     and 2 of the module docstring."""
-    writes = _writes(loop)
+    # Each write with the cell it writes and whether it increments it, worked out once: every
+    # candidate order below reads them.
+    writes = [(s, lst, i, w, _increment(s, w)) for s, lst, i in _writes(loop) for w in [_cell_written(s)]]
+    increments: dict = {}
+    for s, lst, i, w, inc in writes:
+        if inc:
+            increments.setdefault(id(lst), {}).setdefault(w, []).append(i)
     # A first counter is only ever incremented (a for loop's own counter, reset in the body of the
     # loop around it, is not one of this loop's).
     cands = [c for c in _candidates(writes) if _only_grows(writes, c, None)]
     if not cands:
         return None
-    written = sorted({c for s, _, _ in writes if (c := _cell_written(s))[0] in ("var", "cell")}, key=str)
+    written = sorted({w for _, _, _, w, _ in writes if w[0] in ("var", "cell")}, key=str)
     for order in [(a, b) for a in cands for b in written if b != a] + [(c,) for c in cands]:
-        if _only_grows(writes, order[0], order[1] if len(order) > 1 else None):
+        if _only_grows(writes, order[0], order[1] if len(order) > 1 else None, increments):
             return order
     return None
 
 
-def _path_to(stmts, access_id: int, path=()):
-    """[(list, index), ...] from `stmts` down to the statement holding access `access_id`."""
+def _path_to(stmts, access_id: int, held: dict | None = None, path=()):
+    """[(list, index), ...] from `stmts` down to the statement holding access `access_id`.
+    `held` memoises which access ids each node holds (see `_held`): pass one dict for many walks."""
+    held = {} if held is None else held
     for i, s in enumerate(stmts):
         here = path + ((stmts, i),)
         if isinstance(s, ir.If):
-            found = _path_to(s.then, access_id, here) or _path_to(s.orelse, access_id, here)
+            found = _path_to(s.then, access_id, held, here) or _path_to(s.orelse, access_id, held, here)
             if found:
                 return found
-            if _holds(s.cond, access_id):
+            if access_id in _held(s.cond, held):
                 return list(here)
         elif isinstance(s, ir.Loop):
-            found = _path_to(s.body, access_id, here) or _path_to(s.update, access_id, here)
+            found = _path_to(s.body, access_id, held, here) or _path_to(s.update, access_id, held, here)
             if found:
                 return found
-            if s.cond is not None and _holds(s.cond, access_id):
+            if s.cond is not None and access_id in _held(s.cond, held):
                 return list(here)
-        elif _holds(s, access_id):
+        elif access_id in _held(s, held):
             return list(here)
     return None
 
 
-def _holds(node, access_id: int) -> bool:
+def _held(node, memo: dict) -> frozenset:
+    """The ids of the accesses inside `node` (a statement, an expression, or a list of them),
+    through every field. Memoised by node identity: expressions share subterms, and a walk that
+    revisits them grows with the sharing (the memo keeps each node it names alive)."""
+    hit = memo.get(id(node))
+    if hit is not None:
+        return hit[1]
     if isinstance(node, ir.Access):
-        return node.id == access_id or (node.value is not None and _holds(node.value, access_id)) \
-            or _holds(node.offset, access_id)
-    if isinstance(node, (list, tuple)):
-        return any(_holds(x, access_id) for x in node)
-    fields = getattr(node, "__dataclass_fields__", None)
-    if not fields or isinstance(node, ir.Span):
-        return False
-    return any(_holds(getattr(node, f), access_id) for f in fields)
+        out = frozenset((node.id,)) | _held(node.offset, memo) | (
+            _held(node.value, memo) if node.value is not None else frozenset())
+    elif isinstance(node, (list, tuple)):
+        out = frozenset().union(*(_held(x, memo) for x in node))
+    else:
+        fields = getattr(node, "__dataclass_fields__", None)
+        if not fields or isinstance(node, ir.Span):
+            return frozenset()
+        out = frozenset().union(*(_held(getattr(node, f), memo) for f in fields))
+    memo[id(node)] = (node, out)
+    return out
 
 
 def _writes_any(stmts, cells) -> bool:
@@ -194,10 +213,10 @@ def _writes_any(stmts, cells) -> bool:
     return any((w := _cell_written(s)) in cells or w in buffers for lst in _lists(stmts) for s in lst)
 
 
-def site_qualifies(loop: ir.Loop, order: tuple, inner: ir.Loop, access_id: int) -> bool:
+def site_qualifies(loop: ir.Loop, order: tuple, inner: ir.Loop, access_id: int, held: dict | None = None) -> bool:
     """Does the access read the counters as `inner`'s exit left them, and does an increment
-    follow it in its iteration? (condition 3, at the access)."""
-    site = _path_to(loop.body, access_id)
+    follow it in its iteration? (condition 3, at the access; `held` as for `_path_to`)."""
+    site = _path_to(loop.body, access_id, held)
     point = next((path for k, path in _points(loop) if k is inner), None)
     if site is None or point is None:
         return False
@@ -223,11 +242,11 @@ def site_qualifies(loop: ir.Loop, order: tuple, inner: ir.Loop, access_id: int) 
     return _strictly_after(site, order, loop)
 
 
-def site_increments(loop: ir.Loop, order: tuple, access_id: int) -> bool:
+def site_increments(loop: ir.Loop, order: tuple, access_id: int, held: dict | None = None) -> bool:
     """An increment follows the access in its iteration (condition 3 at the access). With every
     write only growing the counters, the values at the loop head then grow strictly between two
     iterations that run the access: head(n1) <= value at the access < head(n1 + 1) <= head(n2)."""
-    site = _path_to(loop.body, access_id)
+    site = _path_to(loop.body, access_id, held)
     return site is not None and _strictly_after(site, order, loop)
 
 
@@ -263,23 +282,39 @@ class ProgressFacts:
                             points[("exit", k.id)] = (s, order, k)
         return points
 
+    def _site_ok(self, where: str, kid: int, access_id: int) -> bool:
+        """Condition 3 for an access at a point, once per (point, access): the walk to the access
+        is the costly part, and every query of a pair reading the state asks it again."""
+        memo = getattr(self, "_site_memo", None)
+        if memo is None:
+            memo = self._site_memo = {}
+            self._held_memo: dict = {}
+        key = (where, kid, access_id)
+        if key not in memo:
+            loop, order, inner = self._progress_points()[(where, kid)]
+            memo[key] = (site_increments(loop, order, access_id, self._held_memo) if inner is None
+                         else site_qualifies(loop, order, inner, access_id, self._held_memo))
+        return memo[key]
+
     def _progress_facts(self, enc, a, b) -> list:
         points = self._progress_points()
         if not points:
             return []
+        named = getattr(self, "_progress_named", None)
+        if named is None:
+            # State name -> the points that read it, in the order of `points`.
+            named = self._progress_named = {}
+            for (where, kid), (loop, order, inner) in points.items():
+                for n in dict.fromkeys(state_name(c, kid, where) for c in order):
+                    named.setdefault(n, []).append((where, kid))
         by_point: dict = {}
         for x in enc.last_state:
-            name = x.decl().name()
-            for (where, kid), (loop, order, inner) in points.items():
-                if name in {state_name(c, kid, where) for c in order}:
-                    by_point.setdefault((where, kid), {})[tuple(y.get_id() for y in x.children())] = x.children()
+            for point in named.get(x.decl().name(), ()):
+                by_point.setdefault(point, {})[tuple(y.get_id() for y in x.children())] = x.children()
         facts = []
         for (where, kid), apps in by_point.items():
             loop, order, inner = points[(where, kid)]
-            if inner is None:
-                if not all(site_increments(loop, order, e.access.id) for e in (a, b)):
-                    continue
-            elif not all(site_qualifies(loop, order, inner, e.access.id) for e in (a, b)):
+            if not all(self._site_ok(where, kid, e.access.id) for e in (a, b)):
                 continue
             args = list(apps.values())
             funcs = [enc.func(state_name(c, kid, where), len(args[0])) for c in order]

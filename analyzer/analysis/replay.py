@@ -89,12 +89,14 @@ class _Thread:
 class Replay:
     """Runs threads of one kernel on concrete values; `watch` names the access ids to record."""
 
-    def __init__(self, kernel: ir.Kernel, launch: Launch, unknown: Unknown, watch: set[int]):
+    def __init__(self, kernel: ir.Kernel, launch: Launch, unknown: Unknown, watch: set[int],
+                 read_only: dict[str, ir.Access] | None = None):
         self.kernel = kernel
         self.launch = launch
         self.unknown = unknown
         self.watch = watch
-        self.read_only = ir.read_only_loads(kernel)
+        # `ir.read_only_loads(kernel)`, which a caller replaying many witnesses computes once.
+        self.read_only = ir.read_only_loads(kernel) if read_only is None else read_only
 
     def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int,
             until: tuple | None = None) -> list[Instance]:
@@ -103,6 +105,7 @@ class Replay:
         t = _Thread(dict(zip("xyz", tid)), dict(zip("xyz", bid)), k)
         self.out: list[Instance] = []
         self.until = until
+        self._values: dict[int, object] = {}
         try:
             self._block(self.kernel.body, t)
         except (_Return, _Reached):
@@ -119,6 +122,9 @@ class Replay:
 
     def _stmt(self, s, t: _Thread) -> None:
         checkpoint()
+        # Values are memoised per statement (see `_eval`): the state they read changes only
+        # between statements.
+        self._values.clear()
         t.steps += 1
         if t.steps > STEP_LIMIT:
             raise ReplayError(f"more than {STEP_LIMIT:,} statements in one thread")
@@ -161,7 +167,7 @@ class Replay:
         frame = [s.id, 0]
         t.loops.append(frame)
         try:
-            while s.cond is None or self._int(s.cond, t):
+            while s.cond is None or (self._values.clear() or self._int(s.cond, t)):
                 try:
                     self._block(s.body, t)
                 except _Continue:
@@ -203,7 +209,18 @@ class Replay:
 
     def _eval(self, e, t: _Thread):
         """The value of `e`: an int, or a `_Lazy` uninterpreted value, asked of the model only
-        where an index, a guard or a comparison needs it (float arithmetic mostly never is)."""
+        where an index, a guard or a comparison needs it (float arithmetic mostly never is).
+        Expressions share subterms (a value the source names again is one object): within one
+        statement, or one test of a loop's condition, each is evaluated once. A read evaluated
+        again would only record its instance a second time."""
+        if isinstance(e, (ir.BinOp, ir.UnOp, ir.Select, ir.Call, ir.Read)):
+            hit = self._values.get(id(e), _MISSING)
+            if hit is _MISSING:
+                hit = self._values[id(e)] = self._compute(e, t)
+            return hit
+        return self._compute(e, t)
+
+    def _compute(self, e, t: _Thread):
         if isinstance(e, ir.Const):
             return e.value
         if isinstance(e, ir.Var):
@@ -281,6 +298,9 @@ class Replay:
         raise ReplayError(f"unknown builtin {name}")
 
 
+_MISSING = object()
+
+
 class _Lazy:
     """An uninterpreted value (a load, a float operation, a shuffle's result), evaluated by
     `unknown` when first needed; a vector keeps its components for private stores."""
@@ -345,14 +365,18 @@ class Side:
 
 def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tuple[int, int, int],
                   one: Side, two: Side, byte: int, space: str | None,
-                  bid2: tuple[int, int, int] | None = None) -> str | None:
+                  bid2: tuple[int, int, int] | None = None,
+                  read_only: dict[str, ir.Access] | None = None,
+                  lines: dict[int, int] | None = None) -> str | None:
     """None when the witness replays: each thread runs its access in the given iterations, both
     instances cover `byte`, and the threads passed as many barriers before them (those ordering
     `space`, or all when it is None; warp barriers count for threads of one warp). Otherwise the
     reason it does not.
 
     With `bid2`, thread 2 runs in that block (a grid witness, grid.py): the blocks must differ
-    and must lie inside the grid, and only grid syncs matter (no other barrier orders two blocks)."""
+    and must lie inside the grid, and only grid syncs matter (no other barrier orders two blocks).
+    `read_only`: the kernel's `ir.read_only_loads`, and `lines`: `access_lines(kernel)`, when the
+    caller has them (a caller replaying many witnesses of one kernel computes each once)."""
     grid = bid2 is not None
     if grid:
         if tuple(bid2) == tuple(bid):
@@ -362,7 +386,7 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
                 return f"block {tuple(b)} lies outside the grid"
     elif one.tid == two.tid:
         return "both sides are the same thread"
-    replay = Replay(kernel, launch, unknown, {one.access, two.access})
+    replay = Replay(kernel, launch, unknown, {one.access, two.access}, read_only)
     found = []
     for side, k, block in ((one, 1, bid), (two, 2, bid2 if grid else bid)):
         want = tuple(sorted(side.iterations.items()))
@@ -373,11 +397,11 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
         hit = [i for i in runs if i.access == side.access and tuple(sorted(i.iterations)) == want]
         if not hit:
             shown = ", ".join(f"loop {lid} iteration {n}" for lid, n in want) or "outside loops"
-            return f"thread {side.tid} does not run the access at line {_line(kernel, side.access)} ({shown})"
+            return f"thread {side.tid} does not run the access at line {_line(kernel, side.access, lines)} ({shown})"
         inst = hit[0]
         if not inst.offset <= byte < inst.offset + inst.width:
             return (f"thread {side.tid} touches bytes {inst.offset}..{inst.offset + inst.width - 1} at line "
-                    f"{_line(kernel, side.access)}, not byte {byte}")
+                    f"{_line(kernel, side.access, lines)}, not byte {byte}")
         found.append(inst)
     if grid:
         g1, g2 = found[0].grid_syncs, found[1].grid_syncs
@@ -390,5 +414,15 @@ def check_witness(kernel: ir.Kernel, launch: Launch, unknown: Unknown, bid: tupl
     return None
 
 
-def _line(kernel: ir.Kernel, access_id: int) -> int | str:
+def access_lines(kernel: ir.Kernel) -> dict[int, int]:
+    """Access id -> the line of its first site (a walk over the whole kernel)."""
+    out: dict[int, int] = {}
+    for acc in ir.accesses(kernel.body):
+        out.setdefault(acc.id, acc.span.line)
+    return out
+
+
+def _line(kernel: ir.Kernel, access_id: int, lines: dict[int, int] | None = None) -> int | str:
+    if lines is not None:
+        return lines.get(access_id, "?")
     return next((acc.span.line for acc in ir.accesses(kernel.body) if acc.id == access_id), "?")

@@ -8,10 +8,13 @@ collision rests on (collision_causes.py).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import z3
 
+from analyzer import ir
 from analyzer.analysis.hazards import PairAnalysis, Thread, Witness
-from analyzer.analysis.replay import Launch, Side, check_witness
+from analyzer.analysis.replay import Launch, Side, access_lines, check_witness
 from analyzer.analysis.solver import DIMS
 from analyzer.analysis.symbolic import AccessEvent
 
@@ -115,7 +118,18 @@ class WitnessSearch:
         o1, o2 = val(off1), val(off2)
         return check_witness(self.kernel, launch, unknown, tuple(val(enc.bid[d]) for d in DIMS),
                              sides[0], sides[1], max(o1, o2), space,
-                             tuple(val(enc.bid2[d]) for d in DIMS) if enc.grid else None)
+                             tuple(val(enc.bid2[d]) for d in DIMS) if enc.grid else None, self._read_only,
+                             self._access_lines)
+
+    @cached_property
+    def _read_only(self) -> dict:
+        """The kernel's read-only buffers for every replay (a walk over the whole kernel each)."""
+        return ir.read_only_loads(self.kernel)
+
+    @cached_property
+    def _access_lines(self) -> dict[int, int]:
+        """Access id -> line, for the replays' failure messages (a walk over the whole kernel)."""
+        return access_lines(self.kernel)
 
     def _readable(self, solver, model, a: AccessEvent, b: AccessEvent):
         """Prefer a witness that is easy to read: threads in two warps, block 0, early iterations,
