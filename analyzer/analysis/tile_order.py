@@ -464,8 +464,9 @@ def _prove(kernel: ir.Kernel, terms: _Terms, before: list, loop: ir.Loop) -> Wal
         raise _Unfit("batch or size not set before L")
     if not _valid(init[_key(size)] == z3.substitute(size_of, (b, b0))):
         raise _Unfit("the size before L is not the size of the first batch")
-    if any(_touches(w, {size}) and x is not write for x, w in _writes_in(loop.body + loop.update)):
-        raise _Unfit("the size written elsewhere in L")
+    if any(_touches(w, {size}) and x is not write for x, w in _writes_in(loop.body + loop.update)) \
+            or any(_touches(w, cells) for _, w in _writes_in(loop.init)):
+        raise _Unfit("the size written elsewhere in L, or a cell in L's own init")
     return Walk(loop, batch, tile, b0.as_long(), start_value, c, k_loop)
 
 
