@@ -63,47 +63,34 @@ class KernelAnalysis:
 
         Returns the witness, False when the solver proves no two threads differ (the condition
         only looks thread-dependent, like `threadIdx.x < blockDim.x`), None when undecided."""
-        import z3
-
-        enc = Encoder(self.kernel, self.kernel.warp_size)
-        enc.collecting()
-        reach = [truth(enc.term(g, 1)) for g in ev.guard]
-        skip = z3.Not(z3.And(*[truth(enc.term(g, 2)) for g in ev.guard])) if ev.guard else z3.BoolVal(False)
-        solver = z3.Solver()
-        # Solver work, not the clock, decides (the same verdict on a loaded machine); the clock
-        # is a backstop, as for the pair queries.
-        solver.set("rlimit", RLIMIT_PER_SECOND * budget_ms // 1000)
-        solver.set("timeout", 30 * budget_ms)
-        solver.add(*reach, skip, *enc.needed())
-        res = solver.check()
-        if res == z3.unsat:
-            return False
-        if res != z3.sat:
-            return None
-        m = solver.model()
-        val = lambda e: enc.value_of(m, e)  # noqa: E731
-        return {"reaching_thread": [val(enc.tid[1][d]) for d in DIMS],
-                "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
-                "block": [val(enc.bid[d]) for d in DIMS]}
+        return self._divergence(ev, budget_ms, grid=False)
 
     def grid_divergence_witness(self, ev: BarrierEvent, budget_ms: int = 1000) -> dict | None | bool:
         """Two threads of different blocks, in the same iterations of the loops around a grid sync,
         of which one reaches it and the other does not: blocks that pass it a different number of
         times. False when the solver proves every block agrees, None when undecided."""
+        return self._divergence(ev, budget_ms, grid=True)
+
+    def _divergence(self, ev: BarrierEvent, budget_ms: int, grid: bool) -> dict | None | bool:
         import z3
 
-        enc = Encoder(self.kernel, self.kernel.warp_size, grid=True)
+        enc = Encoder(self.kernel, self.kernel.warp_size, grid=grid)
         enc.collecting()
         reach = [truth(enc.term(g, 1)) for g in ev.guard]
         skip = z3.Not(z3.And(*[truth(enc.term(g, 2)) for g in ev.guard])) if ev.guard else z3.BoolVal(False)
-        same = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
-        apart = z3.Or(*[enc.bid[d] != enc.bid2[d] for d in DIMS])
+        between = []
+        if grid:
+            between = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
+            between.insert(0, z3.Or(*[enc.bid[d] != enc.bid2[d] for d in DIMS]))
         solver = z3.Solver()
+        # Solver work, not the clock, decides (the same verdict on a loaded machine); the clock
+        # is a backstop, as for the pair queries.
         solver.set("rlimit", RLIMIT_PER_SECOND * budget_ms // 1000)
         solver.set("timeout", 30 * budget_ms)
-        # A grid dimension the kernel never reads has extent 1 (grid.py's assumption).
-        unread = [enc.bid[d] == enc.bid2[d] for d in DIMS if d not in block_dims_read(self.kernel)]
-        solver.add(*reach, skip, apart, *same, *unread, *enc.needed())
+        if grid:
+            # A grid dimension the kernel never reads has extent 1 (grid.py's assumption).
+            between += [enc.bid[d] == enc.bid2[d] for d in DIMS if d not in block_dims_read(self.kernel)]
+        solver.add(*reach, skip, *between, *enc.needed())
         res = solver.check()
         if res == z3.unsat:
             return False
@@ -111,10 +98,12 @@ class KernelAnalysis:
             return None
         m = solver.model()
         val = lambda e: enc.value_of(m, e)  # noqa: E731
-        return {"reaching_thread": [val(enc.tid[1][d]) for d in DIMS],
-                "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
-                "block": [val(enc.bid[d]) for d in DIMS],
-                "skipping_block": [val(enc.bid2[d]) for d in DIMS]}
+        witness = {"reaching_thread": [val(enc.tid[1][d]) for d in DIMS],
+                   "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
+                   "block": [val(enc.bid[d]) for d in DIMS]}
+        if grid:
+            witness["skipping_block"] = [val(enc.bid2[d]) for d in DIMS]
+        return witness
 
     def race_findings(self, kind: str, severity: str) -> list[Finding]:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""

@@ -67,10 +67,8 @@ class _Unfit(Exception):
 class Walk:
     """A proven walk: L, its cells, I (IR, block-uniform), c and K."""
 
-    def __init__(self, loop: ir.Loop, batch: Cell, tile: Cell, first: int, start: ir.Expr, step: int,
-                 inner: ir.Loop):
-        self.loop, self.batch, self.tile, self.first = loop, batch, tile, first
-        self.start, self.step, self.inner = start, step, inner
+    def __init__(self, loop: ir.Loop, batch: Cell, tile: Cell, start: ir.Expr, step: int, inner: ir.Loop):
+        self.loop, self.batch, self.tile, self.start, self.step, self.inner = loop, batch, tile, start, step, inner
 
     def names(self) -> dict[str, tuple[tuple[str, int], str]]:
         """Solver name of each cell's value -> (point, "batch" or "tile")."""
@@ -98,13 +96,11 @@ class _Terms:
             f = self.funcs[(name, arity)] = z3.Function(f"tileorder.{name}", *([z3.IntSort()] * arity), z3.IntSort())
         return f
 
-    def term(self, e, env: dict, block_ok: bool = False):
+    def term(self, e, env: dict):
         if isinstance(e, ir.Const) and isinstance(e.value, int):
             return z3.IntVal(e.value)
         if isinstance(e, ir.Param):
             return z3.Int(f"tileorder.param.{e.name}")
-        if isinstance(e, ir.Builtin) and block_ok and e.name.startswith(("bid.", "gdim.", "bdim.")):
-            return z3.Int(f"tileorder.{e.name}")
         if isinstance(e, ir.Var):
             if e.name not in env:
                 raise _Unfit(f"local {e.name}")
@@ -118,16 +114,16 @@ class _Terms:
                 return env[key]
             if acc.buffer not in self.read_only:
                 raise _Unfit(f"load of {acc.buffer}")
-            return self.func(f"load.{acc.buffer}.{acc.width}.{acc.view}", 1)(self.term(acc.offset, env, block_ok))
+            return self.func(f"load.{acc.buffer}.{acc.width}.{acc.view}", 1)(self.term(acc.offset, env))
         if isinstance(e, ir.BinOp):
-            a, b = self.term(e.a, env, block_ok), self.term(e.b, env, block_ok)
+            a, b = self.term(e.a, env), self.term(e.b, env)
             if e.op in _ARITH:
                 return _ARITH[e.op](a, b)
             return self.func(f"op{e.op}", 2)(a, b)
         if isinstance(e, ir.UnOp) and e.op == "-":
-            return -self.term(e.a, env, block_ok)
+            return -self.term(e.a, env)
         if isinstance(e, (ir.UnOp, ir.Call, ir.Select)):
-            args = [self.term(x, env, block_ok) for x in ir.operands(e)]
+            args = [self.term(x, env) for x in ir.operands(e)]
             name = e.op if isinstance(e, ir.UnOp) else e.fn if isinstance(e, ir.Call) else "select"
             return self.func(f"fn{name}", len(args))(*args)
         raise _Unfit(type(e).__name__)
@@ -467,7 +463,7 @@ def _prove(kernel: ir.Kernel, terms: _Terms, before: list, loop: ir.Loop) -> Wal
     if any(_touches(w, {size}) and x is not write for x, w in _writes_in(loop.body + loop.update)) \
             or any(_touches(w, cells) for _, w in _writes_in(loop.init)):
         raise _Unfit("the size written elsewhere in L, or a cell in L's own init")
-    return Walk(loop, batch, tile, b0.as_long(), start_value, c, k_loop)
+    return Walk(loop, batch, tile, start_value, c, k_loop)
 
 
 def _reads_only(e, batch: Cell) -> bool:

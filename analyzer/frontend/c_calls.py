@@ -12,7 +12,7 @@ from dataclasses import replace
 from lark import Token, Tree
 
 from analyzer import ir
-from analyzer.frontend.c_stmts import leftover_goto
+from analyzer.frontend.c_stmts import jumps_to_flag, leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.types import vector_shape
@@ -200,7 +200,7 @@ class CallLowering:
         if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
             flag = self.fresh_var(f"{fn}.returned")
             self.pending.append(ir.Assign(flag, ir.Const(0), span))
-            self.pending.extend(_returns_to_flag(body_ir, flag, span))
+            self.pending.extend(jumps_to_flag(body_ir, flag, span, ir.Return, _has_return))   # no return in a loop
         else:
             self.pending.extend(body_ir)
         if ret_ty == "void":
@@ -228,23 +228,4 @@ def _returns_to_breaks(stmts):
             out.append(ir.If(s.cond, _returns_to_breaks(s.then), _returns_to_breaks(s.orelse), s.span))
         else:
             out.append(s)
-    return out
-
-
-def _returns_to_flag(stmts, flag: str, span) -> list:
-    """`stmts` (no return inside a loop) with each `return` setting `flag` and the statements
-    after a branch that may return guarded by `!flag`: linear in the statements, no copies."""
-    out = []
-    for i, s in enumerate(stmts):
-        if isinstance(s, ir.Return):
-            out.append(ir.Assign(flag, ir.Const(1), s.span))
-            return out   # the rest is dead
-        if isinstance(s, ir.If) and (_has_return(s.then) or _has_return(s.orelse)):
-            out.append(ir.If(s.cond, _returns_to_flag(s.then, flag, span), _returns_to_flag(s.orelse, flag, span),
-                             s.span))
-            rest = _returns_to_flag(stmts[i + 1:], flag, span)
-            if rest:
-                out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], span))
-            return out
-        out.append(s)
     return out

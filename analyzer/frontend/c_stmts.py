@@ -190,7 +190,7 @@ class StmtLowering:
                 body = [ir.Assign(fell, ir.Const(1), span)]
                 for st in stmts:
                     body.extend(self.stmt(st))
-                out.append(ir.If(guard, _breaks_to_flag(body, broke, span), [], span))
+                out.append(ir.If(guard, jumps_to_flag(body, broke, span, ir.Break, _has_break), [], span))
         finally:
             self.scopes.pop()
         return out
@@ -259,18 +259,19 @@ def _has_break(stmts) -> bool:
                for s in stmts)
 
 
-def _breaks_to_flag(stmts, flag: str, span) -> list:
-    """`stmts` with each `break` of the switch setting `flag`, and what follows a branch that may
-    break guarded by `!flag` (as calls' returns are: c_calls._returns_to_flag)."""
+def jumps_to_flag(stmts, flag: str, span, jump: type, may_jump) -> list:
+    """`stmts` with each `jump` (a switch's `break`, an inlined call's `return`) setting `flag`,
+    and what follows a branch that `may_jump` guarded by `!flag`: linear in the statements, no
+    copies."""
     out = []
     for i, s in enumerate(stmts):
-        if isinstance(s, ir.Break):
+        if isinstance(s, jump):
             out.append(ir.Assign(flag, ir.Const(1), s.span))
-            return out   # the rest of the group is dead
-        if isinstance(s, ir.If) and (_has_break(s.then) or _has_break(s.orelse)):
-            out.append(ir.If(s.cond, _breaks_to_flag(s.then, flag, span), _breaks_to_flag(s.orelse, flag, span),
-                             s.span))
-            rest = _breaks_to_flag(stmts[i + 1:], flag, span)
+            return out   # the rest is dead
+        if isinstance(s, ir.If) and (may_jump(s.then) or may_jump(s.orelse)):
+            out.append(ir.If(s.cond, jumps_to_flag(s.then, flag, span, jump, may_jump),
+                             jumps_to_flag(s.orelse, flag, span, jump, may_jump), s.span))
+            rest = jumps_to_flag(stmts[i + 1:], flag, span, jump, may_jump)
             if rest:
                 out.append(ir.If(ir.UnOp("!", ir.Var(flag)), rest, [], span))
             return out
@@ -281,7 +282,7 @@ def _breaks_to_flag(stmts, flag: str, span) -> list:
 def _resolve_labels(stmts: list, fresh) -> list:
     """A block's labels, and the `goto`s to them from earlier in the block (at any depth of `if`,
     not inside a loop): `goto L` sets a flag, and what follows it up to L runs only while the flag
-    is clear (as inlined returns: c_calls._returns_to_flag). A goto left over (to an earlier label,
+    is clear (as inlined returns: `jumps_to_flag`). A goto left over (to an earlier label,
     into a block, out of a loop) is reported by the function's lowering."""
     while True:
         at = next((i for i, s in enumerate(stmts) if isinstance(s, Label)), None)
