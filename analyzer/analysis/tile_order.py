@@ -266,9 +266,13 @@ def _substitute(e, defs: dict):
 
 def _reads(e) -> set:
     """The locals and buffers an expression reads."""
-    out, stack = set(), [e]
+    # Each shared subterm once: substituted definitions make DAGs whose trees are far larger.
+    out, stack, seen = set(), [e], set()
     while stack:
         x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
         if isinstance(x, ir.Var):
             out.add(x.name)
         elif isinstance(x, ir.Read):
@@ -286,32 +290,44 @@ def _written(stmts) -> set:
     return out
 
 
-def _drop(defs: dict, names: set) -> None:
-    for k in [k for k, v in defs.items() if k in names or _reads(v) & names]:
-        del defs[k]
+class _Defs(dict):
+    """Local -> its definition, with what each definition reads (computed once, not per drop)."""
+
+    def __init__(self, outer: "_Defs | None" = None):
+        super().__init__(outer or {})
+        self.deps = dict(outer.deps) if outer else {}
+
+    def define(self, name, value) -> None:
+        self.drop({name})
+        deps = _reads(value)
+        if name not in deps:
+            self[name] = value
+            self.deps[name] = deps
+
+    def drop(self, names: set) -> None:
+        for k in [k for k in self if k in names or not self.deps[k].isdisjoint(names)]:
+            del self[k], self.deps[k]
 
 
-def _normalized(stmts: list, outer: dict | None = None) -> list:
+def _normalized(stmts: list, outer: _Defs | None = None) -> list:
     """The statements with each local read replaced by its definition where nothing it reads was
     written since (so the value is the same), and `if (A) v = B; else v = A;` (a short-circuit
     `&&`, as the SPIR-V front end spells it) as `v = A && B`. The same program: only its
     spelling changes, so what is proven of it holds of the kernel. `outer`: the definitions
     standing where `stmts` start."""
-    defs: dict = dict(outer or {})
+    defs = _Defs(outer)
     out = []
     for s in stmts:
         if isinstance(s, ir.Assign):
             value = _substitute(s.value, defs)
-            _drop(defs, {s.target})
-            if s.target not in _reads(value):
-                defs[s.target] = value
+            defs.define(s.target, value)
             out.append(ir.Assign(s.target, value, s.span))
         elif isinstance(s, ir.MemOp):
             acc = s.access
             new = dataclasses.replace(acc, offset=_substitute(acc.offset, defs),
                                       value=_substitute(acc.value, defs) if acc.value is not None else None)
             if acc.is_write:
-                _drop(defs, {("buffer", acc.buffer)})
+                defs.drop({("buffer", acc.buffer)})
             out.append(ir.MemOp(new))
         elif isinstance(s, ir.If):
             cond = _substitute(s.cond, defs)
@@ -320,16 +336,14 @@ def _normalized(stmts: list, outer: dict | None = None) -> list:
                     and then[0].target == orelse[0].target
                     and _substitute(orelse[0].value, defs) == cond):
                 merged = ir.Assign(then[0].target, ir.BinOp("&&", cond, _substitute(then[0].value, defs)), s.span)
-                _drop(defs, {merged.target})
-                if merged.target not in _reads(merged.value):
-                    defs[merged.target] = merged.value
+                defs.define(merged.target, merged.value)
                 out.append(merged)
                 continue
             new_then, new_else = _normalized(then, defs), _normalized(orelse, defs)
-            _drop(defs, _written(then + orelse))
+            defs.drop(_written(then + orelse))
             out.append(ir.If(cond, new_then, new_else, s.span))
         elif isinstance(s, ir.Loop):
-            _drop(defs, _written(s.init + s.body + s.update))
+            defs.drop(_written(s.init + s.body + s.update))
             cond = s.cond
             if isinstance(cond, ir.Const) and cond.value:
                 cond = None
