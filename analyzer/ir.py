@@ -269,11 +269,22 @@ def accesses(stmts):
                 stack.extend(operands(e))
 
 
+# The last kernel's answer, with the kernel and its body: several passes ask for it, each a walk
+# over the whole kernel (a changed kernel is a copy, with a new body).
+_read_only_memo: list = [None, None, {}]
+
+
 def read_only_loads(kernel: "Kernel") -> dict[str, Access]:
     """Buffers no access of the kernel writes (distinct buffers do not alias: a stated
     assumption), each with its first read site. Every read of such a buffer at an address returns
     the same value, whatever the site, iteration or barrier interval: the analyses name it after
     that one site."""
+    if _read_only_memo[0] is not kernel or _read_only_memo[1] is not kernel.body:
+        _read_only_memo[:] = [kernel, kernel.body, _read_only_loads(kernel)]
+    return dict(_read_only_memo[2])
+
+
+def _read_only_loads(kernel: "Kernel") -> dict[str, Access]:
     written, reads = set(), {}
     for acc in accesses(kernel.body):
         if acc.space == PRIVATE:

@@ -111,9 +111,27 @@ def _path(stmts: list, acc: ir.Access) -> list[tuple[list, int]] | None:
     return None
 
 
+# The last kernel's sites by (line, col, kind), each the first `_access_where` would meet: one walk
+# for all of a kernel's findings, not one per finding. Kept with the kernel and its body, whose
+# identities say it is still the same kernel (changes go to copies, see `_copy`).
+_sites: list = [None, None, {}]
+
+
 def _find(kernel: ir.Kernel, line: int, col: int, kind: str) -> ir.Access | None:
-    return _access_where(kernel.body, lambda acc: (acc.span.line, acc.span.col) == (line, col)
-                         and ("atomic" if acc.atomic else acc.kind) == kind)
+    if _sites[0] is not kernel or _sites[1] is not kernel.body:
+        index: dict = {}
+        _index_sites(kernel.body, index)
+        _sites[:] = [kernel, kernel.body, index]
+    return _sites[2].get((line, col, kind))
+
+
+def _index_sites(stmts: list, index: dict) -> None:
+    """In `_access_where`'s order: a statement's own accesses, then its nested lists."""
+    for s in stmts:
+        for acc in _own_accesses(s):
+            index.setdefault((acc.span.line, acc.span.col, "atomic" if acc.atomic else acc.kind), acc)
+        for lst in _children(s):
+            _index_sites(lst, index)
 
 
 def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True,

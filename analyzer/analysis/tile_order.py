@@ -283,6 +283,27 @@ def _reads(e) -> set:
     return out
 
 
+def _reads_through(e, defs: "_Defs") -> set:
+    """`_reads(_substitute(e, defs))` without walking the substituted definitions: a local
+    replaced by its definition reads what the definition reads (`defs.deps`)."""
+    out, stack, seen = set(), [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, ir.Var):
+            out |= defs.deps[x.name] if x.name in defs else {x.name}
+        elif isinstance(x, ir.Read):
+            out.add(("buffer", x.access.buffer))
+            stack.append(x.access.offset)
+        elif isinstance(x, (ir.BinOp, ir.UnOp, ir.Select, ir.Call)):
+            stack.extend(ir.operands(x))     # the nodes `_substitute` descends into
+        else:
+            out |= _reads(x)
+    return out
+
+
 def _written(stmts) -> set:
     out = set()
     for _, w in _writes_in(stmts):
@@ -297,9 +318,9 @@ class _Defs(dict):
         super().__init__(outer or {})
         self.deps = dict(outer.deps) if outer else {}
 
-    def define(self, name, value) -> None:
+    def define(self, name, value, deps: set) -> None:
+        """`name = value`, with `deps` what value reads."""
         self.drop({name})
-        deps = _reads(value)
         if name not in deps:
             self[name] = value
             self.deps[name] = deps
@@ -320,7 +341,7 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
     for s in stmts:
         if isinstance(s, ir.Assign):
             value = _substitute(s.value, defs)
-            defs.define(s.target, value)
+            defs.define(s.target, value, _reads_through(s.value, defs))
             out.append(ir.Assign(s.target, value, s.span))
         elif isinstance(s, ir.MemOp):
             acc = s.access
@@ -336,7 +357,8 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
                     and then[0].target == orelse[0].target
                     and _substitute(orelse[0].value, defs) == cond):
                 merged = ir.Assign(then[0].target, ir.BinOp("&&", cond, _substitute(then[0].value, defs)), s.span)
-                defs.define(merged.target, merged.value)
+                defs.define(merged.target, merged.value,
+                            _reads_through(s.cond, defs) | _reads_through(then[0].value, defs))
                 out.append(merged)
                 continue
             new_then, new_else = _normalized(then, defs), _normalized(orelse, defs)
