@@ -263,6 +263,17 @@ def state_name(cell: Cell, at_exit_of: int, where: str = "exit") -> str:
     return f"private:{cell[1]}+{cell[2]}@{where}{at_exit_of}"
 
 
+# The last kernel's points and site verdicts (`ProgressFacts`), with the kernel and its body: the
+# block and grid passes share them (a changed kernel is a copy, with a new body).
+_kernel_memo: list = [None, None, None]
+
+
+def _kernel_shared(kernel: ir.Kernel) -> dict:
+    if _kernel_memo[0] is not kernel or _kernel_memo[1] is not kernel.body:
+        _kernel_memo[:] = [kernel, kernel.body, {"site": {}, "held": {}}]
+    return _kernel_memo[2]
+
+
 class ProgressFacts:
     """Part of `races.PairChecker`: the facts of this module for the loop state a query reads.
     Uses the checker's `kernel`."""
@@ -272,7 +283,10 @@ class ProgressFacts:
         ("L", loop id) -> (the loop, its counters, None): where counters' values are read."""
         points = getattr(self, "_progress", None)
         if points is None:
-            points = self._progress = {}
+            shared = _kernel_shared(self.kernel)
+            points = self._progress = shared.get("points")
+        if points is None:
+            points = self._progress = _kernel_shared(self.kernel)["points"] = {}
             for s in ir.walk_stmts(self.kernel.body, into_loops=True):
                 if isinstance(s, ir.Loop):
                     order = counters(s)
@@ -287,8 +301,9 @@ class ProgressFacts:
         is the costly part, and every query of a pair reading the state asks it again."""
         memo = getattr(self, "_site_memo", None)
         if memo is None:
-            memo = self._site_memo = {}
-            self._held_memo: dict = {}
+            shared = _kernel_shared(self.kernel)
+            memo = self._site_memo = shared["site"]
+            self._held_memo: dict = shared["held"]
         key = (where, kid, access_id)
         if key not in memo:
             loop, order, inner = self._progress_points()[(where, kid)]

@@ -376,11 +376,23 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
     return out
 
 
+# The last kernel's normalized statement lists, with the kernel and its body: the block and grid
+# passes both ask (the proofs are made again each time: they make solver terms, whose order
+# decides which model a later query gets, so a pass's witnesses do not depend on another's).
+_normal_memo: list = [None, None, []]
+
+
+def _normal_lists(kernel: ir.Kernel) -> list:
+    if _normal_memo[0] is not kernel or _normal_memo[1] is not kernel.body:
+        _normal_memo[:] = [kernel, kernel.body, list(_lists(_normalized(kernel.body)))]
+    return _normal_memo[2]
+
+
 def find_walks(kernel: ir.Kernel) -> list[Walk]:
     """The loops of the kernel that are proven walks (in the kernel's normalized spelling)."""
     walks = []
     terms = _Terms(kernel)
-    for lst in _lists(_normalized(kernel.body)):
+    for lst in _normal_lists(kernel):
         for i, s in enumerate(lst):
             if isinstance(s, ir.Loop):
                 try:
