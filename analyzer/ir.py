@@ -126,6 +126,11 @@ def ticket_name(e: Opaque) -> str:
 def operands(e) -> tuple:
     """The direct sub-expressions of an expression, in evaluation order. Also serves the
     analyses' own term nodes, which keep theirs in `args`."""
+    kind = type(e)
+    if kind is BinOp:       # the commonest, by exact type first
+        return (e.a, e.b)
+    if kind is UnOp:
+        return (e.a,)
     if isinstance(e, Opaque):
         return tuple(x for x in (e.source, e.ticket) if x is not None)
     if isinstance(e, BinOp):

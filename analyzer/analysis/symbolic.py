@@ -266,6 +266,12 @@ def _intern(table: dict, t):
     identities make the key; the table keeps them alive, so no identity is reused. The
     uniformity memo and the solver encoding are keyed by identity: each shared part is
     then checked and encoded once, however many statements spell it out again."""
+    # The commonest classes by exact type first (this runs for every term the executor makes).
+    kind = type(t)
+    if kind is ir.BinOp:
+        return table.setdefault((ir.BinOp, t.op, id(t.a), id(t.b)), t)
+    if kind is ir.Const:
+        return table.setdefault((ir.Const, t.value), t)
     if isinstance(t, ir.BinOp):
         key: tuple = (ir.BinOp, t.op, id(t.a), id(t.b))
     elif isinstance(t, ir.Const):
