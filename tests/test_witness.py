@@ -1,5 +1,7 @@
 """Witnesses are concrete and consistent: re-evaluating the accesses at the witness collides."""
 
+import pytest
+
 from conftest import FIXTURES
 
 
@@ -69,3 +71,46 @@ def test_a_collision_that_needs_loop_state_to_repeat_says_so(cli, tmp_path):
     code, report, _ = cli("check", str(path), "--block-dim", "32", "--format", "json")
     (f,) = report["findings"]
     assert f["witness"]["loop_state"] == [] and not any("loop-carried" in n for n in f["notes"])
+
+
+# A loop with a parameter step before the accesses: a model with the step 0 (or of the wrong
+# sign) never leaves the loop, so its witness does not replay. The queries know the loop ended
+# (symbolic.py, `_ended`): the first loop's own fact, the nested one's through its outer loop.
+ENDED_KERNELS = {
+    "own": """
+extern "C" __global__ void k(float* g, int P0, int P1) {
+    __shared__ float s[64];
+    for (int r = 2; r < 16; r += P0) {
+        g[r] = 1.0f;
+    }
+    s[threadIdx.x % 64] = 1.0f;
+    for (int q = P1; q < 8; q += P0 + 1) {
+        g[q + 64] = s[(threadIdx.x + 1) % 64];
+    }
+}
+""",
+    "nested": """
+extern "C" __global__ void k(float* g, int P0, int P1) {
+    __shared__ float s[64];
+    for (int r0 = 14; r0 < P1; r0 += P1) {
+        for (int r1 = P1 - 4; r1 > -16; r1 -= P0) {
+            g[r1 + 32] = 1.0f;
+        }
+    }
+    s[threadIdx.x % 64] = 1.0f;
+    float v = s[(threadIdx.x + 1) % 64];
+    g[threadIdx.x] = v;
+}
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDED_KERNELS))
+def test_witnesses_after_a_loop_with_a_parameter_step_replay(cli, tmp_path, name):
+    path = tmp_path / "k.cu"
+    path.write_text(ENDED_KERNELS[name])
+    code, report, err = cli("check", str(path), "--block-dim", "64", "--format", "json")
+    assert code == 1, err
+    # The race on s after the loops is still found (a thread that never enters them reaches it).
+    assert "read-after-write" in {f["rule"] for f in report["findings"]}
+    assert [(f["rule"], f["second"]["line"]) for f in report["findings"] if not f["witness"]["replayed"]] == []

@@ -90,18 +90,20 @@ class CollisionConstraints:
         return self._cache[key]
 
     def _side(self, e: AccessEvent, k: int) -> list:
-        """In-bounds facts and the guard of one access by thread k (built once per encoder)."""
+        """In-bounds facts, the guard and the loops ended of one access by thread k (built once per
+        encoder)."""
         enc = self.enc
         key = (id(enc), "side", e.access.id, k, self.bounded)
         hit = self._cache.get(key)
         if hit is None:
             off = enc.term(e.offset, k)
-            hit = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard]
+            # The loops before the access ended for the thread (symbolic.py, `_ended`).
+            hit = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard + e.ended]
             self._cache[key] = hit
         else:
             # replay the terms so that their side constraints are collected for this query
             enc.term(e.offset, k)
-            for g in e.guard:
+            for g in e.guard + e.ended:
                 enc.term(g, k)
             self._replay_bounds(e, k)
         return hit
