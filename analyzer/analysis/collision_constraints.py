@@ -41,14 +41,19 @@ class CollisionConstraints:
         for pa, pb, before, warps, da, db in combos:
             rel = self._relation(pa, 1) + self._relation(pb, 2)
             # Each thread's path around a barrier-bearing branch: the branch it took holds for it.
+            path = []
             for k, dec in ((1, da), (2, db)):
                 for key, br in dec:
                     if isinstance(br, tuple):
-                        rel += self._left_loop(key, br, k)
+                        path += self._left_loop(key, br, k)
                         continue
                     c = truth(enc.term(self.ev.condition_terms[key] if key in self.ev.condition_terms
                                        else self.ev.entry_terms[key][1], k))
-                    rel.append(c if br else z3.Not(c))
+                    path.append(c if br else z3.Not(c))
+            # A path's decisions are a set keyed by statement ids (addresses): their order follows
+            # the run, and the order of an And's terms steers Z3 to one model or another. Z3's
+            # structural hash gives every run the same order.
+            rel += sorted(path, key=lambda c: c.hash())
             if before == "tie":
                 rel += [enc.iteration(1, p.loop) == enc.iteration(2, q.loop) for p, q in zip(pa, pb) if p.loop == q.loop]
             elif before is not None:

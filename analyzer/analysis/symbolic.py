@@ -562,7 +562,7 @@ class SymbolicExecutor:
         deps = self.thread_deps.setdefault(lid, {})
         # State entering the loop with a thread-dependent value holds it in iteration 0.
         cells = _assigned_private(s.body)
-        entries = [(v, st.env[v]) for v in assigned - inductions.keys() if v in st.env]
+        entries = [(v, st.env[v]) for v in sorted(assigned - inductions.keys()) if v in st.env]
         entries += [(("cell", k), v) for k, v in st.private.items() if k[0] in cells and ("cell", k) not in inductions]
         for key, value in entries:
             deps[key] = _norm(deps.get(key, frozenset()) | self.thread_dims(value))
@@ -679,7 +679,7 @@ class SymbolicExecutor:
                    final: bool) -> bool:
         lid = s.id
         env = dict(st.env)
-        for v in assigned:
+        for v in sorted(assigned):     # sorted: terms are made (and named to Z3) in a fixed order
             if v in inductions:
                 env[v] = inductions[v]
             else:
@@ -717,7 +717,7 @@ class SymbolicExecutor:
             is_uniform.cache_clear()
             if not body_st.divergent:
                 body_st.divergent = (cond if cond is not None else ir.Const(1), s.span)
-        floors = {("var", v): env[v].lower for v in assigned
+        floors = {("var", v): env[v].lower for v in sorted(assigned)
                   if v not in inductions and isinstance(env[v], Sym) and env[v].lower is not None}
         floors.update({("cell", k): t.lower for k, t in private.items()
                        if k[0] in assigned_private and isinstance(t, Sym) and t.lower is not None})
@@ -739,7 +739,7 @@ class SymbolicExecutor:
         # it: the end of the body (and update), each `break` and `continue`, and, where one of
         # those leaves another value, the conditions that chose it.
         ends = ([] if body_st.dead else [cont]) + exits
-        for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in assigned if v not in inductions] + \
+        for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in sorted(assigned) if v not in inductions] + \
                 [(("cell", k), lambda e, k=k: e.private.get(k)) for k in private
                  if k[0] in assigned_private and ("cell", k) not in inductions]:
             old = deps.get(key, frozenset())
@@ -775,7 +775,7 @@ class SymbolicExecutor:
             loop_uniform = info.uniform
             # Where the trip count may differ between threads, so may every exit value.
             settled = loop_uniform and not st.divergent
-            for v in assigned:
+            for v in sorted(assigned):
                 dims = (ALL_DIMS if not settled else self.thread_dims(inductions[v]) if v in inductions
                         else deps.get(v, frozenset()))
                 st.env[v] = self._state(f"{v}@exit{lid}", dims, self.iters(), self._floor(lid, ("var", v), st.env.get(v)))
@@ -1017,7 +1017,9 @@ def _mentions(e, names: set[str]) -> bool:
 
 def _join(cond, a: dict, b: dict) -> dict:
     out = {}
-    for k in a.keys() & b.keys():
+    for k in a:     # in a's order: a set of the keys would follow string hashing (PYTHONHASHSEED)
+        if k not in b:
+            continue
         va, vb = a[k], b[k]
         # Identity, not structural equality: comparing deep terms would cost more than a select.
         out[k] = va if va is vb else ir.Select(cond, va, vb)
