@@ -41,14 +41,19 @@ class CollisionConstraints:
         for pa, pb, before, warps, da, db in combos:
             rel = self._relation(pa, 1) + self._relation(pb, 2)
             # Each thread's path around a barrier-bearing branch: the branch it took holds for it.
+            path = []
             for k, dec in ((1, da), (2, db)):
                 for key, br in dec:
                     if isinstance(br, tuple):
-                        rel += self._left_loop(key, br, k)
+                        path += self._left_loop(key, br, k)
                         continue
                     c = truth(enc.term(self.ev.condition_terms[key] if key in self.ev.condition_terms
                                        else self.ev.entry_terms[key][1], k))
-                    rel.append(c if br else z3.Not(c))
+                    path.append(c if br else z3.Not(c))
+            # A path's decisions are a set keyed by statement ids (addresses): their order follows
+            # the run, and the order of an And's terms steers Z3 to one model or another. Z3's
+            # structural hash gives every run the same order.
+            rel += sorted(path, key=lambda c: c.hash())
             if before == "tie":
                 rel += [enc.iteration(1, p.loop) == enc.iteration(2, q.loop) for p, q in zip(pa, pb) if p.loop == q.loop]
             elif before is not None:
@@ -90,18 +95,20 @@ class CollisionConstraints:
         return self._cache[key]
 
     def _side(self, e: AccessEvent, k: int) -> list:
-        """In-bounds facts and the guard of one access by thread k (built once per encoder)."""
+        """In-bounds facts, the guard and the loops ended of one access by thread k (built once per
+        encoder)."""
         enc = self.enc
         key = (id(enc), "side", e.access.id, k, self.bounded)
         hit = self._cache.get(key)
         if hit is None:
             off = enc.term(e.offset, k)
-            hit = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard]
+            # The loops before the access ended for the thread (symbolic.py, `_ended`).
+            hit = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard + e.ended]
             self._cache[key] = hit
         else:
             # replay the terms so that their side constraints are collected for this query
             enc.term(e.offset, k)
-            for g in e.guard:
+            for g in e.guard + e.ended:
                 enc.term(g, k)
             self._replay_bounds(e, k)
         return hit

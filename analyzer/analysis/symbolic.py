@@ -84,6 +84,10 @@ class AccessEvent:
     guard: tuple            # terms that are all nonzero when the access executes
     loops: tuple[int, ...]  # enclosing loop ids, outermost first
     order: int              # position in program order
+    # Terms nonzero whenever the access executes because the thread got past a loop before it:
+    # the loop ended (`_ended`). Kept apart from the guard: they say nothing about which threads
+    # take which branch, only that none of them looped forever on the way.
+    ended: tuple = ()
 
 
 @dataclass
@@ -162,6 +166,7 @@ class _State:
     # (cond term, span, by an exit) of the first enclosing condition that may differ between blocks
     grid_divergent: tuple = ()
     dead: bool = False
+    ended: tuple = ()      # facts of loops this path got past (AccessEvent.ended)
 
 
 def _simplify_not(t):
@@ -417,7 +422,7 @@ class SymbolicExecutor:
         if not self.emit or st.dead or acc.space in (ir.PRIVATE, ir.CONSTANT):
             return
         self.result.accesses[acc.id] = AccessEvent(acc, offset, value, st.guard, tuple(self.loop_stack),
-                                                   next(self.order))
+                                                   next(self.order), st.ended)
 
     # ---------- statements ----------
     def block(self, stmts, st: _State) -> None:
@@ -457,7 +462,7 @@ class SymbolicExecutor:
                 # What loop state holds where an iteration ends early counts as much as what it
                 # holds at the end of the body (see `_loop_pass`).
                 self._exits[-1].append(_State(dict(st.env), dict(st.private), st.guard, st.divergent,
-                                              st.grid_divergent))
+                                              st.grid_divergent, ended=st.ended))
             st.dead = True
         else:
             raise TypeError(f"unknown IR statement {s!r}")
@@ -508,7 +513,8 @@ class SymbolicExecutor:
         return hit[1]
 
     def _branch(self, stmts, st: _State, cond, span) -> _State:
-        sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent, st.grid_divergent)
+        sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent, st.grid_divergent,
+                     ended=st.ended)
         if not st.divergent and not is_uniform(cond):
             sub.divergent = (cond, span)
         sub.grid_divergent = self.grid.first(st.grid_divergent, cond, span)
@@ -532,7 +538,7 @@ class SymbolicExecutor:
             return
         if t.dead or f.dead:
             live, dead_cond = (f, cond) if t.dead else (t, _simplify_not(cond))
-            st.env, st.private = live.env, live.private
+            st.env, st.private, st.ended = live.env, live.private, live.ended
             # The rest runs only where the terminating branch was not taken.
             st.guard = st.guard + (_simplify_not(dead_cond),)
             if not st.divergent and not is_uniform(cond):
@@ -541,6 +547,10 @@ class SymbolicExecutor:
             return
         st.env = _join(cond, t.env, f.env)
         st.private = _join(cond, t.private, f.private)
+        # A loop a branch got past ended where that branch was taken.
+        n = len(st.ended)
+        st.ended += tuple(self.intern(ir.BinOp("||", _simplify_not(c), g))
+                          for c, b in ((cond, t), (_simplify_not(cond), f)) for g in b.ended[n:])
         if not is_uniform(cond) and not st.divergent and (_has_exit(s.then) or _has_exit(s.orelse)):
             st.divergent = (cond, s.span)
         if _has_exit(s.then) or _has_exit(s.orelse):
@@ -558,17 +568,17 @@ class SymbolicExecutor:
         deps = self.thread_deps.setdefault(lid, {})
         # State entering the loop with a thread-dependent value holds it in iteration 0.
         cells = _assigned_private(s.body)
-        entries = [(v, st.env[v]) for v in assigned - inductions.keys() if v in st.env]
+        entries = [(v, st.env[v]) for v in sorted(assigned - inductions.keys()) if v in st.env]
         entries += [(("cell", k), v) for k, v in st.private.items() if k[0] in cells and ("cell", k) not in inductions]
         for key, value in entries:
             deps[key] = _norm(deps.get(key, frozenset()) | self.thread_dims(value))
         # Every pass is complete (events, exit values); a later pass overwrites an earlier one's
         # events, so the last, stable pass is what remains. One pass when nothing changes.
-        env, private = dict(st.env), dict(st.private)
+        env, private, ended = dict(st.env), dict(st.private), st.ended
         # Each extra pass widens something (a piece of state depends on one more thread
         # dimension, a floor goes), so this many always end with a pass that changed nothing.
         for _ in range(4 * (len(assigned) + len(st.private)) + 3):
-            st.env, st.private = dict(env), dict(private)
+            st.env, st.private, st.ended = dict(env), dict(private), ended
             if not self._loop_pass(s, st, assigned, inductions, deps, info, final=True):
                 break
 
@@ -675,7 +685,7 @@ class SymbolicExecutor:
                    final: bool) -> bool:
         lid = s.id
         env = dict(st.env)
-        for v in assigned:
+        for v in sorted(assigned):     # sorted: terms are made (and named to Z3) in a fixed order
             if v in inductions:
                 env[v] = inductions[v]
             else:
@@ -688,7 +698,7 @@ class SymbolicExecutor:
                        if k[0] in assigned_private else v)
                    for k, v in st.private.items()}
         self.loop_stack.append(lid)
-        body_st = _State(env, private, st.guard, st.divergent, st.grid_divergent)
+        body_st = _State(env, private, st.guard, st.divergent, st.grid_divergent, ended=st.ended)
         cond = self.term(s.cond, body_st) if s.cond is not None else None
         if cond is not None:
             body_st.guard = body_st.guard + (cond,)
@@ -713,7 +723,7 @@ class SymbolicExecutor:
             is_uniform.cache_clear()
             if not body_st.divergent:
                 body_st.divergent = (cond if cond is not None else ir.Const(1), s.span)
-        floors = {("var", v): env[v].lower for v in assigned
+        floors = {("var", v): env[v].lower for v in sorted(assigned)
                   if v not in inductions and isinstance(env[v], Sym) and env[v].lower is not None}
         floors.update({("cell", k): t.lower for k, t in private.items()
                        if k[0] in assigned_private and isinstance(t, Sym) and t.lower is not None})
@@ -723,7 +733,8 @@ class SymbolicExecutor:
         try:
             self.block(s.body, body_st)
             exits = self._exits.pop()
-            cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent, body_st.grid_divergent)
+            cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent, body_st.grid_divergent,
+                          ended=body_st.ended)
             self.block(s.update, cont)
         finally:
             self._frames.pop()
@@ -734,7 +745,7 @@ class SymbolicExecutor:
         # it: the end of the body (and update), each `break` and `continue`, and, where one of
         # those leaves another value, the conditions that chose it.
         ends = ([] if body_st.dead else [cont]) + exits
-        for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in assigned if v not in inductions] + \
+        for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in sorted(assigned) if v not in inductions] + \
                 [(("cell", k), lambda e, k=k: e.private.get(k)) for k in private
                  if k[0] in assigned_private and ("cell", k) not in inductions]:
             old = deps.get(key, frozenset())
@@ -763,12 +774,14 @@ class SymbolicExecutor:
             self.result.condition_grid_uniform[id(s)] = info.grid_uniform
         if final and info.grid_exit is not None and not st.grid_divergent and _has_return(s.body):
             st.grid_divergent = self.grid.why_loop(info, None)   # some blocks may have returned in it
+        if final and cond is not None:
+            st.ended += _ended(s, first, inductions, body_st.ended[len(st.ended):], self.intern)
         if final:
             # After the loop: carried state is whatever the last iteration left, unknown here.
             loop_uniform = info.uniform
             # Where the trip count may differ between threads, so may every exit value.
             settled = loop_uniform and not st.divergent
-            for v in assigned:
+            for v in sorted(assigned):
                 dims = (ALL_DIMS if not settled else self.thread_dims(inductions[v]) if v in inductions
                         else deps.get(v, frozenset()))
                 st.env[v] = self._state(f"{v}@exit{lid}", dims, self.iters(), self._floor(lid, ("var", v), st.env.get(v)))
@@ -901,6 +914,67 @@ def _this_loop(stmts):
     return ir.walk_stmts(stmts, into_loops=False)
 
 
+def _ended(s: ir.Loop, first, inductions: dict, inner: tuple, intern) -> tuple:
+    """Facts true of a thread that got past loop `s` (entered when `first`, its condition in
+    iteration 0, held), for a loop whose condition is its only way out (no break, continue or
+    return), so that a thread leaves it only when the condition fails:
+
+    - `v < B` (or `<=`, `>`, `>=`, `!=`) with `v` stepped by a loop-invariant amount (an
+      induction, `v = init + i * step`) and a bound `B` nothing in the loop changes: the loop
+      was not entered, or the step moves `v` toward `B` (`step > 0` for `<`; nonzero for `!=`).
+      Otherwise the condition holds in every iteration (integers are mathematical, as in the
+      whole encoding: `init + i * step` is `v` in iteration `i`) and the thread never leaves.
+    - the facts of loops its body got past (`inner`), in iteration 0: true of a thread that ran
+      that iteration to its end, as every thread that entered the loop and left it did.
+
+    Each is implied by the thread reaching what follows the loop, so adding them to the queries
+    of the accesses there removes only models in which a thread never gets to its access (models
+    whose witnesses do not replay: the replay loops until its step limit), never a real collision.
+    """
+    if any(isinstance(x, (ir.Break, ir.Continue)) for x in _this_loop(s.body)) or _has_return(s.body):
+        return ()
+    out = [intern(ir.BinOp("||", _simplify_not(first), _at_first(intern, g, s.id, {}))) for g in inner]
+    c = s.cond
+    if isinstance(c, ir.BinOp) and c.op in _TOWARD:
+        op, v, bound = (c.op, c.a, c.b) if isinstance(c.a, ir.Var) else (_MIRROR.get(c.op), c.b, c.a)
+        closed = inductions.get(v.name) if isinstance(v, ir.Var) else None
+        assigned = _assigned(s.body) | _assigned(s.update)
+        # The step as the program spells it: `_inductions` takes its value once, on entry.
+        stepped = [x.value.b for x in ir.walk_stmts(s.body + s.update, updates=True)
+                   if isinstance(x, ir.Assign) and x.target == getattr(v, "name", None) and isinstance(x.value, ir.BinOp)]
+        if (op is not None and isinstance(closed, ir.BinOp) and closed.op in ("+", "-") and len(stepped) == 1
+                and _invariant(stepped[0], assigned) and _invariant(bound, assigned)):
+            step = closed.b.b       # closed = init +/- Iter * step (`_inductions`)
+        else:
+            step = None
+        # A constant step's direction is the program's, not the model's to choose; and it is the
+        # one way a loop relies on wrap-around (`i--` over an unsigned `i < n`): left alone.
+        if step is not None and not isinstance(step, ir.Const):
+            sign = _TOWARD[op] if closed.op == "+" else {">": "<", "<": ">", "!=": "!="}[_TOWARD[op]]
+            out.append(intern(ir.BinOp("||", _simplify_not(first), intern(ir.BinOp(sign, step, intern(ir.Const(0)))))))
+    return tuple(out)
+
+
+# The direction a counter must move for `v OP bound` to become false: the sign of its step.
+_TOWARD = {"<": ">", "<=": ">", ">": "<", ">=": "<", "!=": "!="}
+# `bound OP v` as `v OP' bound`.
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+
+
+def _invariant(e, assigned: set[str]) -> bool:
+    """`e` has one value in every iteration of a loop assigning `assigned`: constants, parameters,
+    builtins and variables the loop does not assign (no memory read, no call)."""
+    if isinstance(e, ir.Const | ir.Param | ir.Builtin):
+        return True
+    if isinstance(e, ir.Var):
+        return e.name not in assigned
+    if isinstance(e, ir.BinOp):
+        return _invariant(e.a, assigned) and _invariant(e.b, assigned)
+    if isinstance(e, ir.UnOp):
+        return _invariant(e.a, assigned)
+    return False
+
+
 def _has_exit(stmts) -> bool:
     for s in stmts:
         if isinstance(s, (ir.Break, ir.Return)):
@@ -949,7 +1023,9 @@ def _mentions(e, names: set[str]) -> bool:
 
 def _join(cond, a: dict, b: dict) -> dict:
     out = {}
-    for k in a.keys() & b.keys():
+    for k in a:     # in a's order: a set of the keys would follow string hashing (PYTHONHASHSEED)
+        if k not in b:
+            continue
         va, vb = a[k], b[k]
         # Identity, not structural equality: comparing deep terms would cost more than a select.
         out[k] = va if va is vb else ir.Select(cond, va, vb)
