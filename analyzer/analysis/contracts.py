@@ -140,6 +140,9 @@ class ContractFacts:
         for c, buf in applied:
             self.by_buffer.setdefault(buf, []).append(c)
         self.last_used: tuple[str, ...] = ()    # the contracts the last `facts` call stated
+        # Two columns of contracted loads whose order the last `facts` call's facts turn on (a
+        # case split for a refinement too hard as one query, races.py), or None.
+        self.last_split: tuple | None = None
         self._segments = {c: _buffer_of(kernel, c.segments) for c, _ in applied if c.segments}
         self._sites: dict[int, tuple[object, frozenset[int]]] = {}
 
@@ -202,7 +205,7 @@ class ContractFacts:
     def facts(self, enc, skip: frozenset[int] = frozenset()) -> list:
         """Facts about the loads of the encoder's last query (`enc.last_loads`); `last_used` names
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
-        self.last_used = ()
+        self.last_used, self.last_split = (), None
         groups: dict[str, list] = {}
         for app in enc.last_loads:
             if skip and app.decl().name()[4:].isdigit() and int(app.decl().name()[4:]) in skip:
@@ -235,6 +238,8 @@ class ContractFacts:
                     out += [z3.And(x >= c.lo, x <= c.hi) for x, _ in loads]
                     continue
                 keys = [self._row_col(enc, acc, off, k, x) for x, (acc, off, k) in loads]
+                if self.last_split is None:
+                    self.last_split = self._split(keys)
                 for i, (x, _) in enumerate(loads):
                     for j in range(i + 1, len(loads)):
                         y = loads[j][0]
@@ -251,6 +256,17 @@ class ContractFacts:
         enc.last_loads, enc.last_state = loads_seen, state_seen
         self.last_used = tuple(dict.fromkeys(used))
         return out
+
+    @staticmethod
+    def _split(keys) -> tuple | None:
+        """The first two columns of in-bounds loads whose difference is not a constant: which of
+        them is smaller is what an order or distinctness fact turns on."""
+        for i, (_, c1, ok1) in enumerate(keys):
+            for _, c2, ok2 in keys[i + 1:]:
+                if not z3.is_false(z3.simplify(z3.And(ok1, ok2))) and \
+                        not z3.is_int_value(z3.simplify(c1 - c2)):
+                    return c1, c2
+        return None
 
     def _across(self, enc, c: Contract, loads: list, seg_loads: list) -> list:
         """distinct-across(INDPTR) on the query's loads of the buffer: for each two segments its
