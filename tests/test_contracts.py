@@ -256,3 +256,19 @@ def test_builtin_contracts_of_the_kv_append_and_the_tree_commit_copy(cli):
         named = f["witness"]["refuted_by_contracts"]
         assert ("copy_src_dst_pos:distinct-across(copy_length_indptr)" in named if f["kernel"].startswith("compact")
                 else named == ["position_map:distinct-except(-1)"])
+
+
+def test_split_of_an_undecided_refinement_is_on_two_columns_that_vary():
+    """The case split (races.py CONTRACT_SPLITS) is on the first two in-bounds columns whose
+    difference is not a constant: `b` against `b + 1` is decided already, `b1` against `b2` is
+    what order facts turn on."""
+    import z3
+
+    from analyzer.analysis.contracts import ContractFacts
+
+    b1, b2, n = z3.Ints("b1 b2 n")
+    yes = z3.BoolVal(True)
+    keys = [(0, b1, yes), (0, b1 + 1, yes), (0, b2, z3.BoolVal(False)), (0, b2 + 1, b2 + 1 < n)]
+    c1, c2 = ContractFacts._split(keys)
+    assert c1.eq(b1) and c2.eq(b2 + 1)
+    assert ContractFacts._split(keys[:2]) is None
