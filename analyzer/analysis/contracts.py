@@ -144,6 +144,7 @@ class ContractFacts:
         # case split for a refinement too hard as one query, races.py), or None.
         self.last_split: tuple | None = None
         self._segments = {c: _buffer_of(kernel, c.segments) for c, _ in applied if c.segments}
+        self._order = {str(c): i for i, (c, _) in enumerate(applied)}   # contracts are named in this order
         self._sites: dict[int, tuple[object, frozenset[int]]] = {}
 
     def sites(self, t) -> frozenset[int]:
@@ -254,7 +255,7 @@ class ContractFacts:
                             out.append(z3.Implies(z3.And(same_row, c1 != c2, x != c.lo), x != y))
         out += enc.needed()
         enc.last_loads, enc.last_state = loads_seen, state_seen
-        self.last_used = tuple(dict.fromkeys(used))
+        self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
         return out
 
     @staticmethod
