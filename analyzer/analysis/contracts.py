@@ -110,7 +110,7 @@ def written(ev: Evaluation) -> set[str]:
     return {e.access.buffer for e in ev.accesses.values() if e.access.is_write}
 
 
-def in_force(contracts, kernel: ir.Kernel, ev: Evaluation) -> tuple[list[tuple[Contract, str]], list[tuple[Contract, str]]]:
+def in_force(contracts, kernel: ir.Kernel, ev: Evaluation) -> tuple[list, list]:
     """(contract, IR buffer) pairs that apply to `kernel`, and (contract, buffer name) pairs of the
     contracts naming a buffer the kernel writes (its contents are then the kernel's, not the
     input's: the caller decides)."""
@@ -274,7 +274,8 @@ class ContractFacts:
         INDPTR loads delimit (a load at column s and one at s+1, the terms show), columns inside
         different segments hold different values. Only these instances of the contract are
         stated: the segments are the kernel's own terms, never a quantified s."""
-        seg_keys = [(x, self._row_col(enc, acc, off, k, x, elements=True)) for x, (acc, off, k) in seg_loads[:MAX_LOADS]]
+        seg_keys = [(x, self._row_col(enc, acc, off, k, x, elements=True))
+                    for x, (acc, off, k) in seg_loads[:MAX_LOADS]]
         segs = []
         for lo, (r1, c1, ok1) in seg_keys:
             for hi, (r2, c2, ok2) in seg_keys:

@@ -47,9 +47,10 @@ from analyzer.analysis.witnesses import WitnessSearch
 CONTRACT_BUDGET = 3
 # A refinement still undecided is asked once more split in three, on the order of two columns its
 # facts compare (c1 < c2, c1 == c2, c1 > c2; contracts.ContractFacts.last_split), each case on
-# the same budget, for the first CONTRACT_SPLITS such pairs of a checker (a kernel's block pairs, its grid pairs). Tree attention's `lse`
-# between blocks: the facts settle the cases of different batches at once, the tile order the
-# case of one batch in a fifth of the budget, while the three together ran out of it.
+# the same budget, for the first CONTRACT_SPLITS such pairs of a checker (a kernel's block pairs,
+# its grid pairs). Tree attention's `lse` between blocks: the facts settle the cases of different
+# batches at once, the tile order the case of one batch in a fifth of the budget, while the three
+# together ran out of it.
 CONTRACT_SPLITS = 2
 # KERNELRACE_CROSS_CHECK=1: every pair the solver-free proof settles is also asked of the solver.
 CROSS_CHECK = os.environ.get("KERNELRACE_CROSS_CHECK") == "1"
