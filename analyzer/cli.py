@@ -177,6 +177,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                         "different blocks, on global memory), all (both; default)")
     g.add_argument("--assume", action="append", type=_contract, default=S, metavar="[KERNEL/]BUFFER:PROPERTY",
                    help="a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
+                        "distinct-except(V), distinct-across(INDPTR), "
                         "range=LO..HI); repeatable, added to the configuration's (see docs/contracts.md)")
     g.add_argument("--no-contracts", action="store_true", default=S,
                    help="no buffer contracts (the configuration's and the built-in ones for TVM's runtime "

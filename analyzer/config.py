@@ -268,7 +268,7 @@ class _Validator:
         for k in ("buffer", "property"):
             if k not in data:
                 self.fail(where, f"has no {k} (buffer = \"NAME\", property = \"nondecreasing\" | \"distinct\" | "
-                                 f"\"range=LO..HI\")")
+                                 f"\"distinct-except(V)\" | \"distinct-across(INDPTR)\" | \"range=LO..HI\")")
         text = f"{data['kernel'] + '/' if 'kernel' in data else ''}{data['buffer']}:{data['property']}"
         try:
             return parse(text, f"{self.shown} {where}")

@@ -186,9 +186,9 @@ def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:
     writes describes nothing the kernel reads from its input: stated by the user, it is an error;
     built in, it does not apply."""
     applied, misused = buffer_contracts.in_force(options.contracts, kernel, evaluation)
-    for c in misused:
+    for c, name in misused:
         if not c.origin.startswith("built in"):
-            raise KernelraceError(f"{kernel.file}: {c.origin} {c}: kernel {kernel.name} writes {c.buffer}; a "
+            raise KernelraceError(f"{kernel.file}: {c.origin} {c}: kernel {kernel.name} writes {name}; a "
                                   f"contract describes a buffer the kernel only reads")
     return applied
 
@@ -455,6 +455,6 @@ def with_builtin_contracts(options: Options, builder: str) -> Options:
     (analyzer/tvm/corpus.py, docs/contracts.md); --no-contracts keeps them only to name them."""
     from analyzer.tvm.corpus import BUILTIN_CONTRACTS
 
-    builtin = tuple(buffer_contracts.Contract(buf, prop, origin=f"built in ({why})")
+    builtin = tuple(buffer_contracts.parse(f"{buf}:{prop}", f"built in ({why})")
                     for buf, prop, why in BUILTIN_CONTRACTS.get(builder, ()))
     return dataclasses.replace(options, contracts=options.contracts + builtin) if builtin else options

@@ -26,6 +26,24 @@ RANGE = """__global__ void pick4(const int* pick, float* out) {
 }
 """
 
+# A slot map whose -1 means "not stored" (TVM's append position map): the guard keeps -1 out.
+SENTINEL = """__global__ void append(const int* slots, float* out, const float* x) {
+  int p = slots[threadIdx.x];
+  if (p != -1) {
+    out[p] = x[threadIdx.x];
+  }
+}
+"""
+# Thread b walks segment b of indptr and scatters through pos (TVM's _compact_kv_copy): two threads
+# meet only if two segments hold one value. PER_SEGMENT = 2 puts two threads on each segment.
+SEGMENTS = """__global__ void scatter_segments(const int* indptr, const int* pos, float* out, const float* x) {
+  int b = threadIdx.x / PER_SEGMENT;
+  for (int i = indptr[b]; i < indptr[b + 1]; ++i) {
+    out[pos[i]] = x[i] + b;
+  }
+}
+"""
+
 
 @pytest.fixture
 def kernel(tmp_path):
@@ -101,7 +119,59 @@ def test_sarif_run_properties_list_the_contracts(cli, kernel):
     assert props["contracts"][0]["contract"] == "indptr:nondecreasing"
 
 
+def test_distinct_except_the_sentinel_the_kernel_guards(cli, kernel):
+    path = kernel("append.cu", SENTINEL)
+    assert len(_warnings(cli("check", path, "--block-dim", "64", "--format", "json")[1])) == 1
+    code, report, _ = cli("check", path, "--block-dim", "64", "--format", "json", "--assume",
+                          "slots:distinct-except(-1)")
+    assert code == 0 and _warnings(report) == []
+    assert report["contracts"][0]["contract"] == "slots:distinct-except(-1)"
+    # Another sentinel: two threads may both hold -1, which the guard does not keep out.
+    code, report, _ = cli("check", path, "--block-dim", "64", "--format", "json", "--assume",
+                          "slots:distinct-except(0)")
+    assert len(_warnings(report)) == 1
+    # Without the guard, the threads holding -1 both store to out[-1]: the contract allows that.
+    unguarded = kernel("unguarded.cu", SENTINEL.replace("if (p != -1)", "if (true)"))
+    code, report, _ = cli("check", unguarded, "--block-dim", "64", "--format", "json", "--assume",
+                          "slots:distinct-except(-1)")
+    (f,) = _warnings(report)
+    assert f["second"]["buffer"] == "out"
+
+
+def test_distinct_across_segments_refutes_only_threads_of_different_segments(cli, kernel):
+    one = kernel("one.cu", "#define PER_SEGMENT 1\n" + SEGMENTS)
+    assert len(_warnings(cli("check", one, "--block-dim", "8", "--format", "json")[1])) == 1
+    # distinct alone is not what the runtime gives; distinct-across is enough here.
+    code, out, _ = cli("check", one, "--block-dim", "8", "-v", "--assume", "pos:distinct-across(indptr)")
+    assert code == 0
+    assert "contract: pos:distinct-across(indptr), in force, from --assume" in out
+    assert "never collide only because of the contract pos:distinct-across(indptr)" in out
+    # Two threads on one segment store to the same slots whatever pos holds: still a race.
+    two = kernel("two.cu", "#define PER_SEGMENT 2\n" + SEGMENTS)
+    code, report, _ = cli("check", two, "--block-dim", "8", "--format", "json", "--assume",
+                          "pos:distinct-across(indptr)", "--assume", "indptr:nondecreasing")
+    (f,) = _warnings(report)
+    assert f["second"]["buffer"] == "out"
+    # --no-contracts: the finding again, naming the contract.
+    code, report, _ = cli("check", one, "--block-dim", "8", "--format", "json", "--assume",
+                          "pos:distinct-across(indptr)", "--no-contracts")
+    (f,) = _warnings(report)
+    assert f["witness"]["refuted_by_contracts"] == ["pos:distinct-across(indptr)"]
+
+
+def test_distinct_across_an_indptr_the_kernel_writes_is_an_error(cli, kernel):
+    path = kernel("segments.cu", INDPTR)
+    code, out, err = cli("check", path, "--block-dim", "2,3", "--assume", "x:distinct-across(out)")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "kernel segments writes out" in err
+
+
 @pytest.mark.parametrize("bad, why", [
+    ("pos:distinct-across(pos)", "naming another buffer"),
+    ("pos:distinct-across()", "naming another buffer"),
+    ("pos:distinct-except(minus one)", "distinct-except(VALUE) of an integer"),
+    ("pos:distinct-except=-1", "unknown property"),
+    ("pos:sorted(indptr)", "unknown property"),
     ("indptr", "expected [KERNEL/]BUFFER:PROPERTY"),
     ("indptr:sorted", "unknown property 'sorted'"),
     ("indptr:range=3..1", "LO <= HI"),
@@ -135,6 +205,10 @@ def test_configuration_assume_tables(cli, kernel, tmp_path, monkeypatch):
     assert code == 0 and _warnings(report) == []
     assert report["contracts"][0]["contract"] == "segments/indptr:nondecreasing"
     assert report["contracts"][0]["origin"] == "kernelrace.toml [[assume]] entry 1"
+    (tmp_path / "kernelrace.toml").write_text(
+        '[[assume]]\nbuffer = "map"\nproperty = "distinct-except(-1)"\n')
+    code, report, _ = cli("check", kernel("scatter.cu", SCATTER), "--block-dim", "64", "--format", "json")
+    assert report["contracts"][0]["contract"] == "map:distinct-except(-1)" and len(_warnings(report)) == 1
     (tmp_path / "kernelrace.toml").write_text('[[assume]]\nbuffer = "indptr"\nproperty = "sorted"\n')
     code, out, err = cli("check", path, "--block-dim", "2,3")
     assert code == 2 and len(err.strip().splitlines()) == 1
@@ -158,3 +232,43 @@ def test_builtin_contract_of_the_sampler_and_no_contracts(cli):
     found = _warnings(report)
     assert found and all(f["second"]["buffer"] == "output_index" for f in found)
     assert all(any("prob:nondecreasing, turned off" in n for n in f["notes"]) for f in found)
+
+
+def test_builtin_contracts_of_the_kv_append_and_the_tree_commit_copy(cli):
+    """TVM's _kv_cache_transpose_append stores through append_position_map, distinct but for the
+    -1 of a sink-pinned slot, which its guard skips; _compact_kv_copy copies between slots of one
+    sequence per segment of copy_length_indptr, and sequences own different slots
+    (paged_kv_cache.cc). With the built-in contracts both are clean; without, their warnings on
+    `pages` name the contracts."""
+    args = ("llm", "--num-qo-heads", "8", "--num-kv-heads", "2", "--head-dim", "64", "--target", "cuda",
+            "--only", "compact,transpose_append", "--jobs", "1", "--format", "json")
+    code, report, _ = cli(*args)
+    assert report["summary"]["warnings"] == 0 and report["summary"]["errors"] == 0
+    assert {c["contract"] for c in report["contracts"]} == {
+        "copy_length_indptr:nondecreasing", "copy_src_dst_pos:distinct-across(copy_length_indptr)",
+        "position_map:distinct-except(-1)"}
+    code, report, _ = cli(*args, "--no-contracts")
+    found = _warnings(report)
+    kernels = {f["kernel"] for f in found}
+    assert kernels == {"compact_kv_copy_kernel", "tir_kv_cache_transpose_append_kernel"}
+    assert all(f["second"]["buffer"] == "pages" for f in found)
+    for f in found:
+        named = f["witness"]["refuted_by_contracts"]
+        assert ("copy_src_dst_pos:distinct-across(copy_length_indptr)" in named if f["kernel"].startswith("compact")
+                else named == ["position_map:distinct-except(-1)"])
+
+
+def test_split_of_an_undecided_refinement_is_on_two_columns_that_vary():
+    """The case split (races.py CONTRACT_SPLITS) is on the first two in-bounds columns whose
+    difference is not a constant: `b` against `b + 1` is decided already, `b1` against `b2` is
+    what order facts turn on."""
+    import z3
+
+    from analyzer.analysis.contracts import ContractFacts
+
+    b1, b2, n = z3.Ints("b1 b2 n")
+    yes = z3.BoolVal(True)
+    keys = [(0, b1, yes), (0, b1 + 1, yes), (0, b2, z3.BoolVal(False)), (0, b2 + 1, b2 + 1 < n)]
+    c1, c2 = ContractFacts._split(keys)
+    assert c1.eq(b1) and c2.eq(b2 + 1)
+    assert ContractFacts._split(keys[:2]) is None

@@ -11,6 +11,10 @@ send two threads to one element. A contract relates the loads of one buffer the 
   cumulative sum);
 - `distinct` (`injective`): along that axis, loads at different indices return different values
   (page ids, slot maps);
+- `distinct-except(V)`: as `distinct`, among the values other than the sentinel V (a slot map
+  whose -1 marks "not stored");
+- `distinct-across(INDPTR)`: values at columns in different segments of INDPTR (segment s is
+  columns INDPTR[s] .. INDPTR[s+1]-1), whatever their rows, differ (slots of different sequences);
 - `range=LO..HI`: every loaded value lies in [LO, HI].
 
 A contracted buffer is one the kernel never writes, so every load of it at one offset returns one
@@ -18,7 +22,9 @@ value, across sites and iterations; a query that uses a contract also uses that 
 buffers the kernel only reads (it holds for them whatever the data: distinct pointers do not alias).
 The pair checker (races.py) asks for these facts only to refine a collision it found, for loads
 its addresses and guards read (not those only the stored values read), pairwise (at most
-`MAX_LOADS` per buffer: fewer facts only ever mean more findings).
+`MAX_LOADS` per buffer: fewer facts only ever mean more findings). `distinct-across` is a fact
+about every pair of segments; it is stated only for the segments the query's own INDPTR loads
+delimit (a load at s and one the terms show to be at s+1), never quantified.
 """
 
 from __future__ import annotations
@@ -33,23 +39,28 @@ from analyzer import ir
 from analyzer.analysis.addresses import peel_scale, split, split_rows
 from analyzer.analysis.symbolic import AccessEvent, Evaluation, Sym
 
-PROPERTIES = ("nondecreasing", "distinct", "injective", "range")
+PROPERTIES = ("nondecreasing", "distinct", "injective", "distinct-except", "distinct-across", "range")
 MAX_LOADS = 48        # loads of one buffer related pairwise in one query
-_SYNTAX = "expected [KERNEL/]BUFFER:PROPERTY with PROPERTY nondecreasing, distinct, injective or range=LO..HI"
+MAX_SEGMENTS = 8      # segments (INDPTR load pairs) of one distinct-across contract in one query
+_SYNTAX = ("expected [KERNEL/]BUFFER:PROPERTY with PROPERTY nondecreasing, distinct, injective, "
+           "distinct-except(VALUE), distinct-across(INDPTR) or range=LO..HI")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$]*$")
+_CALL = re.compile(r"^([a-z-]+)\((.*)\)$")
 
 
 @dataclass(frozen=True)
 class Contract:
     buffer: str
-    prop: str                     # nondecreasing | distinct | range
-    lo: int | None = None
+    prop: str                     # nondecreasing | distinct | distinct-except | distinct-across | range
+    lo: int | None = None         # range: LO; distinct-except: the sentinel
     hi: int | None = None
     kernel: str | None = None     # only in this kernel (None: every kernel with the buffer)
     origin: str = "--assume"      # where it was stated: the option, a configuration file, or built in
+    segments: str | None = None   # distinct-across: the INDPTR buffer
 
     def __str__(self) -> str:
-        prop = f"range={self.lo}..{self.hi}" if self.prop == "range" else self.prop
+        prop = {"range": f"range={self.lo}..{self.hi}", "distinct-except": f"distinct-except({self.lo})",
+                "distinct-across": f"distinct-across({self.segments})"}.get(self.prop, self.prop)
         return f"{self.kernel + '/' if self.kernel else ''}{self.buffer}:{prop}"
 
 
@@ -59,8 +70,21 @@ def parse(text: str, origin: str = "--assume") -> Contract:
     kernel, slash, buffer = target.rpartition("/")
     if not sep or not _NAME.match(buffer) or (slash and not _NAME.match(kernel)):
         raise ValueError(f"'{text}': {_SYNTAX}")
+    call = _CALL.match(prop.strip())
+    if call and call.group(1) in ("distinct-except", "distinct-across"):
+        name, arg = call.group(1), call.group(2).strip()
+        if name == "distinct-across":
+            if not _NAME.match(arg) or arg == buffer:
+                raise ValueError(f"'{text}': distinct-across: expected distinct-across(INDPTR) naming another "
+                                 f"buffer, got '{arg}'")
+            return Contract(buffer, name, None, None, kernel or None, origin, segments=arg)
+        try:
+            return Contract(buffer, name, int(arg, 0), None, kernel or None, origin)
+        except ValueError:
+            raise ValueError(f"'{text}': distinct-except: expected distinct-except(VALUE) of an integer, "
+                             f"got '{arg}'") from None
     name, eq, value = prop.partition("=")
-    if name not in PROPERTIES or (name == "range") != bool(eq):
+    if name not in PROPERTIES or (name == "range") != bool(eq) or name in ("distinct-except", "distinct-across"):
         raise ValueError(f"'{text}': unknown property '{prop}' ({_SYNTAX})")
     if name == "range":
         lo, dots, hi = value.partition("..")
@@ -86,19 +110,21 @@ def written(ev: Evaluation) -> set[str]:
     return {e.access.buffer for e in ev.accesses.values() if e.access.is_write}
 
 
-def in_force(contracts, kernel: ir.Kernel, ev: Evaluation) -> tuple[list[tuple[Contract, str]], list[Contract]]:
-    """(contract, IR buffer) pairs that apply to `kernel`, and the contracts naming a buffer the
-    kernel writes (its contents are then the kernel's, not the input's: the caller decides)."""
+def in_force(contracts, kernel: ir.Kernel, ev: Evaluation) -> tuple[list, list]:
+    """(contract, IR buffer) pairs that apply to `kernel`, and (contract, buffer name) pairs of the
+    contracts naming a buffer the kernel writes (its contents are then the kernel's, not the
+    input's: the caller decides)."""
     out, misused = [], []
     w = written(ev)
     for c in contracts:
         if c.kernel is not None and c.kernel != kernel.name:
             continue
         buf = _buffer_of(kernel, c.buffer)
-        if buf is None:
+        seg = _buffer_of(kernel, c.segments) if c.segments else None
+        if buf is None or (c.segments and seg is None):
             continue
-        if buf in w:
-            misused.append(c)
+        if buf in w or seg in w:
+            misused.append((c, c.buffer if buf in w else c.segments))
         else:
             out.append((c, buf))
     return out, misused
@@ -114,6 +140,11 @@ class ContractFacts:
         for c, buf in applied:
             self.by_buffer.setdefault(buf, []).append(c)
         self.last_used: tuple[str, ...] = ()    # the contracts the last `facts` call stated
+        # Two columns of contracted loads whose order the last `facts` call's facts turn on (a
+        # case split for a refinement too hard as one query, races.py), or None.
+        self.last_split: tuple | None = None
+        self._segments = {c: _buffer_of(kernel, c.segments) for c, _ in applied if c.segments}
+        self._order = {str(c): i for i, (c, _) in enumerate(applied)}   # contracts are named in this order
         self._sites: dict[int, tuple[object, frozenset[int]]] = {}
 
     def sites(self, t) -> frozenset[int]:
@@ -175,7 +206,7 @@ class ContractFacts:
     def facts(self, enc, skip: frozenset[int] = frozenset()) -> list:
         """Facts about the loads of the encoder's last query (`enc.last_loads`); `last_used` names
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
-        self.last_used = ()
+        self.last_used, self.last_split = (), None
         groups: dict[str, list] = {}
         for app in enc.last_loads:
             if skip and app.decl().name()[4:].isdigit() and int(app.decl().name()[4:]) in skip:
@@ -197,11 +228,19 @@ class ContractFacts:
                 for y, _ in loads[i + 1:]:
                     out.append(z3.Implies(x.arg(0) == y.arg(0), x == y))
             for c in contracts:
+                if c.prop == "distinct-across":
+                    across = self._across(enc, c, loads, groups.get(self._segments[c], []))
+                    if across:
+                        used.append(str(c))
+                        out += across
+                    continue
                 used.append(str(c))
                 if c.prop == "range":
                     out += [z3.And(x >= c.lo, x <= c.hi) for x, _ in loads]
                     continue
                 keys = [self._row_col(enc, acc, off, k, x) for x, (acc, off, k) in loads]
+                if self.last_split is None:
+                    self.last_split = self._split(keys)
                 for i, (x, _) in enumerate(loads):
                     for j in range(i + 1, len(loads)):
                         y = loads[j][0]
@@ -210,23 +249,69 @@ class ContractFacts:
                         if c.prop == "nondecreasing":
                             out.append(z3.Implies(z3.And(same_row, c1 <= c2), x <= y))
                             out.append(z3.Implies(z3.And(same_row, c2 <= c1), y <= x))
-                        else:
+                        elif c.prop == "distinct":
                             out.append(z3.Implies(z3.And(same_row, c1 != c2), x != y))
+                        else:   # distinct-except: equal values at two columns are the sentinel
+                            out.append(z3.Implies(z3.And(same_row, c1 != c2, x != c.lo), x != y))
         out += enc.needed()
         enc.last_loads, enc.last_state = loads_seen, state_seen
-        self.last_used = tuple(dict.fromkeys(used))
+        self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
         return out
 
-    def _row_col(self, enc, acc: ir.Access, offset, k: int, app):
+    @staticmethod
+    def _split(keys) -> tuple | None:
+        """The first two columns of in-bounds loads whose difference is not a constant: which of
+        them is smaller is what an order or distinctness fact turns on."""
+        for i, (_, c1, ok1) in enumerate(keys):
+            for _, c2, ok2 in keys[i + 1:]:
+                if not z3.is_false(z3.simplify(z3.And(ok1, ok2))) and \
+                        not z3.is_int_value(z3.simplify(c1 - c2)):
+                    return c1, c2
+        return None
+
+    def _across(self, enc, c: Contract, loads: list, seg_loads: list) -> list:
+        """distinct-across(INDPTR) on the query's loads of the buffer: for each two segments its
+        INDPTR loads delimit (a load at column s and one at s+1, the terms show), columns inside
+        different segments hold different values. Only these instances of the contract are
+        stated: the segments are the kernel's own terms, never a quantified s."""
+        seg_keys = [(x, self._row_col(enc, acc, off, k, x, elements=True))
+                    for x, (acc, off, k) in seg_loads[:MAX_LOADS]]
+        segs = []
+        for lo, (r1, c1, ok1) in seg_keys:
+            for hi, (r2, c2, ok2) in seg_keys:
+                if lo is not hi and z3.is_true(z3.simplify(z3.And(c2 == c1 + 1, r1 == r2))):
+                    segs.append((lo, hi, c1, z3.And(ok1, ok2), r1))
+        segs = segs[:MAX_SEGMENTS]
+        if len(segs) < 2:
+            return []
+        keys = [(x, self._row_col(enc, acc, off, k, x, elements=True)) for x, (acc, off, k) in loads]
+        # INDPTR delimits segments of the axis: a non-empty one lies inside it.
+        last = getattr(self.kernel.buffers.get(loads[0][1][0].buffer), "last_extent", None)
+        extent = last if isinstance(last, int) else enc.param(last) if isinstance(last, str) else None
+        out = [z3.Implies(z3.And(s[3], s[0] < s[1]), z3.And(s[0] >= 0, s[1] <= extent) if extent is not None
+                          else s[0] >= 0) for s in segs]
+        for i, (x, (_, cx, okx)) in enumerate(keys):
+            for y, (_, cy, oky) in keys[i + 1:]:
+                for s in segs:
+                    for t in segs:
+                        if s is t:
+                            continue
+                        out.append(z3.Implies(z3.And(okx, oky, s[3], t[3], s[4] == t[4], s[2] != t[2],
+                                                     s[0] <= cx, cx < s[1], t[0] <= cy, cy < t[1]), x != y))
+        return out
+
+    def _row_col(self, enc, acc: ir.Access, offset, k: int, app, elements: bool = False):
         """(row, column, in bounds) of a load along the buffer's last axis: the row is 0 for a
         pointer or a 1-D buffer; the facts hold only where the column is inside the axis."""
         buf = self.kernel.buffers.get(acc.buffer)
         last = getattr(buf, "last_extent", None) if buf is not None else None
-        if last is None:
-            return z3.IntVal(0), app.arg(0), z3.BoolVal(True)
+        if last is None and not elements:
+            return z3.IntVal(0), app.arg(0), z3.BoolVal(True)   # the offset orders as the index does
         scale, index = peel_scale(offset)
         if scale != acc.elem_size or last == "?":   # "?": an extent the kernel does not receive
             return z3.IntVal(0), z3.IntVal(0), z3.BoolVal(False)   # no facts
+        if last is None:    # a pointer: the whole buffer is one row, of elements
+            return z3.IntVal(0), enc.term(index, k), z3.BoolVal(True)
         if isinstance(last, int):
             row, col = split_rows(index, last, buf.offset_param)
             c = enc.term(col, k)

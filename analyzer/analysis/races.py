@@ -45,6 +45,13 @@ from analyzer.analysis.witnesses import WitnessSearch
 # Measured on `kernelrace llm` (32/8 heads, head_dim 128, three targets): contracts refute 17 of
 # 26 warnings at 3; 10 refuted a few more but made the prefill kernels several times slower.
 CONTRACT_BUDGET = 3
+# A refinement still undecided is asked once more split in three, on the order of two columns its
+# facts compare (c1 < c2, c1 == c2, c1 > c2; contracts.ContractFacts.last_split), each case on
+# the same budget, for the first CONTRACT_SPLITS such pairs of a checker (a kernel's block pairs,
+# its grid pairs). Tree attention's `lse` between blocks: the facts settle the cases of different
+# batches at once, the tile order the case of one batch in a fifth of the budget, while the three
+# together ran out of it.
+CONTRACT_SPLITS = 2
 # KERNELRACE_CROSS_CHECK=1: every pair the solver-free proof settles is also asked of the solver.
 CROSS_CHECK = os.environ.get("KERNELRACE_CROSS_CHECK") == "1"
 
@@ -93,6 +100,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         self.contract_facts = ContractFacts(kernel, ev, list(contracts)) if contracts else None
         self.dormant_facts = ContractFacts(kernel, ev, list(dormant)) if dormant else None
         self._by_contract: list = []   # (a, b, kind or None, contracts): refuted only with contracts
+        self.contract_splits = CONTRACT_SPLITS   # left for this kernel
         self.cache = cache
         # Without detail a hazard's witness is the solver's first model, with no data-dependence
         # or warp classification: enough for an analysis that only asks whether a race remains.
@@ -320,6 +328,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # Contract facts are built only now: new terms change Z3's search, and a query at the edge
         # of its budget must get the verdict it gets without contracts.
         exact_facts = self._contract_facts(self.exact, a, b) if res == z3.sat else []
+        split = self.contract_facts.last_split if exact_facts else None
         # The facts of the contracts --no-contracts turned off, for this query's loads (to name them).
         dormant = (self.dormant_facts.facts(self.exact, self.dormant_facts.value_only(a, b))
                    if self.dormant_facts is not None and detail and res == z3.sat else [])
@@ -334,6 +343,13 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 self._by_contract.append((a, b, kind, self.contract_facts.last_used))
                 return False
             with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
+            if with_facts == z3.unknown and split is not None and self.contract_splits > 0:
+                self.contract_splits -= 1
+                c1, c2 = split
+                # Exhaustive cases: every one unsat is the whole query unsat.
+                if all(self._solve_refined(exact + exact_facts + [case], out)[0] == z3.unsat
+                       for case in (c1 < c2, c1 == c2, c1 > c2)):
+                    with_facts = z3.unsat
             if with_facts == z3.unsat:
                 self._by_contract.append((a, b, kind, used))
                 return False

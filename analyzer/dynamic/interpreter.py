@@ -226,8 +226,8 @@ class Interpreter:
             return initial(self.launch.seed, buffer, i, kind)
         if prop == "nondecreasing":   # steps of 1 or 2: a prefix sum of small positive values
             return as_kind(2 * i + initial(self.launch.seed, buffer, i, INT) % 2, kind)
-        if prop == "distinct":
-            return as_kind(i, kind)
+        if prop == "distinct" or prop.startswith(("distinct-except(", "distinct-across(")):
+            return as_kind(i, kind)    # all different: no sentinel, no two segments share a value
         if prop.startswith("range="):
             lo, hi = (int(x) for x in prop[6:].split(".."))
             return as_kind(lo + initial(self.launch.seed, buffer, i, INT) % (hi - lo + 1), kind)

@@ -28,6 +28,12 @@ _BEGIN_FORWARD = "paged_kv_cache.cc BeginForward: qo_indptr_h/page_indptr_h are 
 _APPEND_INDPTR = "paged_kv_cache.cc BeginForward: cur_append_lengths_indptr_host_ is a prefix sum of append lengths"
 _COMMIT_INDPTR = ("paged_kv_cache.cc CommitAcceptedTokenTreeNodes: commit_copy_length_indptr_host_ is a prefix sum "
                   "of path lengths")
+_SLOTS = ("paged_kv_cache.cc BeginForward: append_position_map_host_ holds page_ids[o / page_size] * page_size + "
+          "o % page_size for distinct in-block offsets o of each sequence's own last block, or -1 for a "
+          "position pinned by an attention sink; the kernel stores only where position_map[...] != -1")
+_COMMIT_SLOTS = ("paged_kv_cache.cc CommitAcceptedTokenTreeNodes: sequence i's source and destination slots "
+                 "are append_position_map_host_ entries of its own segment cur_append_lengths_indptr_host_[i] .. "
+                 "[i + 1] (never -1: tree attention rules out sliding windows)")
 _CUMSUM = "relax/backend/dispatch_sampling.py: the kernel's prob is cumsum(prob, axis=1) of probabilities"
 BUILTIN_CONTRACTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     f"{PREFILL}:_attention_prefill": (("q_indptr", "nondecreasing", _BEGIN_FORWARD),
@@ -40,7 +46,10 @@ BUILTIN_CONTRACTS: dict[str, tuple[tuple[str, str, str], ...]] = {
                                              ("kv_indptr", "nondecreasing", _APPEND_INDPTR)),
     f"{TREE}:tree_attn": (("q_indptr", "nondecreasing", _APPEND_INDPTR),
                           ("kv_indptr", "nondecreasing", _APPEND_INDPTR)),
-    f"{PAGE}:_compact_kv_copy": (("copy_length_indptr", "nondecreasing", _COMMIT_INDPTR),),
+    f"{PAGE}:_compact_kv_copy": (("copy_length_indptr", "nondecreasing", _COMMIT_INDPTR),
+                                 ("copy_src_dst_pos", "distinct-across(copy_length_indptr)", _COMMIT_SLOTS)),
+    f"{KV}:_kv_cache_transpose_append": (("position_map", "distinct-except(-1)", _SLOTS),),
+    f"{KV}:_kv_cache_transpose_append_mla": (("position_map", "distinct-except(-1)", _SLOTS),),
     f"{GENERIC}:generic_get_sample_index": (("prob", "nondecreasing", _CUMSUM),),
 }
 
