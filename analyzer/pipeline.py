@@ -30,7 +30,7 @@ from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
 from analyzer.analysis.races import analyse_pairs
-from analyzer.analysis.solver import fresh_context, own_context
+from analyzer.analysis.solver import INT_MAX, INT_MIN, fresh_context, own_context
 from analyzer.analysis.symbolic import SymbolicExecutor
 
 DIMS = ("x", "y", "z")
@@ -419,6 +419,13 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         buf.param_row = row
         buf.offset_param = offset_param
         buf.extent_params = frozenset(e for e in shape if isinstance(e, str) and e in kernel.params)
+        # A tensor's extents and its element offset are never negative: TVM's host code binds
+        # these parameters from the DLTensor's `shape` entries (extents) and its `byte_offset`
+        # (a uint64_t) divided by the element size. Without it a model could take
+        # `total_copy_length = -2**31` and send a load far outside every buffer it names.
+        for name in sorted(buf.extent_params | ({offset_param} & set(kernel.params))):
+            lo, hi = kernel.param_ranges.get(name, (INT_MIN, INT_MAX))
+            kernel.param_ranges[name] = (max(lo, 0), hi)
         last = shape[-1] if len(shape) > 1 else None
         # A symbolic last extent the kernel does not receive as a parameter: no row known.
         buf.last_extent = last if isinstance(last, int) or last in kernel.params else None
