@@ -70,9 +70,9 @@ def _returned_or_raised(fn, x):
     pickle), to raise again in the test it belongs to."""
     try:
         return True, fn(*x)
-    except Exception as exc:   # noqa: BLE001  (raised again by `in_processes`' caller)
+    except Exception as exc:   # noqa: BLE001  (raised again in the case it belongs to)
         try:
-            pickle.dumps(exc)
+            pickle.loads(pickle.dumps(exc))
             return False, exc
         except Exception:   # noqa: BLE001
             return False, RuntimeError(traceback.format_exc())
@@ -107,6 +107,15 @@ def fixture_args(path: Path) -> list[str]:
     return shlex.split(first.split(marker, 1)[1]) if marker in first else []
 
 
+@pytest.fixture(autouse=True)
+def _no_result_cache(tmp_path_factory, monkeypatch):
+    """The result cache (analyzer/cache.py) is off in tests, so that a test running kernelrace twice
+    (--jobs 1 against --jobs 2) analyses twice; tests/test_cache.py turns it on. Should it be on,
+    it is an empty directory of the test's own, never the user's cache."""
+    monkeypatch.setenv("KERNELRACE_NO_CACHE", "1")
+    monkeypatch.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache")))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_result_cache_in_shared_fixtures(tmp_path_factory):
     """The same for module-scoped fixtures (test_llm's report, test_shards_and_cluster's sweep),
@@ -115,15 +124,6 @@ def _no_result_cache_in_shared_fixtures(tmp_path_factory):
         mp.setenv("KERNELRACE_NO_CACHE", "1")
         mp.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache-shared")))
         yield
-
-
-@pytest.fixture(autouse=True)
-def _no_result_cache(tmp_path_factory, monkeypatch):
-    """The result cache (analyzer/cache.py) is off in tests, so that a test running kernelrace twice
-    (--jobs 1 against --jobs 2) analyses twice; tests/test_cache.py turns it on. Should it be on,
-    it is an empty directory of the test's own, never the user's cache."""
-    monkeypatch.setenv("KERNELRACE_NO_CACHE", "1")
-    monkeypatch.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache")))
 
 
 @pytest.fixture
