@@ -173,6 +173,22 @@ def test_the_cumsum_is_right_in_lockstep_and_wrong_one_thread_at_a_time():
     assert wrong[0] == 8 and len(wrong) > 480
 
 
+def _confirmed(path) -> dict[str, str]:
+    """The confirmation status of each race finding of one fixture, by `file:line`."""
+    from analyzer.cli import build_parser
+    from analyzer.confirm import confirm_results
+    from analyzer.pipeline import Options, analyse_kernel, read_source, text_kernels
+    from conftest import fixture_args
+
+    ns = build_parser().parse_args(["check", str(path), *fixture_args(path)])
+    text, lang, name = read_source(str(path), ns.lang)
+    kernels, _ = text_kernels(text, lang, name, ns.block_dim, ns.grid_dim, dict(ns.define), Options(), str(path))
+    pairs = [(k, analyse_kernel(k, Options(hints="auto"))) for k in kernels]
+    confirm_results(pairs, {})
+    return {f"{path.name}:{f.second.line}": f.confirmation["status"]
+            for _, r in pairs for f in r.findings if f.confirmation}
+
+
 def test_every_racy_fixture_is_confirmed():
     """Every race finding of a fixture that the interpreter can run changes the output in the
     order its witness gives. Left: a workgroup size set by an override constant; structs whose
@@ -180,23 +196,13 @@ def test_every_racy_fixture_is_confirmed():
     leaves uninterpreted and the interpreter cannot compute (a pure device function kept as a
     call, cuRAND generators, `__syncthreads_count`'s result); and goto_forward, whose racing
     branch needs `a[0] > 5`, which the seeded inputs do not give."""
-    from analyzer.cli import build_parser
-    from analyzer.confirm import confirm_results
-    from analyzer.pipeline import Options, analyse_kernel, read_source, text_kernels
-    from conftest import fixture_args
+    from conftest import map_in_processes
 
+    paths = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl")
+                   and not p.stem.endswith("_fixed"))
     statuses = {}
-    for path in sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl")
-                       and not p.stem.endswith("_fixed")):
-        ns = build_parser().parse_args(["check", str(path), *fixture_args(path)])
-        text, lang, name = read_source(str(path), ns.lang)
-        kernels, _ = text_kernels(text, lang, name, ns.block_dim, ns.grid_dim, dict(ns.define), Options(), str(path))
-        pairs = [(k, analyse_kernel(k, Options(hints="auto"))) for k in kernels]
-        confirm_results(pairs, {})
-        for _, r in pairs:
-            for f in r.findings:
-                if f.confirmation:
-                    statuses[f"{path.name}:{f.second.line}"] = f.confirmation["status"]
+    for found in map_in_processes(_confirmed, paths):      # both cores
+        statuses.update(found)
     assert len(statuses) >= 45
     assert {k: v for k, v in statuses.items() if v != "differs"} == {
         "override_size.wgsl:19": "cannot-run", "struct_copy.cu:10": "cannot-run", "struct_members.cu:14": "cannot-run",

@@ -16,6 +16,7 @@ import pytest
 
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
+from conftest import Precomputed
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("fuzz_frontends", ROOT / "benchmarks" / "fuzz_frontends.py")
@@ -43,9 +44,21 @@ def _report(failures, tmp_path) -> str:
     return "\n".join(lines)
 
 
+_SEEDS: dict = {}     # the module's seeds, for the campaigns' processes (forked: they see them)
+
+
+def _campaign(dialect: str):
+    return fz.campaign(dialect, _SEEDS[dialect], CASES_PER_DIALECT, SEED)
+
+
+# The dialects' campaigns run two at a time, one per core, as the first case runs.
+CAMPAIGNS = Precomputed(_campaign, ("dialect",))
+
+
 @pytest.mark.parametrize("dialect", fz.DIALECTS)
-def test_mutants_lower_or_fail_with_a_located_line(dialect, seeds, tmp_path):
-    st = fz.campaign(dialect, seeds[dialect], CASES_PER_DIALECT, SEED)
+def test_mutants_lower_or_fail_with_a_located_line(dialect, seeds, tmp_path, request):
+    _SEEDS.update(seeds)
+    st = CAMPAIGNS(request)
     assert st.cases == CASES_PER_DIALECT
     # The mutations reach past the parser: some mutants still lower, most are refused.
     assert st.parsed >= CASES_PER_DIALECT // 20 and st.rejected >= CASES_PER_DIALECT // 2, (st.parsed, st.rejected)

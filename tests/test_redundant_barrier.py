@@ -14,7 +14,7 @@ from analyzer.mutants import barrier_sites, check_mutants, delete_barrier, findi
 from analyzer.pipeline import Options, read_source
 from analyzer.analysis.races import OUT_OF_TIME, analyse_pairs
 from analyzer.analysis.symbolic import SymbolicExecutor
-from conftest import FIXTURES, fixture_args
+from conftest import FIXTURES, Precomputed, fixture_args
 
 OPTIONS = Options(hints="off", timeout_ms=5000)   # verdicts, not the solver budget, are under test
 # Fixtures with a barrier statement in their text (one only a macro spells is no statement the
@@ -34,10 +34,18 @@ def _checker(path: Path):
     return [(name, text)], lang, text_checker(lang, _block_dim(path))
 
 
-@pytest.mark.parametrize("path", WITH_BARRIERS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_reported_barriers_are_exactly_those_deletion_leaves_race_free(path):
+def _mutants(path: Path):
     files, lang, check = _checker(path)
-    original, verdicts = check_mutants(files, lang, check, OPTIONS)
+    return check_mutants(files, lang, check, OPTIONS)
+
+
+# Each fixture's mutants are checked in one of two processes, one per core, as the first case runs.
+MUTANTS = Precomputed(_mutants, ("path",))
+
+
+@pytest.mark.parametrize("path", WITH_BARRIERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reported_barriers_are_exactly_those_deletion_leaves_race_free(path, request):
+    original, verdicts = MUTANTS(request)
     assert verdicts
     racy = any(f.severity == "error" for r in original for f in r.findings)
     for v in verdicts:

@@ -4,13 +4,14 @@ A fixture fails on a missing finding and on an unexpected one, so a fixture with
 must be clean. Every racy fixture has a synchronised `_fixed` twin.
 """
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from analyzer.analysis import races
-from conftest import FIXTURES, fixture_args
+from conftest import FIXTURES, Precomputed, cli_in_process, fixture_args
 
 EXPECT = re.compile(r"(?://|;)\s*expect:\s*([a-z\-, ]+)")
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl"))
@@ -25,14 +26,24 @@ def expectations(path: Path) -> set[tuple[int, str]]:
     return out
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_fixture_findings_match_expectations(path, cli, monkeypatch):
+def _check(path: Path) -> tuple[int, dict | None, str]:
     # Every pair the solver-free disjointness proof settles is asked of the solver too: a fast
     # path that disagrees with it fails the fixture.
-    monkeypatch.setattr(races, "CROSS_CHECK", True)
-    # A generous solver budget: these expectations are about what races, not about how much the
-    # solver may spend (a query of vulkan/reduce_tree.comp sits near the 1 s default).
-    code, report, err = cli("check", str(path), *fixture_args(path), "--timeout", "5", "--format", "json")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(races, "CROSS_CHECK", True)
+        # A generous solver budget: these expectations are about what races, not about how much
+        # the solver may spend (a query of vulkan/reduce_tree.comp sits near the 1 s default).
+        code, out, err = cli_in_process(["check", str(path), *fixture_args(path), "--timeout", "5", "--format", "json"])
+    return code, (json.loads(out) if code in (0, 1) else None), err
+
+
+# The fixtures are checked two at a time, one per core, as the first case runs.
+CHECKED = Precomputed(_check, ("path",))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_findings_match_expectations(path, request):
+    code, report, err = CHECKED(request)
     assert code in (0, 1), err
     # A compiled shader's findings sit on SPIR-V lines; its expectations on the GLSL lines.
     line = (lambda loc: loc["origin"]["line"]) if path.suffix == ".comp" else (lambda loc: loc["line"])
