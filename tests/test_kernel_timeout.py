@@ -1,5 +1,8 @@
 """A per-kernel time limit: an over-long analysis ends in `unknown`, never in a hang or a clean verdict."""
 
+import time
+from pathlib import Path
+
 from conftest import FIXTURES, fixture_args
 
 
@@ -42,3 +45,17 @@ def test_a_query_at_the_edge_of_the_budget_is_asked_again_with_more():
     assert res == z3.sat and solver.model().eval(x).as_long() == 101
     assert budget.escalations == 0 and budget.rlimit == 700_000     # the budget is back
     assert budget._solve(factoring, PairAnalysis())[0] == z3.unknown   # none left
+
+
+def test_a_kernel_whose_every_query_runs_to_its_budget_stops_near_its_time_limit(cli):
+    """A random kernel of the differential campaign (seed 20261221) whose pairs each ask many
+    queries that run to their budget: at --kernel-timeout 5 it took 56 s before each query's
+    clock was cut to what is left of the kernel's time. What is left undecided is unknown."""
+    path = Path(__file__).parent / "data" / "kernel_timeout" / "slow_pairs.cu"
+    t0 = time.process_time()
+    code, report, err = cli("check", str(path), *fixture_args(path), "--kernel-timeout", "2", "--format", "json")
+    spent = time.process_time() - t0
+    assert code in (0, 1), err
+    assert [k["status"] for k in report["kernels"]] == ["unknown"]
+    assert any(f["rule"] == "unknown" and "time limit" in f["message"] for f in report["findings"])
+    assert spent < 12, f"{spent:.1f} s of CPU at --kernel-timeout 2"

@@ -11,7 +11,7 @@ import time
 
 import z3
 
-from analyzer.analysis.hazards import PairAnalysis, Undecided
+from analyzer.analysis.hazards import OUT_OF_TIME, PairAnalysis, Undecided
 from analyzer.analysis.memory_guard import checkpoint
 
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
@@ -44,6 +44,15 @@ class SolverBudget:
     def _out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() > self.deadline
 
+    def _clock(self, ms: int) -> int:
+        """A query's clock, cut to what is left of the kernel's time: a pair asks many queries
+        (the collision, witness wishes and replays, refinements), and a kernel whose every query
+        runs to its budget ran ten times past --kernel-timeout. A query the cut leaves undecided
+        is `unknown`, never clean."""
+        if self.deadline is None:
+            return ms
+        return max(1, min(ms, int((self.deadline - time.monotonic()) * 1000)))
+
     def _solve(self, constraints, out: PairAnalysis, live: bool = False):
         """The verdict and the solver (or the remembered answer, which has its model and reason);
         `live` asks for a solver of a satisfiable query, to ask it more. Undecided within the
@@ -72,7 +81,7 @@ class SolverBudget:
         # A resource limit, not only a clock: the same kernel gets the same verdicts on every run
         # and every machine. The clock stays as a backstop.
         solver.set("rlimit", self.rlimit)
-        solver.set("timeout", self.clock_ms)
+        solver.set("timeout", self._clock(self.clock_ms))
         # Asserted through the C API: Solver.add re-checks and converts each constraint in Python,
         # which cost more than many of these queries take to solve.
         ctx, handle = solver.ctx.ref(), solver.solver
@@ -86,6 +95,9 @@ class SolverBudget:
         return res, solver
 
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
+        if self._out_of_time():
+            out.undecided.append(Undecided(first, second, OUT_OF_TIME))
+            return
         out.undecided.append(Undecided(first, second, "the solver reached its limit "
                                        f"({self.timeout_ms / 1000:g} s budget, --timeout): "
                                        f"{solver.reason_unknown()}"))

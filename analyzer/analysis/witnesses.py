@@ -177,7 +177,7 @@ class WitnessSearch:
         # A tenth of the budget, in solver work only: the clock stays the query's backstop. (The
         # solver goes on to the checks that classify the finding, with these limits: a 3 s clock
         # here made a loaded machine turn a data-dependent warning into an error.)
-        solver.set("timeout", self.clock_ms)
+        solver.set("timeout", self._clock(self.clock_ms))
         solver.set("rlimit", max(self.rlimit // 10, 200_000))
         for wish in wishes:
             if not wish:
