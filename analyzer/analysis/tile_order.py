@@ -264,43 +264,26 @@ def _substitute(e, defs: dict):
     return e
 
 
-def _reads(e) -> set:
-    """The locals and buffers an expression reads."""
+def _reads(e, defs: "_Defs | None" = None) -> set:
+    """The locals and buffers an expression reads; with `defs`, those of `_substitute(e, defs)`
+    without walking the substituted definitions: a local replaced by its definition reads what
+    the definition reads (`defs.deps`)."""
     # Each shared subterm once: substituted definitions make DAGs whose trees are far larger.
-    out, stack, seen = set(), [e], set()
+    out, stack, seen = set(), [(e, defs)], set()
     while stack:
-        x = stack.pop()
-        if id(x) in seen:
+        x, d = stack.pop()
+        if (id(x), d is None) in seen:
             continue
-        seen.add(id(x))
+        seen.add((id(x), d is None))
         if isinstance(x, ir.Var):
-            out.add(x.name)
+            out |= d.deps[x.name] if d is not None and x.name in d else {x.name}
         elif isinstance(x, ir.Read):
             out.add(("buffer", x.access.buffer))
-            stack.append(x.access.offset)
+            stack.append((x.access.offset, d))
         else:
-            stack.extend(ir.operands(x))
-    return out
-
-
-def _reads_through(e, defs: "_Defs") -> set:
-    """`_reads(_substitute(e, defs))` without walking the substituted definitions: a local
-    replaced by its definition reads what the definition reads (`defs.deps`)."""
-    out, stack, seen = set(), [e], set()
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, ir.Var):
-            out |= defs.deps[x.name] if x.name in defs else {x.name}
-        elif isinstance(x, ir.Read):
-            out.add(("buffer", x.access.buffer))
-            stack.append(x.access.offset)
-        elif isinstance(x, (ir.BinOp, ir.UnOp, ir.Select, ir.Call)):
-            stack.extend(ir.operands(x))     # the nodes `_substitute` descends into
-        else:
-            out |= _reads(x)
+            # Substitution goes on only below the nodes `_substitute` descends into.
+            inner = d if isinstance(x, (ir.BinOp, ir.UnOp, ir.Select, ir.Call)) else None
+            stack.extend((k, inner) for k in ir.operands(x))
     return out
 
 
@@ -341,7 +324,7 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
     for s in stmts:
         if isinstance(s, ir.Assign):
             value = _substitute(s.value, defs)
-            defs.define(s.target, value, _reads_through(s.value, defs))
+            defs.define(s.target, value, _reads(s.value, defs))
             out.append(ir.Assign(s.target, value, s.span))
         elif isinstance(s, ir.MemOp):
             acc = s.access
@@ -358,7 +341,7 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
                     and _substitute(orelse[0].value, defs) == cond):
                 merged = ir.Assign(then[0].target, ir.BinOp("&&", cond, _substitute(then[0].value, defs)), s.span)
                 defs.define(merged.target, merged.value,
-                            _reads_through(s.cond, defs) | _reads_through(then[0].value, defs))
+                            _reads(s.cond, defs) | _reads(then[0].value, defs))
                 out.append(merged)
                 continue
             new_then, new_else = _normalized(then, defs), _normalized(orelse, defs)
