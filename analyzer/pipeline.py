@@ -145,13 +145,19 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         quiet = dataclasses.replace(options, hints="off", scope="block", select=tuple(
             n for n, r in RULES.items() if r.severity == "error" and (not options.select or n in options.select)))
         strict = dataclasses.replace(quiet, strict=True)
-        recheck = options.hints == "all" or (
-            pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES)
+        recheck = (options.hints == "all" or (
+            pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES)) \
+            and time.monotonic() < deadline
         strict_results: dict[int, tuple] = {}   # id(kernel) -> (kernel, result): each kernel once
+
+        def left(o: Options) -> Options:
+            # A re-analysis spends what is left of the kernel's time, not a time limit of its own
+            # (a random kernel's two hints took four times --kernel-timeout).
+            return dataclasses.replace(o, kernel_timeout_s=max(0.0, deadline - time.monotonic()))
 
         def analyse_strict(k: ir.Kernel) -> KernelResult:
             if id(k) not in strict_results:
-                strict_results[id(k)] = (k, analyse_kernel(k, strict, target, params, cache, detail=False))
+                strict_results[id(k)] = (k, analyse_kernel(k, left(strict), target, params, cache, detail=False))
             return strict_results[id(k)][1]
 
         tried: dict = {}   # one re-analysis per change, however many findings propose it
@@ -160,7 +166,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                 # Between blocks no barrier helps: an atomic or another layout (not re-checked).
                 f.fix = fixes.grid_hint(kernel, f).as_dict() if f.rule in fixes.RACE_RULES else None
             elif f.severity == "error":
-                fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, quiet, target, params, cache, detail=False),
+                fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, left(quiet), target, params, cache, detail=False),
                                     analyse_strict, recheck, tried)
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []

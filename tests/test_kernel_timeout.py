@@ -59,3 +59,25 @@ def test_a_kernel_whose_every_query_runs_to_its_budget_stops_near_its_time_limit
     assert [k["status"] for k in report["kernels"]] == ["unknown"]
     assert any(f["rule"] == "unknown" and "time limit" in f["message"] for f in report["findings"])
     assert spent < 12, f"{spent:.1f} s of CPU at --kernel-timeout 2"
+
+
+def test_fix_hint_re_analyses_spend_what_is_left_of_the_kernel_time(cli, monkeypatch):
+    """A fix hint is re-checked by analysing the kernel again with the change: those re-analyses
+    share the kernel's time limit (a campaign kernel's two hints took it to four times
+    --kernel-timeout, each re-analysis with a limit of its own)."""
+    from analyzer import pipeline
+
+    limits, real = [], pipeline.analyse_kernel
+
+    def recording(kernel, options, *args, **kwargs):
+        if len(args) >= 3 and args[2] is not None:      # a re-analysis (shares the query cache)
+            limits.append(options.kernel_timeout_s)
+        return real(kernel, options, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "analyse_kernel", recording)
+    path = FIXTURES / "cuda" / "matmul_tiled.cu"    # its missing barriers get re-checked hints
+    code, report, err = cli("check", str(path), *fixture_args(path), "--kernel-timeout", "60", "--format", "json")
+    assert code == 1, err
+    assert any(f["fix"] and f["fix"]["removes"] for f in report["findings"])
+    # Each started after the kernel's own analysis, with only what was left of its 60 s.
+    assert limits and all(limit < 60 for limit in limits)

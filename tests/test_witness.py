@@ -145,3 +145,22 @@ def test_witnesses_do_not_depend_on_string_hashing(path, args):
         outs.append(json.loads(run.stdout))
     assert outs[0]["findings"], "a kernel with findings: their witnesses are what is compared"
     assert outs[0] == outs[1]
+
+
+def test_paths_around_a_barrier_in_a_loop_follow_the_branch_a_thread_takes(cli):
+    """reduce2 with its barrier moved inside `if (tid < s)`: the walk around that barrier pins the
+    branch each thread took in the iterations it crossed, so the divergent barrier is the finding,
+    not a read "between" thread 16's iteration-0 write and thread 0's iteration-1 read that a
+    barrier both passed separates (its witness did not replay). The divergence witness is two
+    threads at the same instance of the barrier."""
+    path = TESTS / "handwritten" / "cuda" / "reduce2_sync_inside_branch.cu"
+    code, report, _ = cli("check", str(path), "--block-dim", "64", "--format", "json", "--hints", "off")
+    assert code == 1
+    assert [f["rule"] for f in report["findings"]] == ["divergent-barrier"]
+    w = report["findings"][0]["witness"]
+    # s = 32 in the first iteration: a thread below it reaches the barrier, one at or above skips it.
+    assert w["reaching_thread"][0] < 32 <= w["skipping_thread"][0]
+    code, report, _ = cli("check", str(path), "--format", "json", "--hints", "off")
+    w = next(f["witness"] for f in report["findings"] if f["rule"] == "divergent-barrier")
+    assert w["reaching_thread"] != w["skipping_thread"]
+    assert all(f["witness"].get("replayed") is not False for f in report["findings"])

@@ -13,7 +13,7 @@ import z3
 from analyzer import ir
 from analyzer.analysis.addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
 from analyzer.analysis.concurrency import ANY, MANY
-from analyzer.analysis.pair_shapes import DIFFERENT, SAME
+from analyzer.analysis.pair_shapes import AT, DIFFERENT, SAME
 from analyzer.analysis.solver import DIMS, Encoder, as_int, num, truth
 from analyzer.analysis.symbolic import AccessEvent
 
@@ -44,6 +44,9 @@ class CollisionConstraints:
             path = []
             for k, dec in ((1, da), (2, db)):
                 for key, br in dec:
+                    if isinstance(br, tuple) and br[0] == AT:
+                        path += self._branch_at(key, br[1], br[2], k)
+                        continue
                     if isinstance(br, tuple):
                         path += self._left_loop(key, br, k)
                         continue
@@ -76,8 +79,20 @@ class CollisionConstraints:
         """Thread k left loop `key` at the test of the iterations `pos` gives (each loop's
         iteration relative to the start's, or counted from its entry): the loop's condition was
         false there. A loop left after the start's iteration is then known to end there."""
+        facts, cond = self._at(self.ev.loop_conds[key][1], pos, k)
+        return facts + [z3.Not(cond)]
+
+    def _branch_at(self, key, pos, br: int, k: int) -> list:
+        """Thread k went the `br` way of the branch `key` (inside loops, around a barrier) in the
+        iterations `pos` gives: its condition held there, or failed. (A non-uniform branch around
+        a barrier is its own finding; this keeps the races found beside it to paths a thread can
+        really take, whose witnesses replay.)"""
+        facts, cond = self._at(self.ev.loop_branch_terms[key], pos, k)
+        return facts + [cond if br else z3.Not(cond)]
+
+    def _at(self, cond, pos, k: int):
+        """(facts, condition) for thread k with each loop's iteration set as `pos` gives it."""
         enc = self.enc
-        lid, cond = self.ev.loop_conds[key]
         subs, out = [], []
         for p in pos:
             if p.relative:
@@ -86,7 +101,7 @@ class CollisionConstraints:
                 subs.append((enc.iteration(k, p.loop), base + p.k))
             else:
                 subs.append((enc.iteration(k, p.loop), z3.IntVal(p.k)))
-        return out + [z3.Not(z3.substitute(truth(enc.term(cond, k)), *subs))]
+        return out, z3.substitute(truth(enc.term(cond, k)), *subs)
 
     def _distinct(self, enc):
         key = (id(enc), "distinct")

@@ -166,6 +166,7 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         fix = _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, None)
         fix.notes.append("not re-checked: the kernel takes too long to analyse again (--hints=all re-checks it)")
         return fix
+    undecided = None
     for what, index, dim in candidates:
         # The change is its place in the original kernel: which list, where, which store guarded.
         key = (id(pa[k][0]) if index is not None else None, index,
@@ -185,6 +186,11 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
                           and (f.first.line, f.second.line) == (finding.first.line, finding.second.line)
                           for f in result.findings)
         new_errors = [f for f in result.findings if f.severity == "error" and f.rule not in RACE_RULES]
+        if removed and any(f.rule == "unknown" for f in result.findings):
+            # A pair the re-analysis left undecided (its budget, the kernel's time) may be this one:
+            # no claim either way.
+            undecided = undecided or (what, index, dim)
+            continue
         if not removed or new_errors:
             continue
         if what == "barrier" and len(candidates) > 1 and reanalyse_strict is not None \
@@ -193,6 +199,11 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, True)
     if not candidates:
         return None
+    if undecided is not None:
+        what, index, dim = undecided
+        fix = _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, None)
+        fix.notes.append("not re-checked: the re-analysis with the change left pairs undecided")
+        return fix
     what, index, dim = candidates[0]
     return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, False)
 

@@ -78,9 +78,10 @@ class KernelAnalysis:
         enc.collecting()
         reach = [truth(enc.term(g, 1)) for g in ev.guard]
         skip = z3.Not(z3.And(*[truth(enc.term(g, 2)) for g in ev.guard])) if ev.guard else z3.BoolVal(False)
-        between = []
+        # The same instance of the barrier: the same iterations of the loops around it (a thread
+        # that reaches it in one iteration and skips it in another is no divergence).
+        between = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
         if grid:
-            between = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
             between.insert(0, z3.Or(*[enc.bid[d] != enc.bid2[d] for d in DIMS]))
         solver = z3.Solver()
         # Solver work, not the clock, decides (the same verdict on a loaded machine); the clock

@@ -14,6 +14,8 @@ from analyzer.analysis.symbolic import AccessEvent
 
 # What a disjunct requires of the two threads' warps (None: nothing).
 DIFFERENT, SAME = "different", "same"
+# A path decision on a branch inside loops: (key, (AT, positions, branch taken)).
+AT = "at"
 
 
 class PairShapes:
@@ -76,13 +78,16 @@ class PairShapes:
                     yield x.start, x.pos, y.pos, self._path(x.decisions), self._path(y.decisions)
 
     def _path(self, decisions) -> frozenset:
-        """The branches a path took on conditions the executor knows as terms (outside loops),
-        and the loops (outside loops) it left at their first test: their entry condition failed."""
+        """The branches a path took on conditions the executor knows as terms (outside loops, or
+        inside loops in iterations the positions pin), and the loops (outside loops) it left at
+        their first test: their entry condition failed."""
         terms, entry, conds = self.ev.condition_terms, self.ev.entry_terms, self.ev.loop_conds
         out = set()
         for key, pos, br in decisions:
             if key in terms or (br == 0 and key in entry and LoopPos(entry[key][0], False, 0) in pos):
                 out.add((key, br))
+            elif key in self.ev.loop_branch_terms and all(p.k < MANY for p in pos):
+                out.add((key, (AT, pos, br)))
             elif br == 0 and key in conds and all(p.k < MANY for p in pos):
                 # A loop it left at a later test, in iterations the positions pin (relative to
                 # the start's): its condition failed there. (key, positions) says so.

@@ -132,6 +132,10 @@ class Evaluation:
     # id of a Loop -> (its IR id, its condition with the loop's iteration free): a thread that
     # leaves it at a test found that false in that iteration.
     loop_conds: dict[int, tuple] = field(default_factory=dict)
+    # id of an If inside loops with a barrier in a branch -> its condition, the enclosing loops'
+    # iterations free (the last pass over it decides): a thread's path around that barrier in
+    # given iterations says which way the condition went there.
+    loop_branch_terms: dict[int, object] = field(default_factory=dict)
 
     @property
     def barriers(self) -> list[BarrierEvent]:
@@ -148,9 +152,11 @@ class Evaluation:
 
     @property
     def tracked_conditions(self) -> set[int]:
-        """Branches whose direction the interval walk records: uniform ones (all threads agree)
-        and those outside loops (each thread's direction is a known condition)."""
-        return self.uniform_conditions | set(self.condition_terms)
+        """Branches whose direction the interval walk records: uniform ones (all threads agree),
+        those outside loops (each thread's direction is a known condition), and those inside loops
+        around a barrier (a known condition in the iterations a path pins). Branches inside loops
+        with only jumps are left out: they are common, and each recorded one multiplies the walk."""
+        return self.uniform_conditions | set(self.condition_terms) | set(self.loop_branch_terms)
 
 
 class _Terminated(Exception):
@@ -528,6 +534,8 @@ class SymbolicExecutor:
             self.result.condition_grid_uniform[id(s)] = self.grid.uniform(cond)
             if not self.loop_stack:
                 self.result.condition_terms[id(s)] = cond
+            elif any(isinstance(x, ir.Barrier) for x in ir.walk_stmts(s.then + s.orelse, into_loops=True)):
+                self.result.loop_branch_terms[id(s)] = cond
         if isinstance(cond, ir.Const):
             self.block(s.then if cond.value else s.orelse, st)
             return
