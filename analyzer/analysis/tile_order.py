@@ -23,7 +23,8 @@ executor keeps the walk's state as an unknown function per block (symbolic.py, s
 this fact, a collision between blocks needs only that state to coincide, which nothing excluded.
 The fact is P(batch) + tile == I + c*m for each block's state at L's head, K's head and K's exit,
 with P one unknown function for all blocks and m a fresh integer; what follows from it is the
-solver's to find (nothing, when the grid is wider than c).
+solver's to find (nothing, when the grid is wider than c), with `step_lemma` for each pair of the
+two blocks' c*m terms.
 
 The module proves H and J from the program, for the loop L and cells `counters(L)` (progress.py)
 gives; when one condition fails there is no fact:
