@@ -4,10 +4,10 @@ collision between blocks reported."""
 
 import pytest
 
-from analyzer.analysis.tile_order import find_walks
+from analyzer.analysis.tile_order import find_walks, step_lemma
 from analyzer.frontend import lower_source
-from analyzer.pipeline import Options, check_text
-from conftest import FIXTURES
+from analyzer.pipeline import Options, check_built, check_text, with_builtin_contracts
+from conftest import FIXTURES, built
 
 WALK = (FIXTURES / "cuda" / "persistent_walk.cu").read_text()
 
@@ -62,3 +62,26 @@ def test_a_broken_condition_leaves_no_proof(name):
 def test_without_the_proof_blocks_may_share_a_tile(name):
     old, new = BROKEN[name]
     assert "write-after-write" in _grid_findings(WALK.replace(old, new))
+
+
+def test_the_step_lemma_holds_for_every_small_value():
+    # The grid pass adds it to its queries as a fact: a wrong one would hide races.
+    import itertools
+
+    import z3
+    m1, m2 = z3.Ints("m1 m2")
+    for c in range(1, 5):
+        lemma = step_lemma(c * m1, c * m2, c)
+        for v1, v2 in itertools.product(range(-4, 5), repeat=2):
+            assert z3.is_true(z3.simplify(z3.substitute(lemma, (m1, z3.IntVal(v1)), (m2, z3.IntVal(v2))))), (c, v1, v2)
+
+
+def test_mha_tree_attention_blocks_stay_apart_at_head_dim_96():
+    """One query head per KV head (Phi-3: 32 and 32, head_dim 96): the output rows are the walk's
+    tiles of 32 rows, and two blocks on one row stand on one tile, which the walk's fact refutes.
+    Without the step lemma the refinement by q_indptr's order ran out of its budget, a warning."""
+    spec = "tvm.relax.frontend.nn.llm.tree_attn:tree_attn"
+    mod = built(spec, dict(h_kv=32, h_q=32, d=96, dtype="bfloat16", rope_scaling={}), "cuda")
+    results = check_built(mod, with_builtin_contracts(Options(hints="off", scope="grid"), spec))
+    assert [r.kernel for r in results] == ["batch_tree_attn_kernel"]
+    assert [f.message for r in results for f in r.findings if f.severity != "note"] == []

@@ -23,7 +23,8 @@ executor keeps the walk's state as an unknown function per block (symbolic.py, s
 this fact, a collision between blocks needs only that state to coincide, which nothing excluded.
 The fact is P(batch) + tile == I + c*m for each block's state at L's head, K's head and K's exit,
 with P one unknown function for all blocks and m a fresh integer; what follows from it is the
-solver's to find (nothing, when the grid is wider than c).
+solver's to find (nothing, when the grid is wider than c), with `step_lemma` for each pair of the
+two blocks' c*m terms.
 
 The module proves H and J from the program, for the loop L and cells `counters(L)` (progress.py)
 gives; when one condition fails there is no fact:
@@ -525,6 +526,7 @@ class TileOrderFacts:
         facts = []
         for walk, names in walks:
             seen: dict = {}
+            steps: dict[int, list] = {1: [], 2: []}     # each side's c*m terms
             for x in enc.last_state:
                 name = x.decl().name()
                 side = 1
@@ -542,4 +544,15 @@ class TileOrderFacts:
                 # Only this: P(b0) == 0 and m >= 0 hold too, but made the prefill kernels' refinement
                 # by their index-map contracts too hard for its budget.
                 facts.append(prefix(value["batch"]) + value["tile"] == enc.term(walk.start, side) + walk.step * m)
+                steps[side].append(walk.step * m)
+            facts += [step_lemma(x, y, walk.step) for x in steps[1] for y in steps[2]]
         return facts
+
+
+def step_lemma(x, y, c: int):
+    """For integers m1, m2: x = c*m1 and y = c*m2 are equal or at least c apart. True of integers
+    (a nonzero multiple of c is at least c in size), it names the case split the solver must find:
+    two blocks' walks on one (batch, tile) have `blockIdx.x1 - blockIdx.x2 == c*(m2 - m1)`, and the
+    rational relaxation of that (m2 - m1 == 1/2) kept the group-1 prefill and tree kernels' output
+    pairs undecided past their budget (beyond 10x it; with this, a few thousand steps)."""
+    return z3.Or(x == y, x - y >= c, y - x >= c)
