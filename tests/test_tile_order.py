@@ -62,3 +62,15 @@ def test_a_broken_condition_leaves_no_proof(name):
 def test_without_the_proof_blocks_may_share_a_tile(name):
     old, new = BROKEN[name]
     assert "write-after-write" in _grid_findings(WALK.replace(old, new))
+
+
+def test_a_collision_between_blocks_of_the_walk_has_a_witness_that_replays():
+    """With 16 blocks, blocks b and b + 8 meet on one tile. The query keeps the walk's state as
+    unknown functions; walk_witness.py ties it to what the walk computes from the model's index map,
+    so the witness is one the concrete replay follows (it did not: "witness not validated")."""
+    (result,) = check_text(WALK, "cuda", "k.cu", (32,), (16,), {}, Options(hints="off", scope="grid"), "k.cu")
+    (f,) = result.findings
+    assert f.rule == "write-after-write" and f.witness["replayed"] is True
+    assert not any("not validated" in n for n in f.notes)
+    w = f.witness
+    assert (w["first_block"][0] - w["second_block"][0]) % 8 == 0

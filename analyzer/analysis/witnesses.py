@@ -17,6 +17,7 @@ from analyzer.analysis.hazards import PairAnalysis, Thread, Witness
 from analyzer.analysis.replay import Launch, Side, access_lines, check_witness
 from analyzer.analysis.solver import DIMS
 from analyzer.analysis.symbolic import AccessEvent
+from analyzer.analysis.walk_witness import programs, walk_constraints
 
 # Models asked for before a finding is reported with a witness that does not replay.
 REPLAY_ATTEMPTS = 4
@@ -40,6 +41,56 @@ class WitnessSearch:
         if reason is None:
             return model, None
         first = (model, reason)
+        walk = self._walk_constraints()
+        if walk is not None and not self._out_of_time():
+            found = self._walk_models(solver, walk, a, b, off1, off2, space, out)
+            if found is not None:
+                return found, None
+        found = self._other_models(solver, model, reason, a, b, off1, off2, space, out)
+        return (found, None) if found is not None else first
+
+    def _walk_models(self, solver, walk, a, b, off1, off2, space, out: PairAnalysis):
+        """A model whose witness replays, of a query reading a persistent kernel's walk state
+        (walk_witness.py), or None. The state is asked to keep the walk's invariant with m the
+        iteration number (cheap: the collision's witness then has threads, blocks and iterations
+        the walk can bring together); then, with those fixed, to be what the walk computes from the
+        model's loads (the full statement, too hard for the query at large, is small once the
+        witness is fixed). Each witness that still does not replay is blocked, as in `_other_models`."""
+        full, light = walk
+        solver.push()
+        try:
+            solver.add(*light)
+            for _ in range(REPLAY_ATTEMPTS):
+                out.queries += 1
+                if self._out_of_time() or solver.check() != z3.sat:
+                    break
+                model = solver.model()
+                if self._replay_failure(model, a, b, off1, off2, space) is None:
+                    return model
+                seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
+                values = [model.eval(x, model_completion=True) for x in seen]
+                solver.push()
+                solver.add(*[x == v for x, v in zip(seen, values)], *full)
+                out.queries += 1
+                if solver.check() == z3.sat:
+                    model = solver.model()
+                    if self._replay_failure(model, a, b, off1, off2, space) is None:
+                        solver.pop()
+                        return model
+                solver.pop()
+                solver.add(z3.Or(*[x != v for x, v in zip(seen, values)]))
+        finally:
+            solver.pop()
+        return None
+
+    def _other_models(self, solver, model, reason, a, b, off1, off2, space, out: PairAnalysis):
+        """`model` if its witness replays (`reason`: why it does not, when known), else the first of
+        up to REPLAY_ATTEMPTS - 1 more models whose witness does, each failed one blocked before
+        the solver is asked again; None when there is none."""
+        if reason is None:
+            reason = self._replay_failure(model, a, b, off1, off2, space)
+            if reason is None:
+                return model
         solver.push()    # the blocked models go too: the solver may be asked this query again
         try:
             for _ in range(REPLAY_ATTEMPTS - 1):
@@ -59,7 +110,7 @@ class WitnessSearch:
                         solver.pop()
                         reason = self._replay_failure(model, a, b, off1, off2, space)
                         if reason is None:
-                            return model, None
+                            return model
                         continue
                     solver.pop()
                     seen = params
@@ -70,10 +121,10 @@ class WitnessSearch:
                 model = solver.model()
                 reason = self._replay_failure(model, a, b, off1, off2, space)
                 if reason is None:
-                    return model, None
+                    return model
         finally:
             solver.pop()
-        return first
+        return None
 
     def _witness_vars(self, a: AccessEvent, b: AccessEvent) -> list:
         enc = self.enc
@@ -86,6 +137,26 @@ class WitnessSearch:
         return xs
 
     def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
+        return self._replay_on(model, a, b, off1, off2, space)
+
+    def _walk_constraints(self):
+        """walk_witness.py's constraints for the last query's walk state (None without a walk),
+        made once per query."""
+        state = self.enc.last_state
+        hit = self.__dict__.get("_walk_hit")
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        progs = self.__dict__.get("_walk_programs")
+        if progs is None:
+            walks = getattr(self, "_walks", None)
+            if walks is None:     # set by the tile order facts (tile_order.py) of a query reading walk state
+                return None
+            progs = self._walk_programs = programs(self.kernel, [w for w, _ in walks])
+        walk = walk_constraints(self.enc, progs, state) if progs else None
+        self._walk_hit = (state, walk)
+        return walk
+
+    def _replay_on(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
         enc = self.enc
         val = lambda e: enc.value_of(model, e)  # noqa: E731
         params = dict(self.kernel.bindings)
