@@ -212,21 +212,20 @@ def walk_constraints(enc, progs: list[WalkProgram], state: list):
         except _Unfit:
             continue
         out += reads
-        light += reads + _light(enc, prog, list(apps.values()), roles)
+        light += reads + _light(enc, prog, list(apps.values()), roles, sizes, guards)
         for side, prefixes in sorted(sides.items()):
             out += _side(enc, prog, side, list(prefixes.values()), sizes, guards, roles)
     return (out, light) if out else None
 
 
-def _light(enc, prog: WalkProgram, apps: list, roles: dict) -> list:
+def _light(enc, prog: WalkProgram, apps: list, roles: dict, sizes: list, guards: list) -> list:
     """For the collision query itself: the walk's invariant with m the iteration number,
     `P(batch) + tile == I + c*i` (P one unknown function, P(b0) == 0), the first iteration's state
     and K's steps, at the state the query reads. Cheap, and without it the query's model mostly
     puts the witness where no index map brings the two sides together."""
     walk, b0 = prog.walk, prog.b0
-    P = z3.Function(f"walkwitness.light{walk.loop.id}", z3.IntSort(), z3.IntSort())
+    P, F, C, out = _tables(prog, "light", sizes, guards)
     head, k_head, _ = _points(walk)
-    out = [P(b0) == 0]
     for side, point, args in apps:
         suffix = f"@b{side}" if enc.grid else ""
 
@@ -245,8 +244,24 @@ def _light(enc, prog: WalkProgram, apps: list, roles: dict) -> list:
         elif inner:
             out.append(batch == b_head + args[-1])
         else:
-            out += [tile >= 0, batch >= b_head]
+            out += [tile >= 0, batch >= b_head, z3.Or(z3.Not(C(batch)), tile < F(batch))]
     return out
+
+
+def _tables(prog: WalkProgram, tag: str, sizes: list, guards: list):
+    """P, F and C over the batches [b0, b0 + BATCHES] (see the module docstring), with their
+    definitions."""
+    b0 = prog.b0
+    P = z3.Function(f"walkwitness.{tag}.prefix{prog.walk.loop.id}", z3.IntSort(), z3.IntSort())
+    F = z3.Function(f"walkwitness.{tag}.size{prog.walk.loop.id}", z3.IntSort(), z3.IntSort())
+    C = z3.Function(f"walkwitness.{tag}.guard{prog.walk.loop.id}", z3.IntSort(), z3.BoolSort())
+    out = [P(b0) == 0]
+    for n, ((size, side_cs), guard) in enumerate(zip(sizes, guards)):
+        j = b0 + n
+        out += side_cs + [c for _, cs in guard for c in cs]
+        out += [F(j) == as_int(size), C(j) == z3.And(*[truth(g) for g, _ in guard])]
+        out.append(P(j + 1) == P(j) + F(j))
+    return P, F, C, out
 
 
 def _points(walk: Walk) -> list:
@@ -255,16 +270,7 @@ def _points(walk: Walk) -> list:
 
 def _side(enc, prog: WalkProgram, side: int, prefixes: list, sizes: list, guards: list, roles: dict) -> list:
     walk, b0 = prog.walk, prog.b0
-    tag = f"{walk.loop.id}.{side}"
-    P = z3.Function(f"walkwitness.prefix{tag}", z3.IntSort(), z3.IntSort())
-    F = z3.Function(f"walkwitness.size{tag}", z3.IntSort(), z3.IntSort())
-    C = z3.Function(f"walkwitness.guard{tag}", z3.IntSort(), z3.BoolSort())
-    out = [P(b0) == 0]
-    for n, ((size, side_cs), guard) in enumerate(zip(sizes, guards)):
-        j = b0 + n
-        out += side_cs + [c for _, cs in guard for c in cs]
-        out += [F(j) == as_int(size), C(j) == z3.And(*[truth(g) for g, _ in guard])]
-        out.append(P(j + 1) == P(j) + F(j))
+    P, F, C, out = _tables(prog, f"side{side}", sizes, guards)
     start, start_cs = _encoded(enc, walk.start, side)
     out += start_cs
     suffix = f"@b{side}" if enc.grid else ""

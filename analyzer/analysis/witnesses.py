@@ -21,10 +21,28 @@ from analyzer.analysis.walk_witness import programs, walk_constraints
 
 # Models asked for before a finding is reported with a witness that does not replay.
 REPLAY_ATTEMPTS = 4
+# The least resource budget of the questions a persistent kernel's witness rests on (see
+# `WitnessSearch._walk_models`): about 10 s of Z3 work. On TVM's prefill kernels the first, at the
+# default one-second budget, was undecided for one finding in three.
+WALK_RLIMIT = 30_000_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
 PER_THREAD = ("opaque", "undef:", "ticket", "gticket")
+
+
+def _blocks_and_iterations(x, enc) -> bool:
+    return any(x.eq(v) for v in list(enc.bid.values()) + list(enc.bid2.values()) + list(enc.iter_vars.values()))
+
+
+def _not_threads(x, enc) -> bool:
+    return not any(x.eq(v) for k in (1, 2) for v in enc.tid[k].values())
+
+
+# Which of a witness's values stay as they are when the walk's state is asked to be what the walk
+# computes (`WitnessSearch._walk_models`): all, then all but the threads, then blocks and
+# iterations only (the threads and parameters the index map can serve may be other ones).
+_PINS = (lambda x, enc: True, _not_threads, _blocks_and_iterations)
 
 
 class WitnessSearch:
@@ -55,9 +73,12 @@ class WitnessSearch:
         iteration number (cheap: the collision's witness then has threads, blocks and iterations
         the walk can bring together); then, with those fixed, to be what the walk computes from the
         model's loads (the full statement, too hard for the query at large, is small once the
-        witness is fixed). Each witness that still does not replay is blocked, as in `_other_models`."""
+        witness is fixed; with fewer of its values fixed when that has no model). Each witness that still does not replay is blocked, as in `_other_models`."""
         full, light = walk
         solver.push()
+        # The query's own budget (the readability wishes had a tenth): these are the questions the
+        # witness rests on, and the first, with the whole collision query in it, is not small.
+        solver.set("rlimit", max(self.rlimit, WALK_RLIMIT))
         try:
             solver.add(*light)
             for _ in range(REPLAY_ATTEMPTS):
@@ -69,18 +90,20 @@ class WitnessSearch:
                     return model
                 seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
                 values = [model.eval(x, model_completion=True) for x in seen]
-                solver.push()
-                solver.add(*[x == v for x, v in zip(seen, values)], *full)
-                out.queries += 1
-                if solver.check() == z3.sat:
-                    model = solver.model()
-                    if self._replay_failure(model, a, b, off1, off2, space) is None:
-                        solver.pop()
-                        return model
-                solver.pop()
+                for keep in _PINS:
+                    solver.push()
+                    solver.add(*[x == v for x, v in zip(seen, values) if keep(x, self.enc)], *full)
+                    out.queries += 1
+                    if solver.check() == z3.sat:
+                        model = solver.model()
+                        if self._replay_failure(model, a, b, off1, off2, space) is None:
+                            solver.pop()
+                            return model
+                    solver.pop()
                 solver.add(z3.Or(*[x != v for x, v in zip(seen, values)]))
         finally:
             solver.pop()
+            solver.set("rlimit", max(self.rlimit // 10, 200_000))   # as `_readable` left it
         return None
 
     def _other_models(self, solver, model, reason, a, b, off1, off2, space, out: PairAnalysis):
