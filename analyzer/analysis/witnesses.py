@@ -40,9 +40,11 @@ def _not_threads(x, enc) -> bool:
 
 
 # Which of a witness's values stay as they are when the walk's state is asked to be what the walk
-# computes (`WitnessSearch._walk_models`): all, then all but the threads, then blocks and
-# iterations only (the threads and parameters the index map can serve may be other ones).
-_PINS = (lambda x, enc: True, _not_threads, _blocks_and_iterations)
+# computes (`WitnessSearch._walk_models`): all, with the walk state the query reads (the index
+# map's loads are then at known places: easy), then all but that state, all but the threads too,
+# and blocks and iterations only (the threads and parameters an index map can serve may differ).
+_PINS = ((True, lambda x, enc: True), (False, lambda x, enc: True), (False, _not_threads),
+         (False, _blocks_and_iterations))
 
 
 class WitnessSearch:
@@ -76,23 +78,25 @@ class WitnessSearch:
         witness is fixed; with fewer of its values fixed when that has no model). Each witness that still does not replay is blocked, as in `_other_models`."""
         full, light = walk
         solver.push()
-        # The query's own budget (the readability wishes had a tenth): these are the questions the
-        # witness rests on, and the first, with the whole collision query in it, is not small.
-        solver.set("rlimit", max(self.rlimit, WALK_RLIMIT))
         try:
             solver.add(*light)
             for _ in range(REPLAY_ATTEMPTS):
                 out.queries += 1
+                solver.set("rlimit", max(self.rlimit, WALK_RLIMIT))
                 if self._out_of_time() or solver.check() != z3.sat:
                     break
+                solver.set("rlimit", max(self.rlimit // 10, 200_000))   # the pinned questions are small
                 model = solver.model()
                 if self._replay_failure(model, a, b, off1, off2, space) is None:
                     return model
                 seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
                 values = [model.eval(x, model_completion=True) for x in seen]
-                for keep in _PINS:
+                state = [x == model.eval(x, model_completion=True) for x in self.enc.last_state]
+                for with_state, keep in _PINS:
                     solver.push()
                     solver.add(*[x == v for x, v in zip(seen, values) if keep(x, self.enc)], *full)
+                    if with_state:
+                        solver.add(*state)
                     out.queries += 1
                     if solver.check() == z3.sat:
                         model = solver.model()
