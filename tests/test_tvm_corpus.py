@@ -86,7 +86,8 @@ _UNREPLAYED = {"batch_prefill_paged_kv_kernel": ("barrier-scope",),
 
 
 def _unreplayed(result, finding) -> bool:
-    return finding.rule in _UNREPLAYED.get(result.kernel, ()) and any("witness not validated" in n for n in finding.notes)
+    return (finding.rule in _UNREPLAYED.get(result.kernel, ())
+            and any("witness not validated" in n for n in finding.notes))
 
 
 def assert_only_known_races(spec, results):

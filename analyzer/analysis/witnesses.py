@@ -75,7 +75,8 @@ class WitnessSearch:
         iteration number (cheap: the collision's witness then has threads, blocks and iterations
         the walk can bring together); then, with those fixed, to be what the walk computes from the
         model's loads (the full statement, too hard for the query at large, is small once the
-        witness is fixed; with fewer of its values fixed when that has no model). Each witness that still does not replay is blocked, as in `_other_models`."""
+        witness is fixed; with fewer of its values fixed when that has no model). Each witness
+        that still does not replay is blocked, as in `_other_models`."""
         full, light = walk
         solver.push()
         try:
@@ -83,6 +84,7 @@ class WitnessSearch:
             for _ in range(REPLAY_ATTEMPTS):
                 out.queries += 1
                 solver.set("rlimit", max(self.rlimit, WALK_RLIMIT))
+                solver.set("timeout", self._clock(self.clock_ms))    # the kernel's time limit holds
                 if self._out_of_time() or solver.check() != z3.sat:
                     break
                 solver.set("rlimit", max(self.rlimit // 10, 200_000))   # the pinned questions are small
@@ -163,27 +165,17 @@ class WitnessSearch:
         xs += [v for n, v in sorted(enc.shared.items()) if n in self.kernel.params]
         return xs
 
-    def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
-        return self._replay_on(model, a, b, off1, off2, space)
-
     def _walk_constraints(self):
-        """walk_witness.py's constraints for the last query's walk state (None without a walk),
-        made once per query."""
-        state = self.enc.last_state
-        hit = self.__dict__.get("_walk_hit")
-        if hit is not None and hit[0] is state:
-            return hit[1]
+        """walk_witness.py's constraints for the last query's walk state (None without a walk)."""
         progs = self.__dict__.get("_walk_programs")
         if progs is None:
             walks = getattr(self, "_walks", None)
             if walks is None:     # set by the tile order facts (tile_order.py) of a query reading walk state
                 return None
             progs = self._walk_programs = programs(self.kernel, [w for w, _ in walks])
-        walk = walk_constraints(self.enc, progs, state) if progs else None
-        self._walk_hit = (state, walk)
-        return walk
+        return walk_constraints(self.enc, progs, self.enc.last_state) if progs else None
 
-    def _replay_on(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
+    def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
         enc = self.enc
         val = lambda e: enc.value_of(model, e)  # noqa: E731
         params = dict(self.kernel.bindings)
