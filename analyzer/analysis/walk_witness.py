@@ -18,8 +18,14 @@ walk computes, on a bounded stretch:
 for L's iterations up to ITERATIONS, with F(j) and C(j) the walk's own `tiles = E(batch)` and
 guard conjuncts on the batch (tile_order.py finds them) over the model's loads, and the size cell
 F(batch) wherever the guard holds (the walk's invariant J). Z3's congruence carries the values to
-the query's state terms once their iterations are in those ranges. A model of the query with these
-is one the replay follows; what it gives is still only a candidate, replayed like any other.
+the query's state terms once their iterations are in those ranges.
+
+Stated whole in the collision query, this was too hard for the solver (each batch's size is a load
+of the index map, which every load of the query may alias). So it comes in two parts
+(`WitnessSearch._walk_models`): the query first gets the cheap part (`_light`: the invariant with
+m the iteration number, the first state, the exit bound), whose models put the two sides where a
+walk can bring them; then, with that witness's values fixed (its blocks and iterations at least),
+the whole statement. What either gives is still only a candidate, replayed like any other.
 """
 
 from __future__ import annotations
@@ -208,6 +214,8 @@ def walk_constraints(enc, progs: list[WalkProgram], state: list):
         if not sides:
             continue
         try:
+            # Encoded for block 1: the index map is memory the kernel never writes, one value per
+            # address in every block (grid.py). (Were it not, block 2's walk would only replay less.)
             sizes = [_encoded(enc, prog.size_at(j), 1) for j in range(prog.b0, prog.b0 + BATCHES + 1)]
             guards = [[_encoded(enc, g, 1) for g in prog.guard_at(j)]
                       for j in range(prog.b0, prog.b0 + BATCHES + 1)]
@@ -222,9 +230,9 @@ def walk_constraints(enc, progs: list[WalkProgram], state: list):
 
 def _light(enc, prog: WalkProgram, apps: list, roles: dict, sizes: list, guards: list) -> list:
     """For the collision query itself: the walk's invariant with m the iteration number,
-    `P(batch) + tile == I + c*i` (P one unknown function, P(b0) == 0), the first iteration's state
-    and K's steps, at the state the query reads. Cheap, and without it the query's model mostly
-    puts the witness where no index map brings the two sides together."""
+    `P(batch) + tile == I + c*i` (P from F, as in `_side`), the first iteration's state, K's steps,
+    and the exit's tile below its batch's size, at the state the query reads. Cheap, and without it
+    the query's model mostly puts the witness where no index map brings the two sides together."""
     walk, b0 = prog.walk, prog.b0
     P, F, C, out = _tables(prog, "light", sizes, guards)
     head, k_head, _ = _points(walk)
