@@ -21,10 +21,10 @@ from analyzer.analysis.walk_witness import programs, walk_constraints
 
 # Models asked for before a finding is reported with a witness that does not replay.
 REPLAY_ATTEMPTS = 4
-# The least resource budget of the questions a persistent kernel's witness rests on (see
-# `WitnessSearch._walk_models`): about 10 s of Z3 work. On TVM's prefill kernels the first, at the
-# default one-second budget, was undecided for one finding in three.
-WALK_RLIMIT = 30_000_000
+# The least resource budget of the first question a persistent kernel's witness rests on (see
+# `WitnessSearch._walk_models`): about 5 s of Z3 work. On TVM's prefill kernels, at the default
+# one-second budget, it was undecided for one finding in three; MLA prefill's stay undecided at 10 s.
+WALK_RLIMIT = 15_000_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
@@ -61,7 +61,11 @@ class WitnessSearch:
         if reason is None:
             return model, None
         first = (model, reason)
-        walk = self._walk_constraints()
+        # Between blocks only: within one block the two threads stand in two iterations of the
+        # walk, c tiles apart, and on TVM's kernels no index map of walk_witness.py's few batches
+        # brings their rows together (its first question was unsat for all 20 such findings of the
+        # corpus, at a second or two each).
+        walk = self._walk_constraints() if self.enc.grid else None
         if walk is not None and not self._out_of_time():
             found = self._walk_models(solver, walk, a, b, off1, off2, space, out)
             if found is not None:
