@@ -85,3 +85,15 @@ def test_mha_tree_attention_blocks_stay_apart_at_head_dim_96():
     results = check_built(mod, with_builtin_contracts(Options(hints="off", scope="grid"), spec))
     assert [r.kernel for r in results] == ["batch_tree_attn_kernel"]
     assert [f.message for r in results for f in r.findings if f.severity != "note"] == []
+
+
+def test_a_collision_between_blocks_of_the_walk_has_a_witness_that_replays():
+    """With 16 blocks, blocks b and b + 8 meet on one tile. The query keeps the walk's state as
+    unknown functions; walk_witness.py ties it to what the walk computes from the model's index map,
+    so the witness is one the concrete replay follows (it did not: "witness not validated")."""
+    (result,) = check_text(WALK, "cuda", "k.cu", (32,), (16,), {}, Options(hints="off", scope="grid"), "k.cu")
+    (f,) = result.findings
+    assert f.rule == "write-after-write" and f.witness["replayed"] is True
+    assert not any("not validated" in n for n in f.notes)
+    w = f.witness
+    assert (w["first_block"][0] - w["second_block"][0]) % 8 == 0

@@ -71,17 +71,36 @@ def test_no_error_finding_but_the_known_races(spec, params, target, request):
     assert_only_known_races(spec, CORPUS_CHECKED(request))
 
 
+# The findings whose witness may still not replay (each says "witness not validated"):
+# - barrier-scope within one block of the persistent kernels: the block's two threads work in two
+#   iterations of the walk, c tiles apart (16 on prefill); their rows meet only where the index map
+#   goes back, and a batch of ceil(rows / tile) tiles gains less than a tile on its rows, so it
+#   takes more than c batches, past what walk_witness.py unrolls (4); with 24 its questions were
+#   undecided, and slow;
+# - MLA prefill between blocks: the first of those questions is undecided within its budget.
+_UNREPLAYED = {"batch_prefill_paged_kv_kernel": ("barrier-scope",),
+               "batch_prefill_ragged_kv_kernel": ("barrier-scope",),
+               "batch_tree_attn_kernel": ("barrier-scope",),
+               "tree_attn_paged_kv_kernel": ("barrier-scope",),
+               "batch_prefill_paged_kv_mla_kernel": ("write-after-write",)}
+
+
+def _unreplayed(result, finding) -> bool:
+    return (finding.rule in _UNREPLAYED.get(result.kernel, ())
+            and any("witness not validated" in n for n in finding.notes))
+
+
 def assert_only_known_races(spec, results):
-    """Error findings only for the known real races, each with a witness that replays (shared
-    with the webgpu corpus test)."""
+    """Error findings only for the known real races, and every finding with a witness that
+    replays but the few `_UNREPLAYED` (shared with the opencl corpus test)."""
     errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
               for r in results for f in r.findings if f.severity == "error"}
     assert errors <= KNOWN_RACES.get(spec, set())
-    # Every error's witness replays on concrete values. (The persistent-tile kernels' barrier-scope
-    # warnings need tile state the solver keeps as unknown functions to repeat; their witnesses
-    # do not replay, and each says so in a note.)
+    # Every witness replays on concrete values, warnings' too: a persistent kernel's walk state,
+    # which the query keeps as unknown functions, is asked to be what the walk computes from the
+    # model's index map (walk_witness.py). Left: see `_UNREPLAYED`.
     assert [f.message for r in results for f in r.findings
-            if f.severity == "error" and f.witness and f.witness.get("replayed") is False] == []
+            if f.witness and f.witness.get("replayed") is False and not _unreplayed(r, f)] == []
     if spec in KNOWN_RACES:
         assert errors, "a known race was not found"
 

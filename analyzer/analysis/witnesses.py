@@ -17,13 +17,34 @@ from analyzer.analysis.hazards import PairAnalysis, Thread, Witness
 from analyzer.analysis.replay import Launch, Side, access_lines, check_witness
 from analyzer.analysis.solver import DIMS
 from analyzer.analysis.symbolic import AccessEvent
+from analyzer.analysis.walk_witness import programs, walk_constraints
 
 # Models asked for before a finding is reported with a witness that does not replay.
 REPLAY_ATTEMPTS = 4
+# The least resource budget of the first question a persistent kernel's witness rests on (see
+# `WitnessSearch._walk_models`): about 5 s of Z3 work. On TVM's prefill kernels, at the default
+# one-second budget, it was undecided for one finding in three; MLA prefill's stay undecided at 10 s.
+WALK_RLIMIT = 15_000_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
 PER_THREAD = ("opaque", "undef:", "ticket", "gticket")
+
+
+def _blocks_and_iterations(x, enc) -> bool:
+    return any(x.eq(v) for v in list(enc.bid.values()) + list(enc.bid2.values()) + list(enc.iter_vars.values()))
+
+
+def _not_threads(x, enc) -> bool:
+    return not any(x.eq(v) for k in (1, 2) for v in enc.tid[k].values())
+
+
+# Which of a witness's values stay as they are when the walk's state is asked to be what the walk
+# computes (`WitnessSearch._walk_models`): all, with the walk state the query reads (the index
+# map's loads are then at known places: easy), then all but that state, all but the threads too,
+# and blocks and iterations only (the threads and parameters an index map can serve may differ).
+_PINS = ((True, lambda x, enc: True), (False, lambda x, enc: True), (False, _not_threads),
+         (False, _blocks_and_iterations))
 
 
 class WitnessSearch:
@@ -40,6 +61,69 @@ class WitnessSearch:
         if reason is None:
             return model, None
         first = (model, reason)
+        # Between blocks only: within one block the two threads stand in two iterations of the
+        # walk, c tiles apart, and on TVM's kernels no index map of walk_witness.py's few batches
+        # brings their rows together (its first question was unsat for all 20 such findings of the
+        # corpus, at a second or two each).
+        walk = self._walk_constraints() if self.enc.grid else None
+        if walk is not None and not self._out_of_time():
+            found = self._walk_models(solver, walk, a, b, off1, off2, space, out)
+            if found is not None:
+                return found, None
+        found = self._other_models(solver, model, reason, a, b, off1, off2, space, out)
+        return (found, None) if found is not None else first
+
+    def _walk_models(self, solver, walk, a, b, off1, off2, space, out: PairAnalysis):
+        """A model whose witness replays, of a query reading a persistent kernel's walk state
+        (walk_witness.py), or None. The state is asked to keep the walk's invariant with m the
+        iteration number (cheap: the collision's witness then has threads, blocks and iterations
+        the walk can bring together); then, with those fixed, to be what the walk computes from the
+        model's loads (the full statement, too hard for the query at large, is small once the
+        witness is fixed; with fewer of its values fixed when that has no model). Each witness
+        that still does not replay is blocked, as in `_other_models`."""
+        full, light = walk
+        solver.push()
+        try:
+            solver.add(*light)
+            for _ in range(REPLAY_ATTEMPTS):
+                out.queries += 1
+                solver.set("rlimit", max(self.rlimit, WALK_RLIMIT))
+                solver.set("timeout", self._clock(self.clock_ms))    # the kernel's time limit holds
+                if self._out_of_time() or solver.check() != z3.sat:
+                    break
+                solver.set("rlimit", max(self.rlimit // 10, 200_000))   # the pinned questions are small
+                model = solver.model()
+                if self._replay_failure(model, a, b, off1, off2, space) is None:
+                    return model
+                seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
+                values = [model.eval(x, model_completion=True) for x in seen]
+                state = [x == model.eval(x, model_completion=True) for x in self.enc.last_state]
+                for with_state, keep in _PINS:
+                    solver.push()
+                    solver.add(*[x == v for x, v in zip(seen, values) if keep(x, self.enc)], *full)
+                    if with_state:
+                        solver.add(*state)
+                    out.queries += 1
+                    if solver.check() == z3.sat:
+                        model = solver.model()
+                        if self._replay_failure(model, a, b, off1, off2, space) is None:
+                            solver.pop()
+                            return model
+                    solver.pop()
+                solver.add(z3.Or(*[x != v for x, v in zip(seen, values)]))
+        finally:
+            solver.pop()
+            solver.set("rlimit", max(self.rlimit // 10, 200_000))   # as `_readable` left it
+        return None
+
+    def _other_models(self, solver, model, reason, a, b, off1, off2, space, out: PairAnalysis):
+        """`model` if its witness replays (`reason`: why it does not, when known), else the first of
+        up to REPLAY_ATTEMPTS - 1 more models whose witness does, each failed one blocked before
+        the solver is asked again; None when there is none."""
+        if reason is None:
+            reason = self._replay_failure(model, a, b, off1, off2, space)
+            if reason is None:
+                return model
         solver.push()    # the blocked models go too: the solver may be asked this query again
         try:
             for _ in range(REPLAY_ATTEMPTS - 1):
@@ -59,7 +143,7 @@ class WitnessSearch:
                         solver.pop()
                         reason = self._replay_failure(model, a, b, off1, off2, space)
                         if reason is None:
-                            return model, None
+                            return model
                         continue
                     solver.pop()
                     seen = params
@@ -70,10 +154,10 @@ class WitnessSearch:
                 model = solver.model()
                 reason = self._replay_failure(model, a, b, off1, off2, space)
                 if reason is None:
-                    return model, None
+                    return model
         finally:
             solver.pop()
-        return first
+        return None
 
     def _witness_vars(self, a: AccessEvent, b: AccessEvent) -> list:
         enc = self.enc
@@ -84,6 +168,16 @@ class WitnessSearch:
         xs += [enc.iteration(1, l) for l in a.loops] + [enc.iteration(2, l) for l in b.loops]
         xs += [v for n, v in sorted(enc.shared.items()) if n in self.kernel.params]
         return xs
+
+    def _walk_constraints(self):
+        """walk_witness.py's constraints for the last query's walk state (None without a walk)."""
+        progs = self.__dict__.get("_walk_programs")
+        if progs is None:
+            walks = getattr(self, "_walks", None)
+            if walks is None:     # set by the tile order facts (tile_order.py) of a query reading walk state
+                return None
+            progs = self._walk_programs = programs(self.kernel, [w for w, _ in walks])
+        return walk_constraints(self.enc, progs, self.enc.last_state) if progs else None
 
     def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
         enc = self.enc
