@@ -115,6 +115,7 @@ class Encoder:
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
+        self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
         # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
         # here), so a query knows them without walking its terms.
         self._apps: list = []
@@ -417,11 +418,14 @@ class Encoder:
 
     def _by_constant(self, t, k: int):
         """`t.a op c` (c = t.b > 0) encoded without C's sign cases where they cannot arise: a
-        dividend never negative (its atoms' bounds are in every query using it) divides as
-        Euclid's, and a remainder `_division` split into c*s + m divides into s and m. None
-        otherwise (the general encoding)."""
+        dividend never negative (its atoms' bounds are in every query using it) and itself no
+        quotient (a flat index, `blockIdx.x * 1024 + threadIdx.x`) divides as Euclid's, and a
+        remainder `_division` split into c*s + m divides into s and m. None otherwise (the general
+        encoding). Nested quotients keep C's encoding: measured on TVM's `_kv_cache_debug_get_kv`
+        at head_dim 80 (`((b % 10) * 256 + t) / 80`), Euclid's there left a grid query undecided
+        that C's form decides at once."""
         c = t.b.value
-        if self._nonnegative(t.a):
+        if self._nonnegative(t.a) and self._undivided(t.a):
             a = as_int(self.term(t.a, k))
             return a / c if t.op in ("/", "fdiv") else a % c
         if not (isinstance(t.a, ir.BinOp) and t.a.op in ("%", "fmod")) or self.exact:
@@ -437,6 +441,18 @@ class Encoder:
         # C truncates: c*s + m is negative exactly when s is.
         exact = z3.Or(s >= 0, m == 0)
         return z3.If(exact, s, s + 1) if t.op == "/" else z3.If(exact, m, m - c)
+
+    def _undivided(self, t) -> bool:
+        """No quotient, remainder, shift or mask inside `t` (memoised by identity)."""
+        hit = self._flat.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        if isinstance(t, ir.BinOp):
+            out = t.op not in ("/", "%", "fdiv", "fmod", ">>", "&") and self._undivided(t.a) and self._undivided(t.b)
+        else:
+            out = all(self._undivided(x) for x in ir.operands(t)) if isinstance(t, ir.UnOp | ir.Select) else True
+        self._flat[id(t)] = (t, out)
+        return out
 
     def _nonnegative(self, t) -> bool:
         """Whether every value of `t` is >= 0 by the bounds every query states for its atoms:
