@@ -116,6 +116,7 @@ class Encoder:
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
+        self._keep: list = []                               # terms built here (`_unshifted`)
         # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
         # here), so a query knows them without walking its terms.
         self._apps: list = []
@@ -428,6 +429,9 @@ class Encoder:
         if self._nonnegative(t.a) and self._undivided(t.a):
             a = as_int(self.term(t.a, k))
             return a / c if t.op in ("/", "fdiv") else a % c
+        flat = self._unshifted(t)
+        if flat is not None:
+            return self.term(flat, k)
         if not (isinstance(t.a, ir.BinOp) and t.a.op in ("%", "fmod")) or self.exact:
             return None
         hit = self._remainders.get(as_int(self.term(t.a, k)).get_id())
@@ -441,6 +445,22 @@ class Encoder:
         # C truncates: c*s + m is negative exactly when s is.
         exact = z3.Or(s >= 0, m == 0)
         return z3.If(exact, s, s + 1) if t.op == "/" else z3.If(exact, m, m - c)
+
+    def _unshifted(self, t):
+        """`(x + (y >> s)) / c` as `(x * 2**s + y) / (c * 2**s)` when the dividend is never negative
+        (a floor of a floor by positive divisors is one floor): TVM divides the flat index
+        `b * 256 + t` by 576 as `(b * 4 + (t >> 6)) / 9`, which the solver takes apart with
+        the remainder `% 576` only in the flat form. None when `t` is not of that form."""
+        if t.op not in ("/", "fdiv") or not (isinstance(t.a, ir.BinOp) and t.a.op == "+"):
+            return None
+        for x, y in ((t.a.a, t.a.b), (t.a.b, t.a.a)):
+            if (isinstance(y, ir.BinOp) and y.op == ">>" and isinstance(y.b, ir.Const) and 0 < y.b.value < 32
+                    and self._nonnegative(t.a) and self._undivided(x) and self._undivided(y.a)):
+                k = 1 << y.b.value
+                flat = ir.BinOp(t.op, ir.BinOp("+", ir.BinOp("*", x, ir.Const(k)), y.a), ir.Const(t.b.value * k))
+                self._keep.append(flat)    # alive: the memo is keyed by identity
+                return flat
+        return None
 
     def _undivided(self, t) -> bool:
         """No quotient, remainder, shift or mask inside `t` (memoised by identity)."""
