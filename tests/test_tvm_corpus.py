@@ -6,7 +6,7 @@ import pytest
 from analyzer.analysis import races
 from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.frontend import lower_source
-from analyzer.pipeline import Options, check_built
+from analyzer.pipeline import Options, check_built, with_builtin_contracts
 from conftest import Precomputed, built
 
 TARGETS = ("cuda", "metal")
@@ -144,3 +144,21 @@ def test_cumsum_levels_are_decided_at_the_default_budget():
         ("write-after-read", "shared_buf_ptr")}
     grid = [f for r in check_built(mod, Options(hints="off", scope="grid")) for f in r.findings]
     assert {f.rule for f in grid} <= {"unknown"}
+
+
+@pytest.mark.parametrize("spec,target", [
+    ("tvm.relax.frontend.nn.llm._page_kernels:_copy_single_page", "cuda"),
+    ("tvm.relax.frontend.nn.llm._page_kernels:_compact_kv_copy", "metal"),
+])
+def test_page_copies_at_head_dim_96_are_decided(spec, target):
+    """At head_dim 96 TVM indexes a page with `i // (n*96)`, `i % (n*96) // 96` and `i % 96`,
+    spelled as truncating divisions with sign fix-ups (shifts and masks at 128). At the default
+    1 s budget both page copies are decided and clean (`_compact_kv_copy` with TVM's built-in
+    contracts): two threads of one sequence copy different cells, of two sequences different
+    slots. They were unknown, and `_compact_kv_copy` had false errors, before the encoder read
+    those divisions back (analysis/division_forms.py, solver.Encoder._by_constant)."""
+    params = dict(num_heads=32, head_dim=96, dtype="bfloat16" if target == "cuda" else "float16", page_size=16)
+    if spec.endswith("_copy_single_page"):
+        params = dict(num_heads=32, page_size=16, head_dim=96, dtype="bfloat16")
+    results = check_built(built(spec, params, target), with_builtin_contracts(Options(hints="off"), spec))
+    assert results and [(r.status, [f.message for f in r.findings]) for r in results] == [("clean", [])] * len(results)

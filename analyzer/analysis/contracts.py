@@ -143,6 +143,10 @@ class ContractFacts:
         # Two columns of contracted loads whose order the last `facts` call's facts turn on (a
         # case split for a refinement too hard as one query, races.py), or None.
         self.last_split: tuple | None = None
+        # The two segments of a distinct-across contract the last `facts` call delimited, as one
+        # condition: both threads' columns in the same segment (the case the contract leaves to
+        # the kernel's index arithmetic), or None.
+        self.last_same = None
         self._segments = {c: _buffer_of(kernel, c.segments) for c, _ in applied if c.segments}
         self._order = {str(c): i for i, (c, _) in enumerate(applied)}   # contracts are named in this order
         self._sites: dict[int, tuple[object, frozenset[int]]] = {}
@@ -206,7 +210,7 @@ class ContractFacts:
     def facts(self, enc, skip: frozenset[int] = frozenset()) -> list:
         """Facts about the loads of the encoder's last query (`enc.last_loads`); `last_used` names
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
-        self.last_used, self.last_split = (), None
+        self.last_used, self.last_split, self.last_same = (), None, None
         groups: dict[str, list] = {}
         for app in enc.last_loads:
             if skip and app.decl().name()[4:].isdigit() and int(app.decl().name()[4:]) in skip:
@@ -284,6 +288,9 @@ class ContractFacts:
         segs = segs[:MAX_SEGMENTS]
         if len(segs) < 2:
             return []
+        if len(segs) == 2:
+            (_, _, c1, _, r1), (_, _, c2, _, r2) = segs
+            self.last_same = z3.And(r1 == r2, c1 == c2)
         keys = [(x, self._row_col(enc, acc, off, k, x, elements=True)) for x, (acc, off, k) in loads]
         # INDPTR delimits segments of the axis: a non-empty one lies inside it.
         last = getattr(self.kernel.buffers.get(loads[0][1][0].buffer), "last_extent", None)

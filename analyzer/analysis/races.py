@@ -258,6 +258,20 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         finally:
             self.rlimit, self.clock_ms = saved
 
+    def _other_segments(self, exact: list, same, fast_same, out: PairAnalysis) -> tuple[list, list]:
+        """([not same] in the exact encoder's terms, the same in the fast one's) when the exact
+        query with both threads in one segment (`same`, ContractFacts.last_same) is unsatisfiable
+        without the constraints that read memory (a subset of it: `Encoder.without_loads`); ([],
+        []) otherwise. Then the collision needs two segments, where the contract's facts hold:
+        in TVM's `_compact_kv_copy` at head_dim 80 or 96, two threads of one sequence copy
+        different (head, column) cells, which the slice shows at once, while the whole query, with
+        each thread's loaded slot split into page and offset, ran out of its budget."""
+        if same is None or fast_same is None:
+            return [], []
+        if self._solve_once(self.exact.without_loads(exact) + [same], out, False)[0] != z3.unsat:
+            return [], []
+        return [z3.Not(same)], [z3.Not(fast_same)]
+
     def rests_on_contracts(self) -> list[str]:
         """The pairs found never to collide only thanks to buffer contracts (`-v`): by construction,
         each collided without them (contracts only refine a collision)."""
@@ -338,10 +352,15 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             # hard with them keeps the collision: never unknown because of a contract. The
             # over-approximation with the facts first: easier, and unsat there is unsat here.
             used = self.contract_facts.last_used
+            same = self.contract_facts.last_same
             fast_facts = self._contract_facts(self.fast, a, b)
-            if fast_facts and self._solve_refined(fast + fast_facts, out)[0] == z3.unsat:
+            # A distinct-across contract says nothing of two threads in one segment: when the index
+            # arithmetic alone rules that case out, the refinements ask only for different segments.
+            apart = self._other_segments(exact, same, self.contract_facts.last_same, out)
+            if fast_facts and self._solve_refined(fast + fast_facts + apart[1], out)[0] == z3.unsat:
                 self._by_contract.append((a, b, kind, self.contract_facts.last_used))
                 return False
+            exact_facts = exact_facts + apart[0]
             with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
             if with_facts == z3.unknown and split is not None and self.contract_splits > 0:
                 self.contract_splits -= 1

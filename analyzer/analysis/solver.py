@@ -113,6 +113,10 @@ class Encoder:
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
+        self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
+        self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
+        self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
+        self._keep: list = []                               # terms built here (`_unshifted`)
         # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
         # here), so a query knows them without walking its terms.
         self._apps: list = []
@@ -254,6 +258,33 @@ class Encoder:
         self.last_state = [x for x in apps if x.get_id() not in self.loads]
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
+    def without_loads(self, constraints) -> list:
+        """The constraints that mention no loaded value: a subset, so unsatisfiable whenever it is
+        (the index arithmetic alone keeps two accesses apart, whatever memory holds), and often far
+        easier (each loaded index brings its own divisions and in-bounds facts)."""
+        loads = self.loads
+        memo: dict[int, bool] = {}
+
+        def mentions(e) -> bool:
+            stack = [(e, False)]
+            while stack:
+                x, ready = stack.pop()
+                i = x.get_id()
+                if i in memo:
+                    continue
+                if i in loads:
+                    memo[i] = True
+                    continue
+                kids = x.children()
+                if not ready:
+                    stack.append((x, True))
+                    stack.extend((c, False) for c in kids if c.get_id() not in memo)
+                    continue
+                memo[i] = any(memo[c.get_id()] for c in kids)
+            return memo[e.get_id()]
+
+        return [c for c in constraints if not mentions(c)]
+
     def _track(self, app) -> None:
         """Ride `app` (a load or loop state) in the dependency set of the term being built."""
         self._apps.append(app)
@@ -287,6 +318,10 @@ class Encoder:
                 self._track(out)
             return out
         if isinstance(t, ir.BinOp):
+            if t.op in ("/", "%", "fdiv", "fmod") and isinstance(t.b, ir.Const) and t.b.value > 0:
+                by_constant = self._by_constant(t, k)
+                if by_constant is not None:
+                    return by_constant
             if t.op in ("/", "%", "fdiv", "fmod") and not self.exact and not isinstance(t.b, ir.Const):
                 # Keep the divisor's constant factor visible: with b = x*c the identity reads
                 # a = (q*x)*c + r, so the solver still knows q*b is a multiple of c.
@@ -360,14 +395,127 @@ class Encoder:
     def _division(self, a, x, c: int = 1, floor: bool = False):
         """Quotient and remainder by b = x*c as functions, tied by a = q*b + r, 0 <= r < b for
         a >= 0 < b (C's truncation agrees with flooring there): linear, and exact enough to prove
-        two quotient/remainder pairs equal only when the dividends are."""
+        two quotient/remainder pairs equal only when the dividends are.
+
+        With c > 1 the remainder is r = c*s + a mod c, s a function in [0, x): whatever the signs,
+        r - a is a multiple of c, so this over-approximates as the functions do, and the remainder's
+        own quotient and remainder by c are s and a mod c (`_by_constant`). TVM flattens
+        (h, s, d) of extents (., x, c) into one index and takes it apart as `i // (x*c)`,
+        `i % (x*c) // c` and `i % c`: the query then reads h, s and d as linear parts of i."""
         b = x * c
         q = self.func("fdiv" if floor else "div", 2)(a, b)
-        r = self.func("fmod" if floor else "rem", 2)(a, b)
         # Floor division satisfies the identity for every dividend; C's truncation for a >= 0.
         when = b > 0 if floor else z3.And(a >= 0, b > 0)
+        if c > 1:
+            s = self.func("fmodq" if floor else "remq", 2)(a, b)
+            m = a % c
+            r = s * c + m
+            self._remainders[r.get_id()] = (r, s, m, c)
+            self.base.append(z3.Implies(when, z3.And(a == self.mul(q, x) * c + r, s >= 0, s < x)))
+            return q, r
+        r = self.func("fmod" if floor else "rem", 2)(a, b)
         self.base.append(z3.Implies(when, z3.And(a == self.mul(q, x) * c + r, r >= 0, r < b)))
         return q, r
+
+    def _by_constant(self, t, k: int):
+        """`t.a op c` (c = t.b > 0) encoded without C's sign cases where they cannot arise: a
+        dividend never negative (its atoms' bounds are in every query using it) and itself no
+        quotient (a flat index, `blockIdx.x * 1024 + threadIdx.x`) divides as Euclid's, and a
+        remainder `_division` split into c*s + m divides into s and m. None otherwise (the general
+        encoding). Nested quotients keep C's encoding: measured on TVM's `_kv_cache_debug_get_kv`
+        at head_dim 80 (`((b % 10) * 256 + t) / 80`), Euclid's there left a grid query undecided
+        that C's form decides at once."""
+        c = t.b.value
+        if self._nonnegative(t.a) and self._undivided(t.a):
+            a = as_int(self.term(t.a, k))
+            return a / c if t.op in ("/", "fdiv") else a % c
+        flat = self._unshifted(t)
+        if flat is not None:
+            return self.term(flat, k)
+        if not (isinstance(t.a, ir.BinOp) and t.a.op in ("%", "fmod")) or self.exact:
+            return None
+        hit = self._remainders.get(as_int(self.term(t.a, k)).get_id())
+        if hit is None or hit[3] != c:
+            return None
+        _, s, m, _ = hit
+        if t.op == "fdiv":
+            return s
+        if t.op == "fmod":
+            return m
+        # C truncates: c*s + m is negative exactly when s is.
+        exact = z3.Or(s >= 0, m == 0)
+        return z3.If(exact, s, s + 1) if t.op == "/" else z3.If(exact, m, m - c)
+
+    def _unshifted(self, t):
+        """`(x + (y >> s)) / c` as `(x * 2**s + y) / (c * 2**s)` when the dividend is never negative
+        (a floor of a floor by positive divisors is one floor): TVM divides the flat index
+        `b * 256 + t` by 576 as `(b * 4 + (t >> 6)) / 9`, which the solver takes apart with
+        the remainder `% 576` only in the flat form. None when `t` is not of that form."""
+        if t.op not in ("/", "fdiv") or not (isinstance(t.a, ir.BinOp) and t.a.op == "+"):
+            return None
+        for x, y in ((t.a.a, t.a.b), (t.a.b, t.a.a)):
+            if (isinstance(y, ir.BinOp) and y.op == ">>" and isinstance(y.b, ir.Const) and 0 < y.b.value < 32
+                    and self._nonnegative(t.a) and self._undivided(x) and self._undivided(y.a)):
+                k = 1 << y.b.value
+                flat = ir.BinOp(t.op, ir.BinOp("+", ir.BinOp("*", x, ir.Const(k)), y.a), ir.Const(t.b.value * k))
+                self._keep.append(flat)    # alive: the memo is keyed by identity
+                return flat
+        return None
+
+    def _undivided(self, t) -> bool:
+        """No quotient, remainder, shift or mask inside `t` (memoised by identity)."""
+        hit = self._flat.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        if isinstance(t, ir.BinOp):
+            out = t.op not in ("/", "%", "fdiv", "fmod", ">>", "&") and self._undivided(t.a) and self._undivided(t.b)
+        else:
+            out = all(self._undivided(x) for x in ir.operands(t)) if isinstance(t, ir.UnOp | ir.Select) else True
+        self._flat[id(t)] = (t, out)
+        return out
+
+    def _nonnegative(self, t) -> bool:
+        """Whether every value of `t` is >= 0 by the bounds every query states for its atoms:
+        thread, block and launch indices, iterations, parameters of a non-negative range, loaded
+        values of a non-negative lower bound; sums, products, quotients and shifts of such,
+        remainders by a positive constant, masks. Of the program's values, not of their encoding:
+        an over-approximating product (`mul`) may be negative in a model, but the real product,
+        which the model may also take, divides as Euclid's. Memoised by identity."""
+        hit = self._signs.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        if isinstance(t, ir.Const):
+            out = t.value >= 0
+        elif isinstance(t, ir.Builtin | Iter):
+            out = True
+        elif isinstance(t, ir.Param):
+            if t.name in self.kernel.bindings:
+                out = self.kernel.bindings[t.name] >= 0
+            else:
+                bounds = self.kernel.param_ranges.get(t.name)
+                out = bounds is not None and bounds[0] >= 0
+        elif isinstance(t, Sym):
+            out = t.lower is not None and t.lower >= 0
+        elif isinstance(t, ir.BinOp):
+            cb = t.b.value if isinstance(t.b, ir.Const) else None
+            if t.op in ("+", "*"):
+                out = self._nonnegative(t.a) and self._nonnegative(t.b)
+            elif t.op in ("/", "%", "fdiv"):
+                out = cb is not None and cb > 0 and self._nonnegative(t.a)
+            elif t.op in (">>", "<<"):     # by a constant: a division or product by a power of two
+                out = cb is not None and 0 <= cb < 63 and self._nonnegative(t.a)
+            elif t.op == "fmod":
+                out = cb is not None and cb > 0
+            elif t.op == "&":              # with a constant of clear sign bit, whatever the other side
+                out = any(isinstance(x, ir.Const) and 0 <= x.value < 1 << 63 for x in (t.a, t.b))
+            else:
+                out = False
+        elif isinstance(t, ir.Select):
+            out = self._nonnegative(t.a) and self._nonnegative(t.b)
+        else:
+            out = False
+        self._signs[id(t)] = (t, out)
+        return out
 
     def binop(self, op: str, a, b):
         if op == "&&":

@@ -14,6 +14,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from analyzer import ir
+from analyzer.analysis import division_forms
 from analyzer.analysis.memory_guard import checkpoint
 
 NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
@@ -378,11 +379,11 @@ class SymbolicExecutor:
                 folded = fold_constant(e.op, a.value, b.value)
                 if folded is not None:
                     return ir.Const(folded)
-            return ir.BinOp(e.op, a, b)
+            return division_forms.binop(e.op, a, b)
         if isinstance(e, ir.UnOp):
             return ir.UnOp(e.op, self.term(e.a, st))
         if isinstance(e, ir.Select):
-            return _floor_division(self.term(e.cond, st), self.term(e.a, st), self.term(e.b, st))
+            return division_forms.select(self.term(e.cond, st), self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.Call):
             return ir.Call(e.fn, tuple(self.term(a, st) for a in e.args))
         if isinstance(e, ir.Read):
@@ -1036,35 +1037,8 @@ def _join(cond, a: dict, b: dict) -> dict:
             continue
         va, vb = a[k], b[k]
         # Identity, not structural equality: comparing deep terms would cost more than a select.
-        out[k] = va if va is vb else ir.Select(cond, va, vb)
+        out[k] = va if va is vb else division_forms.select(cond, va, vb)
     return out
-
-
-def _is(t, op: str, a=None, b=None) -> bool:
-    return (isinstance(t, ir.BinOp) and t.op == op and (a is None or t.a == a)
-            and (b is None or t.b == b))
-
-
-def _floor_division(cond, a, b):
-    """TVM spells floor division and modulo with C's truncating ones plus a sign fix-up:
-    `((d >= 0 && r >= 0) || (d < 0 && r <= 0)) ? q : q - 1` with q = n / d, r = n % d (and
-    `? r : r + d` for the modulo). Recognise it, so the solver sees one floor operation."""
-    zero = ir.Const(0)
-    if not (_is(cond, "||") and _is(cond.a, "&&") and _is(cond.b, "&&")):
-        return ir.Select(cond, a, b)
-    pos, neg = cond.a, cond.b
-    if not (_is(pos.a, ">=", b=zero) and _is(pos.b, ">=", b=zero) and _is(neg.a, "<", b=zero)
-            and _is(neg.b, "<=", b=zero)):
-        return ir.Select(cond, a, b)
-    d, r = pos.a.a, pos.b.a
-    if not (_is(r, "%", b=d) and neg.a.a == d and neg.b.a == r):
-        return ir.Select(cond, a, b)
-    n = r.a
-    if _is(a, "/", n, d) and _is(b, "-", a, ir.Const(1)):
-        return ir.BinOp("fdiv", n, d)
-    if a == r and _is(b, "+", r, d):
-        return ir.BinOp("fmod", n, d)
-    return ir.Select(cond, a, b)
 
 
 def fold_constant(op: str, a: int, b: int) -> int | None:
