@@ -35,7 +35,7 @@ from analyzer.analysis.progress import ProgressFacts
 from analyzer.analysis.tile_order import TileOrderFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.queries import QueryCache
-from analyzer.analysis.solver import Encoder
+from analyzer.analysis.solver import Encoder, without_loads
 from analyzer.analysis.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
 from analyzer.analysis.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.witnesses import WitnessSearch
@@ -261,14 +261,14 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     def _other_segments(self, exact: list, same, fast_same, out: PairAnalysis) -> tuple[list, list]:
         """([not same] in the exact encoder's terms, the same in the fast one's) when the exact
         query with both threads in one segment (`same`, ContractFacts.last_same) is unsatisfiable
-        without the constraints that read memory (a subset of it: `Encoder.without_loads`); ([],
+        without the constraints that read memory (a subset of it: `solver.without_loads`); ([],
         []) otherwise. Then the collision needs two segments, where the contract's facts hold:
         in TVM's `_compact_kv_copy` at head_dim 80 or 96, two threads of one sequence copy
         different (head, column) cells, which the slice shows at once, while the whole query, with
         each thread's loaded slot split into page and offset, ran out of its budget."""
         if same is None or fast_same is None:
             return [], []
-        if self._solve_once(self.exact.without_loads(exact) + [same], out, False)[0] != z3.unsat:
+        if self._solve_once(without_loads(self.exact, exact) + [same], out, False)[0] != z3.unsat:
             return [], []
         return [z3.Not(same)], [z3.Not(fast_same)]
 

@@ -258,33 +258,6 @@ class Encoder:
         self.last_state = [x for x in apps if x.get_id() not in self.loads]
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
-    def without_loads(self, constraints) -> list:
-        """The constraints that mention no loaded value: a subset, so unsatisfiable whenever it is
-        (the index arithmetic alone keeps two accesses apart, whatever memory holds), and often far
-        easier (each loaded index brings its own divisions and in-bounds facts)."""
-        loads = self.loads
-        memo: dict[int, bool] = {}
-
-        def mentions(e) -> bool:
-            stack = [(e, False)]
-            while stack:
-                x, ready = stack.pop()
-                i = x.get_id()
-                if i in memo:
-                    continue
-                if i in loads:
-                    memo[i] = True
-                    continue
-                kids = x.children()
-                if not ready:
-                    stack.append((x, True))
-                    stack.extend((c, False) for c in kids if c.get_id() not in memo)
-                    continue
-                memo[i] = any(memo[c.get_id()] for c in kids)
-            return memo[e.get_id()]
-
-        return [c for c in constraints if not mentions(c)]
-
     def _track(self, app) -> None:
         """Ride `app` (a load or loop state) in the dependency set of the term being built."""
         self._apps.append(app)
@@ -607,3 +580,31 @@ class Encoder:
 
     def value_of(self, model, e) -> int:
         return model.eval(e, model_completion=True).as_long()
+
+
+def without_loads(enc: Encoder, constraints) -> list:
+    """The constraints that mention no value `enc` loaded from memory: a subset, so unsatisfiable
+    whenever it is (the index arithmetic alone keeps two accesses apart, whatever memory holds), and
+    often far easier (each loaded index brings its own divisions and in-bounds facts)."""
+    loads = enc.loads
+    memo: dict[int, bool] = {}
+
+    def mentions(e) -> bool:
+        stack = [(e, False)]
+        while stack:
+            x, ready = stack.pop()
+            i = x.get_id()
+            if i in memo:
+                continue
+            if i in loads:
+                memo[i] = True
+                continue
+            kids = x.children()
+            if not ready:
+                stack.append((x, True))
+                stack.extend((c, False) for c in kids if c.get_id() not in memo)
+                continue
+            memo[i] = any(memo[c.get_id()] for c in kids)
+        return memo[e.get_id()]
+
+    return [c for c in constraints if not mentions(c)]
