@@ -85,14 +85,14 @@ _UNREPLAYED = {"batch_prefill_paged_kv_kernel": ("barrier-scope",),
                "batch_prefill_paged_kv_mla_kernel": ("write-after-write",)}
 
 
-def _unreplayed(result, finding) -> bool:
-    return (finding.rule in _UNREPLAYED.get(result.kernel, ())
+def _unreplayed(result, finding, unreplayed) -> bool:
+    return (finding.rule in unreplayed.get(result.kernel, ())
             and any("witness not validated" in n for n in finding.notes))
 
 
-def assert_only_known_races(spec, results):
+def assert_only_known_races(spec, results, unreplayed=_UNREPLAYED):
     """Error findings only for the known real races, and every finding with a witness that
-    replays but the few `_UNREPLAYED` (shared with the opencl corpus test)."""
+    replays but the few `unreplayed` (shared with the opencl and webgpu corpus tests)."""
     errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
               for r in results for f in r.findings if f.severity == "error"}
     assert errors <= KNOWN_RACES.get(spec, set())
@@ -100,7 +100,7 @@ def assert_only_known_races(spec, results):
     # which the query keeps as unknown functions, is asked to be what the walk computes from the
     # model's index map (walk_witness.py). Left: see `_UNREPLAYED`.
     assert [f.message for r in results for f in r.findings
-            if f.witness and f.witness.get("replayed") is False and not _unreplayed(r, f)] == []
+            if f.witness and f.witness.get("replayed") is False and not _unreplayed(r, f, unreplayed)] == []
     if spec in KNOWN_RACES:
         assert errors, "a known race was not found"
 

@@ -13,7 +13,7 @@ from analyzer.frontend.wgsl.parse import TemplatePostLex, parse_wgsl
 from analyzer.pipeline import Options, check_built, with_builtin_contracts
 from analyzer.tvm.corpus import builders
 from conftest import FIXTURES, built
-from test_tvm_corpus import assert_only_known_races
+from test_tvm_corpus import _UNREPLAYED, assert_only_known_races
 
 WGSL = FIXTURES / "wgsl"
 
@@ -326,4 +326,10 @@ def test_webgpu_corpus_has_no_error_finding_but_the_known_races(spec, params, mo
     # processes (a follow-up in the closing note).
     monkeypatch.setattr(races, "CROSS_CHECK", True)
     options = with_builtin_contracts(Options(timeout_ms=5000, hints="off"), spec)
-    assert_only_known_races(spec, check_built(built(spec, params, "webgpu"), options))
+    # WGSL's persistent prefill and tree kernels keep warnings on `output` and `lse` between blocks
+    # and within one (barrier-scope) whose witnesses do not replay: tile_order.py does not prove
+    # their work-list walk in WGSL's shape, so neither its fact nor walk_witness.py applies (open).
+    persistent = ("write-after-write", "barrier-scope")
+    unreplayed = _UNREPLAYED | {k: persistent for k in ("batch_prefill_paged_kv_kernel", "batch_prefill_ragged_kv_kernel",
+                                                        "batch_tree_attn_kernel", "tree_attn_paged_kv_kernel")}
+    assert_only_known_races(spec, check_built(built(spec, params, "webgpu"), options), unreplayed)
