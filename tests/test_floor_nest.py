@@ -9,11 +9,11 @@ from analyzer import ir
 from analyzer.analysis.floor_nest import one_floor
 from analyzer.analysis.solver import Encoder
 
-X, K, J = z3.Ints("x k j")
 
 
 def _value(term, **values) -> int:
-    subs = [(v, z3.IntVal(values[str(v)])) for v in (X, K, J) if str(v) in values]
+    # Made in the term's own context: other tests' analyses replace Z3's main context.
+    subs = [(z3.Int(n, term.ctx), z3.IntVal(v, term.ctx)) for n, v in values.items()]
     return z3.simplify(z3.substitute(term, *subs)).as_long()
 
 
@@ -25,6 +25,7 @@ def _is_one_floor(term, divisor: int) -> bool:
 
 
 def test_a_floor_of_a_floored_sum_is_one_floor_for_every_sign():
+    X, K, J = z3.Ints("x k j")
     for d, c in itertools.product((1, 2, 3, 4), (1, 3, 4)):
         for term, want in ((one_floor(X / d + K, c), lambda x, k, j: (x // d + k) // c),
                            (one_floor(K + X / d, c), lambda x, k, j: (k + x // d) // c),
@@ -41,6 +42,7 @@ def test_a_floor_of_a_floored_sum_is_one_floor_for_every_sign():
 
 
 def test_other_dividends_are_left_as_they_are():
+    X, K = z3.Ints("x k")
     for a in (X + K, X * 3, X % 4 + K, X / K + 1):
         assert z3.eq(one_floor(a, 4), a / 4)
     # a floor by a negative divisor is not a floor by a positive one: left alone
@@ -52,6 +54,7 @@ def test_nested_shifts_keep_cs_meaning():
     """TVM's MLA prefill row `(((t*8 + i) >> 2) + (y >> 1)) >> 2`: one floor by 16 in the query,
     C's arithmetic shifts for every sign."""
     enc = Encoder(ir.Kernel("k", "k.cu", "cuda", [], {}, []), 32)
+    X, K, J = z3.Ints("x k j")
     inner = enc.binop(">>", X * 8 + K, z3.IntVal(2))
     term = enc.binop(">>", inner + enc.binop(">>", J, z3.IntVal(1)), z3.IntVal(2))
     assert _is_one_floor(term, 16), term
