@@ -547,8 +547,7 @@ class Encoder:
             q = _trunc_div(a, b)
             return q if op == "/" else a - b * q
         if op == ">>" and cb is not None and 0 <= cb < 63:
-            # Euclidean div by a positive power of two = floor; a shift of a shifted sum as one
-            return one_floor(a, 1 << cb)
+            return one_floor(a, 1 << cb)   # Euclid's div by 2**cb = floor (floor_nest: nested, one)
         if op == "<<" and cb is not None and 0 <= cb < 63:
             return a * (1 << cb)
         if op in (">>", "<<") and cb is None:
