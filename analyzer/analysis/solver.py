@@ -15,6 +15,7 @@ import re
 import z3
 
 from analyzer import ir
+from analyzer.analysis.floor_nest import one_floor
 from analyzer.analysis.symbolic import Iter, Sym
 
 DIMS = ("x", "y", "z")
@@ -519,7 +520,7 @@ class Encoder:
             q = _trunc_div(a, b)
             return q if op == "/" else a - b * q
         if op == ">>" and cb is not None and 0 <= cb < 63:
-            return a / (1 << cb)          # Euclidean div by a positive power of two = floor
+            return one_floor(a, 1 << cb)   # Euclid's div by 2**cb = floor (floor_nest: nested, one)
         if op == "<<" and cb is not None and 0 <= cb < 63:
             return a * (1 << cb)
         if op in (">>", "<<") and cb is None:
