@@ -410,7 +410,9 @@ class Encoder:
         when = b > 0 if floor else z3.And(a >= 0, b > 0)
         if c > 1:
             s = self.func("fmodq" if floor else "remq", 2)(a, b)
-            m = a % c
+            # a mod c as `_digit` spells it: one term with the digits of a flat index a.
+            flat = z3.simplify(a)
+            m = flat - c * self._quotient(flat, c)
             r = s * c + m
             self._remainders[r.get_id()] = (r, s, m, c)
             self.base.append(z3.Implies(when, z3.And(a == self.mul(q, x) * c + r, s >= 0, s < x)))
