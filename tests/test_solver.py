@@ -108,3 +108,61 @@ def test_page_index_encodings_keep_cs_meaning():
                 assert s.check(z == want) == z3.sat, (exact, term, env)     # the true value is possible
                 if exact or term in terms[:3]:
                     assert s.check(z != want) == z3.unsat, (exact, term, env)   # and the only one
+
+
+def test_digits_of_a_flat_index_keep_cs_meaning():
+    """Encoder._digits: TVM's nests over a flat index read as digits `(i mod M) // D` of it
+    (`x + (y >> s)` as `(x * 2**s + y) >> s`, a quotient of a quotient as one, a remainder of a
+    quotient as a quotient of a remainder), each quotient related to the others as floors are.
+    Every term keeps C's value on small values of every sign: a digit where the index is never
+    negative (u, v, bid, tid), C's truncation where it may be (p, q); the true value is the only
+    one in the exact encoder, and possible in the over-approximation."""
+    kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [], block_dim={"x": 1024},
+                       param_ranges={"u": (0, 600), "v": (0, 600), "p": (-600, 600), "q": (-600, 600)})
+    c = ir.Const
+
+    def b(op, x, y):
+        return ir.BinOp(op, x, y if isinstance(y, ir.Expr) else c(y))
+
+    bx, tx = ir.Builtin("bid.x"), ir.Builtin("tid.x")
+    i = b("+", b("*", bx, 1024), tx)
+    terms = {}
+    for name, (x, y) in {"nonneg": (ir.Param("u"), ir.Param("v")), "signed": (ir.Param("p"), ir.Param("q")),
+                         "thread": (bx, tx)}.items():
+        flat = b("+", b("*", x, 1024), y)
+        terms[name] = [
+            b("/", b("%", b("+", b("*", x, 64), b(">>", y, 4)), 160), 5),     # the head at head_dim 80
+            b("/", b("+", b("*", x, 2), b(">>", y, 9)), 5),                     # its row
+            b("%", flat, 80), b("%", b("/", flat, 80), 32), b("/", b("/", flat, 80), 32),
+            b(">>", b("%", flat, 2560), 4), b("/", flat, 2560), b("/", b("%", flat, 160), 3),
+            b("%", b(">>", flat, 4), 7), b("%", b("%", flat, 100), 8),
+            b("fdiv", b("fmod", b("+", b("*", x, 16), b(">>", y, 6)), 9), 2), b("fmod", b("fdiv", flat, 5), 4),
+            b("+", b(">>", b("+", b("*", x, 4), b(">>", y, 2)), 3), b("%", y, 12)),
+        ]
+    enc = Encoder(kernel, 32)
+    # The rewrites apply where the index is never negative, and only there.
+    assert enc._digits(terms["thread"][0])[1:] == (2560, 80)
+    assert enc._digits(terms["nonneg"][4])[1:] == (None, 2560)
+    assert enc._digits(terms["thread"][9]) is None          # 8 does not divide 100: C's encoding
+    assert all(enc._digits(t) is None for t in terms["signed"][:9])
+    for exact in (True, False):
+        enc = Encoder(kernel, 32, exact=exact)
+        enc.collecting()
+        zs = {name: [enc.term(t, 1) for t in ts] for name, ts in terms.items()}
+        side = enc.needed()
+        for (x, y), name in itertools.product(
+                itertools.product((-300, -161, -17, -1, 0, 1, 2, 5, 79, 300), (-300, -80, -16, -1, 0, 3, 15, 80, 511, 300)),
+                ("nonneg", "signed", "thread")):
+            if name != "signed" and (x < 0 or y < 0):
+                continue
+            env = {"u": x, "v": y, "p": x, "q": y, "bid.x": x, "tid.x": y}
+            fix = ([enc.param("u") == x, enc.param("v") == y] if name == "nonneg" else
+                   [enc.param("p") == x, enc.param("q") == y] if name == "signed" else
+                   [enc.bid["x"] == x, enc.tid[1]["x"] == y])
+            s = z3.Solver()
+            s.add(side + fix)
+            for term, z in zip(terms[name], zs[name]):
+                want = _c_eval(term, env)
+                assert s.check(z == want) == z3.sat, (exact, name, term, env)
+                if exact:
+                    assert s.check(z != want) == z3.unsat, (exact, name, term, env)

@@ -162,3 +162,15 @@ def test_page_copies_at_head_dim_96_are_decided(spec, target):
         params = dict(num_heads=32, page_size=16, head_dim=96, dtype="bfloat16")
     results = check_built(built(spec, params, target), with_builtin_contracts(Options(hints="off"), spec))
     assert results and [(r.status, [f.message for f in r.findings]) for r in results] == [("clean", [])] * len(results)
+
+
+def test_page_append_at_head_dim_80_is_decided():
+    """At head_dim 80 on CUDA (1024 threads a block) TVM takes the flat index i = b*1024 + t
+    apart as row `(b*2 + (t >> 9)) / 5`, head `((b*64 + (t >> 4)) % 160) / 5` and `i % 80`. At
+    the default 1 s budget the append is decided and clean (with its built-in position_map
+    contract): it was unknown, with warnings, before the encoder read each as a digit of i
+    (solver.Encoder._digits)."""
+    spec = "tvm.relax.frontend.nn.llm.kv_cache:_kv_cache_transpose_append"
+    params = dict(num_key_value_heads=32, head_dim=80, dtype="float16", page_size=16)
+    results = check_built(built(spec, params, "cuda"), with_builtin_contracts(Options(hints="off"), spec))
+    assert results and [(r.status, [f.message for f in r.findings]) for r in results] == [("clean", [])] * len(results)

@@ -117,7 +117,9 @@ class Encoder:
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
-        self._keep: list = []                               # terms built here (`_unshifted`)
+        self._keep: list = []                               # terms built here (`_digits`)
+        self._digit_forms: dict[int, tuple[object, tuple | None]] = {}   # id of a term -> (it, digit)
+        self._quotients: dict[int, tuple] = {}   # id of a flat index -> (it, divisor -> quotient, relations)
         # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
         # here), so a query knows them without walking its terms.
         self._apps: list = []
@@ -382,7 +384,9 @@ class Encoder:
         when = b > 0 if floor else z3.And(a >= 0, b > 0)
         if c > 1:
             s = self.func("fmodq" if floor else "remq", 2)(a, b)
-            m = a % c
+            # a mod c as `_digit` spells it: one term with the digits of a flat index a.
+            flat = z3.simplify(a)
+            m = flat - c * self._quotient(flat, c)
             r = s * c + m
             self._remainders[r.get_id()] = (r, s, m, c)
             self.base.append(z3.Implies(when, z3.And(a == self.mul(q, x) * c + r, s >= 0, s < x)))
@@ -400,12 +404,9 @@ class Encoder:
         at head_dim 80 (`((b % 10) * 256 + t) / 80`), Euclid's there left a grid query undecided
         that C's form decides at once."""
         c = t.b.value
-        if self._nonnegative(t.a) and self._undivided(t.a):
-            a = as_int(self.term(t.a, k))
-            return a / c if t.op in ("/", "fdiv") else a % c
-        flat = self._unshifted(t)
-        if flat is not None:
-            return self.term(flat, k)
+        digit = self._digits(t)
+        if digit is not None:
+            return self._digit(*digit, k)
         if not (isinstance(t.a, ir.BinOp) and t.a.op in ("%", "fmod")) or self.exact:
             return None
         hit = self._remainders.get(as_int(self.term(t.a, k)).get_id())
@@ -420,21 +421,75 @@ class Encoder:
         exact = z3.Or(s >= 0, m == 0)
         return z3.If(exact, s, s + 1) if t.op == "/" else z3.If(exact, m, m - c)
 
-    def _unshifted(self, t):
-        """`(x + (y >> s)) / c` as `(x * 2**s + y) / (c * 2**s)` when the dividend is never negative
-        (a floor of a floor by positive divisors is one floor): TVM divides the flat index
-        `b * 256 + t` by 576 as `(b * 4 + (t >> 6)) / 9`, which the solver takes apart with
-        the remainder `% 576` only in the flat form. None when `t` is not of that form."""
-        if t.op not in ("/", "fdiv") or not (isinstance(t.a, ir.BinOp) and t.a.op == "+"):
-            return None
-        for x, y in ((t.a.a, t.a.b), (t.a.b, t.a.a)):
-            if (isinstance(y, ir.BinOp) and y.op == ">>" and isinstance(y.b, ir.Const) and 0 < y.b.value < 32
-                    and self._nonnegative(t.a) and self._undivided(x) and self._undivided(y.a)):
-                k = 1 << y.b.value
-                flat = ir.BinOp(t.op, ir.BinOp("+", ir.BinOp("*", x, ir.Const(k)), y.a), ir.Const(t.b.value * k))
-                self._keep.append(flat)    # alive: the memo is keyed by identity
-                return flat
-        return None
+    def _digits(self, t):
+        """`t` as a digit `(i mod M) // D` of a flat index: `(i, M, D)` (M None: no modulus), with
+        i a sum never negative by `_nonnegative` and itself no quotient; None when `t` is not one.
+        TVM takes the flat index `i = b * 1024 + t` of (row, head, d) apart as nests such as
+        `((b * 64 + (t >> 4)) % 160) / 5` (head_dim 80): the solver relates those only when each
+        is a digit of the same i. Every step is an identity of integers for i >= 0, where C's
+        truncation is a floor: `x + (y >> s)` is `(x * 2**s + y) >> s` (whatever the signs),
+        `((i mod M) // D) // c` is `(i mod M) // (D * c)`, and `((i mod M) // D) % c` is
+        `(i mod (D * c)) // D` when D * c divides M. Memoised by identity."""
+        hit = self._digit_forms.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        out = None
+        if self._undivided(t):
+            out = (t, None, 1) if self._nonnegative(t) else None
+        elif isinstance(t, ir.BinOp) and t.op in (">>", "/", "fdiv", "%", "fmod"):
+            inner = self._digits(t.a) if isinstance(t.b, ir.Const) and t.b.value > 0 else None
+            if inner is not None:
+                i, m, d = inner
+                c = 1 << t.b.value if t.op == ">>" else t.b.value
+                if t.op == ">>" and t.b.value >= 63:
+                    out = None
+                elif t.op in (">>", "/", "fdiv"):
+                    out = (i, m, d * c)
+                elif m is None or m % (d * c) == 0:
+                    out = (i, d * c, d)
+        elif isinstance(t, ir.BinOp) and t.op == "+":
+            for x, y in ((t.a, t.b), (t.b, t.a)):
+                inner = self._digits(y) if self._undivided(x) and self._nonnegative(x) else None
+                if inner is not None and inner[1] is None and inner[2] > 1:
+                    i, _, d = inner
+                    out = (ir.BinOp("+", ir.BinOp("*", x, ir.Const(d)), i), None, d)
+                    self._keep.append(out[0])    # alive: the memo is keyed by identity
+                    break
+        self._digit_forms[id(t)] = (t, out)
+        return out
+
+    def _digit(self, i, m, d, k: int):
+        """Z3's `(i mod m) // d` of a flat index i for thread k, linear in quotients `i // e` of one
+        canonical (simplified) term of i: with d dividing m, `i // d - (m / d) * (i // m)`. Every
+        digit of i then shares the same few quotients, which `_quotient` relates."""
+        flat = z3.simplify(as_int(self.term(i, k)))
+        if m is None:
+            return self._quotient(flat, d)
+        if m % d == 0:
+            return self._quotient(flat, d) - (m // d) * self._quotient(flat, m)
+        return (flat % m) / d
+
+    def _quotient(self, flat, d: int):
+        """`flat // d` (d > 0). Two quotients of one index by e and d, e dividing d, are stated
+        related as floors are: `0 <= i // e - (d / e) * (i // d) < d / e` (`i // d` is the floor
+        of `(i // e) / (d / e)`), so the solver reads them as digits of one mixed radix."""
+        if d == 1:
+            return flat
+        _, seen, lemmas = self._quotients.setdefault(flat.get_id(), (flat, {}, []))
+        q = seen.get(d)
+        if q is None:
+            q = flat / d
+            for e, other in seen.items():
+                if d % e == 0 or e % d == 0:
+                    (small, n), (big, f) = sorted(((q, d), (other, e)), key=lambda x: x[1])
+                    lemmas.append(len(self.base))
+                    self.base.append(z3.And(small - (f // n) * big >= 0, small - (f // n) * big < f // n))
+            seen[d] = q
+        # Every quotient of i carries the relations known so far: a query using two of them holds
+        # the later-built one, built after their relation was stated.
+        if self._using:
+            self._using[-1].update(lemmas)
+        return q
 
     def _undivided(self, t) -> bool:
         """No quotient, remainder, shift or mask inside `t` (memoised by identity)."""
