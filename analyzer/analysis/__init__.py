@@ -4,7 +4,9 @@ vocabulary only.
 - `symbolic.py` runs the IR symbolically into access and barrier events.
 - `concurrency.py` builds the barrier-interval graph and walks it.
 - `addresses.py` (address algebra) and `disjoint.py` separate pairs without the solver.
-- `solver.py` encodes symbolic terms for Z3; `queries.py` remembers verdicts by query.
+- `solver.py` encodes symbolic terms for Z3 (its divisions in `division_encoding.py`, shifts'
+  nested floors in `floor_nest.py`, term helpers in `z3_terms.py`; TVM's spelled-out divisions
+  are read back by `division_forms.py`); `queries.py` remembers verdicts by query.
 - `races.py` is the race pass (`PairChecker`), composed of: `pair_shapes.py` (which pairs),
   `collision_constraints.py` (the queries), `solver_budget.py` (budgets and the cache),
   `witnesses.py` (witness search and replay; `walk_witness.py` for persistent kernels' walks), `collision_causes.py` (what a collision needs),
