@@ -228,3 +228,19 @@ def test_several_models_one_table_each_and_shared_shapes_built_once(cli, tmp_pat
                                               str(tmp_path / "llama-again.json")],
                                              [str(tmp_path / "qwen2-7b-instruct.json")]]
     assert len(builds) == 2      # the two llama configs share one shape
+
+
+@pytest.mark.parametrize("model,only", [
+    ("phi-2", "_kv_cache_transpose_append,_kv_cache_debug_get_kv"),               # head_dim 80, fp16
+    ("phi-3-mini-128k-instruct", "_kv_cache_transpose_append,_compact_kv_copy"),  # head_dim 96, group 1
+    ("deepseek-v2-lite-chat", "_kv_cache_transpose_append,_kv_cache_debug_get_kv"),   # MLA (576 wide)
+])
+def test_published_configs_page_kernels_have_no_warning_and_no_unknown(cli, model, only):
+    """A small slice of the model panel (docs/benchmarks.md): the page kernels of configs whose
+    head dims are not powers of two, as published, with the built-in contracts and the default
+    budget: nothing but clean kernels (they had unknowns, warnings and false errors)."""
+    code, report, err = cli("llm", "--model-config", str(PANEL / f"{model}.json"), "--target", "cuda",
+                            "--only", only, "--hints", "off", "--format", "json")
+    assert code == 0, err
+    assert report["findings"] == [] or {f["severity"] for f in report["findings"]} == {"note"}
+    assert {k["status"] for k in report["kernels"]} == {"clean"}
