@@ -65,6 +65,20 @@ class _Unfit(Exception):
     """The loop is not the walk this module proves things of."""
 
 
+def local_value(e, env: dict):
+    """The value `env` holds for a local (ir.Var) or a private cell at a constant offset (ir.Read);
+    _Unfit when it holds none (shared with walk_witness.py)."""
+    if isinstance(e, ir.Var):
+        if e.name not in env:
+            raise _Unfit(f"local {e.name}")
+        return env[e.name]
+    acc = e.access
+    key = ("cell", acc.buffer, acc.offset.value) if isinstance(acc.offset, ir.Const) else None
+    if key not in env:
+        raise _Unfit(f"cell {acc.buffer}")
+    return env[key]
+
+
 class Walk:
     """A proven walk: L, its cells, I (IR, block-uniform), c and K."""
 
@@ -102,17 +116,10 @@ class _Terms:
             return z3.IntVal(e.value)
         if isinstance(e, ir.Param):
             return z3.Int(f"tileorder.param.{e.name}")
-        if isinstance(e, ir.Var):
-            if e.name not in env:
-                raise _Unfit(f"local {e.name}")
-            return env[e.name]
+        if isinstance(e, ir.Var) or (isinstance(e, ir.Read) and e.access.space == ir.PRIVATE):
+            return local_value(e, env)
         if isinstance(e, ir.Read):
             acc = e.access
-            if acc.space == ir.PRIVATE:
-                key = ("cell", acc.buffer, acc.offset.value) if isinstance(acc.offset, ir.Const) else None
-                if key not in env:
-                    raise _Unfit(f"cell {acc.buffer}")
-                return env[key]
             if acc.buffer not in self.read_only:
                 raise _Unfit(f"load of {acc.buffer}")
             return self.func(f"load.{acc.buffer}.{acc.width}.{acc.view}", 1)(self.term(acc.offset, env))

@@ -36,7 +36,9 @@ from analyzer import ir
 from analyzer.analysis.progress import _cell_written, _increment, _lists, state_name
 from analyzer.analysis.solver import as_int, truth
 from analyzer.analysis.symbolic import Sym
-from analyzer.analysis.tile_order import Walk, _conjuncts, _decrement_by, _normal_lists, _reads_only, _step
+from analyzer.analysis import tile_order
+from analyzer.analysis.tile_order import (Walk, _conjuncts, _decrement_by, _normal_lists, _reads_only, _step,
+                                          local_value)
 
 # Batches past the first that the witness's walk may reach, and L's iterations it may run: a
 # witness wants few (the readability wishes prefer iterations <= 3), and each batch is one more
@@ -46,8 +48,9 @@ BATCHES = 4
 ITERATIONS = 4
 
 
-class _Unfit(Exception):
-    """The walk's size or guard is not in a form this module reads (no witness constraints)."""
+class _Unfit(tile_order._Unfit):
+    """The walk's size or guard is not in a form this module reads (no witness constraints); a
+    tile_order._Unfit, so a local `local_value` does not find is one too."""
 
 
 class WalkProgram:
@@ -118,7 +121,7 @@ class WalkProgram:
             return
         try:
             env[_key(w)] = self._value(s, env)
-        except _Unfit:
+        except tile_order._Unfit:
             env.pop(_key(w), None)
 
     def _value(self, s, env: dict):
@@ -129,17 +132,10 @@ class WalkProgram:
         cells from `env`, a read-only buffer's load `load<site>(offset)`."""
         if isinstance(e, (ir.Const, ir.Param, ir.Builtin)):
             return e
-        if isinstance(e, ir.Var):
-            if e.name not in env:
-                raise _Unfit(f"local {e.name}")
-            return env[e.name]
+        if isinstance(e, ir.Var) or (isinstance(e, ir.Read) and e.access.space == ir.PRIVATE):
+            return local_value(e, env)
         if isinstance(e, ir.Read):
             acc = e.access
-            if acc.space == ir.PRIVATE:
-                key = ("cell", acc.buffer, acc.offset.value) if isinstance(acc.offset, ir.Const) else None
-                if key not in env:
-                    raise _Unfit(f"cell {acc.buffer}")
-                return env[key]
             site = self.read_only.get(acc.buffer)
             if site is None:
                 raise _Unfit(f"load of {acc.buffer}")
@@ -165,7 +161,7 @@ def programs(kernel: ir.Kernel, walks) -> list[WalkProgram]:
     for walk in walks:
         try:
             out.append(WalkProgram(kernel, walk))
-        except _Unfit:
+        except tile_order._Unfit:
             pass
     return out
 
@@ -219,7 +215,7 @@ def walk_constraints(enc, progs: list[WalkProgram], state: list):
             sizes = [_encoded(enc, prog.size_at(j), 1) for j in range(prog.b0, prog.b0 + BATCHES + 1)]
             guards = [[_encoded(enc, g, 1) for g in prog.guard_at(j)]
                       for j in range(prog.b0, prog.b0 + BATCHES + 1)]
-        except _Unfit:
+        except tile_order._Unfit:
             continue
         out += reads
         light += reads + _light(enc, prog, list(apps.values()), roles, sizes, guards)
