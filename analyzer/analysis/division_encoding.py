@@ -46,12 +46,10 @@ class DivisionEncoding:
 
     def _by_constant(self, t, k: int):
         """`t.a op c` (c = t.b > 0) encoded without C's sign cases where they cannot arise: a
-        dividend never negative (its atoms' bounds are in every query using it) and itself no
-        quotient (a flat index, `blockIdx.x * 1024 + threadIdx.x`) divides as Euclid's, and a
-        remainder `_division` split into c*s + m divides into s and m. None otherwise (the general
-        encoding). Nested quotients keep C's encoding: measured on TVM's `_kv_cache_debug_get_kv`
-        at head_dim 80 (`((b % 10) * 256 + t) / 80`), Euclid's there left a grid query undecided
-        that C's form decides at once."""
+        digit of a never-negative flat index (`_digits`: a nest of shifts, quotients and remainders
+        by constants over `blockIdx.x * 1024 + threadIdx.x` and the like) as quotients of that
+        index, and a remainder `_division` split into c*s + m divided into s and m. None otherwise
+        (C's encoding)."""
         c = t.b.value
         digit = self._digits(t)
         if digit is not None:
