@@ -21,7 +21,7 @@ import math
 from analyzer import ir
 from analyzer.analysis.addresses import peel_scale
 from analyzer.analysis.solver import DIMS, ITER_LIMIT, MAX_BLOCK
-from analyzer.analysis.symbolic import AccessEvent, Iter, Sym
+from analyzer.analysis.symbolic import AccessEvent, Iter, Sym, remembered
 
 # Branches the search may take before it gives the pair to the solver.
 NODE_BUDGET = 256
@@ -34,7 +34,7 @@ class Disjointness:
 
     def __init__(self, kernel: ir.Kernel):
         self.block = {d: kernel.block_dim.get(d, 1) for d in DIMS}
-        # Memos by identity (see `_memo`): terms are interned DAGs, events live as long as we do.
+        # Memos by identity (see `symbolic.remembered`): terms are interned DAGs, events live as long as we do.
         self._linear: dict[int, tuple] = {}
         self._fixed: dict[int, tuple] = {}
         self._dims: dict[int, tuple] = {}
@@ -154,7 +154,7 @@ class Disjointness:
 
     def linear(self, t):
         """(constant, {key(atom): (atom, coefficient)}) with t == constant + sum(c * atom)."""
-        return _memo(self._linear, t, self._linear_of)
+        return remembered(self._linear, t, self._linear_of)
 
     def _linear_of(self, t):
         if isinstance(t, ir.Const):
@@ -197,7 +197,7 @@ class Disjointness:
 
     def fixed(self, t) -> bool:
         """The same value in both threads: no thread index, lane, iteration or per-thread value."""
-        return _memo(self._fixed, t, self._fixed_of)
+        return remembered(self._fixed, t, self._fixed_of)
 
     def _fixed_of(self, t) -> bool:
         if isinstance(t, ir.Const | ir.Param):
@@ -212,7 +212,7 @@ class Disjointness:
 
     def dims(self, t) -> frozenset | None:
         """The thread dimensions a thread-only term reads (None: it reads anything else varying)."""
-        return _memo(self._dims, t, self._dims_of)
+        return remembered(self._dims, t, self._dims_of)
 
     def _dims_of(self, t) -> frozenset | None:
         if isinstance(t, ir.Const):
@@ -226,7 +226,7 @@ class Disjointness:
 
     def bounds(self, e: AccessEvent) -> dict:
         """Ranges the access's guards give single atoms (`i < 4` for a loop, `tid.x < 16`)."""
-        return _memo(self._bounds, e, self._bounds_of)
+        return remembered(self._bounds, e, self._bounds_of)
 
     def _bounds_of(self, e: AccessEvent) -> dict:
         out: dict = {}
@@ -351,14 +351,6 @@ class Disjointness:
             products = [p * q for p in x for q in y]
             return min(products), max(products)
         return None
-
-
-def _memo(table: dict, x, compute):
-    """compute(x), remembered by identity; the entry keeps x alive, so its id is not reused."""
-    hit = table.get(id(x))
-    if hit is None or hit[0] is not x:
-        hit = table[id(x)] = (x, compute(x))
-    return hit[1]
 
 
 def _key(atom):

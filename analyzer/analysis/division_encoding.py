@@ -10,7 +10,7 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.symbolic import Iter, Sym
+from analyzer.analysis.symbolic import Iter, Sym, remembered
 from analyzer.analysis.z3_terms import as_int
 
 
@@ -77,9 +77,9 @@ class DivisionEncoding:
         truncation is a floor: `x + (y >> s)` is `(x * 2**s + y) >> s` (whatever the signs),
         `((i mod M) // D) // c` is `(i mod M) // (D * c)`, and `((i mod M) // D) % c` is
         `(i mod (D * c)) // D` when D * c divides M. Memoised by identity."""
-        hit = self._digit_forms.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
+        return remembered(self._digit_forms, t, self._digits_of)
+
+    def _digits_of(self, t):
         out = None
         if self._undivided(t):
             out = (t, None, 1) if self._nonnegative(t) else None
@@ -102,7 +102,6 @@ class DivisionEncoding:
                     out = (ir.BinOp("+", ir.BinOp("*", x, ir.Const(d)), i), None, d)
                     self._keep.append(out[0])    # alive: the memo is keyed by identity
                     break
-        self._digit_forms[id(t)] = (t, out)
         return out
 
     def _digit(self, i, m, d, k: int):
@@ -140,15 +139,12 @@ class DivisionEncoding:
 
     def _undivided(self, t) -> bool:
         """No quotient, remainder, shift or mask inside `t` (memoised by identity)."""
-        hit = self._flat.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
+        return remembered(self._flat, t, self._undivided_of)
+
+    def _undivided_of(self, t) -> bool:
         if isinstance(t, ir.BinOp):
-            out = t.op not in ("/", "%", "fdiv", "fmod", ">>", "&") and self._undivided(t.a) and self._undivided(t.b)
-        else:
-            out = all(self._undivided(x) for x in ir.operands(t)) if isinstance(t, ir.UnOp | ir.Select) else True
-        self._flat[id(t)] = (t, out)
-        return out
+            return t.op not in ("/", "%", "fdiv", "fmod", ">>", "&") and self._undivided(t.a) and self._undivided(t.b)
+        return all(self._undivided(x) for x in ir.operands(t)) if isinstance(t, ir.UnOp | ir.Select) else True
 
     def _nonnegative(self, t) -> bool:
         """Whether every value of `t` is >= 0 by the bounds every query states for its atoms:
@@ -157,9 +153,9 @@ class DivisionEncoding:
         remainders by a positive constant, masks. Of the program's values, not of their encoding:
         an over-approximating product (`mul`) may be negative in a model, but the real product,
         which the model may also take, divides as Euclid's. Memoised by identity."""
-        hit = self._signs.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
+        return remembered(self._signs, t, self._nonnegative_of)
+
+    def _nonnegative_of(self, t) -> bool:
         if isinstance(t, ir.Const):
             out = t.value >= 0
         elif isinstance(t, ir.Builtin | Iter):
@@ -190,5 +186,4 @@ class DivisionEncoding:
             out = self._nonnegative(t.a) and self._nonnegative(t.b)
         else:
             out = False
-        self._signs[id(t)] = (t, out)
         return out

@@ -29,13 +29,13 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.concurrency import Cfg, grid_cuts
-from analyzer.analysis.disjoint import Disjointness, _key, _memo
+from analyzer.analysis.disjoint import Disjointness, _key
 from analyzer.analysis.last_block import LastBlock
 from analyzer.analysis.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.races import PairChecker, _kind
 from analyzer.analysis.solver import DIMS, ITER_LIMIT, LOOP_STATE, MAX_GRID, Encoder, as_int
-from analyzer.analysis.symbolic import AccessEvent, Evaluation, Iter, Sym
+from analyzer.analysis.symbolic import AccessEvent, Evaluation, Iter, Sym, remembered
 
 # The one interval shape of a grid pair: no positions, no order, no path, nothing of warps.
 _ANYWHERE = ((), (), None, None, frozenset(), frozenset())
@@ -100,7 +100,7 @@ class GridDisjointness(Disjointness):
     # ----- terms with the launch's constants, products of atoms, grid strides -----
 
     def _resolve(self, t):
-        return _memo(self._resolved, t, self._resolve_of)
+        return remembered(self._resolved, t, self._resolve_of)
 
     def _resolve_of(self, t):
         if isinstance(t, ir.Builtin) and t.name in self._known:
@@ -114,7 +114,7 @@ class GridDisjointness(Disjointness):
         return t
 
     def linear(self, t):
-        return _memo(self._grid_linear, t, self._grid_linear_of)
+        return remembered(self._grid_linear, t, self._grid_linear_of)
 
     def _grid_linear_of(self, t):
         r = self._resolve(t)

@@ -42,14 +42,17 @@ Term = object  # ir.Expr | Iter | Sym
 _uniform_memo: dict[int, tuple[object, bool]] = {}
 
 
+def remembered(table: dict, x, compute):
+    """compute(x), remembered in `table` by identity: terms are shared DAGs, and hashing them
+    structurally is quadratic. The entry keeps x alive, so its id is not reused."""
+    hit = table.get(id(x))
+    if hit is None or hit[0] is not x:
+        hit = table[id(x)] = (x, compute(x))
+    return hit[1]
+
+
 def is_uniform(t) -> bool:
-    """Memoised by identity: terms are shared DAGs, and hashing them structurally is quadratic."""
-    hit = _uniform_memo.get(id(t))
-    if hit is not None and hit[0] is t:
-        return hit[1]
-    u = _is_uniform(t)
-    _uniform_memo[id(t)] = (t, u)
-    return u
+    return remembered(_uniform_memo, t, _is_uniform)
 
 
 def _clear_uniform_memo() -> None:
