@@ -5,9 +5,13 @@ when asked): the time TVM takes to build it, and the time kernelrace takes to pa
 analyse what TVM emitted. For vulkan the build includes producing the SPIR-V (TIR to GLSL,
 glslangValidator, spirv-val, spirv-dis), which this TVM's missing Vulkan codegen would otherwise do.
 Both run in this one process, one after the other for each kernel, so machine noise hits both.
+Each kernel is analysed as `kernelrace lint` and `kernelrace llm` analyse it: with the CLI's
+default options and the contracts TVM's runtime guarantees for its builder (docs/contracts.md);
+`--no-builtin-contracts` measures without them (more findings, and their witness searches).
 The last line is the ratio of the totals and of the medians:
 
     python benchmarks/build_vs_analysis.py [--head-dim 128] [--targets cuda,metal,vulkan] [--hints off]
+        [--no-builtin-contracts]
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analyzer.tvm.corpus import corpus_builds  # noqa: E402
-from analyzer.pipeline import Options, check_built  # noqa: E402
+from analyzer.pipeline import Options, check_built, with_builtin_contracts  # noqa: E402
 
 
 def main() -> int:
@@ -32,6 +36,8 @@ def main() -> int:
                     help="solver budget per query, seconds (the CLI default)")
     ap.add_argument("--hints", default=Options.hints, choices=("auto", "all", "off"),
                     help="fix hints, re-checked by re-analysis (the CLI default: auto)")
+    ap.add_argument("--no-builtin-contracts", action="store_true",
+                    help="analyse without the contracts `kernelrace lint` and `llm` apply to TVM's builders")
     args = ap.parse_args()
     options = Options(timeout_ms=int(args.timeout * 1000), hints=args.hints)
     rows = []
@@ -41,7 +47,8 @@ def main() -> int:
             print(f"{b.name:42} {b.target:6} build failed: {b.error}")
             continue
         t1 = time.perf_counter()
-        results = check_built(b.module, options)
+        results = check_built(b.module, options if args.no_builtin_contracts
+                              else with_builtin_contracts(options, b.spec))
         a = time.perf_counter() - t1
         status = ",".join(sorted({r.status for r in results}))
         rows.append((b.seconds, a))

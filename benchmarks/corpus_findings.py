@@ -15,7 +15,7 @@ hence the witnesses, follow the timing of collections, which any change in alloc
 Two dumps then differ only where the analysis does.
 
     python benchmarks/corpus_findings.py [--targets cuda,metal,vulkan] [--head-dim 128]
-        [--builds /tmp/corpus.pkl] [--only WORD[,WORD]] [--times] > after.jsonl
+        [--builds /tmp/corpus.pkl] [--only WORD[,WORD]] [--times] [--builtin-contracts] > after.jsonl
     diff before.jsonl after.jsonl
 """
 
@@ -32,8 +32,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.pipeline import Options, check_built  # noqa: E402
-from analyzer.tvm.corpus import corpus_builds  # noqa: E402
+from analyzer.pipeline import Options, check_built, with_builtin_contracts  # noqa: E402
+from analyzer.tvm.corpus import BUILTIN_CONTRACTS, corpus_builds  # noqa: E402
+
+_SPECS = {spec.split(":")[1]: spec for spec in BUILTIN_CONTRACTS}    # builder name -> module:function
 
 
 def _modules(args) -> list[tuple[str, str, object]]:
@@ -64,6 +66,8 @@ def main() -> int:
     ap.add_argument("--builds", help="pickle of the built modules: written if missing, read if present")
     ap.add_argument("--only", default="", help="builder names containing one of these words")
     ap.add_argument("--times", action="store_true", help="each kernel's analysis seconds, on stderr")
+    ap.add_argument("--builtin-contracts", action="store_true",
+                    help="with the contracts `kernelrace lint` and `llm` apply to TVM's builders")
     args = ap.parse_args()
     only = [w for w in args.only.split(",") if w]
     options = Options()
@@ -79,7 +83,9 @@ def main() -> int:
         gc.disable()
         try:
             t0, c0 = time.perf_counter(), time.process_time()
-            results = check_built(mod, options)
+            spec = _SPECS.get(name)
+            results = check_built(mod, with_builtin_contracts(options, spec) if args.builtin_contracts and spec
+                                  else options)
             seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         finally:
             gc.enable()

@@ -96,6 +96,7 @@ class CorpusBuild:
     module: Any = None           # the BuiltModule, or None when TVM could not build it
     error: str | None = None
     seconds: float = 0.0         # TVM's build time
+    spec: str = ""               # module:function, as `kernelrace lint` names the builder
 
 
 def corpus_builds(head_dims: list[int], targets: list[str], only: list[str] | None = None):
@@ -112,6 +113,6 @@ def corpus_builds(head_dims: list[int], targets: list[str], only: list[str] | No
             for target in targets:
                 t0 = time.perf_counter()
                 try:
-                    yield CorpusBuild(name, target, hd, build(spec, params, target), None, time.perf_counter() - t0)
+                    yield CorpusBuild(name, target, hd, build(spec, params, target), None, time.perf_counter() - t0, spec)
                 except KernelraceError as exc:
-                    yield CorpusBuild(name, target, hd, None, str(exc), time.perf_counter() - t0)
+                    yield CorpusBuild(name, target, hd, None, str(exc), time.perf_counter() - t0, spec)
