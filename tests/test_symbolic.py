@@ -44,6 +44,10 @@ def state_bounds(start, inner):
     ("0", "idx[0] = idx[0] + 1;", 0),
     ("((int)blockIdx.x)", "idx[0] = 1 + idx[0];", 0),
     ("5", "idx[0] = idx[0] - (-2);", 5),
+    # WebGPU's packed grid: an extent is at least 1, an index at least 0.
+    ("((int)(blockIdx.z * gridDim.x + blockIdx.x))", "idx[0] = idx[0] + 1;", 0),
+    ("((int)(blockDim.x * gridDim.y))", "idx[0] = idx[0] + 1;", 1),
+    ("((int)gridDim.x) - 2", "idx[0] = idx[0] + 1;", -1),    # -1 with one block
 ])
 def test_a_counter_that_only_grows_keeps_its_start_as_a_floor(start, inner, low):
     assert state_bounds(start, inner) == {low}

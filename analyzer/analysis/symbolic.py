@@ -827,6 +827,8 @@ def _lower(t) -> int | None:
         return t.value
     if isinstance(t, ir.Builtin) and t.name.startswith(("tid.", "bid.")):
         return 0
+    if isinstance(t, ir.Builtin) and t.name.startswith(("bdim.", "gdim.")):
+        return 1    # an extent: a launch with none runs no thread to see it
     if isinstance(t, Sym):
         return t.lower
     if isinstance(t, ir.BinOp) and t.op == "+":
