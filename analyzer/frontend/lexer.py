@@ -22,7 +22,7 @@ def _keywords(callback) -> dict[str, str] | None:
     for t in callback.scanner.terminals:
         if type(t.pattern) is not PatternStr or t.pattern.flags:
             return None
-        table.setdefault(t.pattern.value, t.name)
+        table.setdefault(str(t.pattern.value), str(t.name))
     return table
 
 
@@ -33,11 +33,14 @@ class FastBasicLexer(BasicLexer):
 
     def _prepare(self):
         scanner = self.scanner
-        keywords = {name: _keywords(cb) for name, cb in self.callback.items()}
+        keywords = {str(name): _keywords(cb) for name, cb in self.callback.items()}
         if len(scanner._mres) != 1 or any(k is None for k in keywords.values()):
             self._plan = False
         else:
-            self._plan = (scanner._mres[0].match, keywords, self.ignore_types, self.newline_types)
+            # Plain strings: a parser loaded from Lark's cache names terminals with Tokens, whose
+            # __eq__ (in Python) every set or dict lookup that finds one would call.
+            self._plan = (scanner._mres[0].match, keywords, frozenset(map(str, self.ignore_types)),
+                          frozenset(map(str, self.newline_types)))
         return self._plan
 
     def lex(self, state, parser_state):
