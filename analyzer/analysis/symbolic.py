@@ -324,7 +324,12 @@ class SymbolicExecutor:
         self.thread_deps: dict[int, dict] = {}
         self._dims_memo: dict[int, tuple] = {}
         self._iters: tuple = ()
+        self._iters_of: list[int] = []
         self._interned: dict[tuple, object] = {}
+        self._canonical: dict[int, object] = {}   # id -> the interned term (see `intern`)
+        self._binops: dict[tuple, object] = {}    # (op, id a, id b) -> interned term (see `_term`)
+        self._iter_terms: dict[int, Iter] = {}
+        self._thread_terms: dict[frozenset, tuple] = {}
         # Floors of loop state, assumed at loop entry and checked at every store (an induction on
         # the iterations): the loops being executed, each with the floors it assumes, and the
         # (loop, state) pairs a store broke.
@@ -365,24 +370,33 @@ class SymbolicExecutor:
         return self.intern(self._term(e, st))
 
     def intern(self, t):
-        return _intern(self._interned, t)
+        # An interned term comes back as itself: found by identity before its key is built.
+        hit = self._canonical.get(id(t))
+        if hit is t:
+            return t
+        out = _intern(self._interned, t)
+        self._canonical[id(out)] = out
+        return out
 
     def _term(self, e, st: _State):
-        if isinstance(e, ir.Const | ir.Param | ir.Builtin):
-            return e
-        if isinstance(e, ir.Var):
+        kind = type(e)
+        if kind is ir.Var:
             if e.name in st.env:
                 return st.env[e.name]
             return Sym(f"undef:{e.name}", False)
-        if isinstance(e, ir.BinOp):
+        if kind is ir.BinOp:
             a, b = self.term(e.a, st), self.term(e.b, st)
-            if e.op in ("&&", "||"):
-                return ir.BinOp(e.op, a, b)
-            if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-                folded = fold_constant(e.op, a.value, b.value)
-                if folded is not None:
-                    return ir.Const(folded)
-            return division_forms.binop(e.op, a, b)
+            # A pure function of the operator and two interned operands: once per triple (every
+            # pass of a loop rebuilds the same operations over the state that did not change).
+            key = (e.op, id(a), id(b))
+            hit = self._binops.get(key)
+            if hit is None:
+                hit = self._binops[key] = self.intern(self._binop(e.op, a, b))
+            return hit
+        if isinstance(e, ir.Const | ir.Param | ir.Builtin):
+            return e
+        if isinstance(e, ir.BinOp):
+            return self._binop(e.op, self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.UnOp):
             return ir.UnOp(e.op, self.term(e.a, st))
         if isinstance(e, ir.Select):
@@ -399,13 +413,26 @@ class SymbolicExecutor:
             return Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
 
+    @staticmethod
+    def _binop(op: str, a, b):
+        if op in ("&&", "||"):
+            return ir.BinOp(op, a, b)
+        if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+            folded = fold_constant(op, a.value, b.value)
+            if folded is not None:
+                return ir.Const(folded)
+        return division_forms.binop(op, a, b)
+
     def iter(self, loop: int) -> Iter:
-        return self.intern(Iter(loop))
+        hit = self._iter_terms.get(loop)
+        if hit is None:
+            hit = self._iter_terms[loop] = self.intern(Iter(loop))
+        return hit
 
     def iters(self) -> tuple:
-        if len(self._iters) != len(self.loop_stack) or any(
-                i.loop != l for i, l in zip(self._iters, self.loop_stack)):
+        if self._iters_of != self.loop_stack:
             self._iters = tuple(self.iter(lid) for lid in self.loop_stack)
+            self._iters_of = list(self.loop_stack)
         return self._iters
 
     def read(self, acc: ir.Access, st: _State):
@@ -598,8 +625,16 @@ class SymbolicExecutor:
         """Loop state as an unknown function of the thread indices it may depend on and of the
         iterations: two threads that agree on those dimensions hold the same value (a value of
         every dimension is one of each thread's own, as an opaque value is)."""
-        tids = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
-        return Sym(name, True, tids + args, lower)
+        tids = self._thread_terms.get(dims)
+        if tids is None:
+            tids = self._thread_terms[dims] = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
+        args = tids + args
+        # Interned like every term the executor makes: each pass of a loop then gets back the
+        # same objects for the state that did not change, and what is remembered by identity
+        # (thread dimensions, uniformity, the solver's encoding) is computed once for them.
+        # Looked up by its key first: most passes ask again for the state they had.
+        hit = self._interned.get((Sym, name, True, lower, *map(id, args)))
+        return hit if hit is not None else self.intern(Sym(name, True, args, lower))
 
     def thread_dims(self, t) -> frozenset:
         """The thread builtins a term's value is a function of, besides what every thread of the
@@ -615,7 +650,11 @@ class SymbolicExecutor:
         elif isinstance(t, ir.Const | ir.Param | Iter):
             out = frozenset()
         elif isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
-            out = frozenset().union(*(self.thread_dims(x) for x in ir.operands(t)))
+            out = _NO_DIMS
+            for x in ir.operands(t):
+                dims = self.thread_dims(x)
+                if dims and not dims <= out:
+                    out = out | dims
             out = _norm(out)
         else:
             out = ALL_DIMS
@@ -807,6 +846,7 @@ class SymbolicExecutor:
 
 
 ALL_DIMS = frozenset(("tid.x", "tid.y", "tid.z"))
+_NO_DIMS: frozenset = frozenset()
 
 
 def _norm(dims) -> frozenset:
