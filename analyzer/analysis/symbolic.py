@@ -308,6 +308,66 @@ def _intern(table: dict, t):
     return table.setdefault(key, t)
 
 
+def _binop(op: str, a, b):
+    if op in ("&&", "||"):
+        return ir.BinOp(op, a, b)
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        folded = fold_constant(op, a.value, b.value)
+        if folded is not None:
+            return ir.Const(folded)
+    return division_forms.binop(op, a, b)
+
+
+class _TermTable:
+    """The executor's terms, one object per structurally equal term (`_intern`), and those it
+    asks for again at every pass of a loop, each made once: an interned term comes back as itself
+    (found by identity before its key is built), an operation over interned operands is built once
+    per operator and operands, loop state is looked up by its key before a Sym is made. Each pass
+    then gets back the same objects for the state that did not change, and what is remembered by
+    identity (thread dimensions, uniformity, the solver's encoding) is computed once for them."""
+
+    def __init__(self):
+        self.interned: dict[tuple, object] = {}
+        self._canonical: dict[int, object] = {}   # id -> the interned term
+        self._built: dict[tuple, object] = {}     # (op, id a, id b) -> interned term
+        self._iters: dict[int, Iter] = {}
+        self._threads: dict[frozenset, tuple] = {}
+
+    def intern(self, t):
+        hit = self._canonical.get(id(t))
+        if hit is t:
+            return t
+        out = _intern(self.interned, t)
+        self._canonical[id(out)] = out
+        return out
+
+    def binop(self, op: str, a, b):
+        """`a op b` over interned terms, folded and read back (`_binop`), interned."""
+        key = (op, id(a), id(b))
+        hit = self._built.get(key)
+        if hit is None:
+            hit = self._built[key] = self.intern(_binop(op, a, b))
+        return hit
+
+    def iter(self, loop: int) -> Iter:
+        hit = self._iters.get(loop)
+        if hit is None:
+            hit = self._iters[loop] = self.intern(Iter(loop))
+        return hit
+
+    def threads(self, dims: frozenset) -> tuple:
+        """The thread builtins of `dims`, interned, in a fixed order."""
+        hit = self._threads.get(dims)
+        if hit is None:
+            hit = self._threads[dims] = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
+        return hit
+
+    def state(self, name: str, args: tuple, lower: int | None) -> Sym:
+        """Loop state `name` (a uniform Sym of interned `args`), interned."""
+        hit = self.interned.get((Sym, name, True, lower, *map(id, args)))
+        return hit if hit is not None else self.intern(Sym(name, True, args, lower))
+
+
 class SymbolicExecutor:
     """Executes a kernel once, emitting one event per access site and barrier."""
 
@@ -325,11 +385,7 @@ class SymbolicExecutor:
         self._dims_memo: dict[int, tuple] = {}
         self._iters: tuple = ()
         self._iters_of: list[int] = []
-        self._interned: dict[tuple, object] = {}
-        self._canonical: dict[int, object] = {}   # id -> the interned term (see `intern`)
-        self._binops: dict[tuple, object] = {}    # (op, id a, id b) -> interned term (see `_term`)
-        self._iter_terms: dict[int, Iter] = {}
-        self._thread_terms: dict[frozenset, tuple] = {}
+        self.terms = _TermTable()
         # Floors of loop state, assumed at loop entry and checked at every store (an induction on
         # the iterations): the loops being executed, each with the floors it assumes, and the
         # (loop, state) pairs a store broke.
@@ -370,13 +426,7 @@ class SymbolicExecutor:
         return self.intern(self._term(e, st))
 
     def intern(self, t):
-        # An interned term comes back as itself: found by identity before its key is built.
-        hit = self._canonical.get(id(t))
-        if hit is t:
-            return t
-        out = _intern(self._interned, t)
-        self._canonical[id(out)] = out
-        return out
+        return self.terms.intern(t)
 
     def _term(self, e, st: _State):
         kind = type(e)
@@ -385,18 +435,11 @@ class SymbolicExecutor:
                 return st.env[e.name]
             return Sym(f"undef:{e.name}", False)
         if kind is ir.BinOp:
-            a, b = self.term(e.a, st), self.term(e.b, st)
-            # A pure function of the operator and two interned operands: once per triple (every
-            # pass of a loop rebuilds the same operations over the state that did not change).
-            key = (e.op, id(a), id(b))
-            hit = self._binops.get(key)
-            if hit is None:
-                hit = self._binops[key] = self.intern(self._binop(e.op, a, b))
-            return hit
+            return self.terms.binop(e.op, self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.Const | ir.Param | ir.Builtin):
             return e
         if isinstance(e, ir.BinOp):
-            return self._binop(e.op, self.term(e.a, st), self.term(e.b, st))
+            return _binop(e.op, self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.UnOp):
             return ir.UnOp(e.op, self.term(e.a, st))
         if isinstance(e, ir.Select):
@@ -413,21 +456,8 @@ class SymbolicExecutor:
             return Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
 
-    @staticmethod
-    def _binop(op: str, a, b):
-        if op in ("&&", "||"):
-            return ir.BinOp(op, a, b)
-        if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-            folded = fold_constant(op, a.value, b.value)
-            if folded is not None:
-                return ir.Const(folded)
-        return division_forms.binop(op, a, b)
-
     def iter(self, loop: int) -> Iter:
-        hit = self._iter_terms.get(loop)
-        if hit is None:
-            hit = self._iter_terms[loop] = self.intern(Iter(loop))
-        return hit
+        return self.terms.iter(loop)
 
     def iters(self) -> tuple:
         if self._iters_of != self.loop_stack:
@@ -625,16 +655,7 @@ class SymbolicExecutor:
         """Loop state as an unknown function of the thread indices it may depend on and of the
         iterations: two threads that agree on those dimensions hold the same value (a value of
         every dimension is one of each thread's own, as an opaque value is)."""
-        tids = self._thread_terms.get(dims)
-        if tids is None:
-            tids = self._thread_terms[dims] = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
-        args = tids + args
-        # Interned like every term the executor makes: each pass of a loop then gets back the
-        # same objects for the state that did not change, and what is remembered by identity
-        # (thread dimensions, uniformity, the solver's encoding) is computed once for them.
-        # Looked up by its key first: most passes ask again for the state they had.
-        hit = self._interned.get((Sym, name, True, lower, *map(id, args)))
-        return hit if hit is not None else self.intern(Sym(name, True, args, lower))
+        return self.terms.state(name, self.terms.threads(dims) + args, lower)
 
     def thread_dims(self, t) -> frozenset:
         """The thread builtins a term's value is a function of, besides what every thread of the
