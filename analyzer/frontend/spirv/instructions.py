@@ -62,22 +62,21 @@ class InstructionsMixin:
         if root is None:
             return False
         tainted = {block.ins[i].result}
+        used: set[str] = set()
         written = False
         for ins in block.ins[i + 1:]:
-            n = sum(a in tainted for a in ins.args)
-            if n and (written or n > 1):
-                return False
-            if n and ins.result is not None:
-                tainted.add(ins.result)
+            if not tainted.isdisjoint(ins.args):
+                hits = [a for a in ins.args if a in tainted]
+                if written or len(hits) > 1 or hits[0] in used:
+                    return False
+                used.add(hits[0])
+                if ins.result is not None:
+                    tainted.add(ins.result)
             if ins.op not in ("OpLoad", "OpAccessChain", "OpInBoundsAccessChain") and any(
                     self._private_root(a) == root for a in ins.args):
                 written = True
-        uses = self.fn.uses
-        for t in tainted:
-            where = uses.get(t, set())
-            if where - {block.label} or sum(a == t for x in block.ins for a in x.args) > 1:
-                return False
-        return True
+        # No use by another block, or by this one's phis, merge or terminator (`label!`).
+        return all(self.fn.uses.get(t, set()) <= {block.label} for t in tainted)
 
     def _private_root(self, ptr_id: str) -> str | None:
         """The private array a pointer points into (also for access chains of this block not
