@@ -8,6 +8,7 @@ import pytest
 from analyzer import ir
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
+from analyzer.analysis.progress import counters
 from analyzer.frontend.spirv_tools import compile_glsl, disassemble, tool
 from conftest import FIXTURES
 
@@ -159,3 +160,44 @@ def test_text_report_of_a_divergent_barrier_names_both_threads(cli):
     code, out, _ = cli("check", str(VULKAN / "divergent_barrier.comp"))
     assert code == 1
     assert "reaches the barrier" in out and "does not" in out
+
+
+
+def _counter_loop(statement: str) -> ir.Loop:
+    glsl = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { int data[]; };
+layout(push_constant) uniform P { int n; };
+void main() {
+    int c[2];
+    c[0] = 0;
+    c[1] = 0;
+    while (c[0] < n) {
+        data[c[0] * 64 + int(gl_LocalInvocationID.x)] = 1;
+        STATEMENT
+    }
+}
+""".replace("STATEMENT", statement)
+    (kernel,) = lower_source(disassemble(compile_glsl(glsl, "counter.comp"), "counter.comp"), "spirv", "c.spvasm")
+    (loop,) = [s for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.Loop)]
+    return loop
+
+
+def test_private_array_element_is_read_where_its_one_use_is():
+    # `c[0] = c[0] + 1` as the C front ends have it, not through a copy: the loop analyses see the
+    # counter's increment (progress.py), and with it that the loop's state never repeats.
+    loop = _counter_loop("c[0] = c[0] + 1;")
+    (store,) = [s.access for s in ir.walk_stmts(loop.body) if isinstance(s, ir.MemOp) and s.access.buffer == "c"]
+    assert isinstance(store.value, ir.BinOp) and store.value.op == "+" and store.value.b == ir.Const(1)
+    assert isinstance(store.value.a, ir.Read) and store.value.a.access.buffer == "c"
+    assert counters(loop) == (("cell", "c", 0),)
+
+
+def test_private_array_element_used_after_a_store_to_its_array_stays_a_copy():
+    # `c[1] = c[0]++`: the old value is used after the store to c[0] (and twice).
+    loop = _counter_loop("c[1] = c[0]++;")
+    copies = {s.target for s in ir.walk_stmts(loop.body) if isinstance(s, ir.Assign) and isinstance(s.value, ir.Read)
+              and s.value.access.buffer == "c"}
+    stores = [s.access for s in ir.walk_stmts(loop.body) if isinstance(s, ir.MemOp) and s.access.buffer == "c"]
+    used = {x.name for a in stores for x in ir.operands(a.value) if isinstance(x, ir.Var)}
+    assert copies & used

@@ -308,6 +308,66 @@ def _intern(table: dict, t):
     return table.setdefault(key, t)
 
 
+def _binop(op: str, a, b):
+    if op in ("&&", "||"):
+        return ir.BinOp(op, a, b)
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        folded = fold_constant(op, a.value, b.value)
+        if folded is not None:
+            return ir.Const(folded)
+    return division_forms.binop(op, a, b)
+
+
+class _TermTable:
+    """The executor's terms, one object per structurally equal term (`_intern`), and those it
+    asks for again at every pass of a loop, each made once: an interned term comes back as itself
+    (found by identity before its key is built), an operation over interned operands is built once
+    per operator and operands, loop state is looked up by its key before a Sym is made. Each pass
+    then gets back the same objects for the state that did not change, and what is remembered by
+    identity (thread dimensions, uniformity, the solver's encoding) is computed once for them."""
+
+    def __init__(self):
+        self.interned: dict[tuple, object] = {}
+        self._canonical: dict[int, object] = {}   # id -> the interned term
+        self._built: dict[tuple, object] = {}     # (op, id a, id b) -> interned term
+        self._iters: dict[int, Iter] = {}
+        self._threads: dict[frozenset, tuple] = {}
+
+    def intern(self, t):
+        hit = self._canonical.get(id(t))
+        if hit is t:
+            return t
+        out = _intern(self.interned, t)
+        self._canonical[id(out)] = out
+        return out
+
+    def binop(self, op: str, a, b):
+        """`a op b` over interned terms, folded and read back (`_binop`), interned."""
+        key = (op, id(a), id(b))
+        hit = self._built.get(key)
+        if hit is None:
+            hit = self._built[key] = self.intern(_binop(op, a, b))
+        return hit
+
+    def iter(self, loop: int) -> Iter:
+        hit = self._iters.get(loop)
+        if hit is None:
+            hit = self._iters[loop] = self.intern(Iter(loop))
+        return hit
+
+    def threads(self, dims: frozenset) -> tuple:
+        """The thread builtins of `dims`, interned, in a fixed order."""
+        hit = self._threads.get(dims)
+        if hit is None:
+            hit = self._threads[dims] = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
+        return hit
+
+    def state(self, name: str, args: tuple, lower: int | None) -> Sym:
+        """Loop state `name` (a uniform Sym of interned `args`), interned."""
+        hit = self.interned.get((Sym, name, True, lower, *map(id, args)))
+        return hit if hit is not None else self.intern(Sym(name, True, args, lower))
+
+
 class SymbolicExecutor:
     """Executes a kernel once, emitting one event per access site and barrier."""
 
@@ -324,7 +384,8 @@ class SymbolicExecutor:
         self.thread_deps: dict[int, dict] = {}
         self._dims_memo: dict[int, tuple] = {}
         self._iters: tuple = ()
-        self._interned: dict[tuple, object] = {}
+        self._iters_of: list[int] = []
+        self.terms = _TermTable()
         # Floors of loop state, assumed at loop entry and checked at every store (an induction on
         # the iterations): the loops being executed, each with the floors it assumes, and the
         # (loop, state) pairs a store broke.
@@ -365,24 +426,20 @@ class SymbolicExecutor:
         return self.intern(self._term(e, st))
 
     def intern(self, t):
-        return _intern(self._interned, t)
+        return self.terms.intern(t)
 
     def _term(self, e, st: _State):
-        if isinstance(e, ir.Const | ir.Param | ir.Builtin):
-            return e
-        if isinstance(e, ir.Var):
+        kind = type(e)
+        if kind is ir.Var:
             if e.name in st.env:
                 return st.env[e.name]
             return Sym(f"undef:{e.name}", False)
+        if kind is ir.BinOp:
+            return self.terms.binop(e.op, self.term(e.a, st), self.term(e.b, st))
+        if isinstance(e, ir.Const | ir.Param | ir.Builtin):
+            return e
         if isinstance(e, ir.BinOp):
-            a, b = self.term(e.a, st), self.term(e.b, st)
-            if e.op in ("&&", "||"):
-                return ir.BinOp(e.op, a, b)
-            if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-                folded = fold_constant(e.op, a.value, b.value)
-                if folded is not None:
-                    return ir.Const(folded)
-            return division_forms.binop(e.op, a, b)
+            return _binop(e.op, self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.UnOp):
             return ir.UnOp(e.op, self.term(e.a, st))
         if isinstance(e, ir.Select):
@@ -400,12 +457,12 @@ class SymbolicExecutor:
         raise TypeError(f"unknown IR expression {e!r}")
 
     def iter(self, loop: int) -> Iter:
-        return self.intern(Iter(loop))
+        return self.terms.iter(loop)
 
     def iters(self) -> tuple:
-        if len(self._iters) != len(self.loop_stack) or any(
-                i.loop != l for i, l in zip(self._iters, self.loop_stack)):
+        if self._iters_of != self.loop_stack:
             self._iters = tuple(self.iter(lid) for lid in self.loop_stack)
+            self._iters_of = list(self.loop_stack)
         return self._iters
 
     def read(self, acc: ir.Access, st: _State):
@@ -598,8 +655,7 @@ class SymbolicExecutor:
         """Loop state as an unknown function of the thread indices it may depend on and of the
         iterations: two threads that agree on those dimensions hold the same value (a value of
         every dimension is one of each thread's own, as an opaque value is)."""
-        tids = tuple(self.intern(ir.Builtin(d)) for d in sorted(dims))
-        return Sym(name, True, tids + args, lower)
+        return self.terms.state(name, self.terms.threads(dims) + args, lower)
 
     def thread_dims(self, t) -> frozenset:
         """The thread builtins a term's value is a function of, besides what every thread of the
@@ -615,7 +671,11 @@ class SymbolicExecutor:
         elif isinstance(t, ir.Const | ir.Param | Iter):
             out = frozenset()
         elif isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
-            out = frozenset().union(*(self.thread_dims(x) for x in ir.operands(t)))
+            out = _NO_DIMS
+            for x in ir.operands(t):
+                dims = self.thread_dims(x)
+                if dims and not dims <= out:
+                    out = out | dims
             out = _norm(out)
         else:
             out = ALL_DIMS
@@ -807,6 +867,7 @@ class SymbolicExecutor:
 
 
 ALL_DIMS = frozenset(("tid.x", "tid.y", "tid.z"))
+_NO_DIMS: frozenset = frozenset()
 
 
 def _norm(dims) -> frozenset:

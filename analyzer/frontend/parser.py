@@ -9,16 +9,18 @@ import re
 import sys
 from pathlib import Path
 
-from lark import Lark, Transformer, Tree
+from lark import Lark, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
 )
+from lark.grammar import Rule
 from lark.parsers.lalr_analysis import Reduce
 
 from analyzer.errors import KernelraceError
+from analyzer.frontend.lexer import FastBasicLexer
 
 GRAMMAR_DIR = Path(__file__).resolve().parent.parent.parent / "grammars"
 DIALECTS = ("cuda", "metal", "opencl", "spirv")
@@ -194,10 +196,12 @@ _PRECEDENCE = {op: level for level, ops in enumerate(
 _NODE = {"||": "lor", "&&": "land", "|": "bor", "^": "bxor", "&": "band"}
 
 
-class BinaryChains(Transformer):
+class BinaryChains:
     """Nests a flat chain `a op b op c ...` (the grammar's `bin_chain`) by precedence into the
     nodes a rule per level would have built: lor/land/bor/bxor [a, b], band [a, AMP, b], binop
-    [a, op, b]. Runs as the parser reduces (Lark's LALR `transformer`), not as a second walk."""
+    [a, op, b]. Runs as the parser reduces (Lark's LALR `transformer`), not as a second walk.
+    Not a lark.Transformer: Lark would route every other rule's node through its `__default__`
+    (two more calls per reduction); without one it builds those Trees directly."""
 
     def c_core__bin_chain(self, items):   # the name the imported rule has in cuda/metal.lark
         operands, ops = [items[0]], []
@@ -232,9 +236,19 @@ def _parser(dialect: str) -> tuple[Lark, TypeNamePostLex]:
         propagate_positions=False,   # spans come from tokens, on demand (lower.position)
         maybe_placeholders=True,
         cache=_cache_path(dialect),
+        _plugins={"BasicLexer": FastBasicLexer},   # Lark's lexer, one loop (frontend/lexer.py)
     )
     _share_rules(parser)
     return parser, post
+
+
+class _TableRule(Rule):
+    """A parse table's rule, equal only to itself: the parser asserts `rule != end_state` (an int)
+    at every reduction, which Rule.__eq__ answers in Python; identity is what the table means."""
+    __slots__ = ()
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
 
 def _share_rules(parser: Lark) -> None:
@@ -250,11 +264,14 @@ def _share_rules(parser: Lark) -> None:
         return
     rules = {id(arg): arg for actions in states.values() for action, arg in actions.values()
              if action is Reduce}
+    found = [(rule, callbacks[rule]) for rule in rules.values() if rule in callbacks]
     for rule in rules.values():
         rule.origin.name = sys.intern(str(rule.origin.name))
+        if type(rule) is Rule:
+            rule.__class__ = _TableRule
     for state, actions in states.items():
         states[state] = {sys.intern(str(k)): v for k, v in actions.items()}
-    shared = {rule: callbacks[rule] for rule in rules.values() if rule in callbacks}
+    shared = dict(found)
     for key, fn in callbacks.items():
         shared.setdefault(sys.intern(key) if type(key) is str else key, fn)
     inner.callbacks = shared

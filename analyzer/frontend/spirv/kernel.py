@@ -58,6 +58,7 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         self.used: set[str] = set()
         self.depth = 0
         self._snapshot = False
+        self._inline = False
         self.fence = 0                        # semantics of an OpMemoryBarrier waiting for a control barrier
 
     # ----- names -----

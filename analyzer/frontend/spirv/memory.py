@@ -75,6 +75,9 @@ class MemoryMixin:
         if t.kind in ("struct", "array"):
             raise Unsupported(ins.node, "load of a whole struct or array")
         acc = self._access(ptr, False, ins)
+        if self._inline and t.kind != "vector":
+            self.bind(ins, ir.Read(acc))     # read where it is used (InstructionsMixin._read_in_place)
+            return []
         tmp = self.fresh(f"{ptr.base}.ld")
         if t.kind == "vector":
             self.bind(ins, Vec(tuple(ir.Call(f"lane{i}", (ir.Var(tmp),)) for i in range(t.count))))
