@@ -101,3 +101,43 @@ def test_truncated_file_is_reported_at_its_end():
         parse("__global__ void k(int* a) {\n  a[0] = 1;\n", "cuda", "cut.cu")
     assert str(exc.value).startswith("cut.cu:2:")
     assert "end of file" in str(exc.value)
+
+
+_LEXED = {"cuda": "*.cu", "metal": "*.metal", "opencl": "*.cl", "spirv": "*.spvasm"}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_our_lexer_loop_makes_larks_tokens(dialect):
+    """frontend/lexer.py writes Lark's basic lexer out in one loop: on every file of the dialect in
+    the tests, the same tokens with the same positions as Lark's own loop, and the fast loop is the
+    one in use (a Lark whose internals changed would silently fall back to its own)."""
+    from pathlib import Path
+
+    from lark.lexer import BasicLexer, LexerState, TextSlice
+
+    from analyzer.frontend.parser import _parser
+    from analyzer.frontend.preprocess import preprocess
+
+    lexer = _parser(dialect)[0].parser.lexer
+    lexer = getattr(lexer, "lexer", lexer)
+
+    def tokens(text, loop):
+        out = []
+        try:
+            for t in loop(lexer, LexerState(TextSlice.cast_from(text)), None):
+                out.append((t.type, t.value, t.start_pos, t.line, t.column, t.end_line, t.end_column, t.end_pos))
+        except Exception as exc:     # a character no terminal matches: the same error either way
+            out.append((type(exc).__name__, str(exc)))
+        return out
+
+    files = sorted(Path(__file__).parent.rglob(_LEXED[dialect]))
+    assert files
+    for path in files:
+        text = path.read_text(errors="replace")
+        if dialect != "spirv":
+            try:
+                text = preprocess(text, dialect, path.name, None).text
+            except KernelraceError:
+                pass
+        assert tokens(text, type(lexer).lex) == tokens(text, BasicLexer.lex), path
+    assert lexer._plan

@@ -32,14 +32,16 @@ class FastBasicLexer(BasicLexer):
     _plan = None
 
     def _prepare(self):
-        scanner = self.scanner
+        scanner = self.scanner      # built on first use, with self.callback
         keywords = {str(name): _keywords(cb) for name, cb in self.callback.items()}
-        if len(scanner._mres) != 1 or any(k is None for k in keywords.values()):
+        # Lark's internals as of 1.2-1.3; another Lark gets its own loop.
+        mres, new = getattr(scanner, "_mres", None), getattr(Token, "_future_new", None)
+        if mres is None or new is None or len(mres) != 1 or any(k is None for k in keywords.values()):
             self._plan = False
         else:
             # Plain strings: a parser loaded from Lark's cache names terminals with Tokens, whose
             # __eq__ (in Python) every set or dict lookup that finds one would call.
-            self._plan = (scanner._mres[0].match, keywords, frozenset(map(str, self.ignore_types)),
+            self._plan = (mres[0].match, new, keywords, frozenset(map(str, self.ignore_types)),
                           frozenset(map(str, self.newline_types)))
         return self._plan
 
@@ -48,11 +50,10 @@ class FastBasicLexer(BasicLexer):
         if not plan or state.text.start != 0:
             yield from BasicLexer.lex(self, state, parser_state)
             return
-        match, keywords, ignore, newline_types = plan
+        match, new, keywords, ignore, newline_types = plan
         ctr = state.line_ctr
         text, end = state.text.text, state.text.end
         pos, line, line_start = ctr.char_pos, ctr.line, ctr.line_start_pos
-        new = Token._future_new
         last = state.last_token
         while pos < end:
             m = match(text, pos, end)
