@@ -176,7 +176,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             return False
         return self._query_groups(a, b, entries, out, out.hazards, self.detail)
 
-    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool, expect_hazard: bool = False) -> bool:
+    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool,
+                      expect_hazard: bool = False) -> bool:
         """Query the pair in its interval shapes, one query per order group. `expect_hazard`: the
         caller only asks whether the pair collides, and expects it does: each group's exact query
         is asked first (see `query`), and the first group that puts a hazard in `sink` ends it
