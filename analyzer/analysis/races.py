@@ -176,7 +176,12 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             return False
         return self._query_groups(a, b, entries, out, out.hazards, self.detail)
 
-    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool) -> bool:
+    def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool,
+                      expect_hazard: bool = False) -> bool:
+        """Query the pair in its interval shapes, one query per order group. `expect_hazard`: the
+        caller only asks whether the pair collides, and expects it does: each group's exact query
+        is asked first (see `query`), and the first group that puts a hazard in `sink` ends it
+        (the others could only add to what the caller ignores)."""
         # Interval starts only matter through the positions they give: one disjunct per distinct
         # (positions, order, warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
@@ -203,7 +208,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             kind = _kind(first.access, second.access)
             if kind is None:
                 continue
-            hit |= self.query(kind, a, b, first, list(groups[who]), out, sink, detail)
+            n = len(sink)
+            hit |= self.query(kind, a, b, first, list(groups[who]), out, sink, detail, exact_first=expect_hazard)
+            if expect_hazard and len(sink) > n:
+                break
         return hit
 
     def _never_overlap(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
@@ -300,45 +308,61 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         res, _ = self._solve(self._any_overlap(self.fast, a, b), out)
         return res == z3.unsat
 
-    def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list, detail: bool) -> bool:
+    def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list, detail: bool,
+              exact_first: bool = False) -> bool:
         """Ask for a collision; a hazard goes to `sink`. True when the accesses collide (benign
-        same-value writes included) or the solver could not decide."""
+        same-value writes included) or the solver could not decide. `exact_first`: see below."""
         second = b if first is a else a
-        # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
-        fast, _, _ = self._constraints(self.fast, a, b, combos)
         valued = kind == WAW and a.value is not None and b.value is not None
         benign = False
-        res, fast_solver = self._solve(fast, out)
-        if res == z3.unsat:
-            return False
-        if res == z3.unknown:
-            # The over-approximation is already out of budget; the exact query would be harder.
-            self._undecided(first, second, fast_solver, out)
-            return True
-        if valued:
-            # Same value stored by both threads? Then the pair is benign, and without --strict
-            # it needs no exact query at all.
-            self.enc = self.fast
-            res, fast_solver = self._solve(fast + [self._differ(a, b)], out)
+        exact = fast = None
+        expected = exact_first and not valued and not detail
+        if expected:
+            # A caller that expects a collision (the redundant-barrier pass: most pairs a barrier
+            # orders collide without it) asks the exact query first: a collision there is one the
+            # usual order reaches too (the cheap query over-approximates it), without the cheap
+            # query. Any other answer is asked again in the usual order, for the usual verdict
+            # (on its budget alone: an escalation is the usual order's to spend; a query whose
+            # cheap form would have run out of budget is then found colliding, not undecided:
+            # needed either way, never reported).
+            exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
+            res, solver = self._solve_once(exact, out, False)
+            if res != z3.sat:
+                exact = None
+        if exact is None:
+            # Cheap first: products read as uninterpreted functions; only a hit is re-checked exactly.
+            fast, _, _ = self._constraints(self.fast, a, b, combos)
+            res, fast_solver = self._solve(fast, out)
             if res == z3.unsat:
+                return False
+            if res == z3.unknown:
+                # The over-approximation is already out of budget; the exact query would be harder.
+                self._undecided(first, second, fast_solver, out)
+                return True
+            if valued:
+                # Same value stored by both threads? Then the pair is benign, and without --strict
+                # it needs no exact query at all.
+                self.enc = self.fast
+                res, fast_solver = self._solve(fast + [self._differ(a, b)], out)
+                if res == z3.unsat:
+                    benign = True
+                    if not self.strict:
+                        return True
+                elif res == z3.unknown:
+                    # Out of budget with the values; without them the query is no easier to decide.
+                    self._undecided(first, second, fast_solver, out)
+                    return True
+            exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
+            if valued and not benign:
+                exact.append(self._differ(a, b))
+            res, solver = self._solve(exact, out, live=detail)
+            if res == z3.unsat and valued and not benign:
+                # They collide only where they store equal values: benign.
                 benign = True
                 if not self.strict:
                     return True
-            elif res == z3.unknown:
-                # Out of budget with the values; without them the query is no easier to decide.
-                self._undecided(first, second, fast_solver, out)
-                return True
-        exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
-        if valued and not benign:
-            exact.append(self._differ(a, b))
-        res, solver = self._solve(exact, out, live=detail)
-        if res == z3.unsat and valued and not benign:
-            # They collide only where they store equal values: benign.
-            benign = True
-            if not self.strict:
-                return True
-            exact.pop()
-            res, solver = self._solve(exact, out, live=detail)
+                exact.pop()
+                res, solver = self._solve(exact, out, live=detail)
         # Contract facts are built only now: new terms change Z3's search, and a query at the edge
         # of its budget must get the verdict it gets without contracts.
         exact_facts = self._contract_facts(self.exact, a, b) if res == z3.sat else []
@@ -353,15 +377,26 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             # over-approximation with the facts first: easier, and unsat there is unsat here.
             used = self.contract_facts.last_used
             same = self.contract_facts.last_same
+            if fast is None:    # asked exactly first: the cheap query, for its facts, only now
+                fast, _, _ = self._constraints(self.fast, a, b, combos)
+                self.enc = self.exact
             fast_facts = self._contract_facts(self.fast, a, b)
             # A distinct-across contract says nothing of two threads in one segment: when the index
             # arithmetic alone rules that case out, the refinements ask only for different segments.
             apart = self._other_segments(exact, same, self.contract_facts.last_same, out)
-            if fast_facts and self._solve_refined(fast + fast_facts + apart[1], out)[0] == z3.unsat:
-                self._by_contract.append((a, b, kind, self.contract_facts.last_used))
-                return False
             exact_facts = exact_facts + apart[0]
-            with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
+            with_facts = None
+            if expected:
+                # Expecting the collision to stand: the exact refinement first; anything but a
+                # collision is asked again in the usual order (this query is then remembered).
+                with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
+                if with_facts != z3.sat:
+                    with_facts = None
+            if with_facts is None:
+                if fast_facts and self._solve_refined(fast + fast_facts + apart[1], out)[0] == z3.unsat:
+                    self._by_contract.append((a, b, kind, self.contract_facts.last_used))
+                    return False
+                with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
             if with_facts == z3.unknown and split is not None and self.contract_splits > 0:
                 self.contract_splits -= 1
                 c1, c2 = split
