@@ -160,8 +160,10 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
 
         # Re-analyses check only the pairs on the lines a hint's claim reads (see fixes.suggest).
         # Every finding asks about the kernel itself: once for all, on all their lines.
-        hint_lines = frozenset(line for f in findings if f.severity == "error" and f.rule in fixes.RACE_RULES
-                               and f.first is not None for line in (f.first.line, f.second.line))
+        hinted = [f for f in findings if f.severity == "error" and not (f.witness and "second_block" in f.witness)]
+        hint_lines = frozenset(line for f in hinted if f.rule in fixes.RACE_RULES and f.first is not None
+                               for line in (f.first.line, f.second.line))
+        shared = fixes.shared_lines(kernel, hinted)
 
         def analyse_strict(k: ir.Kernel, lines: frozenset[int] | None = None) -> KernelResult:
             if k is kernel and lines is not None:
@@ -179,7 +181,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
             elif f.severity == "error":
                 fix = fixes.suggest(kernel, f, lambda k, on: analyse_kernel(k, left(quiet), target, params, cache,
                                                                             detail=False, lines=on),
-                                    analyse_strict, recheck, tried)
+                                    analyse_strict, recheck, tried, shared.get(id(f)))
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     if options.explain and pairs.checker:

@@ -134,14 +134,33 @@ def _index_sites(stmts: list, index: dict) -> None:
             _index_sites(lst, index)
 
 
+def shared_lines(kernel: ir.Kernel, findings) -> dict[int, frozenset[int]]:
+    """id(finding) -> the lines its hint's re-analyses check: its own two, and those of every race
+    finding whose barrier goes in the same place, so that the findings proposing one change share
+    its re-analysis (`suggest`'s `lines`)."""
+    groups: dict = {}
+    key_of: dict[int, object] = {}
+    for f in findings:
+        if f.rule not in RACE_RULES or f.first is None:
+            continue
+        a = _find(kernel, f.first.line, f.first.col, f.first.kind)
+        b = _find(kernel, f.second.line, f.second.col, f.second.kind)
+        placed = _placement(kernel, a, b) if a is not None and b is not None else None
+        key = (id(placed[0][placed[2]][0]), placed[3]) if placed is not None and placed[3] is not None else id(f)
+        groups[key] = groups.get(key, frozenset()) | {f.first.line, f.second.line}
+        key_of[id(f)] = key
+    return {fid: groups[key] for fid, key in key_of.items()}
+
+
 def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True,
-            tried: dict | None = None) -> Fix | None:
+            tried: dict | None = None, lines: frozenset[int] | None = None) -> Fix | None:
     """A checked fix hint for a race finding, or None when no barrier placement applies
     (the two accesses sit in one statement, or in two arms of one branch). `tried` keeps the
     re-analyses of one kernel's changes: the findings of one loop often propose the same one.
     `reanalyse(kernel, lines)` and `reanalyse_strict(kernel, lines)` check only the pairs whose
     two accesses sit on `lines`: a claim reads the race findings of the finding's two lines (or
-    of the store's line with itself), and the errors of other rules, which come from no pair."""
+    of the store's line with itself), and the errors of other rules, which come from no pair.
+    `lines` adds the lines of the findings that share its re-analyses (`shared_lines`)."""
     tried = {} if tried is None else tried
     if finding.rule not in RACE_RULES or finding.first is None:
         return None
@@ -153,7 +172,7 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
     if placed is None:
         return None
     pa, pb, k, where = placed
-    lines = frozenset({finding.first.line, finding.second.line})
+    lines = frozenset({finding.first.line, finding.second.line}) | (lines or frozenset())
     candidates = [("barrier", where, None)] if where is not None else []
     dims = _repeating_dims(finding, kernel)
     # Letting one thread write is a fix only for a store every thread repeats with the same value.
