@@ -61,11 +61,12 @@ SCOPES = ("block", "grid", "all")
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
                    params: dict[str, Any] | None = None, cache: QueryCache | None = None,
-                   detail: bool = True) -> KernelResult:
-    """Findings of one kernel. `cache` and `detail` are for re-analyses of fix hints: they share
-    the first analysis's solver answers and need no classified witness (see `analyse_pairs`)."""
+                   detail: bool = True, lines: frozenset[int] | None = None) -> KernelResult:
+    """Findings of one kernel. `cache`, `detail` and `lines` are for re-analyses of fix hints:
+    they share the first analysis's solver answers, need no classified witness, and check only
+    the pairs whose accesses sit on `lines` (the ones a hint's claim reads; see `analyse_pairs`)."""
     if cache is not None:
-        return _analyse(kernel, options, target, params, cache, detail)
+        return _analyse(kernel, options, target, params, cache, detail, lines)
     # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
     t0 = time.perf_counter()
     fresh_context()
@@ -100,7 +101,7 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
 
 def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,
-             cache: QueryCache, detail: bool) -> KernelResult:
+             cache: QueryCache, detail: bool, lines: frozenset[int] | None = None) -> KernelResult:
     from rules import RULES
 
     if kernel.unsupported is not None:
@@ -112,7 +113,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     applied = _contracts(kernel, evaluation, options)
     pairs = (analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
                            cache=cache, detail=detail, contracts=[] if options.no_contracts else applied,
-                           dormant=applied if options.no_contracts else [])
+                           dormant=applied if options.no_contracts else [], lines=lines)
              if options.scope != "grid" else PairAnalysis())
     # Races between blocks (analysis/grid.py): global memory, every pair of instances. In a Z3
     # context of its own (solver.own_context), with a query cache of its own: a cache keys queries
@@ -150,17 +151,27 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         recheck = (options.hints == "all" or (
             pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES)) \
             and time.monotonic() < deadline
-        strict_results: dict[int, tuple] = {}   # id(kernel) -> (kernel, result): each kernel once
+        strict_results: dict[tuple, tuple] = {}   # (id(kernel), lines) -> (kernel, result): each once
 
         def left(o: Options) -> Options:
             # A re-analysis spends what is left of the kernel's time, not a time limit of its own
             # (a random kernel's two hints took four times --kernel-timeout).
             return dataclasses.replace(o, kernel_timeout_s=max(0.0, deadline - time.monotonic()))
 
-        def analyse_strict(k: ir.Kernel) -> KernelResult:
-            if id(k) not in strict_results:
-                strict_results[id(k)] = (k, analyse_kernel(k, left(strict), target, params, cache, detail=False))
-            return strict_results[id(k)][1]
+        # Re-analyses check only the pairs on the lines a hint's claim reads (see fixes.suggest).
+        # Every finding asks about the kernel itself: once for all, on all their lines.
+        hinted = [f for f in findings if f.severity == "error" and not (f.witness and "second_block" in f.witness)]
+        hint_lines = frozenset(line for f in hinted if f.rule in fixes.RACE_RULES and f.first is not None
+                               for line in (f.first.line, f.second.line))
+        shared = fixes.shared_lines(kernel, hinted)
+
+        def analyse_strict(k: ir.Kernel, lines: frozenset[int] | None = None) -> KernelResult:
+            if k is kernel and lines is not None:
+                lines = lines | hint_lines
+            if (id(k), lines) not in strict_results:
+                strict_results[id(k), lines] = (k, analyse_kernel(k, left(strict), target, params, cache,
+                                                                    detail=False, lines=lines))
+            return strict_results[id(k), lines][1]
 
         tried: dict = {}   # one re-analysis per change, however many findings propose it
         for f in findings:
@@ -168,8 +179,9 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                 # Between blocks no barrier helps: an atomic or another layout (not re-checked).
                 f.fix = fixes.grid_hint(kernel, f).as_dict() if f.rule in fixes.RACE_RULES else None
             elif f.severity == "error":
-                fix = fixes.suggest(kernel, f, lambda k: analyse_kernel(k, left(quiet), target, params, cache, detail=False),
-                                    analyse_strict, recheck, tried)
+                fix = fixes.suggest(kernel, f, lambda k, on: analyse_kernel(k, left(quiet), target, params, cache,
+                                                                            detail=False, lines=on),
+                                    analyse_strict, recheck, tried, shared.get(id(f)))
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     if options.explain and pairs.checker:

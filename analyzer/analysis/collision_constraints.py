@@ -115,18 +115,23 @@ class CollisionConstraints:
         enc = self.enc
         key = (id(enc), "side", e.access.id, k, self.bounded)
         hit = self._cache.get(key)
-        if hit is None:
+        if hit is None or hit[0] is not e:
             off = enc.term(e.offset, k)
             # The loops before the access ended for the thread (symbolic.py, `_ended`).
-            hit = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard + e.ended]
-            self._cache[key] = hit
+            facts = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard + e.ended]
+            # The side constraints a later query states with these: those of the offset, guards
+            # and bounds terms (all of them already built: looked up, not built again).
+            hit = self._cache[key] = (e, facts, enc.recorded(lambda: self._replay(e, k))[1])
         else:
-            # replay the terms so that their side constraints are collected for this query
-            enc.term(e.offset, k)
-            for g in e.guard + e.ended:
-                enc.term(g, k)
-            self._replay_bounds(e, k)
-        return hit
+            enc.depend(hit[2])
+        return hit[1]
+
+    def _replay(self, e: AccessEvent, k: int) -> None:
+        """The terms of `_side` for access e and thread k, for their side constraints."""
+        self.enc.term(e.offset, k)
+        for g in e.guard + e.ended:
+            self.enc.term(g, k)
+        self._replay_bounds(e, k)
 
     def _differ(self, a: AccessEvent, b: AccessEvent):
         enc = self.enc
@@ -192,6 +197,17 @@ class CollisionConstraints:
         return facts
 
     def _overlap(self, a: AccessEvent, b: AccessEvent) -> list:
+        """`_make_overlap`, built once per encoder and pair (every query of the pair states it)."""
+        enc = self.enc
+        key = (id(enc), "overlap", a.access.id, b.access.id, self.bounded)
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not a or hit[1] is not b:
+            hit = self._cache[key] = (a, b, *enc.recorded(lambda: self._make_overlap(a, b)))
+        else:
+            enc.depend(hit[3])
+        return list(hit[2])
+
+    def _make_overlap(self, a: AccessEvent, b: AccessEvent) -> list:
         """Constraints meaning: a's bytes (thread 1) overlap b's bytes (thread 2).
 
         Flattened indices are taken apart one dimension at a time under the in-bounds assumption:

@@ -150,6 +150,7 @@ class ContractFacts:
         self._segments = {c: _buffer_of(kernel, c.segments) for c, _ in applied if c.segments}
         self._order = {str(c): i for i, (c, _) in enumerate(applied)}   # contracts are named in this order
         self._sites: dict[int, tuple[object, frozenset[int]]] = {}
+        self._memo: dict = {}   # (encoder, loads) -> what `facts` said (see there)
 
     def sites(self, t) -> frozenset[int]:
         """The load sites a term reads (terms are shared DAGs: memoised by identity; iterative,
@@ -223,6 +224,24 @@ class ContractFacts:
         # The row and column terms are new: collect their side constraints, keeping the query's loads.
         loads_seen, state_seen = enc.last_loads, enc.last_state
         enc.collecting()
+        # The facts are a function of the encoder and the loads (in their order): the queries of
+        # one pair, fast and exact, its interval shapes and refinements, state them again. A hit
+        # gives the same terms and the same side constraints (those the terms recorded).
+        key = (id(enc), tuple(app.get_id() for loads in groups.values() for app, _ in loads))
+        hit = self._memo.get(key)
+        if hit is None:
+            (out, used), deps = enc.recorded(lambda: self._facts(enc, groups))
+            hit = self._memo[key] = (out, deps, tuple(used), self.last_split, self.last_same)
+        else:
+            enc.depend(hit[1])
+        out, _, used, self.last_split, self.last_same = hit
+        out = out + enc.needed()
+        enc.last_loads, enc.last_state = loads_seen, state_seen
+        self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
+        return out
+
+    def _facts(self, enc, groups: dict) -> tuple[list, list]:
+        """(the facts, the contracts they state) of `facts`, built in `enc`."""
         out, used = [], []
         for buf, loads in groups.items():
             loads = loads[:MAX_LOADS]
@@ -257,10 +276,7 @@ class ContractFacts:
                             out.append(z3.Implies(z3.And(same_row, c1 != c2), x != y))
                         else:   # distinct-except: equal values at two columns are the sentinel
                             out.append(z3.Implies(z3.And(same_row, c1 != c2, x != c.lo), x != y))
-        out += enc.needed()
-        enc.last_loads, enc.last_state = loads_seen, state_seen
-        self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
-        return out
+        return out, used
 
     @staticmethod
     def _split(keys) -> tuple | None:

@@ -134,11 +134,33 @@ def _index_sites(stmts: list, index: dict) -> None:
             _index_sites(lst, index)
 
 
+def shared_lines(kernel: ir.Kernel, findings) -> dict[int, frozenset[int]]:
+    """id(finding) -> the lines its hint's re-analyses check: its own two, and those of every race
+    finding whose barrier goes in the same place, so that the findings proposing one change share
+    its re-analysis (`suggest`'s `lines`)."""
+    groups: dict = {}
+    key_of: dict[int, object] = {}
+    for f in findings:
+        if f.rule not in RACE_RULES or f.first is None:
+            continue
+        a = _find(kernel, f.first.line, f.first.col, f.first.kind)
+        b = _find(kernel, f.second.line, f.second.col, f.second.kind)
+        placed = _placement(kernel, a, b) if a is not None and b is not None else None
+        key = (id(placed[0][placed[2]][0]), placed[3]) if placed is not None and placed[3] is not None else id(f)
+        groups[key] = groups.get(key, frozenset()) | {f.first.line, f.second.line}
+        key_of[id(f)] = key
+    return {fid: groups[key] for fid, key in key_of.items()}
+
+
 def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, recheck: bool = True,
-            tried: dict | None = None) -> Fix | None:
+            tried: dict | None = None, lines: frozenset[int] | None = None) -> Fix | None:
     """A checked fix hint for a race finding, or None when no barrier placement applies
     (the two accesses sit in one statement, or in two arms of one branch). `tried` keeps the
-    re-analyses of one kernel's changes: the findings of one loop often propose the same one."""
+    re-analyses of one kernel's changes: the findings of one loop often propose the same one.
+    `reanalyse(kernel, lines)` and `reanalyse_strict(kernel, lines)` check only the pairs whose
+    two accesses sit on `lines`: a claim reads the race findings of the finding's two lines (or
+    of the store's line with itself), and the errors of other rules, which come from no pair.
+    `lines` adds the lines of the findings that share its re-analyses (`shared_lines`)."""
     tried = {} if tried is None else tried
     if finding.rule not in RACE_RULES or finding.first is None:
         return None
@@ -150,11 +172,12 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
     if placed is None:
         return None
     pa, pb, k, where = placed
+    lines = frozenset({finding.first.line, finding.second.line}) | (lines or frozenset())
     candidates = [("barrier", where, None)] if where is not None else []
     dims = _repeating_dims(finding, kernel)
     # Letting one thread write is a fix only for a store every thread repeats with the same value.
     if b.is_write and dims and reanalyse_strict is not None and recheck \
-            and _repeated_write(reanalyse_strict(kernel), finding.second.line):
+            and _repeated_write(reanalyse_strict(kernel, lines), finding.second.line):
         if where is not None:
             candidates.append(("barrier+guard", where, dims[0]))
         candidates.append(("guard", None, dims[0]))
@@ -170,17 +193,17 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
     for what, index, dim in candidates:
         # The change is its place in the original kernel: which list, where, which store guarded.
         key = (id(pa[k][0]) if index is not None else None, index,
-               id(pb[-1][0][pb[-1][1]]) if dim is not None else None, dim)
+               id(pb[-1][0][pb[-1][1]]) if dim is not None else None, dim, lines)
         if dim is not None:
             # The guard's claim, checked where it applies: with the barrier (if any) in place,
             # every collision left of the store with itself writes one value.
             base = kernel if index is None else _changed(kernel, a, b, k, pb, index, None)
-            if not _same_value_only(reanalyse_strict(base), finding.second.line):
+            if not _same_value_only(reanalyse_strict(base, lines), finding.second.line):
                 continue
         if key in tried:
             fixed, result = tried[key]
         else:
-            fixed, result = _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse)
+            fixed, result = _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse, lines)
             tried[key] = fixed, result
         removed = not any(f.rule == finding.rule and f.first is not None
                           and (f.first.line, f.second.line) == (finding.first.line, finding.second.line)
@@ -194,7 +217,7 @@ def suggest(kernel: ir.Kernel, finding, reanalyse, reanalyse_strict=None, rechec
         if not removed or new_errors:
             continue
         if what == "barrier" and len(candidates) > 1 and reanalyse_strict is not None \
-                and _same_value_only(reanalyse_strict(fixed), finding.second.line):
+                and _same_value_only(reanalyse_strict(fixed, lines), finding.second.line):
             continue   # every thread stores the same value: the hint should let one thread do it
         return _describe(kernel, lang, what, index, dim, pa[k][0], pb, k, True)
     if not candidates:
@@ -256,10 +279,10 @@ def apply_hint(kernel: ir.Kernel, finding) -> ir.Kernel | None:
     return _changed(kernel, a, b, k, pb, index, dim)
 
 
-def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse):
-    """A copy of the kernel with the change applied, and its analysis."""
+def _reanalysed(kernel, a, b, k, pb, index, dim, reanalyse, lines):
+    """A copy of the kernel with the change applied, and its analysis (of the pairs on `lines`)."""
     fixed = _changed(kernel, a, b, k, pb, index, dim)
-    return fixed, reanalyse(fixed)
+    return fixed, reanalyse(fixed, lines)
 
 
 def _changed(kernel, a, b, k, pb, index, dim):

@@ -313,8 +313,20 @@ class ProgressFacts:
 
     def _progress_facts(self, enc, a, b) -> list:
         points = self._progress_points()
-        if not points:
+        if not points or not enc.last_state:
             return []
+        # A function of the encoder, the state the query reads (in its order) and the two sites:
+        # the queries of one pair (its interval shapes, the passes on demand) get the same terms.
+        memo = getattr(self, "_progress_memo", None)
+        if memo is None:
+            memo = self._progress_memo = {}
+        key = (id(enc), tuple(x.get_id() for x in enc.last_state), a.access.id, b.access.id)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = self._make_progress_facts(enc, a, b, points)
+        return list(hit)
+
+    def _make_progress_facts(self, enc, a, b, points) -> list:
         named = getattr(self, "_progress_named", None)
         if named is None:
             # State name -> the points that read it, in the order of `points`.

@@ -31,10 +31,20 @@ class Answer:
 class QueryCache:
     def __init__(self) -> None:
         self._answers: dict[tuple, tuple[list, Answer]] = {}
+        # Python term object -> (it, its Z3 id): most of a query's constraints are pieces kept and
+        # stated again (collision_constraints.py), and asking Z3 for an id costs a foreign call.
+        # Kept alive here, an object's id() names it.
+        self._ids: dict[int, tuple[object, int]] = {}
 
-    @staticmethod
-    def key(constraints: list, rlimit: int) -> tuple:
-        return (rlimit, *(c.get_id() for c in constraints))
+    def key(self, constraints: list, rlimit: int) -> tuple:
+        ids = self._ids
+        out = [rlimit]
+        for c in constraints:
+            hit = ids.get(id(c))
+            if hit is None or hit[0] is not c:
+                hit = ids[id(c)] = (c, c.get_id())
+            out.append(hit[1])
+        return tuple(out)
 
     def get(self, key: tuple) -> Answer | None:
         hit = self._answers.get(key)

@@ -93,8 +93,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
 
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, cache: QueryCache | None = None, detail: bool = True,
-                 contracts=(), dormant=()):
+                 contracts=(), dormant=(), lines: frozenset[int] | None = None):
         self.kernel = kernel
+        self.lines = lines     # `run` checks only the pairs of accesses on these lines (None: all)
         # Buffer contracts in force (contracts.py), and those --no-contracts turned off, which only
         # name themselves in the notes of the findings they would refute.
         self.contract_facts = ContractFacts(kernel, ev, list(contracts)) if contracts else None
@@ -145,6 +146,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         self.deadline = deadline
         out = PairAnalysis(checker=self)
         for _, events in self._by_buffer():
+            if self.lines is not None:
+                events = [e for e in events if e.access.span.line in self.lines]
             self._check_buffer(events, out)
         return out
 
@@ -449,14 +452,15 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                   strict: bool = False, deadline: float | None = None, cache: QueryCache | None = None,
-                  detail: bool = True, contracts=(), dormant=()) -> PairAnalysis:
+                  detail: bool = True, contracts=(), dormant=(), lines: frozenset[int] | None = None) -> PairAnalysis:
     """Every pair of accesses two threads may run concurrently, checked; `deadline` (a
     time.monotonic() value) bounds the kernel's wall-clock time, after which pairs are undecided.
     Analyses sharing `cache` never ask the solver the same query twice; without `detail`, witnesses
     are the solver's first and hazards are not classified (data dependence, warps). `contracts`: the
-    (contract, buffer) pairs in force (contracts.in_force); `dormant`: those --no-contracts turned off."""
+    (contract, buffer) pairs in force (contracts.in_force); `dormant`: those --no-contracts turned off;
+    `lines`: only the pairs of accesses on these source lines (a fix hint's re-analysis), None for all."""
     return PairChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail, contracts=contracts,
-                       dormant=dormant).run(deadline)
+                       dormant=dormant, lines=lines).run(deadline)
 
 
 __all__ = ["Hazard", "Undecided", "Witness", "analyse_pairs", "WAR", "RAW", "WAW", "OUT_OF_TIME"]

@@ -241,6 +241,21 @@ class Encoder(DivisionEncoding):
         self._using = [set()]
         self._mark = len(self.base)
 
+    def recorded(self, build):
+        """(build(), the side constraints the terms it built need): for a piece of a query kept
+        and used again, which then states them with `depend` instead of building its terms."""
+        self._using.append(set())
+        try:
+            out = build()
+        finally:
+            deps = self._using.pop()
+        self._using[-1] |= deps
+        return out, frozenset(deps)
+
+    def depend(self, deps) -> None:
+        """The side constraints of a piece built before (`recorded`), for the next `needed`."""
+        self._using[-1] |= deps
+
     def needed(self) -> list:
         """Thread and block bounds, plus the side constraints of the terms built since `collecting`."""
         idx = self._using[0] | set(range(self._mark, len(self.base))) | set(range(self._fixed))

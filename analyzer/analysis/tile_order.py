@@ -528,8 +528,19 @@ class TileOrderFacts:
         walks = getattr(self, "_walks", None)
         if walks is None:
             walks = self._walks = [(w, w.names()) for w in find_walks(self.kernel)]
+            self._walk_facts: dict = {}
         if not walks or not enc.last_state:
             return []
+        # The facts are a function of the encoder and the state the query reads, in its order:
+        # the queries of one pair (its interval shapes, the passes on demand) read the same state,
+        # and get the same terms again without building them.
+        key = (id(enc), tuple(x.get_id() for x in enc.last_state))
+        hit = self._walk_facts.get(key)
+        if hit is None:
+            hit = self._walk_facts[key] = self._make_tile_order_facts(enc, walks)
+        return list(hit)
+
+    def _make_tile_order_facts(self, enc, walks) -> list:
         facts = []
         for walk, names in walks:
             seen: dict = {}
