@@ -1,0 +1,132 @@
+"""A persistent kernel's witness with its walk unrolled on a concrete plan of batches.
+
+walk_witness.py states the walk with the batches symbolic (an unknown function P over them), on
+a few batches only: enough for two blocks at neighbouring tiles, not for the walk to bring back a
+row c tiles later. There a batch of F tiles covers F tiles' worth of rows less up to one tile's
+rows short of it, so going back one tile on the rows takes many batches (more than c on TVM's
+prefill kernels), and the symbolic statement over that many was undecided.
+
+Here the batch each iteration of L works on is fixed in advance (a plan: a list of batches, one
+per iteration, from the first), so the walk's prefix sums are sums of known sizes and every load
+of the index map sits at a known place; what is left for the solver is the index map's contents,
+a linear question. With the witness's threads, blocks and iterations fixed, a plan is
+
+    P(b0) = 0,  P(j+1) = P(j) + F(j)                  for j in [b0, the plan's last batch]
+    iteration i, from batch l (b0, else the plan's batch for i-1), position p = I + c*i:
+        L's head:        batch = l,  tile = p - P(l)
+        K's head, m-th:  batch = l + m,  tile = p - P(l + m)     for l + m <= the plan's batch B
+        K's exit:        batch = B,  tile = p - P(B)
+        K moves on:      C(j) and P(j+1) <= p       for j in [l, B)
+        K stops at B:    not C(B) or p < P(B + 1)
+        the size cell:   F(batch) wherever C(batch)
+
+the walk's own computation (tile_order.py's walk, F and C as walk_witness.py reads them) on the
+model's index map. A model is still only a candidate, replayed like any other (replay.py).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from analyzer import ir
+from analyzer.analysis.progress import state_name
+from analyzer.analysis.solver import as_int, truth
+from analyzer.analysis import tile_order
+from analyzer.analysis.walk_witness import WalkProgram, _encoded, _points, query_reads
+
+# The largest number of batches between the first iteration's and a later one's that a plan
+# spans: each is one more load of the index map in the question.
+MAX_SPAN = 64
+
+
+def guard_params(prog: WalkProgram) -> set[str]:
+    """The parameters K's guard reads (a batch count): a plan of many batches needs them free."""
+    out = set()
+    stack = list(prog.guard)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.Param):
+            out.add(e.name)
+        elif isinstance(e, ir.Read):
+            stack.append(e.access.offset)
+        else:
+            stack.extend(ir.operands(e))
+    return out
+
+
+def walk_start(enc, walk, side: int):
+    """I, the walk's first tile, for side (block) `side`."""
+    return _encoded(enc, walk.start, side)[0]
+
+
+def spans(gap: int) -> list[int]:
+    """The batch spans to try for two sides `gap` tiles apart on the walk, in order: none for one
+    tile, else one batch, then one and a half, two and four times the tiles between them (a batch
+    brings a row back by less than a tile, so a row met again c tiles later takes more than c
+    batches; on TVM's prefill kernels, with 8 rows a tile, about 8/7 c), up to MAX_SPAN."""
+    if gap == 0:
+        return [0]
+    return sorted({n for n in (1, gap + gap // 2, 2 * gap, 4 * gap) if n <= MAX_SPAN})
+
+
+def plan_of(b0: int, start: int, step: int, iterations: int, low: int, span: int) -> list[int]:
+    """The batch of each of `iterations` iterations of a walk from tile `start`: the first batch
+    up to tile `low`, the batch `span` further after it."""
+    return [b0 if start + step * i <= low else b0 + span for i in range(iterations)]
+
+
+def plan_constraints(enc, prog: WalkProgram, plans: dict[int, list[int]]) -> list | None:
+    """The walk state the last query reads (`enc.last_state`), for each side (block; 1 within one
+    block) as its plan (`plans[side]`: the batch of each iteration) makes the walk compute it;
+    None when the walk's size or guard is not in a form walk_witness.py reads."""
+    walk, b0 = prog.walk, prog.b0
+    roles = {"batch": walk.batch, "tile": walk.tile, "size": prog.size}
+    sides, _, _ = query_reads(enc, prog, enc.last_state)
+    read = {x.decl().name() for x in enc.last_state}
+    last = max((max(p) for p in plans.values()), default=b0)
+    try:
+        sizes = [_encoded(enc, prog.size_at(j), 1) for j in range(b0, last + 1)]
+        guards = [[_encoded(enc, g, 1) for g in prog.guard_at(j)] for j in range(b0, last + 1)]
+    except tile_order._Unfit:
+        return None
+    out: list = []
+    F, C = {}, {}
+    for n, ((size, cs), guard) in enumerate(zip(sizes, guards)):
+        out += cs + [c for _, cs in guard for c in cs]
+        F[b0 + n] = as_int(size)
+        C[b0 + n] = z3.And(*[truth(g) for g, _ in guard])
+    # The prefix sums as names of their own: each is one sum, not a chain of them in every term.
+    P = {b0: z3.IntVal(0)}
+    for j in range(b0, last + 1):
+        P[j + 1] = z3.Int(f"walkplan.prefix{walk.loop.id}.{j + 1}")
+        out.append(P[j + 1] == P[j] + F[j])
+    head, k_head, k_exit = _points(walk)
+    for side, prefixes in sorted(sides.items()):
+        plan = plans.get(side)
+        if plan is None:
+            continue
+        suffix = f"@b{side}" if enc.grid else ""
+        start, cs = _encoded(enc, walk.start, side)
+        out += cs
+
+        def values(point, at: tuple, b: int, p) -> list:
+            """The state the query reads at `point` and arguments `at`: batch b, its tile, its size."""
+            out = []
+            for role, v in (("batch", b), ("tile", p - P[b]), ("size", F[b])):
+                name = state_name(roles[role], point[1], point[0]) + suffix
+                if name in read:
+                    x = enc.func(name, len(at))(*at) == v
+                    out.append(z3.Implies(C[b], x) if role == "size" else x)
+            return out
+
+        for prefix in prefixes.values():
+            for i, batch in enumerate(plan):
+                p = start + walk.step * i
+                lb = b0 if i == 0 else plan[i - 1]
+                at = prefix + (z3.IntVal(i),)
+                out += values(head, at, lb, p) + values(k_exit, at, batch, p)
+                out += [z3.And(C[j], P[j + 1] <= p) for j in range(lb, batch)]
+                out.append(z3.Or(z3.Not(C[batch]), p < P[batch + 1]))
+                for m in range(batch - lb + 1):
+                    out += values(k_head, at + (z3.IntVal(m),), lb + m, p)
+    return out
