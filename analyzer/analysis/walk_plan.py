@@ -35,8 +35,10 @@ from analyzer.analysis import tile_order
 from analyzer.analysis.walk_witness import WalkProgram, _encoded, _points, query_reads
 
 # The largest number of batches between the first iteration's and a later one's that a plan
-# spans: each is one more load of the index map in the question.
+# spans (each is one more load of the index map in the question), and the most iterations of L
+# it lays out (a witness's are mostly 0 and 1: the readability wishes ask for few).
 MAX_SPAN = 64
+MAX_ITERATIONS = 16
 
 
 def guard_params(prog: WalkProgram) -> set[str]:
@@ -78,10 +80,13 @@ def plan_of(b0: int, start: int, step: int, iterations: int, low: int, span: int
 def plan_constraints(enc, prog: WalkProgram, plans: dict[int, list[int]]) -> list | None:
     """The walk state the last query reads (`enc.last_state`), for each side (block; 1 within one
     block) as its plan (`plans[side]`: the batch of each iteration) makes the walk compute it;
-    None when the walk's size or guard is not in a form walk_witness.py reads."""
+    None when the query reads none of it, or the walk's size or guard is not in a form
+    walk_witness.py reads."""
     walk, b0 = prog.walk, prog.b0
     roles = {"batch": walk.batch, "tile": walk.tile, "size": prog.size}
     sides, _, _ = query_reads(enc, prog, enc.last_state)
+    if not any(side in plans for side in sides):
+        return None
     read = {x.decl().name() for x in enc.last_state}
     last = max((max(p) for p in plans.values()), default=b0)
     try:

@@ -17,7 +17,7 @@ from analyzer.analysis.hazards import PairAnalysis, Thread, Witness
 from analyzer.analysis.replay import Launch, Side, access_lines, check_witness
 from analyzer.analysis.solver import DIMS, as_int
 from analyzer.analysis.symbolic import AccessEvent
-from analyzer.analysis.walk_plan import guard_params, plan_constraints, plan_of, spans, walk_start
+from analyzer.analysis.walk_plan import MAX_ITERATIONS, guard_params, plan_constraints, plan_of, spans, walk_start
 from analyzer.analysis.walk_witness import programs, walk_constraints
 
 # Models asked for before a finding is reported with a witness that does not replay.
@@ -27,9 +27,9 @@ REPLAY_ATTEMPTS = 4
 # one-second budget, it was undecided for one finding in three; MLA prefill's stay undecided at 10 s.
 WALK_RLIMIT = 15_000_000
 # The resource budget of each of a plan's questions (walk_plan.py): about half a second of Z3
-# work. On TVM's prefill and tree attention kernels the plans that have a model find it in a tenth
-# of that; MLA prefill's, which have none (each tile is one row there, so a row never comes back),
-# took seconds each to stay undecided on the walk-witness budget.
+# work. On TVM's prefill and tree attention kernels the plans that have a model mostly find it in
+# a fifth of that; MLA prefill's, which have none (each tile is one row there, so a row never
+# comes back), took seconds each to stay undecided on the walk-witness budget.
 PLAN_RLIMIT = 1_500_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
@@ -148,6 +148,8 @@ class WitnessSearch:
             if not at or not all(z3.is_int_value(x) for v in at.values() for x in v):
                 continue
             at = {k: (i.as_long(), start.as_long()) for k, (i, start) in at.items()}
+            if max(i for i, _ in at.values()) >= MAX_ITERATIONS:
+                continue
             tiles = [start + walk.step * i for i, start in at.values()]
             low = min(tiles)
             free = guard_params(prog)
