@@ -2,14 +2,17 @@
 
 walk_witness.py states the walk with the batches symbolic (an unknown function P over them), on
 a few batches only: enough for two blocks at neighbouring tiles, not for the walk to bring back a
-row c tiles later. There a batch of F tiles covers F tiles' worth of rows less up to one tile's
-rows short of it, so going back one tile on the rows takes many batches (more than c on TVM's
-prefill kernels), and the symbolic statement over that many was undecided.
+row c tiles later. A batch of F tiles holds up to a tile's rows less than F tiles' worth, so the
+rows fall behind the tiles by less than a tile per batch, and meeting a row again c tiles later
+takes more than c batches (on TVM's prefill kernels, 18 to 32): the symbolic statement over that
+many was undecided.
 
 Here the batch each iteration of L works on is fixed in advance (a plan: a list of batches, one
-per iteration, from the first), so the walk's prefix sums are sums of known sizes and every load
-of the index map sits at a known place; what is left for the solver is the index map's contents,
-a linear question. With the witness's threads, blocks and iterations fixed, a plan is
+per iteration, from the first), and the batches the walk passes between two of the plan's are
+empty (no tiles: an unsorted index map's steps back, each bringing the rows back by less than a
+tile's), so the walk's prefix sums are sums of a few known sizes and every load of the index map
+sits at a known place; what is left for the solver is the index map's contents. With the
+witness's threads, blocks and iterations fixed, a plan is
 
     P(b0) = 0,  P(j+1) = P(j) + F(j)                  for j in [b0, the plan's last batch]
     iteration i, from batch l (b0, else the plan's batch for i-1), position p = I + c*i:
@@ -19,9 +22,13 @@ a linear question. With the witness's threads, blocks and iterations fixed, a pl
         K moves on:      C(j) and P(j+1) <= p       for j in [l, B)
         K stops at B:    not C(B) or p < P(B + 1)
         the size cell:   F(batch) wherever C(batch)
+        empty batches:   F(j) = 0                   for j in (l, B)
 
 the walk's own computation (tile_order.py's walk, F and C as walk_witness.py reads them) on the
-model's index map. A model is still only a candidate, replayed like any other (replay.py).
+model's index map, the empty batches a choice of the plan's. A model is still only a candidate,
+replayed like any other (replay.py). (Batches of any size between were slower to solve, and
+undecided at 4 rows a tile; on MLA prefill, where no plan has a model, they took a second each
+to stay undecided, the empty ones milliseconds to be refuted.)
 """
 
 from __future__ import annotations
@@ -63,12 +70,13 @@ def walk_start(enc, walk, side: int):
 
 def spans(gap: int) -> list[int]:
     """The batch spans to try for two sides `gap` tiles apart on the walk, in order: none for one
-    tile, else one batch, then one and a half, two and four times the tiles between them (a batch
-    brings a row back by less than a tile, so a row met again c tiles later takes more than c
-    batches; on TVM's prefill kernels, with 8 rows a tile, about 8/7 c), up to MAX_SPAN."""
+    tile, else one batch, then two and four times the tiles between them (an empty batch brings
+    the rows back by less than a tile's, so a row met again c tiles later takes more than c
+    batches: about c * R / (R - 1) with R rows a tile, 8 or 4 on TVM's prefill kernels), up to
+    MAX_SPAN."""
     if gap == 0:
         return [0]
-    return sorted({n for n in (1, gap + gap // 2, 2 * gap, 4 * gap) if n <= MAX_SPAN})
+    return [1] + [n for n in (2 * gap, 4 * gap) if 1 < n <= MAX_SPAN]
 
 
 def plan_of(b0: int, start: int, step: int, iterations: int, low: int, span: int) -> list[int]:
@@ -131,6 +139,7 @@ def plan_constraints(enc, prog: WalkProgram, plans: dict[int, list[int]]) -> lis
                 at = prefix + (z3.IntVal(i),)
                 out += values(head, at, lb, p) + values(k_exit, at, batch, p)
                 out += [z3.And(C[j], P[j + 1] <= p) for j in range(lb, batch)]
+                out += [F[j] == 0 for j in range(lb + 1, batch)]     # the empty batches between
                 out.append(z3.Or(z3.Not(C[batch]), p < P[batch + 1]))
                 for m in range(batch - lb + 1):
                     out += values(k_head, at + (z3.IntVal(m),), lb + m, p)

@@ -27,9 +27,9 @@ REPLAY_ATTEMPTS = 4
 # one-second budget, it was undecided for one finding in three; MLA prefill's stay undecided at 10 s.
 WALK_RLIMIT = 15_000_000
 # The resource budget of each of a plan's questions (walk_plan.py): about half a second of Z3
-# work. On TVM's prefill and tree attention kernels the plans that have a model mostly find it in
-# a fifth of that; MLA prefill's, which have none (each tile is one row there, so a row never
-# comes back), took seconds each to stay undecided on the walk-witness budget.
+# work. On TVM's prefill and tree attention kernels the plans that have a model find it in a tenth
+# of that or less; MLA prefill's, which have none (each tile is one row there, so a row never
+# comes back), are refuted in milliseconds.
 PLAN_RLIMIT = 1_500_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
