@@ -124,13 +124,13 @@ def plan_constraints(enc, prog: WalkProgram, plans: dict[int, list[int]]) -> lis
 
         def values(point, at: tuple, b: int, p) -> list:
             """The state the query reads at `point` and arguments `at`: batch b, its tile, its size."""
-            out = []
+            eqs = []
             for role, v in (("batch", b), ("tile", p - P[b]), ("size", F[b])):
                 name = state_name(roles[role], point[1], point[0]) + suffix
                 if name in read:
                     x = enc.func(name, len(at))(*at) == v
-                    out.append(z3.Implies(C[b], x) if role == "size" else x)
-            return out
+                    eqs.append(z3.Implies(C[b], x) if role == "size" else x)
+            return eqs
 
         for prefix in prefixes.values():
             for i, batch in enumerate(plan):
