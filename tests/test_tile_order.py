@@ -4,7 +4,9 @@ collision between blocks reported."""
 
 import pytest
 
+from analyzer.analysis import walk_witness
 from analyzer.analysis.tile_order import find_walks, step_lemma
+from analyzer.analysis.walk_plan import plan_of, spans
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, check_text, with_builtin_contracts
 from conftest import FIXTURES, built
@@ -111,3 +113,54 @@ def test_a_collision_between_blocks_of_the_walk_has_a_witness_that_replays():
     assert not any("not validated" in n for n in f.notes)
     w = f.witness
     assert (w["first_block"][0] - w["second_block"][0]) % 8 == 0
+
+
+# Tiles of 4 rows: batch b's ceil(rows / 4) tiles hold its rows from indptr[b], and block b takes
+# tiles b, b + 4, ... of the list. Nothing orders two iterations of one block, and a batch whose
+# rows are not a multiple of 4 brings the next batch's rows back by up to 3 on the tiles: after
+# enough of them (indptr is not sorted), a row comes back 4 tiles later, in the block's next
+# iteration, to other threads of the block.
+ROWS = """
+extern "C" __global__ void rows(float* __restrict__ out, const int* __restrict__ indptr, int batches) {
+    int tile[1], batch[1], tiles[1];
+    tile[0] = blockIdx.x;
+    batch[0] = 0;
+    tiles[0] = (indptr[1] - indptr[0] + 3) >> 2;
+    while (batch[0] < batches) {
+        while (tiles[0] <= tile[0] && batch[0] < batches) {
+            tile[0] = tile[0] - tiles[0];
+            batch[0] = batch[0] + 1;
+            if (batch[0] < batches) {
+                int b = batch[0];
+                tiles[0] = (indptr[b + 1] - indptr[b] + 3) >> 2;
+            }
+        }
+        if (batch[0] < batches) {
+            int row = indptr[batch[0]] + tile[0] * 4 + (threadIdx.x >> 3);
+            if (row < indptr[batch[0] + 1]) {
+                out[row * 8 + (threadIdx.x & 7)] = (float)threadIdx.x;
+            }
+            tile[0] = tile[0] + 4;
+        }
+    }
+}
+"""
+
+
+def test_a_row_met_again_within_one_block_has_a_witness_that_replays():
+    """The block's two threads work in two iterations of the walk, 4 tiles apart; their rows meet
+    only after more batches than walk_witness.py unrolls. walk_plan.py fixes the batch of each
+    iteration and asks for the index map: the witness replays (it did not: "witness not
+    validated"), with as many batches as the plan spans."""
+    (result,) = check_text(ROWS, "cuda", "k.cu", (64,), (4,), {}, Options(hints="off", scope="block"), "k.cu")
+    (f,) = result.findings
+    assert f.rule == "write-after-write" and f.witness["replayed"] is True
+    assert not any("not validated" in n for n in f.notes)
+    assert f.witness["params"]["batches"] > walk_witness.BATCHES + 1
+    assert sorted([*f.witness["first_iterations"].values(), *f.witness["second_iterations"].values()]) == [0, 1]
+
+
+def test_a_plan_puts_the_iterations_up_to_the_lower_tile_on_the_first_batch():
+    # Tiles 0, 4, 8, 12 from tile 0 with the lower side at tile 8: three on batch 0, one 6 further.
+    assert plan_of(0, 0, 4, 4, 8, 6) == [0, 0, 0, 6]
+    assert spans(0) == [0] and spans(16) == [1, 32, 64] and spans(20) == [1, 40]

@@ -9,7 +9,7 @@ vocabulary only.
   are read back by `division_forms.py`); `queries.py` remembers verdicts by query.
 - `races.py` is the race pass (`PairChecker`), composed of: `pair_shapes.py` (which pairs),
   `collision_constraints.py` (the queries), `solver_budget.py` (budgets and the cache),
-  `witnesses.py` (witness search and replay; `walk_witness.py` for persistent kernels' walks), `collision_causes.py` (what a collision needs),
+  `witnesses.py` (witness search and replay; `walk_witness.py` and `walk_plan.py` for persistent kernels' walks), `collision_causes.py` (what a collision needs),
   `barrier_passes.py` (barrier scope and redundant barriers); `hazards.py` holds its results.
 - `replay.py` runs a witness's two threads on concrete values.
 - `fixes.py` re-checks fix hints; `kernel.py` collects one kernel's results for the rules.

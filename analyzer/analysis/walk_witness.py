@@ -25,7 +25,9 @@ of the index map, which every load of the query may alias). So it comes in two p
 (`WitnessSearch._walk_models`): the query first gets the cheap part (`_light`: the invariant with
 m the iteration number, the first state, the exit bound), whose models put the two sides where a
 walk can bring them; then, with that witness's values fixed (its blocks and iterations at least),
-the whole statement. What either gives is still only a candidate, replayed like any other.
+the whole statement. What either gives is still only a candidate, replayed like any other. A
+walk that must cover more batches than BATCHES to bring the two sides together (a row met again
+c tiles later) is walk_plan.py's: there the batches are fixed in advance.
 """
 
 from __future__ import annotations
@@ -181,32 +183,8 @@ def walk_constraints(enc, progs: list[WalkProgram], state: list):
     light: list = []
     for prog in progs:
         walk = prog.walk
-        names = walk.names()
         roles = {"batch": walk.batch, "tile": walk.tile, "size": prog.size}
-        # The query's terms of this walk: per side (block), the outer loops' iterations they are at.
-        sides: dict[int, dict] = {}
-        reads: list = []
-        apps: dict = {}     # (side, point, argument ids) -> (side, point, arguments)
-        for x in state:
-            name = x.decl().name()
-            side = 1
-            if name.endswith(("@b1", "@b2")):
-                name, side = name[:-3], int(name[-1])
-            size_point = next((p for p in _points(walk) if name == state_name(prog.size, p[1], p[0])), None)
-            if name not in names and size_point is None:
-                continue
-            point = names[name][0] if name in names else size_point
-            args = x.children()
-            inner = point == ("L", walk.inner.id)
-            if len(args) < 1 + inner:
-                continue
-            prefix = tuple(args[:len(args) - 1 - inner])
-            sides.setdefault(side if enc.grid else 1, {})[tuple(a.get_id() for a in prefix)] = prefix
-            apps.setdefault((side, point, tuple(a.get_id() for a in args)), (side if enc.grid else 1, point, args))
-            i = args[len(args) - 1 - inner]
-            reads.append(z3.And(i >= 0, i < ITERATIONS))
-            if inner:
-                reads.append(z3.And(args[-1] >= 0, args[-1] <= BATCHES))
+        sides, apps, reads = query_reads(enc, prog, state)
         if not sides:
             continue
         try:
@@ -218,10 +196,42 @@ def walk_constraints(enc, progs: list[WalkProgram], state: list):
         except tile_order._Unfit:
             continue
         out += reads
-        light += reads + _light(enc, prog, list(apps.values()), roles, sizes, guards)
+        light += reads + _light(enc, prog, apps, roles, sizes, guards)
         for side, prefixes in sorted(sides.items()):
             out += _side(enc, prog, side, list(prefixes.values()), sizes, guards, roles)
     return (out, light) if out else None
+
+
+def query_reads(enc, prog: WalkProgram, state: list):
+    """The query's terms of this walk in `state`: per side (block; 1 within one block) the outer
+    loops' iterations they are at (argument ids -> arguments), the applications as (side, point,
+    arguments), and their iterations within ITERATIONS (and K's within BATCHES)."""
+    walk = prog.walk
+    names = walk.names()
+    sides: dict[int, dict] = {}
+    reads: list = []
+    apps: dict = {}     # (side, point, argument ids) -> (side, point, arguments)
+    for x in state:
+        name = x.decl().name()
+        side = 1
+        if name.endswith(("@b1", "@b2")):
+            name, side = name[:-3], int(name[-1])
+        size_point = next((p for p in _points(walk) if name == state_name(prog.size, p[1], p[0])), None)
+        if name not in names and size_point is None:
+            continue
+        point = names[name][0] if name in names else size_point
+        args = x.children()
+        inner = point == ("L", walk.inner.id)
+        if len(args) < 1 + inner:
+            continue
+        prefix = tuple(args[:len(args) - 1 - inner])
+        sides.setdefault(side if enc.grid else 1, {})[tuple(a.get_id() for a in prefix)] = prefix
+        apps.setdefault((side, point, tuple(a.get_id() for a in args)), (side if enc.grid else 1, point, args))
+        i = args[len(args) - 1 - inner]
+        reads.append(z3.And(i >= 0, i < ITERATIONS))
+        if inner:
+            reads.append(z3.And(args[-1] >= 0, args[-1] <= BATCHES))
+    return sides, list(apps.values()), reads
 
 
 def _light(enc, prog: WalkProgram, apps: list, roles: dict, sizes: list, guards: list) -> list:

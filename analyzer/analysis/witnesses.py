@@ -15,8 +15,9 @@ import z3
 from analyzer import ir
 from analyzer.analysis.hazards import PairAnalysis, Thread, Witness
 from analyzer.analysis.replay import Launch, Side, access_lines, check_witness
-from analyzer.analysis.solver import DIMS
+from analyzer.analysis.solver import DIMS, as_int
 from analyzer.analysis.symbolic import AccessEvent
+from analyzer.analysis.walk_plan import MAX_ITERATIONS, guard_params, plan_constraints, plan_of, spans, walk_start
 from analyzer.analysis.walk_witness import programs, walk_constraints
 
 # Models asked for before a finding is reported with a witness that does not replay.
@@ -25,6 +26,12 @@ REPLAY_ATTEMPTS = 4
 # `WitnessSearch._walk_models`): about 5 s of Z3 work. On TVM's prefill kernels, at the default
 # one-second budget, it was undecided for one finding in three; MLA prefill's stay undecided at 10 s.
 WALK_RLIMIT = 15_000_000
+# The resource budget of each of a plan's questions (walk_plan.py): about a sixth of a second of
+# Z3 work. On TVM's prefill and tree attention kernels (head_dim 64 to 512) the plans that have a
+# model find it in 0.02 to 0.08 s; MLA prefill's, which have none (each tile is one row there, so
+# a row never comes back), are refuted in milliseconds. What stays undecided (on Vulkan at
+# head_dim 512, one of a site's two orders, whose other order's plan has a model) costs this.
+PLAN_RLIMIT = 500_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
@@ -58,20 +65,32 @@ class WitnessSearch:
         again. `solver` carries one pushed scope (the readability wishes), popped here."""
         reason = self._replay_failure(model, a, b, off1, off2, space)
         solver.pop()
-        if reason is None:
-            return model, None
-        first = (model, reason)
+        found = model if reason is None else self._search(solver, model, reason, a, b, off1, off2, space, out)
+        # A site against itself collides in two orders, and the report keeps one finding per rule
+        # and pair of lines, the first whose witness replays (pipeline._dedupe): once one order's
+        # witness replays, the other's plans (`_plan_models`: seconds, when none has a model)
+        # would buy nothing.
+        if found is not None and a.access.id == b.access.id:
+            self.__dict__.setdefault("_replayed_sites", set()).add((a.access.id, space, self.enc.grid))
+        return (found, None) if found is not None else (model, reason)
+
+    def _search(self, solver, model, reason, a, b, off1, off2, space, out: PairAnalysis):
+        """A model whose witness replays, after `model`'s did not (for `reason`), or None."""
         # Between blocks only: within one block the two threads stand in two iterations of the
         # walk, c tiles apart, and on TVM's kernels no index map of walk_witness.py's few batches
         # brings their rows together (its first question was unsat for all 20 such findings of the
-        # corpus, at a second or two each).
+        # corpus, at a second or two each); walk_plan.py's plans can.
         walk = self._walk_constraints() if self.enc.grid else None
         if walk is not None and not self._out_of_time():
             found = self._walk_models(solver, walk, a, b, off1, off2, space, out)
             if found is not None:
-                return found, None
-        found = self._other_models(solver, model, reason, a, b, off1, off2, space, out)
-        return (found, None) if found is not None else first
+                return found
+        site = (a.access.id, space, self.enc.grid)
+        if site not in self.__dict__.get("_replayed_sites", ()) and not self._out_of_time():
+            found = self._plan_models(solver, model, a, b, off1, off2, space, out)
+            if found is not None:
+                return found
+        return self._other_models(solver, model, reason, a, b, off1, off2, space, out)
 
     def _walk_models(self, solver, walk, a, b, off1, off2, space, out: PairAnalysis):
         """A model whose witness replays, of a query reading a persistent kernel's walk state
@@ -114,6 +133,57 @@ class WitnessSearch:
         finally:
             solver.pop()
             solver.set("rlimit", max(self.rlimit // 10, 200_000))   # as `_readable` left it
+        return None
+
+    def _plan_models(self, solver, model, a, b, off1, off2, space, out: PairAnalysis):
+        """A model whose witness replays, with `model`'s threads, blocks and iterations and a
+        persistent kernel's walk unrolled on a concrete plan of batches (walk_plan.py), for a few
+        spans of batches; or None."""
+        enc = self.enc
+        for prog in self._walk_programs_of():
+            walk = prog.walk
+            # Each side's (block's) iteration of L and first tile.
+            at = {k: tuple(model.eval(x, model_completion=True) for x in
+                           (enc.iteration(k, walk.loop.id), as_int(walk_start(enc, walk, k))))
+                  for k, e in ((1, a), (2, b)) if walk.loop.id in e.loops}
+            if not at or not all(z3.is_int_value(x) for v in at.values() for x in v):
+                continue
+            at = {k: (i.as_long(), start.as_long()) for k, (i, start) in at.items()}
+            if max(i for i, _ in at.values()) >= MAX_ITERATIONS:
+                continue
+            tiles = [start + walk.step * i for i, start in at.values()]
+            low = min(tiles)
+            free = guard_params(prog)
+            seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)
+                    and not (x.decl().name() in free and x.num_args() == 0)]
+            pins = [x == model.eval(x, model_completion=True) for x in seen]
+            for span in spans(max(tiles) - low):
+                if self._out_of_time():
+                    return None
+                if enc.grid:
+                    plans = {k: plan_of(prog.b0, start, walk.step, i + 1, low, span) for k, (i, start) in at.items()}
+                else:
+                    i, start = max(at.values())
+                    plans = {1: plan_of(prog.b0, start, walk.step, i + 1, low, span)}
+                cs = plan_constraints(enc, prog, plans)
+                if cs is None:
+                    break
+                solver.push()
+                try:
+                    solver.add(*pins, *cs)
+                    solver.set("rlimit", PLAN_RLIMIT)
+                    solver.set("timeout", self._clock(self.clock_ms))
+                    out.queries += 1
+                    res = solver.check()
+                    if res == z3.unknown:
+                        return None     # a longer plan is no easier
+                    if res == z3.sat:
+                        found = solver.model()
+                        if self._replay_failure(found, a, b, off1, off2, space) is None:
+                            return found
+                finally:
+                    solver.pop()
+                    solver.set("rlimit", max(self.rlimit // 10, 200_000))   # as `_readable` left it
         return None
 
     def _other_models(self, solver, model, reason, a, b, off1, off2, space, out: PairAnalysis):
@@ -169,14 +239,19 @@ class WitnessSearch:
         xs += [v for n, v in sorted(enc.shared.items()) if n in self.kernel.params]
         return xs
 
-    def _walk_constraints(self):
-        """walk_witness.py's constraints for the last query's walk state (None without a walk)."""
+    def _walk_programs_of(self) -> list:
+        """The walks whose size and guard walk_witness.py reads (none before a query reads walk state)."""
         progs = self.__dict__.get("_walk_programs")
         if progs is None:
             walks = getattr(self, "_walks", None)
             if walks is None:     # set by the tile order facts (tile_order.py) of a query reading walk state
-                return None
+                return []
             progs = self._walk_programs = programs(self.kernel, [w for w, _ in walks])
+        return progs
+
+    def _walk_constraints(self):
+        """walk_witness.py's constraints for the last query's walk state (None without a walk)."""
+        progs = self._walk_programs_of()
         return walk_constraints(self.enc, progs, self.enc.last_state) if progs else None
 
     def _replay_failure(self, model, a: AccessEvent, b: AccessEvent, off1, off2, space) -> str | None:
