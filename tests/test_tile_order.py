@@ -164,3 +164,49 @@ def test_a_plan_puts_the_iterations_up_to_the_lower_tile_on_the_first_batch():
     # Tiles 0, 4, 8, 12 from tile 0 with the lower side at tile 8: three on batch 0, one 6 further.
     assert plan_of(0, 0, 4, 4, 8, 6) == [0, 0, 0, 6]
     assert spans(0) == [0] and spans(16) == [1, 32, 64] and spans(20) == [1, 40]
+
+
+# One row a tile (TVM's MLA prefill): batch b's tiles are its rows, so tile p of the list is row
+# indptr[0] + p whatever the index map holds (the sizes telescope, telescope.py), and no two
+# blocks, nor two iterations of one, stand on one row. Without the telescoping the walk's prefix
+# sums are a free function and a warning remained, whose witness could not replay.
+ONE_ROW = """
+extern "C" __global__ void rows(float* __restrict__ out, const int* __restrict__ indptr, int batches) {
+    int tile[1], batch[1], tiles[1];
+    tile[0] = blockIdx.x;
+    batch[0] = 0;
+    tiles[0] = ((indptr[1] * 32 - indptr[0] * 32) + 31) >> 5;
+    while (batch[0] < batches) {
+        while (tiles[0] <= tile[0] && batch[0] < batches) {
+            tile[0] = tile[0] - tiles[0];
+            batch[0] = batch[0] + 1;
+            if (batch[0] < batches) {
+                int b = batch[0];
+                tiles[0] = ((indptr[b + 1] * 32 - indptr[b] * 32) + 31) >> 5;
+            }
+        }
+        if (batch[0] < batches) {
+            int row = ROW;
+            if (row < indptr[batch[0] + 1]) {
+                out[row * 64 + threadIdx.x] = (float)blockIdx.x;
+            }
+            tile[0] = tile[0] + 4;
+        }
+    }
+}
+"""
+
+
+def test_one_row_a_tile_keeps_every_row_to_one_block_and_one_iteration():
+    src = ONE_ROW.replace("ROW", "indptr[batch[0]] + tile[0]")
+    (result,) = check_text(src, "cuda", "k.cu", (64,), (4,), {}, Options(hints="off"), "k.cu")
+    assert [f.message for f in result.findings if f.severity != "note"] == []
+
+
+def test_rows_that_do_not_follow_the_index_map_still_collide():
+    # Row = tile: batch 1's tile 0 is row 0 again, batch 0's first row (a real race, any indptr
+    # with two non-empty batches): the closed form of the prefix sums removes nothing real.
+    src = ONE_ROW.replace("ROW", "tile[0]").replace("if (row < indptr[batch[0] + 1])", "if (row >= 0)")
+    (result,) = check_text(src, "cuda", "k.cu", (64,), (4,), {}, Options(hints="off"), "k.cu")
+    races = [f for f in result.findings if f.rule == "write-after-write"]
+    assert races and all(f.witness["replayed"] is True for f in races)

@@ -71,32 +71,18 @@ def test_no_error_finding_but_the_known_races(spec, params, target, request):
     assert_only_known_races(spec, CORPUS_CHECKED(request))
 
 
-# The findings whose witness may still not replay (each says "witness not validated"): MLA
-# prefill's between blocks. There each tile is one row of the output (32 heads), so a batch's
-# tiles are exactly its rows and the walk puts tile p of the list on row q_indptr[0] + p: two
-# blocks never meet on a row (the query, which keeps the walk's prefix sums unknown, cannot see
-# it), and no plan of walk_plan.py finds a model. Within one block of the other persistent
-# kernels, the two threads' rows meet only after more batches than walk_witness.py unrolls;
-# walk_plan.py's plans of concrete batches give them witnesses that replay.
-_UNREPLAYED = {"batch_prefill_paged_kv_mla_kernel": ("write-after-write",)}
-
-
-def _unreplayed(result, finding, unreplayed) -> bool:
-    return (finding.rule in unreplayed.get(result.kernel, ())
-            and any("witness not validated" in n for n in finding.notes))
-
-
-def assert_only_known_races(spec, results, unreplayed=_UNREPLAYED):
-    """Error findings only for the known real races, and every finding with a witness that
-    replays but the few `unreplayed` (shared with the opencl and webgpu corpus tests)."""
+def assert_only_known_races(spec, results):
+    """Error findings only for the known real races, and every finding's witness replays (shared
+    with the opencl and webgpu corpus tests)."""
     errors = {(f.rule, (f.second.buffer or "").removesuffix("_ptr"))
               for r in results for f in r.findings if f.severity == "error"}
     assert errors <= KNOWN_RACES.get(spec, set())
     # Every witness replays on concrete values, warnings' too: a persistent kernel's walk state,
     # which the query keeps as unknown functions, is asked to be what the walk computes from the
-    # model's index map (walk_witness.py). Left: see `_UNREPLAYED`.
+    # model's index map (walk_witness.py, and on concrete plans of batches walk_plan.py); MLA
+    # prefill's collisions between blocks, which had no witness, are gone (telescope.py).
     assert [f.message for r in results for f in r.findings
-            if f.witness and f.witness.get("replayed") is False and not _unreplayed(r, f, unreplayed)] == []
+            if f.witness and f.witness.get("replayed") is False] == []
     if spec in KNOWN_RACES:
         assert errors, "a known race was not found"
 

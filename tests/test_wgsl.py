@@ -13,7 +13,7 @@ from analyzer.frontend.wgsl.parse import TemplatePostLex, parse_wgsl
 from analyzer.pipeline import Options, check_built, with_builtin_contracts
 from analyzer.tvm.corpus import builders
 from conftest import FIXTURES, built
-from test_tvm_corpus import _UNREPLAYED, assert_only_known_races
+from test_tvm_corpus import assert_only_known_races
 
 WGSL = FIXTURES / "wgsl"
 
@@ -327,7 +327,7 @@ def test_webgpu_corpus_has_no_error_finding_but_the_known_races(spec, params, mo
     monkeypatch.setattr(races, "CROSS_CHECK", True)
     options = with_builtin_contracts(Options(timeout_ms=5000, hints="off"), spec)
     results = check_built(built(spec, params, "webgpu"), options)
-    assert_only_known_races(spec, results, _UNREPLAYED)
+    assert_only_known_races(spec, results)
     # Nor a warning: the persistent kernels' walk starts at `blockIdx.z * gridDim.x + blockIdx.x`
     # here, which stays at or above 0 only because an extent is at least 1; without that floor
     # the tile went negative and rows of two batches met.

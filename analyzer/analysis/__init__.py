@@ -10,7 +10,9 @@ vocabulary only.
 - `races.py` is the race pass (`PairChecker`), composed of: `pair_shapes.py` (which pairs),
   `collision_constraints.py` (the queries), `solver_budget.py` (budgets and the cache),
   `witnesses.py` (witness search and replay; `walk_witness.py` and `walk_plan.py` for persistent kernels' walks), `collision_causes.py` (what a collision needs),
-  `barrier_passes.py` (barrier scope and redundant barriers); `hazards.py` holds its results.
+  `barrier_passes.py` (barrier scope and redundant barriers), `progress.py` and `tile_order.py`
+  (facts of loop state and of persistent kernels' walks; `telescope.py` their prefix sums in
+  closed form); `hazards.py` holds its results.
 - `replay.py` runs a witness's two threads on concrete values.
 - `fixes.py` re-checks fix hints; `kernel.py` collects one kernel's results for the rules.
 - `memory_guard.py` stops an analysis that outgrows `--kernel-memory` at its next checkpoint.

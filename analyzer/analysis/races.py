@@ -32,6 +32,7 @@ from analyzer.analysis.contracts import ContractFacts
 from analyzer.analysis.disjoint import Disjointness
 from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
 from analyzer.analysis.progress import ProgressFacts
+from analyzer.analysis.telescope import TelescopeFacts
 from analyzer.analysis.tile_order import TileOrderFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.queries import QueryCache
@@ -87,7 +88,7 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 
 class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch, CollisionCauses, BarrierPasses,
-                  ProgressFacts, TileOrderFacts):
+                  ProgressFacts, TelescopeFacts, TileOrderFacts):
     """Decides the pairs of one kernel: solver-free disjointness first, then the queries (see the
     module docstring for the parts). The state all parts share lives here."""
 
@@ -412,6 +413,16 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 return False
             if with_facts == z3.sat:
                 solver = solver_facts
+        # A persistent walk's prefix sums in closed form (telescope.py) refine a collision as a
+        # contract does: unsat rules it out; too hard keeps it (and its verdict without them).
+        closed = [f for walk, prefix, batch in getattr(self.exact, "closed_forms", ())
+                  for f in self._prefix_closed_form(self.exact, walk, prefix, batch)] if res == z3.sat else []
+        if closed:
+            refined, solver_closed = self._solve_refined(exact + exact_facts + closed, out, live=detail)
+            if refined == z3.unsat:
+                return False
+            if refined == z3.sat:
+                solver = solver_closed
         if res == z3.unknown:
             self._undecided(first, second, solver, out)
             return True

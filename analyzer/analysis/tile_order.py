@@ -24,7 +24,7 @@ this fact, a collision between blocks needs only that state to coincide, which n
 The fact is P(batch) + tile == I + c*m for each block's state at L's head, K's head and K's exit,
 with P one unknown function for all blocks and m a fresh integer; what follows from it is the
 solver's to find (nothing, when the grid is wider than c), with `step_lemma` for each pair of the
-two blocks' c*m terms.
+two blocks' c*m terms, and P in closed form where the sizes telescope (telescope.py).
 
 The module proves H and J from the program, for the loop L and cells `counters(L)` (progress.py)
 gives; when one condition fails there is no fact:
@@ -530,6 +530,7 @@ class TileOrderFacts:
             walks = self._walks = [(w, w.names()) for w in find_walks(self.kernel)]
             self._walk_facts: dict = {}
         if not walks or not enc.last_state:
+            enc.closed_forms = []
             return []
         # The facts are a function of the encoder and the state the query reads, in its order:
         # the queries of one pair (its interval shapes, the passes on demand) read the same state,
@@ -538,10 +539,14 @@ class TileOrderFacts:
         hit = self._walk_facts.get(key)
         if hit is None:
             hit = self._walk_facts[key] = self._make_tile_order_facts(enc, walks)
-        return list(hit)
+        # Where the prefix sums' closed forms may go (telescope.py): they refine a collision only
+        # (races.query), and are encoded only then: in every query, or encoded with every query
+        # (new terms change Z3's search), they made some too hard for their budget.
+        enc.closed_forms = list(hit[1])
+        return list(hit[0])
 
-    def _make_tile_order_facts(self, enc, walks) -> list:
-        facts = []
+    def _make_tile_order_facts(self, enc, walks) -> tuple[list, list]:
+        facts, closed = [], []
         for walk, names in walks:
             seen: dict = {}
             steps: dict[int, list] = {1: [], 2: []}     # each side's c*m terms
@@ -562,9 +567,15 @@ class TileOrderFacts:
                 # Only this: P(b0) == 0 and m >= 0 hold too, but made the prefill kernels' refinement
                 # by their index-map contracts too hard for its budget.
                 facts.append(prefix(value["batch"]) + value["tile"] == enc.term(walk.start, side) + walk.step * m)
+                closed.append((walk, prefix, value["batch"]))
                 steps[side].append(walk.step * m)
             facts += [step_lemma(x, y, walk.step) for x in steps[1] for y in steps[2]]
-        return facts
+        return facts, closed
+
+
+    def _prefix_closed_form(self, enc, walk: Walk, prefix, batch) -> list:
+        """Facts giving P(batch) in closed form (telescope.py), none here."""
+        return []
 
 
 def step_lemma(x, y, c: int):

@@ -93,9 +93,9 @@ class WalkProgram:
                     raise _Unfit("the first batch is no constant")
         raise _Unfit("the walk's loop is not in the kernel")
 
-    def size_at(self, j: int):
-        """F(j): the size the walk's K writes once the batch is j."""
-        env: dict = {_key(self.walk.batch): ir.Const(j)}
+    def size_at(self, j: "int | ir.Expr"):
+        """F(j): the size the walk's K writes once the batch is j (a constant, or an expression)."""
+        env: dict = {_key(self.walk.batch): ir.Const(j) if isinstance(j, int) else j}
         for s in self.rest:
             if _cell_written(s) == self.size:
                 return self._value(s, env)
