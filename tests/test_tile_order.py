@@ -120,31 +120,39 @@ def test_a_collision_between_blocks_of_the_walk_has_a_witness_that_replays():
 # rows are not a multiple of 4 brings the next batch's rows back by up to 3 on the tiles: after
 # enough of them (indptr is not sorted), a row comes back 4 tiles later, in the block's next
 # iteration, to other threads of the block.
-ROWS = """
+def _walk_kernel(size: str, row: str, store: str) -> str:
+    """A persistent walk over the rows of `indptr`, 4 blocks: batch j has `size` tiles (`size`
+    formatted with `this` = j and `next` = j + 1), a thread's row is `row`, its store `store`."""
+    return """
 extern "C" __global__ void rows(float* __restrict__ out, const int* __restrict__ indptr, int batches) {
     int tile[1], batch[1], tiles[1];
     tile[0] = blockIdx.x;
     batch[0] = 0;
-    tiles[0] = (indptr[1] - indptr[0] + 3) >> 2;
+    tiles[0] = SIZE0;
     while (batch[0] < batches) {
         while (tiles[0] <= tile[0] && batch[0] < batches) {
             tile[0] = tile[0] - tiles[0];
             batch[0] = batch[0] + 1;
             if (batch[0] < batches) {
                 int b = batch[0];
-                tiles[0] = (indptr[b + 1] - indptr[b] + 3) >> 2;
+                tiles[0] = SIZEB;
             }
         }
         if (batch[0] < batches) {
-            int row = indptr[batch[0]] + tile[0] * 4 + (threadIdx.x >> 3);
+            int row = ROW;
             if (row < indptr[batch[0] + 1]) {
-                out[row * 8 + (threadIdx.x & 7)] = (float)threadIdx.x;
+                STORE;
             }
             tile[0] = tile[0] + 4;
         }
     }
 }
-"""
+""".replace("SIZE0", size.format(this="0", next="1")).replace("SIZEB", size.format(this="b", next="b + 1")).replace(
+        "ROW", row).replace("STORE", store)
+
+
+ROWS = _walk_kernel("(indptr[{next}] - indptr[{this}] + 3) >> 2", "indptr[batch[0]] + tile[0] * 4 + (threadIdx.x >> 3)",
+                    "out[row * 8 + (threadIdx.x & 7)] = (float)threadIdx.x")
 
 
 def test_a_row_met_again_within_one_block_has_a_witness_that_replays():
@@ -170,31 +178,8 @@ def test_a_plan_puts_the_iterations_up_to_the_lower_tile_on_the_first_batch():
 # indptr[0] + p whatever the index map holds (the sizes telescope, telescope.py), and no two
 # blocks, nor two iterations of one, stand on one row. Without the telescoping the walk's prefix
 # sums are a free function and a warning remained, whose witness could not replay.
-ONE_ROW = """
-extern "C" __global__ void rows(float* __restrict__ out, const int* __restrict__ indptr, int batches) {
-    int tile[1], batch[1], tiles[1];
-    tile[0] = blockIdx.x;
-    batch[0] = 0;
-    tiles[0] = ((indptr[1] * 32 - indptr[0] * 32) + 31) >> 5;
-    while (batch[0] < batches) {
-        while (tiles[0] <= tile[0] && batch[0] < batches) {
-            tile[0] = tile[0] - tiles[0];
-            batch[0] = batch[0] + 1;
-            if (batch[0] < batches) {
-                int b = batch[0];
-                tiles[0] = ((indptr[b + 1] * 32 - indptr[b] * 32) + 31) >> 5;
-            }
-        }
-        if (batch[0] < batches) {
-            int row = ROW;
-            if (row < indptr[batch[0] + 1]) {
-                out[row * 64 + threadIdx.x] = (float)blockIdx.x;
-            }
-            tile[0] = tile[0] + 4;
-        }
-    }
-}
-"""
+ONE_ROW = _walk_kernel("((indptr[{next}] * 32 - indptr[{this}] * 32) + 31) >> 5", "ROW",
+                       "out[row * 64 + threadIdx.x] = (float)blockIdx.x")
 
 
 def test_one_row_a_tile_keeps_every_row_to_one_block_and_one_iteration():

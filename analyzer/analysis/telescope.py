@@ -21,6 +21,7 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis import tile_order
+from analyzer.analysis.addresses import contains_param
 from analyzer.analysis.symbolic import Sym
 from analyzer.analysis.walk_witness import WalkProgram, _encoded
 
@@ -56,9 +57,9 @@ def _closed_form(enc, kernel: ir.Kernel, walk: tile_order.Walk):
         return None
     j = enc.term(_J, 1)
     for load in _loads(size):
-        g, more = _encoded(enc, load, 1)
-        if not _mentions(g, j):
+        if not contains_param(load, _J.name):
             continue
+        g, more = _encoded(enc, load, 1)
         step = z3.substitute(g, (j, j + 1)) - g
         # The factor k: F where the load steps by 1 (a tile of 1/k rows); then the identity.
         s = z3.Solver()
@@ -90,12 +91,3 @@ def _loads(t) -> list:
         stack.extend(ir.operands(e))
     return out
 
-
-def _mentions(t, x) -> bool:
-    stack = [t]
-    while stack:
-        e = stack.pop()
-        if e.eq(x):
-            return True
-        stack.extend(e.children())
-    return False
