@@ -103,6 +103,18 @@ def test_mla_prefill_blocks_stay_apart_at_deepseek_v2_lite_shape():
     assert [f.message for r in results for f in r.findings if f.severity != "note"] == []
 
 
+def test_mla_prefill_with_two_tiles_a_row_keeps_its_blocks_apart_without_contracts():
+    """At d_latent 512 a row's 32 heads span two tiles (F(j) = 2*(q[j+1] - q[j])): the prefix
+    sums' closed form (telescope.py) puts tile p on row q[0] + p // 2, so no two blocks meet. The
+    refinement with it ran out of 30x its budget (two warnings whose witnesses could not replay,
+    "witness not validated"); with its divisions named (purify-arith) it takes milliseconds."""
+    spec = "tvm.relax.frontend.nn.llm._prefill_kernels:_attention_prefill_mla"
+    mod = built(spec, dict(h_q=32, d_latent=512, d_rope=64, dtype="float16", sliding_window=False,
+                           page_size=16), "metal")
+    results = check_built(mod, Options(hints="off", scope="grid"))
+    assert [f.message for r in results for f in r.findings if f.severity != "note"] == []
+
+
 def test_a_collision_between_blocks_of_the_walk_has_a_witness_that_replays():
     """With 16 blocks, blocks b and b + 8 meet on one tile. The query keeps the walk's state as
     unknown functions; walk_witness.py ties it to what the walk computes from the model's index map,

@@ -26,15 +26,24 @@ EXPLAIN_SHARE = 100
 ESCALATE = 4
 ESCALATIONS = 3
 
-_tactic: tuple = (None, None)   # (context, tactic): one per Z3 context (see solver.fresh_context)
+# The preprocessing before the SMT core, by name. "purify" also names every division and
+# remainder by a fresh variable with its defining constraints (purify-arith): slower on most of
+# the corpus's queries, but it decides the prefix sums' closed-form refinements (telescope.py),
+# which ran out of 30x their budget without it, in milliseconds.
+TACTICS = {"preprocess": ("simplify", "propagate-values", "solve-eqs", "smt"),
+           "purify": ("simplify", "propagate-values", "solve-eqs", "purify-arith", "smt")}
+_tactics: tuple = (None, {})    # (context, name -> tactic): one per Z3 context (see solver.fresh_context)
 
 
-def _preprocessed_solver():
-    global _tactic
+def _preprocessed_solver(name: str = "preprocess"):
+    global _tactics
     ctx = z3.main_ctx()
-    if _tactic[0] is not ctx:
-        _tactic = (ctx, z3.Then("simplify", "propagate-values", "solve-eqs", "smt", ctx=ctx))
-    return _tactic[1].solver()
+    if _tactics[0] is not ctx:
+        _tactics = (ctx, {})
+    tactic = _tactics[1].get(name)
+    if tactic is None:
+        tactic = _tactics[1][name] = z3.Then(*TACTICS[name], ctx=ctx)
+    return tactic.solver()
 
 
 class SolverBudget:
@@ -68,16 +77,16 @@ class SolverBudget:
                 self.rlimit, self.clock_ms = saved
         return res, solver
 
-    def _solve_once(self, constraints, out: PairAnalysis, live: bool):
+    def _solve_once(self, constraints, out: PairAnalysis, live: bool, tactic: str = "preprocess"):
         key = None
         if self.cache is not None:
-            key = self.cache.key(constraints, self.rlimit)
+            key = self.cache.key(constraints, self.rlimit if tactic == "preprocess" else (self.rlimit, tactic))
             hit = self.cache.get(key)
             if hit is not None and not (live and hit.result == z3.sat):
                 return hit.result, hit
         # Preprocessing (simplify, propagate values, solve equalities) before the SMT core: the
         # queries are mostly definitions of indices, which this collapses (2-3x faster here).
-        solver = _preprocessed_solver()
+        solver = _preprocessed_solver(tactic)
         # A resource limit, not only a clock: the same kernel gets the same verdicts on every run
         # and every machine. The clock stays as a backstop.
         solver.set("rlimit", self.rlimit)
