@@ -553,7 +553,7 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str], sharded: 
         for job in jobs:
             mod = build(job.builder, job.params, job.target)
             kernels = built_kernels(mod)
-            results = check_built(mod, with_builtin_contracts(st.options, job.builder), kernels)
+            results = check_built(mod, with_builtin_contracts(st.options, job.builder, job.params), kernels)
             pairs.extend(zip(kernels, results))
             if st.emit_dir:
                 emitted.update(_emit(results, sarif.built_sources(mod), st.emit_dir))
@@ -593,7 +593,7 @@ def _confirm_opencl(args, cfg: Config, st: Settings, emitted: dict[str, str], bu
     out: list[KernelResult] = []
     for job in jobs:
         mod, module, host = build_lowered(job.builder, job.params, job.target)
-        results = check_built(mod, with_builtin_contracts(st.options, job.builder), built_kernels(mod))
+        results = check_built(mod, with_builtin_contracts(st.options, job.builder, job.params), built_kernels(mod))
         opencl_run.confirm_build(mod, module, host, results, defines, args.seed, device)
         if st.emit_dir:
             emitted.update(_emit(results, sarif.built_sources(mod), st.emit_dir))

@@ -186,6 +186,8 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     if options.explain and pairs.checker:
         assumed += pairs.checker.rests_on_contracts()
+    if options.explain and grid is not None:
+        assumed += grid.by_contract
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)
@@ -403,7 +405,7 @@ def build_and_check(builder: str, params: dict[str, Any], target: str, options: 
     t0 = time.perf_counter()
     mod = build(builder, params, target)
     seconds = time.perf_counter() - t0
-    options = with_builtin_contracts(options, builder)
+    options = with_builtin_contracts(options, builder, params)
     if cache is None:
         results = check_built(mod, options)
     else:
@@ -474,14 +476,21 @@ def run_lint_job(job: LintJob, options: Options) -> tuple[list[KernelResult], fl
     t0 = time.perf_counter()
     mod = build(job.builder, job.params, job.target)
     build_seconds = time.perf_counter() - t0
-    return check_built(mod, with_builtin_contracts(options, job.builder)), build_seconds
+    return check_built(mod, with_builtin_contracts(options, job.builder, job.params)), build_seconds
 
 
-def with_builtin_contracts(options: Options, builder: str) -> Options:
+def with_builtin_contracts(options: Options, builder: str, params: dict[str, Any] | None = None) -> Options:
     """The options with the contracts TVM's runtime guarantees for this builder's kernels
-    (analyzer/tvm/corpus.py, docs/contracts.md); --no-contracts keeps them only to name them."""
+    (analyzer/tvm/corpus.py, docs/contracts.md); --no-contracts keeps them only to name them. A
+    contract stated in the builder's parameters (`{page_size}`) is left out without them."""
     from analyzer.tvm.corpus import BUILTIN_CONTRACTS
 
-    builtin = tuple(buffer_contracts.parse(f"{buf}:{prop}", f"built in ({why})")
-                    for buf, prop, why in BUILTIN_CONTRACTS.get(builder, ()))
+    builtin = []
+    for buf, prop, why in BUILTIN_CONTRACTS.get(builder, ()):
+        try:
+            prop = prop.format(**(params or {}))
+        except (KeyError, IndexError):
+            continue
+        builtin.append(buffer_contracts.parse(f"{buf}:{prop}", f"built in ({why})"))
+    builtin = tuple(builtin)
     return dataclasses.replace(options, contracts=options.contracts + builtin) if builtin else options

@@ -48,7 +48,7 @@ def main() -> int:
             continue
         t1 = time.perf_counter()
         results = check_built(b.module, options if args.no_builtin_contracts
-                              else with_builtin_contracts(options, b.spec))
+                              else with_builtin_contracts(options, b.spec, b.module.params))
         a = time.perf_counter() - t1
         status = ",".join(sorted({r.status for r in results}))
         rows.append((b.seconds, a))

@@ -84,7 +84,7 @@ def main() -> int:
         try:
             t0, c0 = time.perf_counter(), time.process_time()
             spec = _SPECS.get(name)
-            results = check_built(mod, with_builtin_contracts(options, spec) if args.builtin_contracts and spec
+            results = check_built(mod, with_builtin_contracts(options, spec, mod.params) if args.builtin_contracts and spec
                                   else options)
             seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         finally:

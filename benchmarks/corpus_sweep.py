@@ -78,7 +78,7 @@ def main() -> int:
                     spec = next(s for s in _specs(b.head_dim) if s.endswith(":" + b.name))
                     options = Options(timeout_ms=5000, hints="off")
                     if b.target == "webgpu":
-                        options = with_builtin_contracts(options, spec)
+                        options = with_builtin_contracts(options, spec, b.module.params)
                     assert_only_known_races(spec, check_built(b.module, options))
             except AssertionError as exc:
                 ok, what = False, f"failed: {exc}"

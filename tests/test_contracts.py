@@ -93,6 +93,48 @@ def test_range_keeps_each_thread_inside_its_slots(cli, kernel):
     assert len(_warnings(report)) == 1
 
 
+# Block b copies elements 256*b .. 256*b + 255 one element on: only threads with i < n run, so
+# with n <= 256 only block 0 does, and nothing reads what another block writes.
+SHIFT = """__global__ void shift(float* a, int n) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i < n) a[i + 256] = a[i];
+}
+"""
+
+
+def test_range_on_a_scalar_parameter_bounds_its_value(cli, kernel):
+    path = kernel("shift.cu", SHIFT)
+    args = ("check", path, "--block-dim", "256", "--format", "json", "--no-cache")
+    (f,) = _warnings(cli(*args)[1])
+    assert f["rule"] == "write-after-read" and f["witness"]["params"]["n"] > 256
+    code, report, _ = cli(*args, "--assume", "n:range=0..256")
+    assert code == 0 and _warnings(report) == []
+    assert report["contracts"][0]["contract"] == "n:range=0..256"
+    # One more element and block 1's first thread reads what block 0's first thread writes.
+    (f,) = _warnings(cli(*args, "--assume", "n:range=0..257")[1])
+    assert f["witness"]["params"]["n"] == 257
+    code, out, _ = cli("check", path, "--block-dim", "256", "-v", "--no-cache", "--assume", "n:range=0..256")
+    assert ("the read at line 3 and the write at line 3 on a never collide only because of the contract "
+            "n:range=0..256 (threads of two blocks)") in out
+
+
+def test_builtin_contract_of_the_single_page_copy(cli):
+    """TVM copies a page's used slots only, 1..page_size-1 of them (paged_kv_cache.cc ForkSequence).
+    At head_dim 64 on CUDA a block copies a whole page, so only a copy_length above page_size would
+    run a second block, whose writes could reach the page the first reads: an error without the
+    built-in `copy_length:range=1..16`, which names it."""
+    args = ("lint", "tvm.relax.frontend.nn.llm._page_kernels:_copy_single_page_mla", "--param", "page_size=16",
+            "--param", "head_dim=64", "--param", "dtype=float16", "--target", "cuda", "--jobs", "1",
+            "--format", "json", "--no-cache")
+    code, report, _ = cli(*args)
+    assert code == 0 and _warnings(report) == []
+    assert [c["contract"] for c in report["contracts"]] == ["copy_length:range=1..16"]
+    code, report, _ = cli(*args, "--no-contracts")
+    (f,) = _warnings(report)
+    assert f["severity"] == "error" and f["second"]["buffer"] == "pages"
+    assert f["witness"]["refuted_by_contracts"] == ["copy_length:range=1..16"]
+
+
 def test_no_contracts_brings_the_finding_back_naming_the_contract(cli, kernel):
     path = kernel("segments.cu", INDPTR)
     code, report, _ = cli("check", path, "--block-dim", "2,3", "--format", "json", "--assume", "indptr:nondecreasing",

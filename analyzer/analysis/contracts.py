@@ -15,7 +15,8 @@ send two threads to one element. A contract relates the loads of one buffer the 
   whose -1 marks "not stored");
 - `distinct-across(INDPTR)`: values at columns in different segments of INDPTR (segment s is
   columns INDPTR[s] .. INDPTR[s+1]-1), whatever their rows, differ (slots of different sequences);
-- `range=LO..HI`: every loaded value lies in [LO, HI].
+- `range=LO..HI`: every loaded value lies in [LO, HI]; on a scalar parameter (a name that is no
+  buffer of the kernel), the parameter's value does (TVM's `copy_length`, a page's used slots).
 
 A contracted buffer is one the kernel never writes, so every load of it at one offset returns one
 value, across sites and iterations; a query that uses a contract also uses that fact for the other
@@ -39,6 +40,7 @@ from analyzer import ir
 from analyzer.analysis.addresses import peel_scale, split, split_rows
 from analyzer.analysis.symbolic import AccessEvent, Evaluation, Sym
 
+PARAM = "param:"      # in_force's name for a scalar parameter a range contract bounds
 PROPERTIES = ("nondecreasing", "distinct", "injective", "distinct-except", "distinct-across", "range")
 MAX_LOADS = 48        # loads of one buffer related pairwise in one query
 MAX_SEGMENTS = 8      # segments (INDPTR load pairs) of one distinct-across contract in one query
@@ -121,6 +123,9 @@ def in_force(contracts, kernel: ir.Kernel, ev: Evaluation) -> tuple[list, list]:
             continue
         buf = _buffer_of(kernel, c.buffer)
         seg = _buffer_of(kernel, c.segments) if c.segments else None
+        if buf is None and c.prop == "range" and c.buffer in kernel.params:
+            out.append((c, PARAM + c.buffer))
+            continue
         if buf is None or (c.segments and seg is None):
             continue
         if buf in w or seg in w:
@@ -212,6 +217,10 @@ class ContractFacts:
         """Facts about the loads of the encoder's last query (`enc.last_loads`); `last_used` names
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
         self.last_used, self.last_split, self.last_same = (), None, None
+        # Scalar parameters the query reads: their ranges are facts of their own, no terms to build.
+        bounded = [(c, enc.shared[n]) for n in enc.last_params if n in enc.shared
+                   for c in self.by_buffer.get(PARAM + n, ())]
+        params = [z3.And(v >= c.lo, v <= c.hi) for c, v in bounded]
         groups: dict[str, list] = {}
         for app in enc.last_loads:
             if skip and app.decl().name()[4:].isdigit() and int(app.decl().name()[4:]) in skip:
@@ -220,9 +229,10 @@ class ContractFacts:
             if hit is not None:
                 groups.setdefault(hit[0].buffer, []).append((app, hit))
         if not any(b in self.by_buffer for b in groups):
-            return []
+            self.last_used = tuple(dict.fromkeys(str(c) for c, _ in bounded))
+            return params
         # The row and column terms are new: collect their side constraints, keeping the query's loads.
-        loads_seen, state_seen = enc.last_loads, enc.last_state
+        loads_seen, state_seen, params_seen = enc.last_loads, enc.last_state, enc.last_params
         enc.collecting()
         # The facts are a function of the encoder and the loads (in their order): the queries of
         # one pair, fast and exact, its interval shapes and refinements, state them again. A hit
@@ -235,8 +245,9 @@ class ContractFacts:
         else:
             enc.depend(hit[1])
         out, _, used, self.last_split, self.last_same = hit
-        out = out + enc.needed()
-        enc.last_loads, enc.last_state = loads_seen, state_seen
+        out = out + enc.needed() + params
+        enc.last_loads, enc.last_state, enc.last_params = loads_seen, state_seen, params_seen
+        used = [*used, *(str(c) for c, _ in bounded)]
         self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
         return out
 

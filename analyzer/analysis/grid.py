@@ -286,6 +286,7 @@ class GridChecker(PairChecker):
         for _, events in self._by_buffer():
             if events[0].access.space == ir.GLOBAL:    # shared/threadgroup/workgroup memory is per block
                 self._check_grid_buffer(events, out)
+        out.by_contract = [f"{text} (threads of two blocks)" for text in self.rests_on_contracts()]
         return out
 
     def _check_grid_buffer(self, events: list[AccessEvent], out: PairAnalysis) -> None:

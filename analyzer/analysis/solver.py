@@ -115,6 +115,7 @@ class Encoder(DivisionEncoding):
         self._apps: list = []
         self.last_loads: list = []    # the loads of the terms collected for the last query
         self.last_state: list = []    # the loop state (uniform, per iteration) of the last query
+        self.last_params: list = []   # the scalar parameters the last query reads (see `needed`)
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
@@ -264,6 +265,8 @@ class Encoder(DivisionEncoding):
         apps = list({x.get_id(): x for x in (self._apps[-1 - i] for i in order if i < 0)}.values())
         self.last_loads = [x for x in apps if x.get_id() in self.loads]
         self.last_state = [x for x in apps if x.get_id() not in self.loads]
+        used = set(idx)
+        self.last_params = [n for n, d in self._param_deps.items() if d and d <= used]
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
     def _track(self, app) -> None:

@@ -34,6 +34,8 @@ _SLOTS = ("paged_kv_cache.cc BeginForward: append_position_map_host_ holds page_
 _COMMIT_SLOTS = ("paged_kv_cache.cc CommitAcceptedTokenTreeNodes: sequence i's source and destination slots "
                  "are append_position_map_host_ entries of its own segment cur_append_lengths_indptr_host_[i] .. "
                  "[i + 1] (never -1: tree attention rules out sliding windows)")
+_FORK = ("paged_kv_cache.cc ForkSequence: CopySinglePage(src, tgt, in_page_offset) only when in_page_offset > 0, "
+         "with in_page_offset = in_block_offset % page_size_ (stated up to page_size)")
 _CUMSUM = "relax/backend/dispatch_sampling.py: the kernel's prob is cumsum(prob, axis=1) of probabilities"
 BUILTIN_CONTRACTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     f"{PREFILL}:_attention_prefill": (("q_indptr", "nondecreasing", _BEGIN_FORWARD),
@@ -50,6 +52,8 @@ BUILTIN_CONTRACTS: dict[str, tuple[tuple[str, str, str], ...]] = {
                                  ("copy_src_dst_pos", "distinct-across(copy_length_indptr)", _COMMIT_SLOTS)),
     f"{KV}:_kv_cache_transpose_append": (("position_map", "distinct-except(-1)", _SLOTS),),
     f"{KV}:_kv_cache_transpose_append_mla": (("position_map", "distinct-except(-1)", _SLOTS),),
+    f"{PAGE}:_copy_single_page": (("copy_length", "range=1..{page_size}", _FORK),),
+    f"{PAGE}:_copy_single_page_mla": (("copy_length", "range=1..{page_size}", _FORK),),
     f"{GENERIC}:generic_get_sample_index": (("prob", "nondecreasing", _CUMSUM),),
 }
 
