@@ -217,3 +217,22 @@ def test_one_warp_between_two_warp_barriers_races():
     assert [(f.rule, f.first.line, f.second.line) for f in fs] == [("write-after-read", 7, 8)] and replayed(fs)
     w = fs[0].witness
     assert w["same_warp"] and w["first_thread"][0] + 8 == w["second_thread"][0]
+
+
+def test_a_witness_past_a_loop_that_never_ends_is_asked_again_in_earlier_iterations():
+    """With s = 0 the inner loop never ends for threads 0 and 1, so neither reaches outer iteration
+    1; the query asks only that each access runs in its iterations, and its first models put one
+    thread there (the replay: "more than 50,000 statements in one thread"). Asked again for
+    iterations of less weight, the race has a witness inside the first outer iteration, and it
+    replays (it did not: "witness not validated" on two of the three races)."""
+    src = """__global__ void k(float* a, int s, int t) {
+  for (int w = 0; w < 4; ++w) {
+    for (int r = threadIdx.x; r < t + 2; r += s) {
+      a[t * s] = (float)threadIdx.x;
+      float f = a[s + r];
+    }
+  }
+}"""
+    fs = races(findings(src, block=(4,)))
+    assert sorted(f.rule for f in fs) == ["read-after-write", "write-after-read", "write-after-write"]
+    assert replayed(fs)

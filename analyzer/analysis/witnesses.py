@@ -202,6 +202,23 @@ class WitnessSearch:
                 seen = [x for x in self._witness_vars(a, b) if not z3.is_int_value(x)]
                 params = [x for n, x in sorted(self.enc.shared.items())
                           if n in self.kernel.params and not z3.is_int_value(x)]
+                weight = self._iteration_weight(a, b) if LOOPS_FOREVER in (reason or "") else None
+                now = model.eval(weight, model_completion=True) if weight is not None else None
+                if now is not None and z3.is_int_value(now) and now.as_long() > 0:
+                    # A loop that never ends with these parameters, before the iterations the model
+                    # chose (the query asks each access's iterations, not that the ones before end):
+                    # earlier iterations, where the threads may meet before it.
+                    solver.push()
+                    solver.add(weight < now)
+                    out.queries += 1
+                    early = solver.model() if solver.check() == z3.sat else None
+                    solver.pop()
+                    if early is not None:
+                        model = early
+                        reason = self._replay_failure(model, a, b, off1, off2, space)
+                        if reason is None:
+                            return model
+                        continue
                 if LOOPS_FOREVER in (reason or "") and params:
                     # A loop that never ends with these parameters: other threads would not help,
                     # other values of every parameter may (else of at least one).
@@ -228,6 +245,14 @@ class WitnessSearch:
         finally:
             solver.pop()
         return None
+
+    def _iteration_weight(self, a: AccessEvent, b: AccessEvent):
+        """What replaying the two threads up to their iterations costs, at least (an outer loop's
+        iteration weighs 2**(loops inside it)); None when neither access is in a loop."""
+        enc = self.enc
+        steps = [enc.iteration(k, l) * 2 ** min(len(e.loops) - 1 - j, 30)
+                 for k, e in ((1, a), (2, b)) for j, l in enumerate(e.loops)]
+        return z3.Sum(steps) if steps else None
 
     def _witness_vars(self, a: AccessEvent, b: AccessEvent) -> list:
         enc = self.enc
@@ -334,11 +359,10 @@ class WitnessSearch:
         # it, and reaching iteration i of a loop runs every iteration of the loops inside it
         # before: an outer loop's iteration weighs 2**(loops inside it), the least a replay costs.
         iters = list(enc.iter_vars.values())
-        steps = [enc.iteration(k, l) * 2 ** min(len(e.loops) - 1 - j, 30)
-                 for k, e in ((1, a), (2, b)) for j, l in enumerate(e.loops)]
-        if steps:
-            wishes.append([z3.Sum(steps) <= 2])
-            wishes.append([z3.Sum(steps) <= 64])
+        weight = self._iteration_weight(a, b)
+        if weight is not None:
+            wishes.append([weight <= 2])
+            wishes.append([weight <= 64])
         wishes.append([v <= 1 for v in iters])
         wishes.append([v <= 3 for v in iters])
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
