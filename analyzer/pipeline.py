@@ -123,7 +123,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         with own_context():
             grid = analyse_grid(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
                                 cache=QueryCache(), detail=detail, contracts=[] if options.no_contracts else applied,
-                                dormant=applied if options.no_contracts else [])
+                                dormant=applied if options.no_contracts else [], explain=options.explain)
     analysis = KernelAnalysis(kernel, evaluation, pairs, options.strict, target, params, grid)
     findings: list[Finding] = []
     for name, rule in RULES.items():
@@ -186,8 +186,8 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
     if options.explain and pairs.checker:
         assumed += pairs.checker.rests_on_contracts()
-    if options.explain and grid is not None:
-        assumed += grid.by_contract
+    if grid is not None:
+        assumed += grid.assumed
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)

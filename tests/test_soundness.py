@@ -236,3 +236,19 @@ def test_a_witness_past_a_loop_that_never_ends_is_asked_again_in_earlier_iterati
     fs = races(findings(src, block=(4,)))
     assert sorted(f.rule for f in fs) == ["read-after-write", "write-after-read", "write-after-write"]
     assert replayed(fs)
+
+
+def test_a_pair_of_blocks_kept_apart_only_by_a_declared_shape_is_named():
+    """A finding refuted only by a stated assumption is named with -v, between blocks too. TVM's
+    single-page copy on Metal at head_dim 64: block b copies rows 4b .. 4b + 3 of a page, and only
+    "each index within its declared dimension" (rows < 16) keeps a block from the next page, where
+    another block reads when the source page is the target's neighbour."""
+    from conftest import built
+    from analyzer.pipeline import check_built
+
+    mod = built("tvm.relax.frontend.nn.llm._page_kernels:_copy_single_page_mla",
+                dict(page_size=16, head_dim=64, dtype="float16"), "metal")
+    (result,) = check_built(mod, Options(hints="off", explain=True))
+    assert races(result.findings) == []
+    assert ("the read at line 26 and the write at line 26 on pages never overlap only because accesses stay "
+            "inside its declared shape (threads of two blocks)") in result.assumed

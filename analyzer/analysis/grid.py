@@ -286,7 +286,6 @@ class GridChecker(PairChecker):
         for _, events in self._by_buffer():
             if events[0].access.space == ir.GLOBAL:    # shared/threadgroup/workgroup memory is per block
                 self._check_grid_buffer(events, out)
-        out.by_contract = [f"{text} (threads of two blocks)" for text in self.rests_on_contracts()]
         return out
 
     def _check_grid_buffer(self, events: list[AccessEvent], out: PairAnalysis) -> None:
@@ -332,12 +331,18 @@ def _block_products(t) -> set[tuple]:
 
 def analyse_grid(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, deadline: float | None = None, cache: QueryCache | None = None,
-                 detail: bool = True, contracts=(), dormant=()) -> PairAnalysis:
+                 detail: bool = True, contracts=(), dormant=(), explain: bool = False) -> PairAnalysis:
     """Every pair of global accesses two threads of different blocks may run, checked; hazards
     carry a witness with both blocks (`Witness.second_block`). `contracts` and `dormant` as for
-    `races.analyse_pairs`."""
-    return GridChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail, contracts=contracts,
-                       dormant=dormant).run(deadline)
+    `races.analyse_pairs`; `explain` (-v) also names the pairs only a stated assumption or a
+    contract keeps apart (asked here, in the grid's Z3 context)."""
+    checker = GridChecker(kernel, ev, cfg, timeout_ms, strict, cache=cache, detail=detail, contracts=contracts,
+                          dormant=dormant)
+    out = checker.run(deadline)
+    if explain:
+        out.assumed = [f"{text} (threads of two blocks)"
+                       for text in checker.rests_on_bounds(out) + checker.rests_on_contracts()]
+    return out
 
 
 __all__ = ["GridChecker", "GridDisjointness", "analyse_grid", "block_dims_read", "Hazard"]

@@ -118,9 +118,9 @@ class PairAnalysis:
     # The race pass's checker, with its encodings, barrier intervals, settled pairs and deadline:
     # the passes on demand (barrier scope, redundant barriers) continue from it.
     checker: Checker | None = field(default=None, repr=False)
-    # Pairs found never to collide only thanks to buffer contracts, said (grid.py: between blocks;
-    # within a block the checker says them, `rests_on_contracts`).
-    by_contract: list[str] = field(default_factory=list)
+    # Between blocks (grid.py, with `explain`): the pairs found never to collide only thanks to a
+    # stated assumption (declared shapes) or a contract, said; within a block the checker says them.
+    assumed: list[str] = field(default_factory=list)
     _scope_hazards: list[Hazard] | None = field(default=None, repr=False)
     _barrier_verdicts: list[BarrierVerdict] | None = field(default=None, repr=False)
 
