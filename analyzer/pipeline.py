@@ -183,9 +183,9 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                                                                             detail=False, lines=on),
                                     analyse_strict, recheck, tried, shared.get(id(f)))
                 f.fix = fix.as_dict() if fix is not None else None
-    assumed = pairs.checker.rests_on_bounds(pairs) if options.explain and pairs.checker else []
+    assumed = []
     if options.explain and pairs.checker:
-        assumed += pairs.checker.rests_on_contracts()
+        assumed = pairs.checker.rests_on_bounds(pairs) + pairs.checker.rests_on_contracts()
     if grid is not None:
         assumed += grid.assumed
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]

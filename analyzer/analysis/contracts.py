@@ -218,7 +218,7 @@ class ContractFacts:
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
         self.last_used, self.last_split, self.last_same = (), None, None
         # Scalar parameters the query reads: their ranges are facts of their own, no terms to build.
-        bounded = [(c, enc.shared[n]) for n in enc.last_params if n in enc.shared
+        bounded = [(c, enc.shared[n]) for n in enc.params_read() if n in enc.shared
                    for c in self.by_buffer.get(PARAM + n, ())]
         params = [z3.And(v >= c.lo, v <= c.hi) for c, v in bounded]
         groups: dict[str, list] = {}
@@ -229,10 +229,10 @@ class ContractFacts:
             if hit is not None:
                 groups.setdefault(hit[0].buffer, []).append((app, hit))
         if not any(b in self.by_buffer for b in groups):
-            self.last_used = tuple(dict.fromkeys(str(c) for c, _ in bounded))
+            self._name_used(str(c) for c, _ in bounded)
             return params
         # The row and column terms are new: collect their side constraints, keeping the query's loads.
-        loads_seen, state_seen, params_seen = enc.last_loads, enc.last_state, enc.last_params
+        loads_seen, state_seen, base_seen = enc.last_loads, enc.last_state, enc.last_base
         enc.collecting()
         # The facts are a function of the encoder and the loads (in their order): the queries of
         # one pair, fast and exact, its interval shapes and refinements, state them again. A hit
@@ -246,10 +246,12 @@ class ContractFacts:
             enc.depend(hit[1])
         out, _, used, self.last_split, self.last_same = hit
         out = out + enc.needed() + params
-        enc.last_loads, enc.last_state, enc.last_params = loads_seen, state_seen, params_seen
-        used = [*used, *(str(c) for c, _ in bounded)]
-        self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
+        enc.last_loads, enc.last_state, enc.last_base = loads_seen, state_seen, base_seen
+        self._name_used([*used, *(str(c) for c, _ in bounded)])
         return out
+
+    def _name_used(self, used) -> None:
+        self.last_used = tuple(sorted(dict.fromkeys(used), key=self._order.__getitem__))
 
     def _facts(self, enc, groups: dict) -> tuple[list, list]:
         """(the facts, the contracts they state) of `facts`, built in `enc`."""

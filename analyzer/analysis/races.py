@@ -415,7 +415,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 solver = solver_facts
         # A persistent walk's prefix sums in closed form (telescope.py) refine a collision as a
         # contract does: unsat rules it out; too hard keeps it (and its verdict without them).
-        closed = [f for walk, prefix, batch in getattr(self.exact, "closed_forms", ())
+        closed = [f for walk, prefix, batch in self.exact.closed_forms
                   for f in self._prefix_closed_form(self.exact, walk, prefix, batch)] if res == z3.sat else []
         if closed:
             # Their divisions and remainders named (purify-arith): decided in milliseconds there,

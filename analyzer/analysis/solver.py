@@ -115,7 +115,9 @@ class Encoder(DivisionEncoding):
         self._apps: list = []
         self.last_loads: list = []    # the loads of the terms collected for the last query
         self.last_state: list = []    # the loop state (uniform, per iteration) of the last query
-        self.last_params: list = []   # the scalar parameters the last query reads (see `needed`)
+        self.last_base: set = set()   # the indices into `base` the last query states (see `params_read`)
+        # The closed forms a walk's prefix sums may take in the last query (tile_order.py, telescope.py).
+        self.closed_forms: list = []
         bdims = {d: kernel.block_dim.get(d, 1) for d in DIMS}
         self.tid = {k: {d: z3.Int(f"t{k}.{d}") for d in DIMS} for k in (1, 2)}
         self.bid = {d: z3.Int(f"block.{d}") for d in DIMS}
@@ -265,9 +267,12 @@ class Encoder(DivisionEncoding):
         apps = list({x.get_id(): x for x in (self._apps[-1 - i] for i in order if i < 0)}.values())
         self.last_loads = [x for x in apps if x.get_id() in self.loads]
         self.last_state = [x for x in apps if x.get_id() not in self.loads]
-        used = set(idx)
-        self.last_params = [n for n, d in self._param_deps.items() if d and d <= used]
+        self.last_base = idx
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
+
+    def params_read(self) -> list[str]:
+        """The scalar parameters the last query reads: those whose side constraints it states."""
+        return [n for n, d in self._param_deps.items() if d and d <= self.last_base]
 
     def _track(self, app) -> None:
         """Ride `app` (a load or loop state) in the dependency set of the term being built."""

@@ -573,11 +573,6 @@ class TileOrderFacts:
         return facts, closed
 
 
-    def _prefix_closed_form(self, enc, walk: Walk, prefix, batch) -> list:
-        """Facts giving P(batch) in closed form (telescope.py), none here."""
-        return []
-
-
 def step_lemma(x, y, c: int):
     """For integers m1, m2: x = c*m1 and y = c*m2 are equal or at least c apart. True of integers
     (a nonzero multiple of c is at least c in size), it names the case split the solver must find:
