@@ -435,6 +435,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         model = solver.model()
         data_dependent, warps, loop_state, or_data, block_state = (), frozenset(), (), (), ()
         replay = None
+        if detail and sink is out.hazards and self._shadowed(kind, first, second, sink):
+            detail = False
         if detail:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
@@ -458,6 +460,23 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
                            replay_failure=replay, block_state=block_state, contracts=would))
         return True
+
+    @staticmethod
+    def _shadowed(kind: str, first: AccessEvent, second: AccessEvent, sink: list) -> bool:
+        """Does a race found before stand for this one in the report? The report keeps one finding
+        per rule and pair of source lines (pipeline._dedupe): the first in its order (by columns,
+        then as found) unless that one's witness did not replay. A race of the same kind and lines
+        whose witness replayed, placed no later, is the one shown, and this one's details (the
+        readable witness, its replay, the causes) would be computed for nothing: the four lanes
+        of a vector read racing one write (TVM's scans) asked them four times."""
+        f, s = first.access.span, second.access.span
+        for h in sink:
+            hf, hs = h.first.access.span, h.second.access.span
+            if (h.kind == kind and not h.benign and h.replay_failure is None
+                    and (hs.file, hs.line, hf.file, hf.line) == (s.file, s.line, f.file, f.line)
+                    and (hs.col, hf.col) <= (s.col, f.col)):
+                return True
+        return False
 
     def _block_state(self, solver, model) -> tuple[tuple[str, int], ...]:
         """Loop state two blocks must share for the collision (grid.py); none within a block."""
