@@ -128,6 +128,34 @@ def test_cumsum_levels_are_decided_at_the_default_budget():
     assert {f.rule for f in grid} <= {"unknown"}
 
 
+def test_a_race_the_report_shows_once_is_detailed_once(monkeypatch):
+    """Metal's cumsum reads four lanes of `shared_buf` on one line (`int4(...)`), each racing the
+    write beside it: four races, one finding per line pair (pipeline._dedupe). Only the race shown
+    gets its witness made readable and replayed; the report is the one every race detailed gives."""
+    mod = built("tvm.relax.backend.gpu_generic:gpu_2d_continuous_cumsum", {}, "metal")
+    calls = []
+    readable = races.PairChecker._readable
+
+    def counted(self, *args):
+        calls.append(1)
+        return readable(self, *args)
+
+    monkeypatch.setattr(races.PairChecker, "_readable", counted)
+
+    def report():
+        calls.clear()
+        findings = [f for r in check_built(mod, Options(hints="off", scope="block")) for f in r.findings]
+        return [(f.rule, f.severity, f.kernel, f.second.line, f.first.line, f.notes, f.witness["replayed"])
+                for f in findings], len(calls)
+
+    shown, detailed = report()
+    monkeypatch.setattr(races.PairChecker, "_shadowed", staticmethod(lambda *args: False))
+    every, all_detailed = report()
+    races_shown = sum(rule in (races.WAR, races.RAW, races.WAW) for rule, *_ in shown)
+    assert shown == every and races_shown == 8
+    assert detailed == races_shown and all_detailed == 4 * races_shown
+
+
 @pytest.mark.parametrize("spec,target", [
     ("tvm.relax.frontend.nn.llm._page_kernels:_copy_single_page", "cuda"),
     ("tvm.relax.frontend.nn.llm._page_kernels:_compact_kv_copy", "metal"),
