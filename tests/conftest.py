@@ -116,6 +116,16 @@ def _no_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("KERNELRACE_CACHE_DIR", str(tmp_path_factory.mktemp("kernelrace-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _one_worker_unless_asked(monkeypatch):
+    """In-process runs default to one worker (`--jobs 1`): each run with more starts a pool whose
+    fork server imports TVM and kernelrace again, seconds a run, which the configuration and report
+    tests repeat dozens of times. The pool is the subject of its own tests (test_inputs_and_jobs,
+    test_shards_and_cluster), which ask for `--jobs` explicitly; output is the same either way."""
+    import analyzer.cli
+    monkeypatch.setattr(analyzer.cli, "default_jobs", lambda: 1)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_result_cache_in_shared_fixtures(tmp_path_factory):
     """The same for module-scoped fixtures (test_llm's report, test_shards_and_cluster's sweep),
