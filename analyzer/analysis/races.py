@@ -435,9 +435,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         model = solver.model()
         data_dependent, warps, loop_state, or_data, block_state = (), frozenset(), (), (), ()
         replay = None
-        if detail and sink is out.hazards and self._shadowed(kind, first, second, sink):
-            detail = False
-        if detail:
+        # A race another one already stands for in the report gets none of the details below.
+        shadowed = detail and sink is out.hazards and self._shadowed(kind, first, second, sink)
+        if detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
             data_dependent = self._data_dependent(solver, model, explain=sink is not out.hazards)
@@ -449,7 +449,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             space = a.access.space if sink is not out.hazards else None
             model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
         # One more query, on the full budget: do the contracts turned off rule the collision out?
-        would = dormant_used if dormant and self._refuted(solver, dormant, False, model) else ()
+        would = dormant_used if dormant and not shadowed and self._refuted(solver, dormant, False, model) else ()
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
                         if z3.is_true(model.eval(alt, model_completion=True)))
         wit = self._witness(model, a, b, off1, off2)
