@@ -491,5 +491,4 @@ def with_builtin_contracts(options: Options, builder: str, params: dict[str, Any
             builtin.append(buffer_contracts.parse(f"{buf}:{prop.format(**(params or {}))}", f"built in ({why})"))
         except (KeyError, IndexError, ValueError):
             continue    # a parameter missing, or not a number (a symbolic page_size): nothing to state
-    builtin = tuple(builtin)
-    return dataclasses.replace(options, contracts=options.contracts + builtin) if builtin else options
+    return dataclasses.replace(options, contracts=options.contracts + tuple(builtin)) if builtin else options

@@ -144,6 +144,8 @@ class ContractFacts:
         self.by_buffer: dict[str, list[Contract]] = {}
         for c, buf in applied:
             self.by_buffer.setdefault(buf, []).append(c)
+        # The scalar parameters a range contract bounds: only these are looked for in a query.
+        self._ranged = [b[len(PARAM):] for b in self.by_buffer if b.startswith(PARAM)]
         self.last_used: tuple[str, ...] = ()    # the contracts the last `facts` call stated
         # Two columns of contracted loads whose order the last `facts` call's facts turn on (a
         # case split for a refinement too hard as one query, races.py), or None.
@@ -218,8 +220,8 @@ class ContractFacts:
         the contracts they state. Nothing when no load of a contracted buffer is among them."""
         self.last_used, self.last_split, self.last_same = (), None, None
         # Scalar parameters the query reads: their ranges are facts of their own, no terms to build.
-        bounded = [(c, enc.shared[n]) for n in enc.params_read() if n in enc.shared
-                   for c in self.by_buffer.get(PARAM + n, ())]
+        bounded = [(c, enc.shared[n]) for n in enc.params_read(self._ranged) if n in enc.shared
+                   for c in self.by_buffer[PARAM + n]] if self._ranged else []
         params = [z3.And(v >= c.lo, v <= c.hi) for c, v in bounded]
         groups: dict[str, list] = {}
         for app in enc.last_loads:

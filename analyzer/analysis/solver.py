@@ -270,9 +270,10 @@ class Encoder(DivisionEncoding):
         self.last_base = idx
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
-    def params_read(self) -> list[str]:
-        """The scalar parameters the last query reads: those whose side constraints it states."""
-        return [n for n, d in self._param_deps.items() if d and d <= self.last_base]
+    def params_read(self, names) -> list[str]:
+        """Those of the scalar parameters `names` the last query reads: whose side constraints it
+        states."""
+        return [n for n in names if (d := self._param_deps.get(n)) and d <= self.last_base]
 
     def _track(self, app) -> None:
         """Ride `app` (a load or loop state) in the dependency set of the term being built."""
