@@ -95,5 +95,8 @@ LOOP_STATE_OR_DATA = (", or particular contents of {bufs} (it disappears when th
                       "their values increase with their index)")
 SUBGROUPS_UNKNOWN = ("Vulkan leaves subgroup size (4 to 128) and membership to the device: no subgroup is assumed, "
                      "so a subgroup barrier orders no two invocations here")
+OBSERVED = ("seen in a run: block (0,0,0) ran on inputs drawn from seed {seed}{params}, and these two threads "
+            "touched the element with no barrier between them; the solver could not decide the pair within "
+            "its budget (--timeout)")
 WITNESS_NOT_REPLAYED = ("witness not validated: replayed on concrete values, {reason}; the solver found no "
                         "other witness that replays, so the finding stands on the analysis alone")

@@ -148,8 +148,11 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         quiet = dataclasses.replace(options, hints="off", scope="block", select=tuple(
             n for n, r in RULES.items() if r.severity == "error" and (not options.select or n in options.select)))
         strict = dataclasses.replace(quiet, strict=True)
+        # A race seen in a run (observed.py) stands for queries that spent their whole budget:
+        # the re-analyses would spend it again, on each hint.
         recheck = (options.hints == "all" or (
-            pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES)) \
+            pairs.queries + (grid.queries if grid is not None else 0) <= HINT_RECHECK_QUERIES
+            and not any(h.observed is not None for h in pairs.hazards))) \
             and time.monotonic() < deadline
         strict_results: dict[tuple, tuple] = {}   # (id(kernel), lines) -> (kernel, result): each once
 

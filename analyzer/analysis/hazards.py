@@ -79,6 +79,9 @@ class Hazard:
     block_state: tuple[tuple[str, int], ...] = ()
     # Buffer contracts --no-contracts turned off that would refute the collision (contracts.py).
     contracts: tuple[str, ...] = ()
+    # Seen in a run of the block on inputs drawn from this seed, where the solver could not decide
+    # the pair (observed.py); None: found by the solver.
+    observed: int | None = None
 
 
 @dataclass

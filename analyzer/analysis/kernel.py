@@ -149,6 +149,9 @@ class KernelAnalysis:
             notes.append(_contract_note(h.contracts))
         if h.replay_failure:
             notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
+        if h.observed is not None:
+            params = ", ".join(f"{k} = {v}" for k, v in h.witness.params.items())
+            notes.append(messages.OBSERVED.format(seed=h.observed, params=f", with {params}" if params else ""))
         if grid:
             pass    # warps are per block: nothing to say about them between blocks
         elif self.kernel.warp_size == 1:
@@ -175,6 +178,8 @@ class KernelAnalysis:
         witness["data_dependent"] = [self.buffer_name(b) for b in h.data_dependent]
         witness["loop_state"] = [{"name": name, "loop_line": line} for name, line in h.loop_state]
         witness["replayed"] = h.replay_failure is None
+        if h.observed is not None:
+            witness["observed"] = {"block": list(h.witness.block), "seed": h.observed}
         if h.witness.second_block is not None:
             witness["block_state"] = [{"name": name, "loop_line": line} for name, line in h.block_state]
         if h.contracts:

@@ -35,6 +35,7 @@ from analyzer.analysis.progress import ProgressFacts
 from analyzer.analysis.telescope import TelescopeFacts
 from analyzer.analysis.tile_order import TileOrderFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
+from analyzer.analysis.observed import Observation
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.solver import Encoder, without_loads
 from analyzer.analysis.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
@@ -92,6 +93,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     """Decides the pairs of one kernel: solver-free disjointness first, then the queries (see the
     module docstring for the parts). The state all parts share lives here."""
 
+    observes = True     # undecided pairs are looked for in a run of one block (observed.py)
+
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, cache: QueryCache | None = None, detail: bool = True,
                  contracts=(), dormant=(), lines: frozenset[int] | None = None):
@@ -135,6 +138,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # Whether queries state the in-bounds facts of declared buffers (see `rests_on_bounds`).
         self.bounded = True
         self._apart_pairs: list[tuple[AccessEvent, AccessEvent]] = []   # pairs found never to overlap
+        # A run of the block, made at the race pass's first undecided pair (observed.py), and
+        # the race pass's pair being checked.
+        self._current: tuple[AccessEvent, AccessEvent] | None = None
+        self.observation = Observation(kernel, [str(c) for c, _ in contracts], self.loop_line,
+                                       {i: e.access.buffer for i, e in ev.accesses.items()})
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -174,11 +182,17 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         entries = self._entries(a, b, self.block_reach, self.warp_reach)
         if not entries:
             return False
-        # Most pairs never touch the same bytes at all (measured on TVM's kernels: 9 in 10): one
-        # query without interval shapes settles them, for the passes on demand too.
-        if self._never_overlap(a, b, out):
-            return False
-        return self._query_groups(a, b, entries, out, out.hazards, self.detail)
+        if self.observation.made and self._seen(a, b, out):
+            return True     # seen colliding in the run made at an undecided pair: no queries
+        self._current = (a, b)
+        try:
+            # Most pairs never touch the same bytes at all (measured on TVM's kernels: 9 in 10):
+            # one query without interval shapes settles them, for the passes on demand too.
+            if self._never_overlap(a, b, out):
+                return False
+            return self._query_groups(a, b, entries, out, out.hazards, self.detail)
+        finally:
+            self._current = None
 
     def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool,
                       expect_hazard: bool = False) -> bool:
@@ -341,7 +355,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 return False
             if res == z3.unknown:
                 # The over-approximation is already out of budget; the exact query would be harder.
-                self._undecided(first, second, fast_solver, out)
+                if not (sink is out.hazards and self._seen_instead(a, b, out)):
+                    self._undecided(first, second, fast_solver, out)
                 return True
             if valued:
                 # Same value stored by both threads? Then the pair is benign, and without --strict
@@ -427,7 +442,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if refined == z3.sat:
                 solver = solver_closed
         if res == z3.unknown:
-            self._undecided(first, second, solver, out)
+            if not (sink is out.hazards and self._seen_instead(a, b, out)):
+                self._undecided(first, second, solver, out)
             return True
         if res == z3.unsat:
             return False
@@ -459,6 +475,34 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 wit.block, wit.second_block = wit.second_block, wit.block
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
                            replay_failure=replay, block_state=block_state, contracts=would))
+        return True
+
+    def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
+        """The race pass's pair the solver left undecided: seen colliding in a run of the block
+        (made now, once per kernel; observed.py)? Then it is that race, not unknown. (Between
+        blocks, `GridChecker`, a run of one block shows nothing.)"""
+        if not self.observes:
+            return False
+        self.observation.make()
+        return self._seen(a, b, out)
+
+    def _escalation_spared(self) -> bool:
+        """Before a query out of budget is asked again with more: is the race pass's pair it
+        belongs to seen colliding in the run? Then the more is spent for nothing."""
+        if not self.observes or self._current is None:
+            return False
+        self.observation.make()
+        return self.observation.race(*self._current) is not None
+
+    def _seen(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
+        race = self.observation.race(a, b)
+        if race is None:
+            return False
+        first = a if race.first.access.id == a.access.id else b
+        kind = _kind(first.access, (b if first is a else a).access)
+        if kind is None:
+            return False
+        out.hazards.append(self.observation.hazard(race, a, b, kind))
         return True
 
     @staticmethod

@@ -21,6 +21,8 @@ class Touch:
     thread: tuple[int, int, int]
     access: ir.Access
     is_write: bool
+    iterations: tuple = ()      # ((loop id, iteration), ...) of the loops the thread was in
+    warp: int = 0
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class Detector:
         block_count, warp_count = t.ordered.get(acc.space, (0, 0))
         me = (t.tid["x"], t.tid["y"], t.tid["z"])
         bid = (t.bid["x"], t.bid["y"], t.bid["z"])
-        entry = (me, t.warp, warp_count, acc, is_write, value)
+        entry = (me, t.warp, warp_count, acc, is_write, value, tuple(t.iters.items()))
         first = offset // size
         for elem in range(first, first + max(1, acc.width // size)):
             key = (bid, acc.buffer, elem, block_count)
@@ -74,8 +76,8 @@ class Detector:
 
     @staticmethod
     def _conflict(a, b) -> bool:
-        me, warp, wc, acc, write, value = a
-        other, owarp, owc, oacc, owrite, ovalue = b
+        me, warp, wc, acc, write, value, _ = a
+        other, owarp, owc, oacc, owrite, ovalue, _ = b
         if me == other or (acc.atomic and oacc.atomic):
             return False
         if write and owrite and not acc.atomic and not oacc.atomic and value is not None and same(value, ovalue):
@@ -87,4 +89,5 @@ class Detector:
         if key in self.races:
             return
         self.races[key] = Race(acc.buffer, acc.space, byte, byte // size,
-                               Touch(earlier[0], earlier[3], earlier[4]), Touch(later[0], later[3], later[4]))
+                               Touch(earlier[0], earlier[3], earlier[4], earlier[6], earlier[1]),
+                               Touch(later[0], later[3], later[4], later[6], later[1]))

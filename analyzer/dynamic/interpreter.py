@@ -63,6 +63,7 @@ class Thread:
     ordered: dict = field(default_factory=dict)     # space -> [block barriers, warp barriers] passed
     steps: int = 0
     fetched: object = 0                             # the old value of the last atomic
+    iters: dict = field(default_factory=dict)       # loop id -> iteration, for the loops it is in
 
 
 def where(span: ir.Span) -> str:
@@ -72,8 +73,10 @@ def where(span: ir.Span) -> str:
 class Interpreter:
     """Runs one kernel's threads on one launch; `memory` is shared by every block it runs."""
 
-    def __init__(self, kernel: ir.Kernel, launch: Launch, observe=None, lockstep: bool = False):
+    def __init__(self, kernel: ir.Kernel, launch: Launch, observe=None, lockstep: bool = False,
+                 run_steps: int = RUN_STEPS):
         self.kernel = kernel
+        self.run_steps = run_steps
         # Every thread yields after each statement: the scheduler then advances all of them one
         # statement at a time (the lockstep a kernel written for one warp assumes).
         self.lockstep = lockstep
@@ -127,8 +130,8 @@ class Interpreter:
     def _tick(self, t: Thread, s) -> None:
         t.steps += 1
         self.steps += 1
-        if t.steps > THREAD_STEPS or self.steps > RUN_STEPS:
-            raise InterpretError(f"more than {min(THREAD_STEPS, RUN_STEPS) if t.steps > THREAD_STEPS else RUN_STEPS:,} "
+        if t.steps > THREAD_STEPS or self.steps > self.run_steps:
+            raise InterpretError(f"more than {min(THREAD_STEPS, self.run_steps) if t.steps > THREAD_STEPS else self.run_steps:,} "
                                  f"statements (a loop over a large extent at {where(_span(s))}): use a smaller "
                                  f"--define for the extent")
 
@@ -143,6 +146,7 @@ class Interpreter:
             yield from self._block(s.then if self._truth(s.cond, t, s) else s.orelse, t)
         elif isinstance(s, ir.Loop):
             self._block_plain(s.init, t)
+            t.iters[s.id] = 0
             try:
                 while s.cond is None or self._truth(s.cond, t, s):
                     try:
@@ -151,8 +155,11 @@ class Interpreter:
                         pass
                     yield from self._block(s.update, t)
                     self._tick(t, s)
+                    t.iters[s.id] += 1
             except _Break:
                 pass
+            finally:
+                t.iters.pop(s.id, None)
         else:
             raise InterpretError(f"a barrier inside {type(s).__name__} at {where(_span(s))}")
 
@@ -172,6 +179,7 @@ class Interpreter:
             self._block_plain(s.then if self._truth(s.cond, t, s) else s.orelse, t)
         elif isinstance(s, ir.Loop):
             self._block_plain(s.init, t)
+            t.iters[s.id] = 0
             try:
                 while s.cond is None or self._truth(s.cond, t, s):
                     try:
@@ -180,8 +188,11 @@ class Interpreter:
                         pass
                     self._block_plain(s.update, t)
                     self._tick(t, s)
+                    t.iters[s.id] += 1
             except _Break:
                 pass
+            finally:
+                t.iters.pop(s.id, None)
         elif isinstance(s, ir.Break):
             raise _Break
         elif isinstance(s, ir.Continue):

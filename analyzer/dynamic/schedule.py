@@ -17,7 +17,7 @@ import numpy as np
 
 from analyzer import ir
 from analyzer.dynamic.detector import Detector
-from analyzer.dynamic.interpreter import DIMS, Interpreter, Launch
+from analyzer.dynamic.interpreter import DIMS, RUN_STEPS, Interpreter, Launch
 from analyzer.dynamic.values import InterpretError
 
 ORDERS = ("ascending", "descending", "random", "witness")
@@ -52,15 +52,18 @@ class Run:
 
 
 def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list[tuple[int, int, int]],
-        detect: bool = True, lockstep: bool = False) -> Run:
+        detect: bool = True, lockstep: bool = False, detector: Detector | None = None,
+        run_steps: int = RUN_STEPS) -> Run:
     """The kernel run for each block of `blocks` in turn (sharing global memory), threads in
     `thread_order`, each up to its next barrier or, in `lockstep`, one statement at a time (all
-    threads of the block advance together, in that order within a step). InterpretError when it
-    cannot be run."""
+    threads of the block advance together, in that order within a step). `detector`: the one to
+    use (a Detector otherwise, when `detect`); `run_steps`: the statements the whole run may take.
+    InterpretError when it cannot be run."""
     if launch.threads > 1024:
         raise InterpretError(f"a block of {launch.threads} threads (at most 1024)")
-    detector = Detector() if detect else None
-    interp = Interpreter(kernel, launch, detector.observe if detector else None, lockstep)
+    if detector is None and detect:
+        detector = Detector()
+    interp = Interpreter(kernel, launch, detector.observe if detector else None, lockstep, run_steps)
     with np.errstate(all="ignore"):   # float overflow and NaN are values here, as on the device
         try:
             for bid in blocks:

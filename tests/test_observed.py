@@ -1,0 +1,88 @@
+"""Pairs the solver cannot decide, looked for in a run of the block (analyzer/analysis/observed.py).
+
+A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, keeps every query of
+its shared-memory pairs past the budget. Without its inner barrier the sort races at once in a
+run: kernelrace reports that race, with the run's threads, iterations and element, instead of
+`unknown`. With the barrier, the run shows nothing and the pairs stay unknown, never clean.
+"""
+
+import json
+
+from conftest import TESTS, cli_in_process
+
+from analyzer.analysis.observed import Observation
+from analyzer.frontend import lower_source
+
+SORTS = TESTS / "handwritten" / "cuda"
+# A small budget: the pairs are out of it sooner; what is asked of the run is the same.
+FAST = ["--block-dim", "64", "--timeout", "0.05", "--hints", "off", "--format", "json"]
+
+
+def _report(path) -> dict:
+    code, out, err = cli_in_process(["check", str(path), *FAST])
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def _address(line_text: str, col: int, tid: int, stride: int) -> int:
+    """The element of `s` the access at `col` of the sort's line reads or writes for thread `tid`."""
+    return tid ^ stride if line_text[col - 1:].startswith("s[ixj]") else tid
+
+
+def test_the_sort_without_its_barrier_races_in_a_run_with_the_runs_witness():
+    path = SORTS / "bitonic_sort_shared_no_sync.cu"
+    lines = path.read_text().splitlines()
+    races = [f for f in _report(path)["findings"] if f["rule"] in ("read-after-write", "write-after-read",
+                                                                   "write-after-write")
+             and f["first"]["buffer"] == "s"]
+    assert races and all(f["severity"] == "error" for f in races)
+    for f in races:
+        w = f["witness"]
+        assert w["observed"] == {"block": [0, 0, 0], "seed": 0} and w["replayed"]
+        assert any("seen in a run" in n for n in f["notes"])
+        # The witness is the program's: each thread's loop iterations give its size and stride,
+        # and the access at its line and column reaches the element named, in one barrier interval.
+        assert w["first_iterations"]["9"] == w["second_iterations"]["9"]
+        for side, thread, iters in (("first", w["first_thread"], w["first_iterations"]),
+                                    ("second", w["second_thread"], w["second_iterations"])):
+            size = 2 << iters["9"]
+            stride = (size // 2) >> iters["10"]
+            loc = f[side]
+            assert _address(lines[loc["line"] - 1], loc["col"], thread[0], stride) == w["element"]
+        assert w["first_thread"] != w["second_thread"]
+
+
+def test_the_sort_with_its_barrier_stays_unknown_not_clean_and_not_racy():
+    report = _report(SORTS / "bitonic_sort_shared.cu")
+    rules = {f["rule"] for f in report["findings"]}
+    assert "unknown" in rules
+    assert not rules & {"read-after-write", "write-after-read", "write-after-write"}
+
+
+def test_a_run_outside_a_declared_size_is_not_gone_by(tmp_path):
+    # 128 threads on a 64-element array: the run stores past its end, which the analysis assumes
+    # never happens; what that run saw is no witness.
+    src = """
+__global__ void k(int *out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = 1;
+    out[threadIdx.x] = s[threadIdx.x ^ 1];
+}
+"""
+    (kernel,) = lower_source(src, "cuda", "k.cu")
+    kernel.block_dim.update(x=128, y=1, z=1)
+    seen = Observation(kernel, [], {}, {})
+    seen.make()
+    assert seen.made and not seen.races and "outside" in seen.failure
+    kernel.block_dim.update(x=64)
+    seen = Observation(kernel, [], {}, {})
+    seen.make()
+    assert seen.failure is None and seen.races     # in bounds: the read of a neighbour's store
+
+
+def test_a_block_extent_not_given_means_no_run():
+    (kernel,) = lower_source("__global__ void k(int *a) { a[threadIdx.x] = 0; }", "cuda", "k.cu")
+    kernel.block_dim.clear()
+    seen = Observation(kernel, [], {}, {})
+    seen.make()
+    assert not seen.races and seen.failure == "a block extent is not given"
