@@ -165,7 +165,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             for a, b in self._partners(events, i):
                 if self._out_of_time():
                     # Out of time: what is left of this buffer is undecided, never clean. One
-                    # finding stands for them all (a long kernel has millions of pairs).
+                    # finding stands for them all (a long kernel has millions of pairs), beside
+                    # the races among them a run of the block made before saw.
+                    self._seen_among(events[i:], out)
                     n = len(events) - i
                     out.undecided.append(Undecided(a, b, KERNEL_LIMIT.format(n=n * (n + 1) // 2)))
                     self._hit.add((a.access.id, b.access.id))
@@ -493,6 +495,17 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             return False
         self.observation.make()
         return self.observation.race(*self._current) is not None
+
+    def _seen_among(self, events: list[AccessEvent], out: PairAnalysis) -> None:
+        """The races between `events` the run saw, when one was made (never made for this: the
+        kernel's time is up)."""
+        if not (self.observes and self.observation.made):
+            return
+        left = {e.access.id: e for e in events}
+        for x, y in list(self.observation.races or ()):
+            if x in left and y in left and (x, y) not in self._hit and (y, x) not in self._hit:
+                if self._seen(left[x], left[y], out):
+                    self._hit.add((x, y))
 
     def _seen(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         race = self.observation.race(a, b)
