@@ -1136,6 +1136,7 @@ class ModeResult:
     message: str = ""
     verdict: str = ""          # kernelrace's findings, summarised
     found: list = field(default_factory=list)            # racy buffers with a race finding
+    seen: list = field(default_factory=list)             # ... only races seen in a run (observed.py)
     unknown: list = field(default_factory=list)          # racy buffers with only an `unknown` finding
     missed: list = field(default_factory=list)           # racy buffers without a finding
     missed_pairs: list = field(default_factory=list)     # racy statement pairs no finding names
@@ -1214,6 +1215,9 @@ def compare(findings: list, verdict: OracleVerdict, result: ModeResult, subject:
     for b in sorted(verdict.racy):
         got = rules.get(b, set())
         (result.found if got & RACE_RULES else result.unknown if "unknown" in got else result.missed).append(b)
+        if got & RACE_RULES and all((f.witness or {}).get("observed") for f in findings
+                                    if f.second.buffer == b and f.rule in RACE_RULES):
+            result.seen.append(b)
     # A race found on a buffer hides any other race on it from the per-buffer count: every racy
     # pair of statements must be named by a finding too (on a buffer not missed altogether).
     named = {tuple(sorted((subject.location_line(f.first), subject.location_line(f.second))))
@@ -1468,11 +1472,12 @@ def shrink_failure(record: KernelRecord, failure: Failure, kernel_timeout: float
 
 # ---------------------------------------------------------------- the campaign
 
-# Per dialect and mode: racy buffers (oracle) found by a race finding, by an `unknown` one only,
-# or missed; racy statement pairs no finding names on a buffer found; every `unknown` finding; with `--define` only, false alarms (a finding on a buffer
+# Per dialect and mode: racy buffers (oracle) found by a race finding (of them, those found only by
+# races seen in a run of the block, as the oracle runs it: analysis/observed.py), by an `unknown`
+# one only, or missed; racy statement pairs no finding names on a buffer found; every `unknown` finding; with `--define` only, false alarms (a finding on a buffer
 # without a harmful race, but a write-after-write where only same-value writes collide, which is
 # a benign race reported); witnesses; kernels kernelrace gave no verdict on.
-COLUMNS = ("racy buffers", "found", "only unknown", "missed", "missed pairs", "unknown findings", "false alarms",
+COLUMNS = ("racy buffers", "found", "seen in a run", "only unknown", "missed", "missed pairs", "unknown findings", "false alarms",
            "benign reported", "bad witnesses", "inconclusive witnesses", "rejected", "crashed", "timeout")
 
 
@@ -1508,7 +1513,8 @@ class Campaign:
         c = self.counts.setdefault((r.dialect, r.mode), Counter())
         c["racy buffers"] += racy
         c["unknown findings"] += r.unknown_findings
-        for column, items in (("found", r.found), ("only unknown", r.unknown), ("missed", r.missed),
+        for column, items in (("found", r.found), ("seen in a run", r.seen), ("only unknown", r.unknown),
+                              ("missed", r.missed),
                               ("missed pairs", r.missed_pairs),
                               ("false alarms", r.false_alarms), ("benign reported", r.benign_reported),
                               ("bad witnesses", r.bad_witnesses), ("inconclusive witnesses", r.inconclusive_witnesses)):

@@ -10,6 +10,7 @@ import json
 
 from conftest import TESTS, cli_in_process
 
+from analyzer.analysis import contracts
 from analyzer.analysis.observed import Observation
 from analyzer.frontend import lower_source
 
@@ -86,3 +87,16 @@ def test_a_block_extent_not_given_means_no_run():
     seen = Observation(kernel, [], {}, {})
     seen.make()
     assert not seen.races and seen.failure == "a block extent is not given"
+
+
+def test_a_parameter_the_run_picks_stays_inside_its_range_contract():
+    # Every thread writes a[tid / n]: at the default n (the block's 64 threads) all write a[0];
+    # `n:range=1..1` says n is 1, where each thread has its own element.
+    (kernel,) = lower_source("__global__ void k(int *a, int n) { a[threadIdx.x / n] = threadIdx.x; }", "cuda", "k.cu")
+    kernel.block_dim.update(x=64, y=1, z=1)
+    free = Observation(kernel, [], {}, {})
+    free.make()
+    assert free.races and free.params == {"n": 64}
+    bounded = Observation(kernel, [(contracts.parse("n:range=1..1"), contracts.PARAM + "n")], {}, {})
+    bounded.make()
+    assert bounded.failure is None and not bounded.races and bounded.params == {"n": 1}

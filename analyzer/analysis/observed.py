@@ -18,6 +18,7 @@ it did not see collide stay as the solver left them.
 from __future__ import annotations
 
 from analyzer import ir
+from analyzer.analysis.contracts import PARAM
 from analyzer.analysis.hazards import Hazard, Thread, Witness
 from analyzer.analysis.symbolic import AccessEvent, Sym
 from analyzer.dynamic import schedule
@@ -51,11 +52,13 @@ class Observation:
     """One run of a kernel's first block, made on first use; `race(a, b)` is the collision of
     the two access sites it saw, or None."""
 
-    def __init__(self, kernel: ir.Kernel, contracts: list[str], loop_line: dict[int, int],
-                 buffers: dict[int, str]):
+    def __init__(self, kernel: ir.Kernel, contracts: list, loop_line: dict[int, int], buffers: dict[int, str]):
+        """`contracts`: the (contract, buffer) pairs in force (contracts.in_force)."""
         self.kernel = kernel
         self.buffers = buffers      # access id -> its buffer
-        self.contracts = contracts
+        self.contracts = [str(c) for c, name in contracts if not name.startswith(PARAM)]
+        # Scalar parameters a range contract bounds: a value the run picks stays inside.
+        self.ranges = {c.buffer: (c.lo, c.hi) for c, name in contracts if name.startswith(PARAM)}
         self.loop_line = loop_line
         self.races: dict[tuple[int, int], Race] | None = None
         self.params: dict[str, int] = {}
@@ -76,8 +79,10 @@ class Observation:
         threads = k.block_dim["x"] * k.block_dim["y"] * k.block_dim["z"]
         try:
             # A parameter nothing gives a value gets the block's thread count: an extent that
-            # fills one block, the commonest meaning of `n` in a kernel's guard.
-            launch = make_launch(k, None, None, SEED, [(0, 0, 0)], default=threads, contracts=self.contracts)
+            # fills one block, the commonest meaning of `n` in a kernel's guard (inside the range
+            # a contract states for it).
+            picked = {p: min(max(threads, lo), hi) for p, (lo, hi) in self.ranges.items() if p not in k.bindings}
+            launch = make_launch(k, picked, None, SEED, [(0, 0, 0)], default=threads, contracts=self.contracts)
             detector = _InBounds(k)
             schedule.run(k, launch, schedule.order("ascending", launch, SEED), [(0, 0, 0)],
                          detector=detector, run_steps=OBSERVE_STEPS)

@@ -141,7 +141,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # A run of the block, made at the race pass's first undecided pair (observed.py), and
         # the race pass's pair being checked.
         self._current: tuple[AccessEvent, AccessEvent] | None = None
-        self.observation = Observation(kernel, [str(c) for c, _ in contracts], self.loop_line,
+        self.observation = Observation(kernel, list(contracts), self.loop_line,
                                        {i: e.access.buffer for i, e in ev.accesses.items()})
 
     def _encoders(self) -> None:
