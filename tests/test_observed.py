@@ -100,3 +100,14 @@ def test_a_parameter_the_run_picks_stays_inside_its_range_contract():
     bounded = Observation(kernel, [(contracts.parse("n:range=1..1"), contracts.PARAM + "n")], {}, {})
     bounded.make()
     assert bounded.failure is None and not bounded.races and bounded.params == {"n": 1}
+
+
+def test_a_kernel_with_a_declared_shape_gets_no_run():
+    # TVM's buffers declare their shapes, and the analysis assumes each index inside its
+    # dimension: a flattened offset cannot show a row's overflow, so no run is gone by.
+    (kernel,) = lower_source("__global__ void k(int *a) { a[threadIdx.x / 2] = threadIdx.x; }", "cuda", "k.cu")
+    kernel.block_dim.update(x=64, y=1, z=1)
+    kernel.buffers["a"].strides = (8,)
+    seen = Observation(kernel, [], {}, {})
+    seen.make()
+    assert not seen.races and "declared shape" in seen.failure

@@ -9,10 +9,11 @@ inputs). A pair seen there, two threads on the same bytes in one barrier interva
 a concrete witness by construction; it is reported instead of `unknown`, and from then on a pair
 seen colliding skips its queries. Pairs decided before the run keep their verdicts and witnesses.
 
-Nothing here can make a pair clean: a run that cannot be made (a block extent not given, more
-steps than OBSERVE_STEPS, a construct the interpreter has no rule for) or that touches a buffer
-outside its declared size (which the analysis assumes never happens) adds nothing, and the pairs
-it did not see collide stay as the solver left them.
+Nothing here can make a pair clean: a run that cannot be made adds nothing (a block extent not
+given, more steps than OBSERVE_STEPS, a construct the interpreter has no rule for, a buffer with a
+declared shape: the analysis assumes each of its indices inside its dimension, and a run sees only
+flattened offsets), nor does one that touches a buffer outside its declared size (which the
+analysis assumes never happens); the pairs it did not see collide stay as the solver left them.
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ class Observation:
         k = self.kernel
         if not all(isinstance(k.block_dim.get(d), int) for d in ("x", "y", "z")):
             self.failure = "a block extent is not given"
+            return
+        shaped = [b.display or b.name for b in k.buffers.values() if b.strides or b.param_row]
+        if shaped:
+            # The analysis assumes each index of a declared shape inside its dimension; a run sees
+            # flattened offsets only, and cannot tell a row's overflow from the next row.
+            self.failure = f"{shaped[0]} has a declared shape, whose dimensions a run cannot check"
             return
         threads = k.block_dim["x"] * k.block_dim["y"] * k.block_dim["z"]
         try:
