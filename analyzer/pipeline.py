@@ -188,7 +188,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                 f.fix = fix.as_dict() if fix is not None else None
     assumed = []
     if options.explain and pairs.checker:
-        assumed = pairs.checker.rests_on_bounds(pairs) + pairs.checker.rests_on_contracts()
+        assumed = pairs.checker.rests_on_bounds(pairs) + pairs.checker.rests_on_contracts(pairs)
     if grid is not None:
         assumed += grid.assumed
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]

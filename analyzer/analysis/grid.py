@@ -343,7 +343,7 @@ def analyse_grid(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 
     out = checker.run(deadline)
     if explain:
         out.assumed = [f"{text} (threads of two blocks)"
-                       for text in checker.rests_on_bounds(out) + checker.rests_on_contracts()]
+                       for text in checker.rests_on_bounds(out) + checker.rests_on_contracts(out)]
     return out
 
 
