@@ -298,10 +298,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         remembered. Whether the pair collided without the contracts is asked only if `-v` names it
         (`rests_on_contracts`).
 
-        Asked in the exact encoder first, the refinement's terms meet Z3's context before the
-        cheap query's: the refinement asked with only part of the usual order's (the facts without
-        the other segments and cases) moved two published configs' page kernels past their budget
-        (docs/benchmarks.md)."""
+        Why as the usual order asks it: its terms now meet Z3's context before the cheap query's,
+        and a first version that asked the facts alone (no other segments, no cases) moved two
+        published configs' page kernels past their budget (docs/benchmarks.md)."""
         if self.contract_facts is None:
             return False
         exact, _, _ = self._constraints(self.exact, a, b, combos)
