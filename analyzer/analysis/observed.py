@@ -53,10 +53,11 @@ class Observation:
     """One run of a kernel's first block, made on first use; `race(a, b)` is the collision of
     the two access sites it saw, or None."""
 
-    def __init__(self, kernel: ir.Kernel, contracts: list, loop_line: dict[int, int], buffers: dict[int, str]):
-        """`contracts`: the (contract, buffer) pairs in force (contracts.in_force)."""
+    def __init__(self, kernel: ir.Kernel, contracts: list, loop_line: dict[int, int], ev):
+        """`contracts`: the (contract, buffer) pairs in force (contracts.in_force); `ev` the
+        kernel's symbolic evaluation (its accesses name the loads of an address)."""
         self.kernel = kernel
-        self.buffers = buffers      # access id -> its buffer
+        self.ev = ev
         self.contracts = [str(c) for c, name in contracts if not name.startswith(PARAM)]
         # Scalar parameters a range contract bounds: a value the run picks stays inside.
         self.ranges = {c.buffer: (c.lo, c.hi) for c, name in contracts if name.startswith(PARAM)}
@@ -115,10 +116,10 @@ class Observation:
                    for t in (race.first, race.second)]
         witness = Witness(threads[0], threads[1], (0, 0, 0), race.element, race.byte,
                           race.first.warp == race.second.warp, dict(self.params))
-        return Hazard(kind, first, second, witness, data_dependent=_index_maps(a, b, self.buffers), observed=SEED)
+        return Hazard(kind, first, second, witness, data_dependent=_index_maps(a, b, self.ev.accesses), observed=SEED)
 
 
-def _index_maps(a: AccessEvent, b: AccessEvent, buffers: dict[int, str]) -> tuple[str, ...]:
+def _index_maps(a: AccessEvent, b: AccessEvent, accesses: dict[int, AccessEvent]) -> tuple[str, ...]:
     """The buffers the two addresses read (loaded values are `load<access id>` terms): the run's
     seeded contents of an index map may repeat a value where the real map never does, so such a
     collision says less (a warning, as the solver's data-dependent races are)."""
@@ -131,6 +132,7 @@ def _index_maps(a: AccessEvent, b: AccessEvent, buffers: dict[int, str]) -> tupl
             continue
         seen.add(id(t))
         if isinstance(t, Sym) and t.name.startswith("load") and t.name[4:].isdigit():
-            out[buffers.get(int(t.name[4:]), t.name)] = None
+            site = accesses.get(int(t.name[4:]))
+            out[site.access.buffer if site is not None else t.name] = None
         stack.extend(ir.operands(t))
     return tuple(out)

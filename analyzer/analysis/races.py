@@ -143,8 +143,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # A run of the block, made at the race pass's first undecided pair (observed.py), and
         # the race pass's pair being checked.
         self._current: tuple[AccessEvent, AccessEvent] | None = None
-        self.observation = Observation(kernel, list(contracts), self.loop_line,
-                                       {i: e.access.buffer for i, e in ev.accesses.items()})
+        self.observation = (Observation(kernel, list(contracts), self.loop_line, ev) if self.observes
+                            else None)
 
     def _encoders(self) -> None:
         if self.exact is None:
@@ -186,7 +186,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         entries = self._entries(a, b, self.block_reach, self.warp_reach)
         if not entries:
             return False
-        if self.observation.made and self._seen(a, b, out):
+        if self.observation is not None and self.observation.made and self._seen(a, b, out):
             return True     # seen colliding in the run made at an undecided pair: no queries
         self._current = (a, b)
         try:
@@ -526,7 +526,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         """The race pass's pair the solver left undecided: seen colliding in a run of the block
         (made now, once per kernel; observed.py)? Then it is that race, not unknown. (Between
         blocks, `GridChecker`, a run of one block shows nothing.)"""
-        if not self.observes:
+        if self.observation is None:
             return False
         self.observation.make()
         return self._seen(a, b, out)
@@ -534,7 +534,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     def _escalation_spared(self) -> bool:
         """Before a query out of budget is asked again with more: is the race pass's pair it
         belongs to seen colliding in the run? Then the more is spent for nothing."""
-        if not self.observes or self._current is None:
+        if self.observation is None or self._current is None:
             return False
         self.observation.make()
         return self.observation.race(*self._current) is not None
@@ -542,10 +542,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     def _seen_among(self, events: list[AccessEvent], out: PairAnalysis) -> None:
         """The races between `events` the run saw, when one was made (never made for this: the
         kernel's time is up)."""
-        if not (self.observes and self.observation.made):
+        if self.observation is None or not self.observation.made:
             return
         left = {e.access.id: e for e in events}
-        for x, y in list(self.observation.races or ()):
+        for x, y in list(self.observation.races):
             if x in left and y in left and (x, y) not in self._hit and (y, x) not in self._hit:
                 if self._seen(left[x], left[y], out):
                     self._hit.add((x, y))
