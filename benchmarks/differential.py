@@ -95,7 +95,7 @@ class Var:
 
 @dataclass(frozen=True)
 class Bin:
-    op: str                    # + - * between two expressions
+    op: str                    # + - * ^ & | << >> between two expressions
     left: "Expr"
     right: "Expr"
 
@@ -288,7 +288,7 @@ def exprs(draw, scope: Scope, depth: int = 2, uniform: bool = False) -> Expr:
     """An int expression; `uniform` keeps thread ids (and variables derived from them) out."""
     ints = [n for n, u in scope.ints if u or not uniform]
     kinds = ["const"] + ([] if uniform else ["tid"]) + (["param"] if scope.params else []) \
-        + (["var"] if ints else []) + (["bin", "byconst"] if depth > 0 else [])
+        + (["var"] if ints else []) + (["bin", "byconst", "bits"] if depth > 0 else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "const":
         return Const(draw(st.integers(0, 8)))
@@ -301,10 +301,38 @@ def exprs(draw, scope: Scope, depth: int = 2, uniform: bool = False) -> Expr:
     left = draw(exprs(scope, depth - 1, uniform))
     if kind == "bin":
         return Bin(draw(st.sampled_from("+*-")), left, draw(exprs(scope, depth - 1, uniform)))
+    if kind == "bits":
+        # Shifts by a computed amount, and ^ & | with another expression or with a power of two
+        # whose exponent follows a counter (a bitonic sort's `i ^ stride`, a butterfly's `i & half`).
+        op = draw(st.sampled_from(["^", "&", "|", "<<", ">>"]))
+        if op in ("<<", ">>"):
+            return Bin(op, left, draw(amounts(scope, uniform)))
+        return Bin(op, left, draw(powers(scope, uniform) | exprs(scope, depth - 1, uniform)))
     op = draw(st.sampled_from(["/", "%", "&", ">>", "<<"]))
     const = {"/": st.integers(1, 8), "%": st.integers(1, 8), "&": st.integers(0, 31),
              ">>": st.integers(0, 3), "<<": st.integers(0, 3)}[op]
     return ByConst(op, left, draw(const))
+
+
+def amounts(scope: Scope, uniform: bool):
+    """A shift amount: a small constant, a loop counter or local, or a parameter."""
+    names = [n for n, u in scope.ints if u or not uniform]
+    out = st.integers(0, 4).map(Const)
+    if names:
+        out = out | st.sampled_from(names).map(Var)
+    if scope.params:
+        out = out | st.sampled_from(scope.params).map(Param)
+    return out
+
+
+@st.composite
+def powers(draw, scope: Scope, uniform: bool) -> Expr:
+    """`c << a`, c a power of two, perhaps shifted right again: a power of two (or 0) whose
+    exponent follows the amounts."""
+    e: Expr = Bin("<<", Const(draw(st.sampled_from([1, 2, 4]))), draw(amounts(scope, uniform)))
+    if draw(st.booleans()):
+        e = Bin(">>", e, draw(amounts(scope, uniform)))
+    return e
 
 
 @st.composite
@@ -702,6 +730,12 @@ class ThreadRun:
         a = self.expr(e.left)
         if isinstance(e, Bin):
             b = self.expr(e.right)
+            if e.op in ("<<", ">>"):
+                if not 0 <= b < 32 or (e.op == "<<" and a < 0):
+                    raise IllDefined(f"{e.op} by {b} of {a}")    # undefined in C
+                return c_int(a << b) if e.op == "<<" else a >> b
+            if e.op in ("^", "&", "|"):
+                return a ^ b if e.op == "^" else a & b if e.op == "&" else a | b
             return c_int(a + b if e.op == "+" else a - b if e.op == "-" else a * b)
         c = e.const
         if e.op in ("/", "%", "<<") and a < 0:

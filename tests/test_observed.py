@@ -1,8 +1,8 @@
 """Pairs the solver cannot decide, looked for in a run of the block (analyzer/analysis/observed.py).
 
 A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, keeps every query of
-its shared-memory pairs past the budget. Without its inner barrier the sort races at once in a
-run: kernelrace reports that race, with the run's threads, iterations and element, instead of
+its shared-memory pairs past the small budget these tests give (at the default budget the solver
+decides them: power_bits.py). Without its inner barrier the sort races at once in a run: kernelrace reports that race, with the run's threads, iterations and element, instead of
 `unknown`. With the barrier, the run shows nothing and the pairs stay unknown, never clean.
 """
 

@@ -15,6 +15,7 @@ import re
 import z3
 
 from analyzer import ir
+from analyzer.analysis import power_bits
 from analyzer.analysis.division_encoding import DivisionEncoding
 from analyzer.analysis.floor_nest import one_floor
 from analyzer.analysis.symbolic import Iter, Sym
@@ -308,6 +309,10 @@ class Encoder(DivisionEncoding):
                 self._track(out)
             return out
         if isinstance(t, ir.BinOp):
+            if t.op in power_bits.OPS:
+                power = self._power(t, k)
+                if power is not None:
+                    return power
             if t.op in ("/", "%", "fdiv", "fmod") and isinstance(t.b, ir.Const) and t.b.value > 0:
                 by_constant = self._by_constant(t, k)
                 if by_constant is not None:
@@ -344,6 +349,32 @@ class Encoder(DivisionEncoding):
                 return z3.If(a < b, a, b) if t.fn == "min" else z3.If(a < b, b, a)
             return self.func(t.fn, len(args))(*args) if args else self._c_int(t.fn)
         raise TypeError(f"cannot encode {t!r}")
+
+    def _power(self, t: ir.BinOp, k: int):
+        """A power of two whose exponent follows the run (`2 << i`, `size >> j`), or a bitwise
+        operation with one (power_bits.py); None for any other term."""
+        if t.op in ("^", "&", "|"):
+            for x, y in ((t.a, t.b), (t.b, t.a)):
+                if t.op == "&" and isinstance(y, ir.Const) and (_pow2(y.value + 1) is not None
+                                                                or _pow2(-y.value) is not None):
+                    return None     # a mask: the remainder `binop` makes of it
+                e = power_bits.exponent(y)
+                if e is not None:
+                    return power_bits.with_power(t.op, as_int(self.term(x, k)), as_int(self.term(e, k)),
+                                                 self._pow2_of, self._shift, power_bits.width(x, self.kernel.block_dim))
+            return None
+        e = power_bits.exponent(t)
+        if e is None or power_bits.constant(e):
+            return None     # a constant: `binop`'s products and floors by constants
+        return self._pow2_of(as_int(self.term(e, k)))
+
+    def _pow2_of(self, e):
+        """2**e for an integer term e: 0 below 0, one case per exponent up to 62, and past that
+        some value from 2**63 on (`pow2` uninterpreted: the exact power is never an in-bounds
+        index, and the shifts that reach it are undefined in C or overflow 64 bits)."""
+        past = self.func("pow2", 1)(e)
+        return z3.If(e < 0, z3.IntVal(0), z3.If(e <= 62, self._shift("<<", z3.IntVal(1), e),
+                                                 z3.If(past > 0, past, 0) + (1 << 63)))
 
     def _ticket(self, name: str, k: int, args: list, out) -> None:
         """A fetch-and-add's result (ir.Opaque.ticket): two different threads fetching at the

@@ -1,0 +1,106 @@
+"""Powers of two whose exponent follows the run, and bitwise operations with them, as integer
+arithmetic on the exponent instead of nested shifts and bit-vectors.
+
+A bitonic sort's `stride` is `((2 << size_iter) / 2) >> stride_iter`, its partner `tid ^ stride`,
+its direction `tid & size`. Encoded operation by operation, every shift is one case per amount
+(solver.py's `_shift`) of a term that is itself cases, each divided again, and the xor goes through
+64-bit vectors: every query of such a kernel ran to its budget. Read as `2**e` with the exponent
+`e = size_iter + 1 - 1 - stride_iter` (linear), the power is one case per exponent, and with
+`p = 2**e` and `bit = (x >> e) mod 2` (bit e of x: floor division, the two's complement bit of any
+integer)
+
+    x ^ p = x - p if bit else x + p
+    x & p = p     if bit else 0
+    x | p = x     if bit else x + p
+
+Which terms are powers of two is read off the IR: a constant power of two, shifted left or
+multiplied by powers of two (the exponents add), then shifted right or divided by constant powers
+of two (they subtract; a power of two shifted past its last bit is 0, where `e < 0`). The values
+are mathematical integers, as everywhere in the analysis (replay.py and the interpreter compute
+the same); they agree with 64-bit two's complement for exponents up to 62. A larger one needs a
+shift C leaves undefined or an overflow, and gets a value of its own (solver.py, `_pow2_of`).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from analyzer import ir
+
+# The operators whose terms may be powers of two, or bitwise operations with one.
+OPS = frozenset(("<<", ">>", "/", "fdiv", "*", "^", "&", "|"))
+
+
+def exponent(t) -> ir.Expr | None:
+    """An IR term `e` with `t == (2**e if e >= 0 else 0)`, or None when `t` is not of that form."""
+    out = _left(t)
+    if out is not None or not isinstance(t, ir.BinOp):
+        return out
+    if t.op == ">>":
+        e = exponent(t.a)
+        return ir.BinOp("-", e, t.b) if e is not None else None
+    if t.op in ("/", "fdiv") and isinstance(t.b, ir.Const) and _log2(t.b.value) is not None:
+        e = exponent(t.a)
+        return ir.BinOp("-", e, ir.Const(_log2(t.b.value))) if e is not None else None
+    return None
+
+
+def _left(t) -> ir.Expr | None:
+    """The exponent of a power of two built without a right shift (never 0): `2**c`, `p << s`,
+    `p * q`."""
+    if isinstance(t, ir.Const):
+        k = _log2(t.value)
+        return ir.Const(k) if k is not None else None
+    if isinstance(t, ir.BinOp) and t.op == "<<":
+        e = _left(t.a)
+        return ir.BinOp("+", e, t.b) if e is not None else None
+    if isinstance(t, ir.BinOp) and t.op == "*":
+        e, f = _left(t.a), _left(t.b)
+        return ir.BinOp("+", e, f) if e is not None and f is not None else None
+    return None
+
+
+def _log2(n) -> int | None:
+    return n.bit_length() - 1 if isinstance(n, int) and n > 0 and n & (n - 1) == 0 else None
+
+
+def constant(t) -> bool:
+    """Is the IR term built of constants alone? (A power of two with a constant exponent keeps
+    the encoding of its operations: products and floors by constants.)"""
+    return isinstance(t, ir.Const) or (isinstance(t, ir.BinOp) and constant(t.a) and constant(t.b))
+
+
+def width(t, block_dim: dict) -> int | None:
+    """Bits enough for every value of `t` when it is a thread index of a known extent or a
+    non-negative constant (None otherwise): its bits from there on are 0."""
+    if isinstance(t, ir.Const) and t.value >= 0:
+        return max(t.value.bit_length(), 1)
+    if isinstance(t, ir.Builtin) and t.name.startswith("tid."):
+        n = block_dim.get(t.name[4:])
+        return max((n - 1).bit_length(), 1) if isinstance(n, int) and n >= 1 else None
+    return None
+
+
+def with_power(op: str, x, e, pow2, shift, bits: int | None = None):
+    """`x op 2**e` (`x op 0` where e < 0) for op in `^ & |`, in Z3 terms. `pow2(e)` and
+    `shift(">>", x, e)` are the encoder's; `bits`: x lies in [0, 2**bits) (one case per bit below,
+    instead of one per amount)."""
+    if z3.is_int_value(e):
+        k = e.as_long()
+        if k < 0:
+            return x if op in ("^", "|") else z3.IntVal(0)
+        p = z3.IntVal(1 << k)
+        bit = (x / p) % 2 == 1
+    else:
+        p = pow2(e)
+        if bits is not None:
+            bit = z3.BoolVal(False)
+            for k in range(bits - 1, -1, -1):
+                bit = z3.If(e == k, (x / (1 << k)) % 2 == 1, bit)
+        else:
+            bit = shift(">>", x, e) % 2 == 1
+    if op == "^":
+        return z3.If(bit, x - p, x + p)
+    if op == "&":
+        return z3.If(bit, p, z3.IntVal(0))
+    return z3.If(bit, x, x + p)
