@@ -117,6 +117,19 @@ class Opaque:
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
 
 
+# CUDA's bit intrinsics on an N-bit unsigned operand: name -> (what, N). The solver encodes them
+# exactly where it knows the operand's bits (power_bits.py); the replay and the interpreter compute them.
+BIT_INTRINSICS = {"__popc": ("count", 32), "__popcll": ("count", 64), "__brev": ("reverse", 32),
+                  "__brevll": ("reverse", 64)}
+
+
+def bit_intrinsic(fn: str, x: int) -> int:
+    """The value of a BIT_INTRINSICS call on the integer x (taken as its type's N-bit unsigned)."""
+    what, n = BIT_INTRINSICS[fn]
+    bits = format(x & ((1 << n) - 1), f"0{n}b")
+    return bits.count("1") if what == "count" else int(bits[::-1], 2)
+
+
 def ticket_name(e: Opaque) -> str:
     """The solver's (and the replay's) name of a fetch-and-add's result: `gticket` for a grid-wide
     counter's, which differs between blocks too; `xN` when it adds N > 1."""

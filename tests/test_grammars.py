@@ -45,6 +45,17 @@ def test_metal_constructs_parse(src):
     parse(src, "metal", "snippet.metal")
 
 
+def test_cuda_half_is_a_type_only_with_cuda_fp16():
+    """CUDA's `half` is cuda_fp16.h's typedef: without it a kernel may name a variable `half` (a
+    butterfly's span); with it `half` declares, and a variable of that name is C++'s error."""
+    body = "__global__ void k(float* a) {\n  unsigned half = blockDim.x / 2;\n  a[threadIdx.x + half] = 0;\n}\n"
+    parse(body, "cuda", "butterfly.cu")
+    typed = "#include <cuda_fp16.h>\n__global__ void k(half* a) {\n  half x = a[0];\n  a[1] = x;\n}\n"
+    parse(typed, "cuda", "fp16.cu")
+    with pytest.raises(KernelraceError, match=r"fp16b\.cu:3:17: syntax error"):
+        parse("#include <cuda_fp16.h>\n" + body, "cuda", "fp16b.cu")
+
+
 def test_dangling_else_binds_to_nearest_if():
     tree = parse("__global__ void k(int* a) { if (a[0]) if (a[1]) a[2] = 1; else a[3] = 1; }", "cuda", "x.cu")
     ifs = [t for t in tree.iter_subtrees_topdown() if t.data.endswith("if_stmt")]

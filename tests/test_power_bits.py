@@ -31,6 +31,8 @@ def _eval(t, env):
         return t.value
     if isinstance(t, ir.Param | ir.Builtin):
         return env[t.name]
+    if isinstance(t, ir.Call):
+        return ir.bit_intrinsic(t.fn, _eval(t.args[0], env))
     return _binop(t.op, _eval(t.a, env), _eval(t.b, env))
 
 
@@ -63,6 +65,51 @@ def test_power_of_two_terms_keep_cs_value(power):
                 s.add(i == iv, j == jv, n == nv, tid == tv, e != want)
                 assert s.check() == z3.unsat, (str(t), env, want)
                 s.pop()
+
+
+@pytest.mark.parametrize("power", POWERS[:3], ids=str)
+def test_masks_quotients_and_remainders_by_a_power_keep_cs_value(power):
+    """`x & (p - 1)` (a FFT's position in its group), `x / p` and `x % p` (a reduction's
+    `tid % (2 * s)`): one case per exponent, C's value wherever C defines one (p > 0)."""
+    kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
+    kernel.block_dim.update(x=64, y=1, z=1)
+    enc = Encoder(kernel, 32)
+    wide = B("+", TID, C(128))
+    terms = [B("&", x, B("-", power, C(1))) for x in (TID, N, wide)] + \
+        [B(op, x, power) for op in ("/", "%") for x in (TID, N, wide)]
+    encoded = [enc.term(t, 1) for t in terms]
+    assert not any("bv" in e.sexpr() for e in encoded)
+    s = z3.Solver()
+    i, j, n, tid = z3.Ints("i j n t1.x")
+    for iv, jv in itertools.product(range(0, 5), range(0, 6)):
+        for nv, tv in ((-37, 0), (-1, 5), (1, 17), (1000, 63)):
+            env = {"i": iv, "j": jv, "n": nv, "tid.x": tv}
+            for t, e in zip(terms, encoded):
+                if t.op in ("/", "%") and _eval(power, env) == 0:
+                    continue    # undefined in C
+                s.push()
+                s.add(i == iv, j == jv, n == nv, tid == tv, e != _eval(t, env))
+                assert s.check() == z3.unsat, (str(t), env)
+                s.pop()
+
+
+def test_bit_intrinsics_of_known_bits_are_exact():
+    """`__brev` and `__popc` of a thread index (a FFT's bit-reversed load slot) are their values,
+    so two threads' slots differ as their indices do; of an operand whose bits are unknown they
+    stay uninterpreted."""
+    kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
+    kernel.block_dim.update(x=128, y=1, z=1)
+    enc = Encoder(kernel, 32)
+    calls = [B(">>", ir.Call("__brev", (TID,)), C(24)), ir.Call("__brev", (B("+", TID, C(128)),)),
+             ir.Call("__popc", (TID,)), ir.Call("__popcll", (B("&", N, C(255)),))]
+    s = z3.Solver()
+    tid, n = z3.Ints("t1.x n")
+    for t in calls:
+        e = enc.term(t, 1)
+        for tv, nv in ((0, 0), (1, -1), (77, 300), (127, 255)):
+            env = {"tid.x": tv, "n": nv}
+            assert s.check(tid == tv, n == nv, e != _eval(t, env)) == z3.unsat, (str(t), env)
+    assert "__brev" in enc.term(ir.Call("__brev", (N,)), 1).sexpr()
 
 
 def test_other_terms_are_not_powers():

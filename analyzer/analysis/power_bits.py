@@ -27,8 +27,8 @@ import z3
 
 from analyzer import ir
 
-# The operators whose terms may be powers of two, or bitwise operations with one.
-OPS = frozenset(("<<", ">>", "/", "fdiv", "*", "^", "&", "|"))
+# The operators whose terms may be powers of two, or operations with one.
+OPS = frozenset(("<<", ">>", "/", "fdiv", "*", "^", "&", "|", "%"))
 
 
 def exponent(t) -> ir.Expr | None:
@@ -42,6 +42,13 @@ def exponent(t) -> ir.Expr | None:
     if t.op in ("/", "fdiv") and isinstance(t.b, ir.Const) and _log2(t.b.value) is not None:
         e = exponent(t.a)
         return ir.BinOp("-", e, ir.Const(_log2(t.b.value))) if e is not None else None
+    return None
+
+
+def mask_exponent(t) -> ir.Expr | None:
+    """`e` for a mask of the low bits `2**e - 1` (a FFT's `t & (half - 1)`), or None."""
+    if isinstance(t, ir.BinOp) and t.op == "-" and isinstance(t.b, ir.Const) and t.b.value == 1:
+        return exponent(t.a)
     return None
 
 
@@ -71,14 +78,61 @@ def constant(t) -> bool:
 
 
 def width(t, block_dim: dict) -> int | None:
-    """Bits enough for every value of `t` when it is a thread index of a known extent or a
-    non-negative constant (None otherwise): its bits from there on are 0."""
-    if isinstance(t, ir.Const) and t.value >= 0:
-        return max(t.value.bit_length(), 1)
-    if isinstance(t, ir.Builtin) and t.name.startswith("tid."):
-        n = block_dim.get(t.name[4:])
+    """Bits enough for every value of `t` (all of them non-negative), or None: read off thread
+    indices of a known extent, non-negative constants, and sums, masks, shifts and products by
+    constants of those."""
+    if isinstance(t, ir.Const):
+        return max(t.value.bit_length(), 1) if t.value >= 0 else None
+    if isinstance(t, ir.Builtin):
+        n = block_dim.get(t.name[4:]) if t.name.startswith("tid.") else None
         return max((n - 1).bit_length(), 1) if isinstance(n, int) and n >= 1 else None
+    if not isinstance(t, ir.BinOp):
+        return None
+    c = t.b.value if isinstance(t.b, ir.Const) else None
+    if t.op == "&" and c is not None and c >= 0:
+        return max(c.bit_length(), 1)      # whatever the other operand
+    a = width(t.a, block_dim)
+    if a is None:
+        return None
+    if t.op in ("+", "|", "^"):
+        b = width(t.b, block_dim)
+        return None if b is None else max(a, b) + (t.op == "+")
+    if t.op == "&":
+        b = width(t.b, block_dim)
+        return None if b is None else min(a, b)
+    if c is None or c < 0:
+        return None
+    if t.op == "*":
+        return a + c.bit_length()
+    if t.op == "<<" and c < 64:
+        return a + c
+    if t.op == ">>":
+        return max(a - c, 1)
+    if t.op in ("/", "fdiv") and c > 0:
+        return max(a - (c.bit_length() - 1), 1)     # x / c < 2**a / 2**floor(log2 c)
+    if t.op in ("%", "fmod") and c > 0:
+        return min(a, max((c - 1).bit_length(), 1))
     return None
+
+
+def bit_intrinsic(fn: str, x, bits: int):
+    """CUDA's `__popc`/`__brev` (ir.BIT_INTRINSICS) of x in [0, 2**bits), in Z3 terms: the sum of
+    its bits (the count), or of each bit moved to its mirror position (the reversal); exact and
+    linear, where an uninterpreted function knew neither that two different indices reverse to
+    different slots nor anything of a count."""
+    what, n = ir.BIT_INTRINSICS[fn]
+    terms = [(x / (1 << i)) % 2 for i in range(min(bits, n))]
+    if what == "count":
+        return z3.Sum(terms)
+    return z3.Sum([b * (1 << (n - 1 - i)) for i, b in enumerate(terms)])
+
+
+def by_exponent(e, case, top: int, beyond):
+    """`case(k)` where e == k, for k from 0 below `top`; `beyond` for every other e."""
+    out = beyond
+    for k in range(top - 1, -1, -1):
+        out = z3.If(e == k, case(k), out)
+    return out
 
 
 def with_power(op: str, x, e, pow2, shift, bits: int | None = None):
@@ -94,9 +148,7 @@ def with_power(op: str, x, e, pow2, shift, bits: int | None = None):
     else:
         p = pow2(e)
         if bits is not None:
-            bit = z3.BoolVal(False)
-            for k in range(bits - 1, -1, -1):
-                bit = z3.If(e == k, (x / (1 << k)) % 2 == 1, bit)
+            bit = by_exponent(e, lambda k: (x / (1 << k)) % 2 == 1, bits, z3.BoolVal(False))
         else:
             bit = shift(">>", x, e) % 2 == 1
     if op == "^":

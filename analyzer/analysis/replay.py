@@ -246,6 +246,8 @@ class Replay:
         if isinstance(e, ir.Select):
             return self._eval(e.a, t) if self._int(e.cond, t) else self._eval(e.b, t)
         if isinstance(e, ir.Call):
+            if e.fn in ir.BIT_INTRINSICS and len(e.args) == 1:
+                return ir.bit_intrinsic(e.fn, self._int(e.args[0], t))
             if (e.fn.startswith("fcmp") or e.fn in ("min", "max")) and len(e.args) == 2:
                 a, b = (self._int(x, t) for x in e.args)
                 return _binop(e.fn[4:], a, b) if e.fn.startswith("fcmp") else (min if e.fn == "min" else max)(a, b)

@@ -340,6 +340,10 @@ class Encoder(DivisionEncoding):
         if isinstance(t, ir.Select):
             return z3.If(truth(self.term(t.cond, k)), as_int(self.term(t.a, k)), as_int(self.term(t.b, k)))
         if isinstance(t, ir.Call):
+            if t.fn in ir.BIT_INTRINSICS and len(t.args) == 1:
+                bits = power_bits.width(t.args[0], self.kernel.block_dim)
+                if bits is not None:
+                    return power_bits.bit_intrinsic(t.fn, as_int(self.term(t.args[0], k)), bits)
             args = [as_int(self.term(a, k)) for a in t.args]
             if t.fn.startswith("fcmp") and len(args) == 2:
                 # Floating-point values are opaque but ordered: compare them as such (NaN aside).
@@ -351,22 +355,48 @@ class Encoder(DivisionEncoding):
         raise TypeError(f"cannot encode {t!r}")
 
     def _power(self, t: ir.BinOp, k: int):
-        """A power of two whose exponent follows the run (`2 << i`, `size >> j`), or a bitwise
-        operation with one (power_bits.py); None for any other term."""
+        """A power of two whose exponent follows the run (`2 << i`, `size >> j`), or an operation
+        with one (power_bits.py): `x ^ p`, `x & p`, `x | p`, the mask `x & (p - 1)`, `x / p` and
+        `x % p`. None for any other term."""
+        bits = power_bits.width
         if t.op in ("^", "&", "|"):
             for x, y in ((t.a, t.b), (t.b, t.a)):
                 if t.op == "&" and isinstance(y, ir.Const) and (_pow2(y.value + 1) is not None
                                                                 or _pow2(-y.value) is not None):
-                    return None     # a mask: the remainder `binop` makes of it
+                    return None     # a mask by a constant: the remainder `binop` makes of it
                 e = power_bits.exponent(y)
                 if e is not None:
                     return power_bits.with_power(t.op, as_int(self.term(x, k)), as_int(self.term(e, k)),
-                                                 self._pow2_of, self._shift, power_bits.width(x, self.kernel.block_dim))
+                                                 self._pow2_of, self._shift, bits(x, self.kernel.block_dim))
+                e = power_bits.mask_exponent(y) if t.op == "&" else None
+                if e is not None and not power_bits.constant(e):
+                    # x & (2**e - 1) is x's Euclidean remainder by 2**e, for every integer x.
+                    xz = as_int(self.term(x, k))
+                    return self._per_exponent(t, k, x, e, lambda c: xz % c, xz, xz)
             return None
         e = power_bits.exponent(t)
+        if e is not None and not power_bits.constant(e):
+            return self._pow2_of(as_int(self.term(e, k)))
+        e = power_bits.exponent(t.b) if t.op in ("/", "%") else None
         if e is None or power_bits.constant(e):
-            return None     # a constant: `binop`'s products and floors by constants
-        return self._pow2_of(as_int(self.term(e, k)))
+            return None     # a constant: `binop`'s products and quotients by constants
+        # By each power a constant, as C divides by one (with `_by_constant`'s forms of a
+        # dividend that is never negative); dividing by 0 (e < 0) is undefined.
+        xz = as_int(self.term(t.a, k))
+        return self._per_exponent(t, k, t.a, e, lambda c: as_int(self.term(ir.BinOp(t.op, t.a, ir.Const(c)), k)),
+                                  None, z3.IntVal(0) if t.op == "/" else xz)
+
+    def _per_exponent(self, t: ir.BinOp, k: int, x, e, case, below, wide):
+        """`t`, an operation of x with a power of two (or with its mask), one case per exponent:
+        `case(2**j)` where e == j, `below` where e < 0 (None: undefined in C) and `wide` where
+        2**e exceeds every value of x (whose bits power_bits.width knows). Past 62 for any other
+        x, or below 0 when undefined, an uninterpreted value of (x, e)."""
+        ez = as_int(self.term(e, k))
+        other = self.func(f"pow2{t.op}", 2)(as_int(self.term(x, k)), ez)
+        bits = power_bits.width(x, self.kernel.block_dim)
+        out = power_bits.by_exponent(ez, lambda j: case(1 << j), bits if bits is not None else 63,
+                                     wide if bits is not None else other)
+        return z3.If(ez < 0, other if below is None else below, out)
 
     def _pow2_of(self, e):
         """2**e for an integer term e: 0 below 0, one case per exponent up to 62, and past that

@@ -155,6 +155,8 @@ def call(fn: str, args: tuple, lang: str):
         return 0
     if fn == "fbits":   # a SPIR-V float constant, kept as its double's bits: a float (32-bit) here
         return np.float32(struct.unpack("<d", struct.pack("<q", args[0]))[0])
+    if fn in ir.BIT_INTRINSICS and len(args) == 1:
+        return ir.bit_intrinsic(fn, int(args[0]))
     if fn == "rint_int":
         return int(np.rint(_float(args[0])))
     if fn == "mix" and len(args) == 3:
