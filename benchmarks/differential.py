@@ -95,7 +95,7 @@ class Var:
 
 @dataclass(frozen=True)
 class Bin:
-    op: str                    # + - * ^ & | << >> between two expressions
+    op: str                    # + - * ^ & | << >> / % between two expressions (/ % by a power of two)
     left: "Expr"
     right: "Expr"
 
@@ -304,9 +304,15 @@ def exprs(draw, scope: Scope, depth: int = 2, uniform: bool = False) -> Expr:
     if kind == "bits":
         # Shifts by a computed amount, and ^ & | with another expression or with a power of two
         # whose exponent follows a counter (a bitonic sort's `i ^ stride`, a butterfly's `i & half`).
-        op = draw(st.sampled_from(["^", "&", "|", "<<", ">>"]))
+        # And the mask of a run-time width (`i & ((1 << k) - 1)`) and quotients and remainders by
+        # such a power (`tid % (2 * s)`).
+        op = draw(st.sampled_from(["^", "&", "|", "<<", ">>", "mask", "/", "%"]))
         if op in ("<<", ">>"):
             return Bin(op, left, draw(amounts(scope, uniform)))
+        if op == "mask":
+            return Bin("&", left, Bin("-", draw(powers(scope, uniform)), Const(1)))
+        if op in ("/", "%"):
+            return Bin(op, left, draw(powers(scope, uniform)))
         return Bin(op, left, draw(powers(scope, uniform) | exprs(scope, depth - 1, uniform)))
     op = draw(st.sampled_from(["/", "%", "&", ">>", "<<"]))
     const = {"/": st.integers(1, 8), "%": st.integers(1, 8), "&": st.integers(0, 31),
@@ -736,6 +742,10 @@ class ThreadRun:
                 return c_int(a << b) if e.op == "<<" else a >> b
             if e.op in ("^", "&", "|"):
                 return a ^ b if e.op == "^" else a & b if e.op == "&" else a | b
+            if e.op in ("/", "%"):
+                if b == 0 or a < 0:
+                    raise IllDefined(f"{e.op} of {a} by {b}")   # as for ByConst (GLSL's % of a negative)
+                return c_div(a, b) if e.op == "/" else a - b * c_div(a, b)
             return c_int(a + b if e.op == "+" else a - b if e.op == "-" else a * b)
         c = e.const
         if e.op in ("/", "%", "<<") and a < 0:

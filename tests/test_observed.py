@@ -1,9 +1,10 @@
 """Pairs the solver cannot decide, looked for in a run of the block (analyzer/analysis/observed.py).
 
-A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, keeps every query of
-its shared-memory pairs past the small budget these tests give (at the default budget the solver
-decides them: power_bits.py). Without its inner barrier the sort races at once in a run: kernelrace reports that race, with the run's threads, iterations and element, instead of
-`unknown`. With the barrier, the run shows nothing and the pairs stay unknown, never clean.
+A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, keeps some of its
+shared-memory pairs past the small budget these tests give (at the default budget the solver
+decides them all: power_bits.py). Without its inner barrier the sort races at once in a run: for
+those pairs kernelrace reports that race, with the run's threads, iterations and element, instead
+of `unknown`. With the barrier, the run shows nothing and the pairs stay unknown, never clean.
 """
 
 import json
@@ -37,10 +38,14 @@ def test_the_sort_without_its_barrier_races_in_a_run_with_the_runs_witness():
                                                                    "write-after-write")
              and f["first"]["buffer"] == "s"]
     assert races and all(f["severity"] == "error" for f in races)
-    for f in races:
-        w = f["witness"]
-        assert w["observed"] == {"block": [0, 0, 0], "seed": 0} and w["replayed"]
+    seen = [f for f in races if "observed" in f["witness"]]
+    assert seen, "no pair was left to the run"
+    for f in seen:
+        assert f["witness"]["observed"] == {"block": [0, 0, 0], "seed": 0}
         assert any("seen in a run" in n for n in f["notes"])
+    for f in races:     # the run's witnesses and the solver's alike
+        w = f["witness"]
+        assert w["replayed"]
         # The witness is the program's: each thread's loop iterations give its size and stride,
         # and the access at its line and column reaches the element named, in one barrier interval.
         assert w["first_iterations"]["9"] == w["second_iterations"]["9"]

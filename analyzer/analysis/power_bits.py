@@ -14,8 +14,8 @@ integer)
     x | p = x     if bit else x + p
 
 Which terms are powers of two is read off the IR: a constant power of two, shifted left or
-multiplied by powers of two (the exponents add), then shifted right or divided by constant powers
-of two (they subtract; a power of two shifted past its last bit is 0, where `e < 0`). The values
+multiplied by powers of two (the exponents add), then shifted right or divided by powers of two
+(they subtract; a power of two shifted past its last bit is 0, where `e < 0`). The values
 are mathematical integers, as everywhere in the analysis (replay.py and the interpreter compute
 the same); they agree with 64-bit two's complement for exponents up to 62. A larger one needs a
 shift C leaves undefined or an overflow, and gets a value of its own (solver.py, `_pow2_of`).
@@ -39,9 +39,9 @@ def exponent(t) -> ir.Expr | None:
     if t.op == ">>":
         e = exponent(t.a)
         return ir.BinOp("-", e, t.b) if e is not None else None
-    if t.op in ("/", "fdiv") and isinstance(t.b, ir.Const) and _log2(t.b.value) is not None:
-        e = exponent(t.a)
-        return ir.BinOp("-", e, ir.Const(_log2(t.b.value))) if e is not None else None
+    if t.op in ("/", "fdiv"):
+        e, f = exponent(t.a), _left(t.b)     # a divisor that is never 0: a quotient of powers
+        return ir.BinOp("-", e, f) if e is not None and f is not None else None
     return None
 
 
@@ -115,16 +115,21 @@ def width(t, block_dim: dict) -> int | None:
     return None
 
 
-def bit_intrinsic(fn: str, x, bits: int):
-    """CUDA's `__popc`/`__brev` (ir.BIT_INTRINSICS) of x in [0, 2**bits), in Z3 terms: the sum of
-    its bits (the count), or of each bit moved to its mirror position (the reversal); exact and
-    linear, where an uninterpreted function knew neither that two different indices reverse to
+def bit_intrinsic(fn: str, bits: list):
+    """CUDA's `__popc`/`__brev` (ir.BIT_INTRINSICS) of an operand given as its bits (0/1 terms, the
+    lowest first): their sum (the count), or each moved to its mirror position (the reversal). Exact
+    and linear, where an uninterpreted function knew neither that two different indices reverse to
     different slots nor anything of a count."""
     what, n = ir.BIT_INTRINSICS[fn]
-    terms = [(x / (1 << i)) % 2 for i in range(min(bits, n))]
+    bits = bits[:n]
     if what == "count":
-        return z3.Sum(terms)
-    return z3.Sum([b * (1 << (n - 1 - i)) for i, b in enumerate(terms)])
+        return z3.Sum(bits) if bits else z3.IntVal(0)
+    return z3.Sum([b * (1 << (n - 1 - i)) for i, b in enumerate(bits)]) if bits else z3.IntVal(0)
+
+
+def from_bits(bits: list):
+    """The integer whose bits are `bits` (0/1 terms, the lowest first)."""
+    return z3.Sum([b * (1 << i) for i, b in enumerate(bits)]) if bits else z3.IntVal(0)
 
 
 def by_exponent(e, case, top: int, beyond):
@@ -135,10 +140,10 @@ def by_exponent(e, case, top: int, beyond):
     return out
 
 
-def with_power(op: str, x, e, pow2, shift, bits: int | None = None):
+def with_power(op: str, x, e, pow2, shift, bits: list | None = None):
     """`x op 2**e` (`x op 0` where e < 0) for op in `^ & |`, in Z3 terms. `pow2(e)` and
-    `shift(">>", x, e)` are the encoder's; `bits`: x lies in [0, 2**bits) (one case per bit below,
-    instead of one per amount)."""
+    `shift(">>", x, e)` are the encoder's; `bits`: x's bits when known (the encoder's `_bits`: one
+    case per bit, and past them bit e is 0, instead of one case per amount)."""
     if z3.is_int_value(e):
         k = e.as_long()
         if k < 0:
@@ -148,7 +153,7 @@ def with_power(op: str, x, e, pow2, shift, bits: int | None = None):
     else:
         p = pow2(e)
         if bits is not None:
-            bit = by_exponent(e, lambda k: (x / (1 << k)) % 2 == 1, bits, z3.BoolVal(False))
+            bit = by_exponent(e, lambda k: bits[k] == 1, len(bits), z3.BoolVal(False))
         else:
             bit = shift(">>", x, e) % 2 == 1
     if op == "^":

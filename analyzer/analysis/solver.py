@@ -341,9 +341,9 @@ class Encoder(DivisionEncoding):
             return z3.If(truth(self.term(t.cond, k)), as_int(self.term(t.a, k)), as_int(self.term(t.b, k)))
         if isinstance(t, ir.Call):
             if t.fn in ir.BIT_INTRINSICS and len(t.args) == 1:
-                bits = power_bits.width(t.args[0], self.kernel.block_dim)
+                bits = self._bits(t.args[0], k)
                 if bits is not None:
-                    return power_bits.bit_intrinsic(t.fn, as_int(self.term(t.args[0], k)), bits)
+                    return power_bits.bit_intrinsic(t.fn, bits)
             args = [as_int(self.term(a, k)) for a in t.args]
             if t.fn.startswith("fcmp") and len(args) == 2:
                 # Floating-point values are opaque but ordered: compare them as such (NaN aside).
@@ -358,7 +358,6 @@ class Encoder(DivisionEncoding):
         """A power of two whose exponent follows the run (`2 << i`, `size >> j`), or an operation
         with one (power_bits.py): `x ^ p`, `x & p`, `x | p`, the mask `x & (p - 1)`, `x / p` and
         `x % p`. None for any other term."""
-        bits = power_bits.width
         if t.op in ("^", "&", "|"):
             for x, y in ((t.a, t.b), (t.b, t.a)):
                 if t.op == "&" and isinstance(y, ir.Const) and (_pow2(y.value + 1) is not None
@@ -367,12 +366,11 @@ class Encoder(DivisionEncoding):
                 e = power_bits.exponent(y)
                 if e is not None:
                     return power_bits.with_power(t.op, as_int(self.term(x, k)), as_int(self.term(e, k)),
-                                                 self._pow2_of, self._shift, bits(x, self.kernel.block_dim))
+                                                 self._pow2_of, self._shift, self._bits(x, k))
                 e = power_bits.mask_exponent(y) if t.op == "&" else None
                 if e is not None and not power_bits.constant(e):
                     # x & (2**e - 1) is x's Euclidean remainder by 2**e, for every integer x.
-                    xz = as_int(self.term(x, k))
-                    return self._per_exponent(t, k, x, e, lambda c: xz % c, xz, xz)
+                    return self._per_exponent("%", x, e, k)
             return None
         e = power_bits.exponent(t)
         if e is not None and not power_bits.constant(e):
@@ -380,23 +378,51 @@ class Encoder(DivisionEncoding):
         e = power_bits.exponent(t.b) if t.op in ("/", "%") else None
         if e is None or power_bits.constant(e):
             return None     # a constant: `binop`'s products and quotients by constants
-        # By each power a constant, as C divides by one (with `_by_constant`'s forms of a
-        # dividend that is never negative); dividing by 0 (e < 0) is undefined.
-        xz = as_int(self.term(t.a, k))
-        return self._per_exponent(t, k, t.a, e, lambda c: as_int(self.term(ir.BinOp(t.op, t.a, ir.Const(c)), k)),
-                                  None, z3.IntVal(0) if t.op == "/" else xz)
+        return self._per_exponent(t.op, t.a, e, k, c_division=True)
 
-    def _per_exponent(self, t: ir.BinOp, k: int, x, e, case, below, wide):
-        """`t`, an operation of x with a power of two (or with its mask), one case per exponent:
-        `case(2**j)` where e == j, `below` where e < 0 (None: undefined in C) and `wide` where
-        2**e exceeds every value of x (whose bits power_bits.width knows). Past 62 for any other
-        x, or below 0 when undefined, an uninterpreted value of (x, e)."""
+    def _per_exponent(self, op: str, x, e, k: int, c_division: bool = False):
+        """x / 2**e or x % 2**e (Euclid's, or C's with `c_division`), one case per exponent. Of an
+        x whose bits are known, the bits from e on or below e (and for a larger e, 0 or x);
+        otherwise the operation by each constant, with an uninterpreted value of (x, e) past 62 and,
+        where dividing by 2**e = 0 is undefined in C, below 0."""
         ez = as_int(self.term(e, k))
-        other = self.func(f"pow2{t.op}", 2)(as_int(self.term(x, k)), ez)
-        bits = power_bits.width(x, self.kernel.block_dim)
-        out = power_bits.by_exponent(ez, lambda j: case(1 << j), bits if bits is not None else 63,
-                                     wide if bits is not None else other)
-        return z3.If(ez < 0, other if below is None else below, out)
+        bits = self._bits(x, k)
+        xz = as_int(self.term(x, k))
+        below = None if c_division else xz      # the mask 2**e - 1 of e < 0 is -1: all of x
+        if bits is not None:
+            case = (lambda j: power_bits.from_bits(bits[j:])) if op == "/" else \
+                (lambda j: power_bits.from_bits(bits[:j]))
+            out = power_bits.by_exponent(ez, case, len(bits), z3.IntVal(0) if op == "/" else xz)
+        else:
+            if c_division:
+                case = lambda j: as_int(self.term(ir.BinOp(op, x, ir.Const(1 << j)), k))  # noqa: E731
+            else:
+                case = lambda j: xz % (1 << j)  # noqa: E731
+            out = power_bits.by_exponent(ez, case, 63, self.func(f"pow2{op}", 2)(xz, ez))
+        return z3.If(ez < 0, self.func(f"pow2{op}", 2)(xz, ez) if below is None else below, out)
+
+    def _bits(self, x, k: int) -> list | None:
+        """Thread k's value of x as its bits, 0/1 integers of its own with x their weighted sum,
+        when power_bits.width knows how many (None otherwise): linear, where the bit tests and
+        remainders by powers of two they spare were a division and a remainder each."""
+        n = power_bits.width(x, self.kernel.block_dim)
+        if n is None:
+            return None
+        memo = self.__dict__.setdefault("_bit_memo", {})
+        hit = memo.get((id(x), k))
+        if hit is not None and hit[0] is x:
+            if self._using:
+                self._using[-1] |= hit[2]
+            return hit[1]
+        xz = as_int(self.term(x, k))
+        before = len(self.base)
+        bits = [z3.Int(f"bit{len(memo)}.{i}@t{k}") for i in range(n)]
+        self.base += [z3.And(b >= 0, b <= 1) for b in bits] + [xz == power_bits.from_bits(bits)]
+        deps = self.memo[(id(x), k)][2] | frozenset(range(before, len(self.base)))
+        memo[(id(x), k)] = (x, bits, deps)
+        if self._using:
+            self._using[-1] |= deps
+        return bits
 
     def _pow2_of(self, e):
         """2**e for an integer term e: 0 below 0, one case per exponent up to 62, and past that

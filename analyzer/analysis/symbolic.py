@@ -738,9 +738,17 @@ class SymbolicExecutor:
                 key = ("cell", (acc.buffer, acc.offset.value, acc.width))
                 is_self = lambda e: (isinstance(e, ir.Read) and e.access.buffer == acc.buffer  # noqa: E731
                                      and e.access.offset == acc.offset and e.access.width == acc.width)
-            if (init is not None and isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<", "*")
+            if (init is not None and isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<", "*", "/")
                     and is_self(v.a) and not _mentions(v.b, assigned)):
                 op, step = v.op, self.term(v.b, st)
+                if op == "/":
+                    # `s /= 2^k` (a reduction's or a bitonic sort's halving stride): C's division
+                    # truncates, and truncations compose, so n steps divide by 2^(k*n) at once.
+                    if not (isinstance(step, ir.Const) and step.value > 0 and step.value & (step.value - 1) == 0):
+                        continue
+                    k = step.value.bit_length() - 1
+                    out[key] = ir.BinOp("/", init, ir.BinOp("<<", ir.Const(1), ir.BinOp("*", self.iter(s.id), ir.Const(k))))
+                    continue
                 if op == "*":
                     # `s *= 2^k` (the CUDA samples' reductions and scans) is `s <<= k`: the same
                     # value in modular and in unbounded arithmetic. Other factors have no closed form.
