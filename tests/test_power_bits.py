@@ -10,9 +10,9 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis import power_bits
-from analyzer.analysis.replay import _binop
 from analyzer.analysis.solver import Encoder
 from conftest import TESTS, cli_in_process
+from test_solver import _c_eval as _eval
 
 I, J, N = ir.Param("i"), ir.Param("j"), ir.Param("n")
 TID = ir.Builtin("tid.x")
@@ -26,16 +26,6 @@ def C(v):
     return ir.Const(v)
 
 
-def _eval(t, env):
-    if isinstance(t, ir.Const):
-        return t.value
-    if isinstance(t, ir.Param | ir.Builtin):
-        return env[t.name]
-    if isinstance(t, ir.Call):
-        return ir.bit_intrinsic(t.fn, _eval(t.args[0], env))
-    return _binop(t.op, _eval(t.a, env), _eval(t.b, env))
-
-
 # The bitonic sort's size and stride, a butterfly's half, and powers shifted past their last bit.
 SIZE = B("<<", C(2), I)
 STRIDE = B(">>", B("/", SIZE, C(2)), J)
@@ -43,59 +33,48 @@ POWERS = [SIZE, STRIDE, B("<<", C(1), I), B("*", B("<<", C(1), I), B("<<", C(4),
           B(">>", B("<<", C(8), I), J), B("fdiv", B("<<", C(1), I), C(4)), B(">>", C(16), J)]
 
 
-@pytest.mark.parametrize("power", POWERS, ids=str)
-def test_power_of_two_terms_keep_cs_value(power):
-    """Each form is read as 2**e (0 past the last bit), and the encoding of the term alone and of
-    x ^ p, x & p, x | p agrees with C for every thread index, exponent and sign of x tried."""
-    assert power_bits.exponent(power) is not None
+def _agrees_with_c(terms, params, values, undefined=lambda env: False):
+    """Each term's encoding (thread 1, block of 64, side constraints included) equals C's value for
+    every assignment of `params` (i, j, n) in `values` and thread index tried, where C defines one."""
     kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
     kernel.block_dim.update(x=64, y=1, z=1)
     enc = Encoder(kernel, 32)
-    terms = [power] + [B(op, x, power) for op in ("^", "&", "|") for x in (TID, N)] + [B("^", power, TID)]
     enc.collecting()
     encoded = [enc.term(t, 1) for t in terms]
     assert not any("bv" in e.sexpr() for e in encoded)
     s = z3.Solver()
     s.add(enc.needed())     # the side constraints: a thread index's bits, its bounds
     i, j, n, tid = z3.Ints("i j n t1.x")
-    for iv, jv in itertools.product(range(0, 6), range(0, 7)):
-        for nv, tv in ((-37, 0), (-1, 5), (0, 63), (1, 17), (1000, 42), (2_000_000_003, 31)):
-            env = {"i": iv, "j": jv, "n": nv, "tid.x": tv}
-            s.push()
-            s.add(i == iv, j == jv, n == nv, tid == tv)
-            assert s.check() == z3.sat     # the values meet the side constraints: no vacuous unsat
-            for t, e in zip(terms, encoded):
+    for (iv, jv), (nv, tv) in itertools.product(params, values):
+        env = {"i": iv, "j": jv, "n": nv, "tid.x": tv}
+        s.push()
+        s.add(i == iv, j == jv, n == nv, tid == tv)
+        assert s.check() == z3.sat     # the values meet the side constraints: no vacuous unsat
+        for t, e in zip(terms, encoded):
+            if not (isinstance(t, ir.BinOp) and t.op in ("/", "%") and undefined(env)):
                 assert s.check(e != _eval(t, env)) == z3.unsat, (str(t), env)
-            s.pop()
+        s.pop()
+
+
+@pytest.mark.parametrize("power", POWERS, ids=str)
+def test_power_of_two_terms_keep_cs_value(power):
+    """Each form is read as 2**e (0 past the last bit), and the encoding of the term alone and of
+    x ^ p, x & p, x | p agrees with C for every thread index, exponent and sign of x tried."""
+    assert power_bits.exponent(power) is not None
+    terms = [power] + [B(op, x, power) for op in ("^", "&", "|") for x in (TID, N)] + [B("^", power, TID)]
+    _agrees_with_c(terms, list(itertools.product(range(0, 6), range(0, 7))),
+                   [(-37, 0), (-1, 5), (0, 63), (1, 17), (1000, 42), (2_000_000_003, 31)])
 
 
 @pytest.mark.parametrize("power", POWERS[:3], ids=str)
 def test_masks_quotients_and_remainders_by_a_power_keep_cs_value(power):
     """`x & (p - 1)` (a FFT's position in its group), `x / p` and `x % p` (a reduction's
     `tid % (2 * s)`): one case per exponent, C's value wherever C defines one (p > 0)."""
-    kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
-    kernel.block_dim.update(x=64, y=1, z=1)
-    enc = Encoder(kernel, 32)
     wide = B("+", TID, C(128))
     terms = [B("&", x, B("-", power, C(1))) for x in (TID, N, wide)] + \
         [B(op, x, power) for op in ("/", "%") for x in (TID, N, wide)]
-    enc.collecting()
-    encoded = [enc.term(t, 1) for t in terms]
-    assert not any("bv" in e.sexpr() for e in encoded)
-    s = z3.Solver()
-    s.add(enc.needed())     # the side constraints: a thread index's bits, its bounds
-    i, j, n, tid = z3.Ints("i j n t1.x")
-    for iv, jv in itertools.product(range(0, 5), range(0, 6)):
-        for nv, tv in ((-37, 0), (-1, 5), (1, 17), (1000, 63)):
-            env = {"i": iv, "j": jv, "n": nv, "tid.x": tv}
-            s.push()
-            s.add(i == iv, j == jv, n == nv, tid == tv)
-            assert s.check() == z3.sat
-            for t, e in zip(terms, encoded):
-                if t.op in ("/", "%") and _eval(power, env) == 0:
-                    continue    # undefined in C
-                assert s.check(e != _eval(t, env)) == z3.unsat, (str(t), env)
-            s.pop()
+    _agrees_with_c(terms, list(itertools.product(range(0, 5), range(0, 6))),
+                   [(-37, 0), (-1, 5), (1, 17), (1000, 63)], lambda env: _eval(power, env) == 0)
 
 
 def test_bit_intrinsics_of_known_bits_are_exact():

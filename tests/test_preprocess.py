@@ -91,3 +91,19 @@ def test_launch_comment_gives_extents_unless_the_command_line_does(cli):
     assert code == 0 and "launch_from_file" not in report["kernels"][0]
     code, out, _ = cli("check", str(path))
     assert "launch extents from the file's comment: --blockDim=64 --gridDim=[4,2]" in out
+
+
+def test_half_from_cuda_fp16_included_by_a_header_is_a_type(cli, tmp_path):
+    """A system header is kept as written: a kernel whose own header includes cuda_fp16.h declares
+    `half` values, and one without it may name a variable `half`; both are analysed."""
+    (tmp_path / "common.h").write_text("#pragma once\n#include <cuda_fp16.h>\n#define N 64\n")
+    src = tmp_path / "k.cu"
+    src.write_text('#include "common.h"\n__global__ void k(half *a) {\n  half x = a[threadIdx.x];\n'
+                   "  a[threadIdx.x + N] = x;\n}\n")
+    code, report, err = cli("check", str(src), "--block-dim", "64", "--format", "json")
+    assert code == 0 and report["findings"] == [], err
+    (tmp_path / "common.h").write_text("#pragma once\n#define N 64\n")
+    src.write_text('#include "common.h"\n__global__ void k(float *a) {\n  int half = N / 2;\n'
+                   "  a[threadIdx.x + half] = a[threadIdx.x];\n}\n")
+    code, report, err = cli("check", str(src), "--block-dim", "32", "--format", "json")
+    assert code == 0 and report["findings"] == [], err

@@ -48,6 +48,8 @@ def _c_eval(t, env):
         return t.value
     if isinstance(t, ir.Builtin | ir.Param):
         return env[t.name]
+    if isinstance(t, ir.Call):
+        return ir.bit_intrinsic(t.fn, _c_eval(t.args[0], env))
     if isinstance(t, ir.Select):
         return _c_eval(t.a, env) if _c_eval(t.cond, env) else _c_eval(t.b, env)
     if t.op in ("&&", "||"):

@@ -56,7 +56,7 @@ def _left(t) -> ir.Expr | None:
     """The exponent of a power of two built without a right shift (never 0): `2**c`, `p << s`,
     `p * q`."""
     if isinstance(t, ir.Const):
-        k = _log2(t.value)
+        k = log2(t.value)
         return ir.Const(k) if k is not None else None
     if isinstance(t, ir.BinOp) and t.op == "<<":
         e = _left(t.a)
@@ -67,7 +67,7 @@ def _left(t) -> ir.Expr | None:
     return None
 
 
-def _log2(n) -> int | None:
+def log2(n) -> int | None:
     return n.bit_length() - 1 if isinstance(n, int) and n > 0 and n & (n - 1) == 0 else None
 
 

@@ -740,25 +740,9 @@ class SymbolicExecutor:
                                      and e.access.offset == acc.offset and e.access.width == acc.width)
             if (init is not None and isinstance(v, ir.BinOp) and v.op in ("+", "-", ">>", "<<", "*", "/")
                     and is_self(v.a) and not _mentions(v.b, assigned)):
-                op, step = v.op, self.term(v.b, st)
-                if op == "/":
-                    # `s /= 2^k` (a reduction's or a bitonic sort's halving stride): C's division
-                    # truncates, and truncations compose, so n steps divide by 2^(k*n) at once.
-                    if not (isinstance(step, ir.Const) and step.value > 0 and step.value & (step.value - 1) == 0):
-                        continue
-                    k = step.value.bit_length() - 1
-                    out[key] = ir.BinOp("/", init, ir.BinOp("<<", ir.Const(1), ir.BinOp("*", self.iter(s.id), ir.Const(k))))
-                    continue
-                if op == "*":
-                    # `s *= 2^k` (the CUDA samples' reductions and scans) is `s <<= k`: the same
-                    # value in modular and in unbounded arithmetic. Other factors have no closed form.
-                    if not (isinstance(step, ir.Const) and step.value > 0 and step.value & (step.value - 1) == 0):
-                        continue
-                    op, step = "<<", ir.Const(step.value.bit_length() - 1)
-                if op == "-" and isinstance(step, ir.Const):
-                    op, step = "+", ir.Const(-step.value)   # x - (-2) grows: its floor shows
-                # Shifts compose as one shift by the sum (arithmetically, without wrap-around).
-                out[key] = ir.BinOp(op, init, ir.BinOp("*", self.iter(s.id), step))
+                form = _closed_form(v.op, init, self.term(v.b, st), self.iter(s.id))
+                if form is not None:
+                    out[key] = form
         return out
 
     def _loop_pass(self, s, st: _State, assigned, inductions, deps: dict, info: LoopInfo,
@@ -1093,6 +1077,26 @@ def _assigned_private(stmts) -> set[str]:
         elif isinstance(s, ir.Loop):
             out |= _assigned_private(s.body) | _assigned_private(s.update)
     return out
+
+
+def _closed_form(op: str, init, step, it):
+    """The value after `it` steps of `x op= step` from `init`, or None where it has no closed form."""
+    pow2 = isinstance(step, ir.Const) and step.value > 0 and step.value & (step.value - 1) == 0
+    if op in ("/", "*") and not pow2:
+        return None     # other factors and divisors have no closed form
+    if op == "/":
+        # `s /= 2^k` (a reduction's or a bitonic sort's halving stride): C's division truncates,
+        # and truncations compose, so n steps divide by 2^(k*n) at once.
+        k = ir.Const(step.value.bit_length() - 1)
+        return ir.BinOp("/", init, ir.BinOp("<<", ir.Const(1), ir.BinOp("*", it, k)))
+    if op == "*":
+        # `s *= 2^k` (the CUDA samples' reductions and scans) is `s <<= k`: the same value in
+        # modular and in unbounded arithmetic.
+        op, step = "<<", ir.Const(step.value.bit_length() - 1)
+    if op == "-" and isinstance(step, ir.Const):
+        op, step = "+", ir.Const(-step.value)   # x - (-2) grows: its floor shows
+    # Shifts compose as one shift by the sum (arithmetically, without wrap-around).
+    return ir.BinOp(op, init, ir.BinOp("*", it, step))
 
 
 def _mentions(e, names: set[str]) -> bool:

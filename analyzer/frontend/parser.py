@@ -59,9 +59,10 @@ _TYPE_INTRO = re.compile(
 
 
 # CUDA's `half` types are typedefs of cuda_fp16.h (Metal's and OpenCL's are the language's own): a
-# file that neither includes it nor defines them may name a variable `half`.
+# file that declares a variable of that name (a butterfly's span: `int half = n / 2;`, a loop's
+# `for (unsigned half = 1; ...)`) does not include it, and there `half` is a name.
 _HALF_TYPES = frozenset(("half", "half2", "half3", "half4", "half8"))
-_CUDA_HALF = re.compile(r'#\s*include\s*[<"][^>"]*cuda_fp16|\b(?:typedef\b[^;{]*\bhalf[2348]?\s*;|using\s+half[2348]?\s*=)')
+_HALF_VARIABLE = re.compile(r"\b(?:int|unsigned|signed|long|short|size_t|auto|u?int(?:32|64)_t)\s+half\s*[=;,)]")
 
 
 # Where an introduction may start: the full pattern is tried only there (a keyword search is
@@ -303,7 +304,7 @@ def parse(text: str, dialect: str, filename: str, line_map: list[tuple[str, int]
         except UnexpectedInput as exc:
             raise KernelraceError(syntax_error_message(exc, text, filename)) from None
     types = type_names_of(text) | OPENCL_TYPES if dialect == "opencl" else type_names_of(text)
-    if dialect == "cuda" and not _CUDA_HALF.search(text):
+    if dialect == "cuda" and _HALF_VARIABLE.search(text):
         types -= _HALF_TYPES    # `int half = n / 2;`: CUDA's `half` is cuda_fp16.h's typedef
     post.templates = template_function_names(text) - types if "template" in text else frozenset()
     post.namespaces = frozenset()
