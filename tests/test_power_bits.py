@@ -77,6 +77,14 @@ def test_masks_quotients_and_remainders_by_a_power_keep_cs_value(power):
                    [(-37, 0), (-1, 5), (1, 17), (1000, 63)], lambda env: _eval(power, env) == 0)
 
 
+def test_bitwise_operations_of_known_bits_with_a_constant_keep_cs_value():
+    """`tid ^ 5`, `tid & 6`, `(tid + 128) | 3`, `tid ^ -3`: bit by bit on the index's bits, no
+    bit-vector, C's value for every thread."""
+    wide = B("+", TID, C(128))
+    terms = [B("^", TID, C(5)), B("&", C(6), TID), B("|", wide, C(3)), B("^", TID, C(-3)), B("&", wide, C(-64))]
+    _agrees_with_c(terms, [(0, 0)], [(0, t) for t in (0, 1, 5, 6, 31, 62, 63)])
+
+
 def test_bit_intrinsics_of_known_bits_are_exact():
     """`__brev` and `__popc` of a thread index (a FFT's bit-reversed load slot) are their values,
     so two threads' slots differ as their indices do; of an operand whose bits are unknown they

@@ -77,33 +77,36 @@ def constant(t) -> bool:
     return isinstance(t, ir.Const) or (isinstance(t, ir.BinOp) and constant(t.a) and constant(t.b))
 
 
-def width(t, block_dim: dict) -> int | None:
-    """Bits enough for every value of `t` (all of them non-negative), or None: read off thread
-    indices of a known extent, non-negative constants, and sums, masks, shifts and products by
-    constants of those."""
+def width(t, kernel: ir.Kernel) -> int | None:
+    """Bits enough for every value of `t` (all of them non-negative), or None: read off thread and
+    block indices and extents where the launch gives them, the lane, non-negative constants, and
+    sums, products, masks, and shifts and quotients by constants of those."""
     if isinstance(t, ir.Const):
         return max(t.value.bit_length(), 1) if t.value >= 0 else None
     if isinstance(t, ir.Builtin):
-        n = block_dim.get(t.name[4:]) if t.name.startswith("tid.") else None
+        if t.name.startswith("bdim."):      # the extent itself
+            n = kernel.block_dim.get(t.name[5:])
+            return max(n.bit_length(), 1) if isinstance(n, int) and n >= 1 else None
+        n = (kernel.block_dim.get(t.name[4:]) if t.name.startswith("tid.") else
+             kernel.grid_dim.get(t.name[4:]) if t.name.startswith("bid.") else
+             kernel.warp_size if t.name == "lane" else None)
         return max((n - 1).bit_length(), 1) if isinstance(n, int) and n >= 1 else None
     if not isinstance(t, ir.BinOp):
         return None
     c = t.b.value if isinstance(t.b, ir.Const) else None
     if t.op == "&" and c is not None and c >= 0:
         return max(c.bit_length(), 1)      # whatever the other operand
-    a = width(t.a, block_dim)
+    a = width(t.a, kernel)
     if a is None:
         return None
     if t.op in ("+", "|", "^"):
-        b = width(t.b, block_dim)
+        b = width(t.b, kernel)
         return None if b is None else max(a, b) + (t.op == "+")
-    if t.op == "&":
-        b = width(t.b, block_dim)
-        return None if b is None else min(a, b)
+    if t.op in ("&", "*"):
+        b = width(t.b, kernel)
+        return None if b is None else min(a, b) if t.op == "&" else a + b
     if c is None or c < 0:
         return None
-    if t.op == "*":
-        return a + c.bit_length()
     if t.op == "<<" and c < 64:
         return a + c
     if t.op == ">>":
@@ -130,6 +133,18 @@ def bit_intrinsic(fn: str, bits: list):
 def from_bits(bits: list):
     """The integer whose bits are `bits` (0/1 terms, the lowest first)."""
     return z3.Sum([b * (1 << i) for i, b in enumerate(bits)]) if bits else z3.IntVal(0)
+
+
+def with_constant(op: str, bits: list, c: int):
+    """`x op c` for op in `^ & |`, x given as its n bits (0/1 terms, the lowest first): below n each
+    of x's bits is kept, flipped, cleared or set by c's; above, c's own bits stand (x has none)."""
+    out = []
+    for i, b in enumerate(bits):
+        v = {"^": (b, 1 - b), "&": (0, b), "|": (b, 1)}[op][(c >> i) & 1]
+        out.append(v * (1 << i))
+    low = z3.Sum(out) if out else z3.IntVal(0)
+    rest = c >> len(bits)
+    return low if op == "&" else low + rest * (1 << len(bits))
 
 
 def by_exponent(e, case, top: int, beyond):

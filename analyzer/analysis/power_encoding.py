@@ -33,6 +33,12 @@ class PowerEncoding:
                 if e is not None and not power_bits.constant(e):
                     # x & (2**e - 1) is x's Euclidean remainder by 2**e, for every integer x.
                     return self._per_exponent("%", x, e, k)
+            for x, y in ((t.a, t.b), (t.b, t.a)):
+                bits = self._bits(x, k) if isinstance(y, ir.Const) else None
+                if bits is not None:
+                    # x's bits, each with the constant's bit (its others as they are): linear,
+                    # where the other bitwise operations go through bit-vectors.
+                    return power_bits.with_constant(t.op, bits, y.value)
             return None
         e = power_bits.exponent(t)
         if e is not None and not power_bits.constant(e):
@@ -67,21 +73,23 @@ class PowerEncoding:
         """Thread k's value of x as its bits, 0/1 integers of its own with x their weighted sum,
         when power_bits.width knows how many (None otherwise): linear, where the bit tests and
         remainders by powers of two they spare were a division and a remainder each."""
-        n = power_bits.width(x, self.kernel.block_dim)
+        n = power_bits.width(x, self.kernel)
         if n is None:
             return None
+        xz = as_int(self.term(x, k))
+        # By the Z3 term: a value both threads share is split once, not into two sets of bits
+        # the solver would have to prove equal.
         memo = self.__dict__.setdefault("_bit_memo", {})
-        hit = memo.get((id(x), k))
-        if hit is not None and hit[0] is x:
+        hit = memo.get(xz.get_id())
+        if hit is not None:
             if self._using:
                 self._using[-1] |= hit[2]
             return hit[1]
-        xz = as_int(self.term(x, k))
         before = len(self.base)
-        bits = [z3.Int(f"bit{len(memo)}.{i}@t{k}") for i in range(n)]
+        bits = [z3.Int(f"bit{len(memo)}.{i}") for i in range(n)]
         self.base += [z3.And(b >= 0, b <= 1) for b in bits] + [xz == power_bits.from_bits(bits)]
         deps = self.memo[(id(x), k)][2] | frozenset(range(before, len(self.base)))
-        memo[(id(x), k)] = (x, bits, deps)
+        memo[xz.get_id()] = (xz, bits, deps)
         if self._using:
             self._using[-1] |= deps
         return bits
