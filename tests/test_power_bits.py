@@ -33,11 +33,11 @@ POWERS = [SIZE, STRIDE, B("<<", C(1), I), B("*", B("<<", C(1), I), B("<<", C(4),
           B(">>", B("<<", C(8), I), J), B("fdiv", B("<<", C(1), I), C(4)), B(">>", C(16), J)]
 
 
-def _agrees_with_c(terms, params, values, undefined=lambda env: False):
-    """Each term's encoding (thread 1, block of 64, side constraints included) equals C's value for
-    every assignment of `params` (i, j, n) in `values` and thread index tried, where C defines one."""
+def _agrees_with_c(terms, params, values, undefined=lambda env: False, block=64):
+    """Each term's encoding (thread 1, side constraints included) equals C's value for every
+    assignment of `params` (i, j, n) in `values` and thread index tried, where C defines one."""
     kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
-    kernel.block_dim.update(x=64, y=1, z=1)
+    kernel.block_dim.update(x=block, y=1, z=1)
     enc = Encoder(kernel, 32)
     enc.collecting()
     encoded = [enc.term(t, 1) for t in terms]
@@ -83,6 +83,8 @@ def test_bitwise_operations_of_known_bits_with_a_constant_keep_cs_value():
     wide = B("+", TID, C(128))
     terms = [B("^", TID, C(5)), B("&", C(6), TID), B("|", wide, C(3)), B("^", TID, C(-3)), B("&", wide, C(-64))]
     _agrees_with_c(terms, [(0, 0)], [(0, t) for t in (0, 1, 5, 6, 31, 62, 63)])
+    # A constant whose bits clear every bit of a one-bit index (a block of two threads): 0.
+    _agrees_with_c([B(">>", B("&", TID, C(6)), C(0))], [(0, 0)], [(0, 0), (0, 1)], block=2)
 
 
 def test_bit_intrinsics_of_known_bits_are_exact():

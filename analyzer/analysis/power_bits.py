@@ -138,13 +138,16 @@ def from_bits(bits: list):
 def with_constant(op: str, bits: list, c: int):
     """`x op c` for op in `^ & |`, x given as its n bits (0/1 terms, the lowest first): below n each
     of x's bits is kept, flipped, cleared or set by c's; above, c's own bits stand (x has none)."""
-    out = []
+    fixed, terms = 0, []    # the bits c sets, and x's bits kept or flipped
     for i, b in enumerate(bits):
         v = {"^": (b, 1 - b), "&": (0, b), "|": (b, 1)}[op][(c >> i) & 1]
-        out.append(v * (1 << i))
-    low = z3.Sum(out) if out else z3.IntVal(0)
-    rest = c >> len(bits)
-    return low if op == "&" else low + rest * (1 << len(bits))
+        if isinstance(v, int):
+            fixed += v << i
+        else:
+            terms.append(v * (1 << i))
+    if op != "&":
+        fixed += (c >> len(bits)) << len(bits)
+    return z3.Sum(terms + [z3.IntVal(fixed)])
 
 
 def by_exponent(e, case, top: int, beyond):
