@@ -18,8 +18,8 @@ import z3
 from analyzer import ir
 from analyzer.analysis import power_bits
 from analyzer.analysis.division_encoding import DivisionEncoding
-from analyzer.analysis.power_encoding import PowerEncoding
 from analyzer.analysis.floor_nest import one_floor
+from analyzer.analysis.power_encoding import PowerEncoding
 from analyzer.analysis.symbolic import Iter, Sym
 from analyzer.analysis.z3_terms import as_int, num, truth  # noqa: F401  (re-exported)
 
