@@ -700,6 +700,24 @@ def c_int(v: int) -> int:
     return v
 
 
+def c_op(op: str, a: int, b: int) -> int:
+    """C's 32-bit `a op b` (Bin's and ByConst's operators); IllDefined where C or GLSL leaves it
+    undefined: a shift by an amount outside [0, 32) or of a negative value to the left, and / and %
+    by 0 or of a negative value (GLSL's % of a negative operand is OpSMod, not C's remainder, and /
+    is kept to the same operands)."""
+    if op in ("<<", ">>"):
+        if not 0 <= b < 32 or (op == "<<" and a < 0):
+            raise IllDefined(f"{op} by {b} of {a}")
+        return c_int(a << b) if op == "<<" else a >> b
+    if op in ("/", "%"):
+        if b == 0 or a < 0:
+            raise IllDefined(f"{op} of {a} by {b}")
+        return c_div(a, b) if op == "/" else a - b * c_div(a, b)
+    if op in ("^", "&", "|"):
+        return a ^ b if op == "^" else a & b if op == "&" else a | b
+    return c_int(a + b if op == "+" else a - b if op == "-" else a * b)
+
+
 def c_div(a: int, b: int) -> int:
     """C's division truncates toward zero."""
     q = abs(a) // abs(b)
@@ -734,31 +752,7 @@ class ThreadRun:
         if isinstance(e, (Param, Var)):
             return self.ints[e.name]
         a = self.expr(e.left)
-        if isinstance(e, Bin):
-            b = self.expr(e.right)
-            if e.op in ("<<", ">>"):
-                if not 0 <= b < 32 or (e.op == "<<" and a < 0):
-                    raise IllDefined(f"{e.op} by {b} of {a}")    # undefined in C
-                return c_int(a << b) if e.op == "<<" else a >> b
-            if e.op in ("^", "&", "|"):
-                return a ^ b if e.op == "^" else a & b if e.op == "&" else a | b
-            if e.op in ("/", "%"):
-                if b == 0 or a < 0:
-                    raise IllDefined(f"{e.op} of {a} by {b}")   # as for ByConst (GLSL's % of a negative)
-                return c_div(a, b) if e.op == "/" else a - b * c_div(a, b)
-            return c_int(a + b if e.op == "+" else a - b if e.op == "-" else a * b)
-        c = e.const
-        if e.op in ("/", "%", "<<") and a < 0:
-            # GLSL leaves % of a negative operand undefined (glslang emits OpSMod, not C's
-            # remainder), / is kept to the same operands, and C's << of a negative value is undefined.
-            raise IllDefined(f"{e.op} of a negative value")
-        if e.op == "/":
-            return c_div(a, c)
-        if e.op == "%":
-            return a - c * c_div(a, c)
-        if e.op == "<<":
-            return c_int(a << c)
-        return a >> c if e.op == ">>" else a & c
+        return c_op(e.op, a, self.expr(e.right) if isinstance(e, Bin) else e.const)
 
     def cond(self, c: Cmp) -> bool:
         a, b = self.expr(c.left), self.expr(c.right)

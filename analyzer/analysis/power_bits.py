@@ -68,7 +68,13 @@ def _left(t) -> ir.Expr | None:
 
 
 def log2(n) -> int | None:
+    """k where n == 2**k, else None."""
     return n.bit_length() - 1 if isinstance(n, int) and n > 0 and n & (n - 1) == 0 else None
+
+
+def is_mask(c: int) -> bool:
+    """Is `x & c` a remainder: c keeps the low bits (2**k - 1) or clears them (-2**k)?"""
+    return (c >= 0 and log2(c + 1) is not None) or (c < 0 and log2(-c) is not None)
 
 
 def constant(t) -> bool:

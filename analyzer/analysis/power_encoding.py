@@ -22,8 +22,7 @@ class PowerEncoding:
         `x % p`. None for any other term."""
         if t.op in ("^", "&", "|"):
             for x, y in ((t.a, t.b), (t.b, t.a)):
-                if t.op == "&" and isinstance(y, ir.Const) and (power_bits.log2(y.value + 1) is not None
-                                                                or power_bits.log2(-y.value) is not None):
+                if t.op == "&" and isinstance(y, ir.Const) and power_bits.is_mask(y.value):
                     return None     # a mask by a constant: the remainder `binop` makes of it
                 e = power_bits.exponent(y)
                 if e is not None:

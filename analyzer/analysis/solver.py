@@ -65,10 +65,6 @@ def _const(e) -> int | None:
     return e.as_long() if isinstance(e, z3.IntNumRef) else None
 
 
-def _pow2(n: int) -> int | None:
-    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
-
-
 def _trunc_div(a, b):
     """C division: truncates toward zero (SMT-LIB `div` is Euclidean)."""
     q = a / b
@@ -429,10 +425,9 @@ class Encoder(DivisionEncoding, PowerEncoding):
             return self._shift(op, a, b)
         if op == "&":
             for x, c in ((a, cb), (b, ca)):
-                if c is not None and c >= 0 and _pow2(c + 1) is not None:
-                    return x % (c + 1)    # mask of the low bits: Euclidean remainder
-                if c is not None and c < 0 and _pow2(-c) is not None:
-                    return x - x % (-c)   # clears the low bits
+                if c is not None and power_bits.is_mask(c):
+                    # keeps the low bits (a Euclidean remainder) or clears them
+                    return x % (c + 1) if c >= 0 else x - x % (-c)
         # Other bitwise operations: exactly, on 64-bit vectors.
         x, y = _bits(a), _bits(b)
         if op == "&":

@@ -14,7 +14,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from analyzer import ir
-from analyzer.analysis import division_forms
+from analyzer.analysis import division_forms, power_bits
 from analyzer.analysis.memory_guard import checkpoint
 
 NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
@@ -1081,18 +1081,17 @@ def _assigned_private(stmts) -> set[str]:
 
 def _closed_form(op: str, init, step, it):
     """The value after `it` steps of `x op= step` from `init`, or None where it has no closed form."""
-    pow2 = isinstance(step, ir.Const) and step.value > 0 and step.value & (step.value - 1) == 0
-    if op in ("/", "*") and not pow2:
-        return None     # other factors and divisors have no closed form
-    if op == "/":
-        # `s /= 2^k` (a reduction's or a bitonic sort's halving stride): C's division truncates,
-        # and truncations compose, so n steps divide by 2^(k*n) at once.
-        k = ir.Const(step.value.bit_length() - 1)
-        return ir.BinOp("/", init, ir.BinOp("<<", ir.Const(1), ir.BinOp("*", it, k)))
-    if op == "*":
+    if op in ("/", "*"):
+        k = power_bits.log2(step.value) if isinstance(step, ir.Const) else None
+        if k is None:
+            return None     # other factors and divisors have no closed form
+        if op == "/":
+            # `s /= 2^k` (a reduction's or a bitonic sort's halving stride): C's division
+            # truncates, and truncations compose, so n steps divide by 2^(k*n) at once.
+            return ir.BinOp("/", init, ir.BinOp("<<", ir.Const(1), ir.BinOp("*", it, ir.Const(k))))
         # `s *= 2^k` (the CUDA samples' reductions and scans) is `s <<= k`: the same value in
         # modular and in unbounded arithmetic.
-        op, step = "<<", ir.Const(step.value.bit_length() - 1)
+        op, step = "<<", ir.Const(k)
     if op == "-" and isinstance(step, ir.Const):
         op, step = "+", ir.Const(-step.value)   # x - (-2) grows: its floor shows
     # Shifts compose as one shift by the sum (arithmetically, without wrap-around).
