@@ -5,7 +5,9 @@ in-bounds index never overflows), which keeps queries in linear integer arithmet
 uninterpreted functions, where Z3 is fast. C's operators keep their meaning: `/` and `%`
 truncate toward zero, `>>` is an arithmetic (flooring) shift, `& (2**k - 1)` is a Euclidean
 remainder. Powers of two whose exponent follows the run, and operations with them, are read on
-the exponent (power_encoding.py); other bitwise operations go through 64-bit vectors, exactly.
+the exponent (power_encoding.py); other bitwise operations go through 64-bit vectors, exactly
+(and in the cheap encoding, between two unknowns, through functions with their facts:
+bitwise_lemmas.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis import power_bits
+from analyzer.analysis.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.division_encoding import DivisionEncoding
 from analyzer.analysis.floor_nest import one_floor
 from analyzer.analysis.power_encoding import PowerEncoding
@@ -82,7 +85,7 @@ def _from_bits(e):
     return z3.If(u >= 1 << 63, u - (1 << 64), u)
 
 
-class Encoder(DivisionEncoding, PowerEncoding):
+class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
     """Builds Z3 terms for thread 1 and thread 2 of the same block."""
 
     def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True, grid: bool = False,
@@ -428,6 +431,8 @@ class Encoder(DivisionEncoding, PowerEncoding):
                 if c is not None and power_bits.is_mask(c):
                     # keeps the low bits (a Euclidean remainder) or clears them
                     return x % (c + 1) if c >= 0 else x - x % (-c)
+        if not self.exact and op in ("^", "&", "|") and ca is None and cb is None:
+            return self._bitwise(op, a, b)    # cheap: a function with its facts (bitwise_lemmas.py)
         # Other bitwise operations: exactly, on 64-bit vectors.
         x, y = _bits(a), _bits(b)
         if op == "&":
