@@ -10,7 +10,7 @@ guard `ixj > i` then holds for one thread of the two only.
 Every fact stated here is true of the exact operation on values inside 64 bits (the only values
 `_from_bits` reads back), so a query unsatisfiable with them is unsatisfiable exactly: the cheap
 encoding stays an over-approximation, and a collision it finds is asked again exactly, as for its
-products and quotients. A mixin of `solver.Encoder`: it uses the encoder's `base` and `func`.
+products and quotients. A mixin of `solver.Encoder`: it uses the encoder's `base`, `last_base` and `func`.
 """
 
 from __future__ import annotations
@@ -41,16 +41,47 @@ class BitwiseLemmas:
                       z3.Implies(_in64(a, b), (out == 0) == (a == b)),
                       z3.Implies(z3.And(b == 0, _in64(a)), out == a),
                       z3.Implies(z3.And(a == 0, _in64(b)), out == b)]
-        elif op == "&":
-            facts += [z3.Implies(nonneg, z3.And(out >= 0, out <= a, out <= b))]
         else:
-            facts += [z3.Implies(nonneg, z3.And(out >= a, out >= b, out <= a + b))]
+            # x & x == x | x == x; x & 0 == 0, x & -1 == x; x | 0 == x, x | -1 == -1
+            none, every = (0, -1) if op == "&" else (-1, 0)
+            facts += [z3.Implies(nonneg, z3.And(out >= 0, out <= a, out <= b) if op == "&" else
+                                 z3.And(out >= a, out >= b, out <= a + b)),
+                      z3.Implies(z3.And(a == b, _in64(a)), out == a)]
+            for x, y in ((a, b), (b, a)):
+                facts += [z3.Implies(y == none, out == none), z3.Implies(z3.And(y == every, _in64(x)), out == x)]
         apps = self.__dict__.setdefault("_bitwise_apps", {}).setdefault(op, [])
         for other, c, d in apps[-RELATED:]:
             facts += _related(op, (out, a, b), (other, c, d))
         apps.append((out, a, b))
+        self.__dict__.setdefault("_bitwise_base", set()).update(range(len(self.base), len(self.base) + len(facts)))
         self.base += facts
         return out
+
+    def read_bitwise(self) -> bool:
+        """Does the last query (`needed`) read one of these functions?"""
+        return bool(self.last_base & self.__dict__.get("_bitwise_base", set()))
+
+
+    def exact_points(self, model) -> list:
+        """For each application, its exact value at the operands' values in `model` (a fact true
+        of the exact operation: the cheap encoding stays an over-approximation with it)."""
+        out = []
+        for op, apps in self.__dict__.get("_bitwise_apps", {}).items():
+            for app, a, b in apps:
+                x, y = (model.eval(v, model_completion=True) for v in (a, b))
+                if not (z3.is_int_value(x) and z3.is_int_value(y)):
+                    continue
+                value = _exact(op, x.as_long(), y.as_long())
+                if model.eval(app, model_completion=True).as_long() != value:
+                    out.append(z3.Implies(z3.And(a == x, b == y), app == value))
+        return out
+
+
+def _exact(op: str, x: int, y: int) -> int:
+    """The exact encoding's value: both operands taken to 64 bits, the result read signed."""
+    m = (1 << 64) - 1
+    r = {"^": (x & m) ^ (y & m), "&": (x & m) & (y & m), "|": (x & m) | (y & m)}[op]
+    return r - (1 << 64) if r >= 1 << 63 else r
 
 
 def _related(op: str, x, y) -> list:

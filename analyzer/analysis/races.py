@@ -401,6 +401,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if not expected and self._refuted_first(a, b, kind, combos, out):
                 return False
             res, fast_solver = self._solve(fast, out)
+            cheap, bitwise = fast, self.fast.read_bitwise()
             if res == z3.unsat:
                 return False
             if res == z3.unknown:
@@ -412,19 +413,26 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 # Same value stored by both threads? Then the pair is benign, and without --strict
                 # it needs no exact query at all.
                 self.enc = self.fast
-                res, fast_solver = self._solve(fast + [self._differ(a, b)], out)
+                differ = fast + [self._differ(a, b)]
+                res, differ_solver = self._solve(differ, out)
+                if res == z3.sat:
+                    cheap, fast_solver = differ, differ_solver
                 if res == z3.unsat:
                     benign = True
                     if not self.strict:
                         return True
                 elif res == z3.unknown:
                     # Out of budget with the values; without them the query is no easier to decide.
-                    self._undecided(first, second, fast_solver, out)
+                    self._undecided(first, second, differ_solver, out)
                     return True
             exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
             if valued and not benign:
                 exact.append(self._differ(a, b))
-            res, solver = self._solve(exact, out, live=detail)
+            # A cheap query that read bitwise functions is asked exactly at its models first: the
+            # exact query's 64-bit vectors may keep it past its budget (solver_budget.py).
+            at_model = bitwise and self._at_cheap_model(exact, cheap, fast_solver, self._witness_vars(a, b),
+                                                        out, detail)
+            res, solver = at_model or self._solve(exact, out, live=detail)
             if res == z3.unsat and valued and not benign:
                 # They collide only where they store equal values: benign.
                 benign = True

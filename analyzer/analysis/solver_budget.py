@@ -25,6 +25,10 @@ EXPLAIN_SHARE = 100
 # cost bounded per kernel. Still a resource limit: the same verdict on every run.
 ESCALATE = 4
 ESCALATIONS = 3
+# Models of the cheap query an exact query is asked at (`_at_cheap_model`): with every input
+# between -SMALL and SMALL, then without bounds.
+CHEAP_MODELS = (8, 2)
+SMALL = 16
 
 # The preprocessing before the SMT core, by name. "purify" also names every division and
 # remainder by a fresh variable with its defining constraints (purify-arith): slower on most of
@@ -107,6 +111,45 @@ class SolverBudget:
         if key is not None:
             self.cache.put(key, constraints, res, solver)
         return res, solver
+
+    def _at_cheap_model(self, constraints, cheap: list, cheap_solver, inputs, out: PairAnalysis, live: bool):
+        """An exact query asked with its inputs (threads, blocks, extents, iterations, parameters)
+        set to the values of a model of the cheap query `cheap`, before it is asked whole (races.py:
+        where the cheap query read bitwise functions, whose exact 64-bit vectors kept a global
+        bitonic step's pairs past their budget): with its inputs fixed, 64-bit vectors and
+        products are constants, decided at once. Where
+        that model's bitwise functions (bitwise_lemmas.py) were not the exact operations, the
+        exact values at its points join the cheap query (true facts: it stays an
+        over-approximation) for its next model, up to CHEAP_MODELS of them: first with every input
+        between -SMALL and SMALL (finitely many points, and a witness easy to read), then without.
+        Sat is a collision of the exact query (the values only narrow it); the cheap query
+        unsatisfiable with the facts, unbounded, is the exact one unsatisfiable; anything else
+        (None) leaves the query to be asked whole."""
+        first = cheap_solver
+        small = [z3.And(v >= -SMALL, v <= SMALL) for v in inputs if not z3.is_int_value(v)]
+        for box, rounds in zip((small, []), CHEAP_MODELS):
+            facts: list = []
+            cheap_solver = first
+            if box:
+                res, cheap_solver = self._solve_once(cheap + box, out, False)
+                if res != z3.sat:
+                    continue
+            for _ in range(rounds):
+                model = cheap_solver.model()
+                pins = [v == model.eval(v, model_completion=True) for v in inputs]
+                res, solver = self._solve_once(constraints + pins, out, live)
+                if res == z3.sat:
+                    return res, solver
+                new = [f for f in self.fast.exact_points(model) if not any(f.eq(g) for g in facts)]
+                if not new:
+                    break
+                facts += new
+                res, cheap_solver = self._solve_once(cheap + box + facts, out, False)
+                if res != z3.sat:
+                    if res == z3.unsat and not box:
+                        return z3.unsat, cheap_solver
+                    break
+        return None
 
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
         if self._out_of_time():
