@@ -428,11 +428,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             exact, alts, (off1, off2) = self._constraints(self.exact, a, b, combos)
             if valued and not benign:
                 exact.append(self._differ(a, b))
-            # A cheap query that read bitwise functions is asked exactly at its models first: the
-            # exact query's 64-bit vectors may keep it past its budget (solver_budget.py).
-            at_model = bitwise and self._at_cheap_model(exact, cheap, fast_solver, self._witness_vars(a, b),
-                                                        out, detail)
-            res, solver = at_model or self._solve(exact, out, live=detail)
+            # Where the cheap query read bitwise functions, at its models first (solver_budget.py).
+            res, solver = (bitwise and self._at_cheap_model(exact, cheap, fast_solver, self._witness_vars(a, b),
+                                                            out, detail)) or self._solve(exact, out, live=detail)
             if res == z3.unsat and valued and not benign:
                 # They collide only where they store equal values: benign.
                 benign = True
