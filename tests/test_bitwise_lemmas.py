@@ -8,6 +8,7 @@ import json
 import pytest
 import z3
 
+from analyzer.analysis import bitwise_lemmas, solver
 from analyzer.analysis.bitwise_lemmas import BitwiseLemmas
 from conftest import TESTS, cli_in_process
 
@@ -16,10 +17,12 @@ EDGES = [0, 1, 2, 3, 5, 8, 255, 256, 1023, -1, -2, -256, (1 << 62) + 3, (1 << 63
 
 
 def _c(op: str, x: int, y: int) -> int:
-    """The exact encoding's value: both operands taken to 64 bits, the result read signed."""
-    m = (1 << 64) - 1
-    r = {"^": (x & m) ^ (y & m), "&": (x & m) & (y & m), "|": (x & m) | (y & m)}[op]
-    return r - (1 << 64) if r >= 1 << 63 else r
+    """The exact encoding's value (solver.py's 64-bit vectors), which the facts' own
+    `bitwise_lemmas._exact` (the exact values `exact_points` states) must also give."""
+    bits = bitwise_lemmas.OPERATORS[op](solver._bits(z3.IntVal(x)), solver._bits(z3.IntVal(y)))
+    value = z3.simplify(solver._from_bits(bits)).as_long()
+    assert bitwise_lemmas._exact(op, x, y) == value
+    return value
 
 
 class _Facts(BitwiseLemmas):

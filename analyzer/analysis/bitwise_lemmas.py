@@ -15,12 +15,15 @@ products and quotients. A mixin of `solver.Encoder`: it uses the encoder's `base
 
 from __future__ import annotations
 
+import operator
+
 import z3
 
 # Applications related pairwise to the newest one: the facts are quadratic in their number, and
 # a query that meets more of them is asked exactly anyway when the cheap one finds a collision.
 RELATED = 16
 _LO, _HI = -(1 << 63), 1 << 63
+OPERATORS = {"^": operator.xor, "&": operator.and_, "|": operator.or_}
 
 
 def _in64(*xs):
@@ -58,9 +61,9 @@ class BitwiseLemmas:
         return out
 
     def read_bitwise(self) -> bool:
-        """Does the last query (`needed`) read one of these functions?"""
-        return bool(self.last_base & self.__dict__.get("_bitwise_base", set()))
-
+        """Does the last query (`needed`) read one of these functions? (Asked of every cheap query.)"""
+        base = self.__dict__.get("_bitwise_base")
+        return bool(base) and not base.isdisjoint(self.last_base)
 
     def exact_points(self, model) -> list:
         """For each application, its exact value at the operands' values in `model` (a fact true
@@ -80,7 +83,7 @@ class BitwiseLemmas:
 def _exact(op: str, x: int, y: int) -> int:
     """The exact encoding's value: both operands taken to 64 bits, the result read signed."""
     m = (1 << 64) - 1
-    r = {"^": (x & m) ^ (y & m), "&": (x & m) & (y & m), "|": (x & m) | (y & m)}[op]
+    r = OPERATORS[op](x & m, y & m)
     return r - (1 << 64) if r >= 1 << 63 else r
 
 

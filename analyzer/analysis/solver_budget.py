@@ -117,37 +117,34 @@ class SolverBudget:
         set to the values of a model of the cheap query `cheap`, before it is asked whole (races.py:
         where the cheap query read bitwise functions, whose exact 64-bit vectors kept a global
         bitonic step's pairs past their budget): with its inputs fixed, 64-bit vectors and
-        products are constants, decided at once. Where
-        that model's bitwise functions (bitwise_lemmas.py) were not the exact operations, the
-        exact values at its points join the cheap query (true facts: it stays an
-        over-approximation) for its next model, up to CHEAP_MODELS of them: first with every input
-        between -SMALL and SMALL (finitely many points, and a witness easy to read), then without.
+        products are constants, decided at once. Where that model's bitwise functions
+        (bitwise_lemmas.py) were not the exact operations, the exact values at its points join the
+        cheap query (true facts: it stays an over-approximation) for its next model, up to
+        CHEAP_MODELS of them: first with every input between -SMALL and SMALL (finitely many
+        points, and a witness easy to read), then without.
         Sat is a collision of the exact query (the values only narrow it); the cheap query
         unsatisfiable with the facts, unbounded, is the exact one unsatisfiable; anything else
         (None) leaves the query to be asked whole."""
-        first = cheap_solver
         small = [z3.And(v >= -SMALL, v <= SMALL) for v in inputs if not z3.is_int_value(v)]
         for box, rounds in zip((small, []), CHEAP_MODELS):
-            facts: list = []
-            cheap_solver = first
-            if box:
-                res, cheap_solver = self._solve_once(cheap + box, out, False)
-                if res != z3.sat:
-                    continue
+            facts: dict = {}     # Z3 id -> fact
+            res, solver = self._solve_once(cheap + box, out, False) if box else (z3.sat, cheap_solver)
+            if res != z3.sat:
+                continue
             for _ in range(rounds):
-                model = cheap_solver.model()
+                model = solver.model()
                 pins = [v == model.eval(v, model_completion=True) for v in inputs]
-                res, solver = self._solve_once(constraints + pins, out, live)
+                res, pinned = self._solve_once(constraints + pins, out, live)
                 if res == z3.sat:
-                    return res, solver
-                new = [f for f in self.fast.exact_points(model) if not any(f.eq(g) for g in facts)]
-                if not new:
+                    return res, pinned
+                points = {f.get_id(): f for f in self.fast.exact_points(model)}
+                if points.keys() <= facts.keys():
                     break
-                facts += new
-                res, cheap_solver = self._solve_once(cheap + box + facts, out, False)
+                facts.update(points)
+                res, solver = self._solve_once(cheap + box + list(facts.values()), out, False)
                 if res != z3.sat:
                     if res == z3.unsat and not box:
-                        return z3.unsat, cheap_solver
+                        return z3.unsat, solver
                     break
         return None
 
