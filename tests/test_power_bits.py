@@ -87,6 +87,26 @@ def test_bitwise_operations_of_known_bits_with_a_constant_keep_cs_value():
     _agrees_with_c([B(">>", B("&", TID, C(6)), C(0))], [(0, 0)], [(0, 0), (0, 1)], block=2)
 
 
+def test_bit_fields_apart_are_sums_with_cs_value():
+    """`(t & ~31) | ((t + 1) & 31)` (a lane rotation within its warp), `(n << 5) ^ lane`,
+    `(n * 64) & t`: no bit in both operands, so `|` and `^` are the sum and `&` is 0, for every
+    sign of the other operand; linear, no bit-vector. Where a bit may be in both, no such reading."""
+    lane = B("&", B("+", TID, C(1)), C(31))
+    terms = [B("|", B("&", TID, C(~31)), lane), B("^", B("<<", N, C(5)), B("&", TID, C(31))),
+             B("&", B("*", N, C(64)), TID), B("|", TID, B("-", B("<<", N, C(6)), B("*", I, C(128))))]
+    _agrees_with_c(terms, [(0, 0), (3, 0), (-5, 0)], [(n, t) for n in (-2**31, -1000, -3, 0, 1, 7, 2**31 - 1) for t in (0, 1, 31, 32, 63)])
+    kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
+    kernel.block_dim.update(x=64, y=1, z=1)
+    for t in terms + [B("|", B("&", TID, ir.UnOp("~", C(31))), lane)]:     # `~31` as C spells it
+        assert power_bits.disjoint_fields(t, kernel) is not None, t
+    # Bits that may meet: the thread index reaches bit 5 and the shift starts there; 64 threads
+    # of unknown width (no launch extent); and a field wider than the other's zero bits.
+    unknown = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
+    for t, k in ((B("|", B("<<", N, C(5)), TID), kernel), (B("|", B("<<", N, C(6)), TID), unknown),
+                 (B("^", B("&", N, C(-32)), B("&", TID, C(63))), kernel)):
+        assert power_bits.disjoint_fields(t, k) is None, t
+
+
 def test_bit_intrinsics_of_known_bits_are_exact():
     """`__brev` and `__popc` of a thread index (a FFT's bit-reversed load slot) are their values,
     so two threads' slots differ as their indices do; of an operand whose bits are unknown they

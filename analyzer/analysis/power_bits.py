@@ -19,6 +19,11 @@ multiplied by powers of two (the exponents add), then shifted right or divided b
 are mathematical integers, as everywhere in the analysis (replay.py and the interpreter compute
 the same); they agree with 64-bit two's complement for exponents up to 62. A larger one needs a
 shift C leaves undefined or an overflow, and gets a value of its own (solver.py, `_pow2_of`).
+
+Bit fields apart (`disjoint_fields`): where one operand's low w bits are zero (`x & ~31`,
+`warp << 5`, `row * 64`) and the other is below 2**w (`lane`, `t & 31`, a thread index the launch
+bounds), no bit is in both: `x | y` and `x ^ y` are `x + y` and `x & y` is 0, for every value of
+x, negative ones too (its low bits are zero in two's complement as well).
 """
 
 from __future__ import annotations
@@ -121,6 +126,55 @@ def width(t, kernel: ir.Kernel) -> int | None:
         return max(a - (c.bit_length() - 1), 1)     # x / c < 2**a / 2**floor(log2 c)
     if t.op in ("%", "fmod") and c > 0:
         return min(a, max((c - 1).bit_length(), 1))
+    return None
+
+
+def low_zeros(t, memo: dict | None = None) -> int:
+    """Low bits that are zero in every value of `t` (a lower bound, up to 64): a constant's, then
+    through masks, products, shifts by constants, sums and differences (no carry reaches them)."""
+    memo = {} if memo is None else memo
+    hit = memo.get(id(t))
+    if hit is not None:
+        return hit[1]
+    out = 0
+    c = _int_constant(t)
+    if c is not None:
+        out = 64 if c == 0 else min((c & -c).bit_length() - 1, 64)
+    elif isinstance(t, ir.BinOp):
+        if t.op == "<<":
+            c = t.b.value if isinstance(t.b, ir.Const) else None
+            out = min(low_zeros(t.a, memo) + c, 64) if isinstance(c, int) and 0 <= c < 64 else 0
+        elif t.op in ("&", "*", "+", "-", "|", "^"):
+            a, b = low_zeros(t.a, memo), low_zeros(t.b, memo)
+            out = max(a, b) if t.op == "&" else min(a + b, 64) if t.op == "*" else min(a, b)
+    elif isinstance(t, ir.UnOp) and t.op == "-":
+        out = low_zeros(t.a, memo)
+    elif isinstance(t, ir.Select):
+        out = min(low_zeros(t.a, memo), low_zeros(t.b, memo))
+    memo[id(t)] = (t, out)
+    return out
+
+
+def _int_constant(t) -> int | None:
+    """An integer constant's value, `~c` and `-c` included (how `~31` reaches the IR)."""
+    if isinstance(t, ir.UnOp) and t.op in ("~", "-"):
+        c = _int_constant(t.a)
+        return None if c is None else ~c if t.op == "~" else -c
+    if isinstance(t, ir.Const) and isinstance(t.value, int) and not isinstance(t.value, bool):
+        return t.value
+    return None
+
+
+def disjoint_fields(t, kernel: ir.Kernel) -> tuple | None:
+    """(x, y) when `t` is `x | y`, `x ^ y` or `x & y` (either order) with y's bits all below x's
+    zero low bits: y's width (every value non-negative, under 2**w) at most x's low zeros. Then
+    no bit is in both, and `|` and `^` are `x + y`, `&` is 0, exactly."""
+    if not isinstance(t, ir.BinOp) or t.op not in ("|", "^", "&"):
+        return None
+    for x, y in ((t.a, t.b), (t.b, t.a)):
+        w = width(y, kernel)
+        if w is not None and low_zeros(x) >= w:
+            return x, y
     return None
 
 

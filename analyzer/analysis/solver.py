@@ -314,6 +314,11 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 power = self._power(t, k)
                 if power is not None:
                     return power
+            fields = power_bits.disjoint_fields(t, self.kernel) if t.op in ("|", "^", "&") else None
+            if fields is not None:
+                # Bit fields apart (`(warp << 5) | lane`, `(t & ~31) | ((t + 1) & 31)`): exact and
+                # linear, where 64-bit vectors or (cheap) a function with its facts would stand.
+                return num(0) if t.op == "&" else as_int(self.term(fields[0], k)) + as_int(self.term(fields[1], k))
             if t.op in ("/", "%", "fdiv", "fmod") and isinstance(t.b, ir.Const) and t.b.value > 0:
                 by_constant = self._by_constant(t, k)
                 if by_constant is not None:
@@ -337,7 +342,9 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             if t.op == "-":
                 return -as_int(a)
             if t.op == "~":
-                return -as_int(a) - 1
+                c = _const(as_int(a))
+                # A constant stays one (`x & ~31` is then a mask: a remainder, not 64-bit vectors).
+                return num(~c) if c is not None else -as_int(a) - 1
         if isinstance(t, ir.Select):
             return z3.If(truth(self.term(t.cond, k)), as_int(self.term(t.a, k)), as_int(self.term(t.b, k)))
         if isinstance(t, ir.Call):
@@ -491,23 +498,29 @@ def without_loads(enc: Encoder, constraints) -> list:
     often far easier (each loaded index brings its own divisions and in-bounds facts)."""
     loads = enc.loads
     memo: dict[int, bool] = {}
+    # Walked through Z3's C API: z3py's children() wraps every node in a Python object (and
+    # counts references to it), which cost more than the refinement this slice serves.
+    core = z3.z3core
+    app = z3.Z3_APP_AST
 
     def mentions(e) -> bool:
-        stack = [(e, False)]
+        ref = e.ctx.ref()
+        stack = [(e.as_ast(), False)]
         while stack:
             x, ready = stack.pop()
-            i = x.get_id()
+            i = core.Z3_get_ast_id(ref, x)
             if i in memo:
                 continue
             if i in loads:
                 memo[i] = True
                 continue
-            kids = x.children()
+            kids = ([core.Z3_get_app_arg(ref, x, k) for k in range(core.Z3_get_app_num_args(ref, x))]
+                    if core.Z3_get_ast_kind(ref, x) == app else [])
             if not ready:
                 stack.append((x, True))
-                stack.extend((c, False) for c in kids if c.get_id() not in memo)
+                stack.extend((c, False) for c in kids if core.Z3_get_ast_id(ref, c) not in memo)
                 continue
-            memo[i] = any(memo[c.get_id()] for c in kids)
+            memo[i] = any(memo[core.Z3_get_ast_id(ref, c)] for c in kids)
         return memo[e.get_id()]
 
     return [c for c in constraints if not mentions(c)]

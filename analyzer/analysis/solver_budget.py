@@ -27,8 +27,12 @@ ESCALATE = 4
 ESCALATIONS = 3
 # Models of the cheap query an exact query is asked at (`_at_cheap_model`): with every input
 # between -SMALL and SMALL, then without bounds.
-CHEAP_MODELS = (8, 2)
+CHEAP_MODELS = (24, 4)
 SMALL = 16
+# Where those models settle nothing, the exact query is asked whole on this share of its budget,
+# never escalated: over 64-bit vectors it ran to its budget every time (all 21 such queries of a
+# global bitonic step without its guard, 49 of the kernel's 54 s), and unknown is what it said.
+WHOLE_AFTER_MODELS_SHARE = 10
 
 # The preprocessing before the SMT core, by name. "purify" also names every division and
 # remainder by a fresh variable with its defining constraints (purify-arith): slower on most of
@@ -148,13 +152,29 @@ class SolverBudget:
                     break
         return None
 
+    def _solve_after_models(self, constraints, out: PairAnalysis, live: bool):
+        """The exact query whole, after `_at_cheap_model` settled nothing: on a
+        WHOLE_AFTER_MODELS_SHARE of the budget, without escalation (a resource limit still: the
+        same verdict on every run). Unknown stays unknown, never clean."""
+        saved = self.rlimit, self.clock_ms
+        self.rlimit = max(saved[0] // WHOLE_AFTER_MODELS_SHARE, 1)
+        self.clock_ms = max(saved[1] // WHOLE_AFTER_MODELS_SHARE, 1)
+        try:
+            res, solver = self._solve_once(constraints, out, live)
+        finally:
+            self.rlimit, self.clock_ms = saved
+        if res == z3.unknown:
+            solver.budget_note = (f"; 1/{WHOLE_AFTER_MODELS_SHARE} of it for 64-bit bitwise operations "
+                                  "that fixed inputs did not settle")
+        return res, solver
+
     def _undecided(self, first, second, solver, out: PairAnalysis) -> None:
         if self._out_of_time():
             out.undecided.append(Undecided(first, second, OUT_OF_TIME))
             return
         out.undecided.append(Undecided(first, second, "the solver reached its limit "
-                                       f"({self.timeout_ms / 1000:g} s budget, --timeout): "
-                                       f"{solver.reason_unknown()}"))
+                                       f"({self.timeout_ms / 1000:g} s budget, --timeout"
+                                       f"{getattr(solver, 'budget_note', '')}): {solver.reason_unknown()}"))
 
     def _refuted(self, solver, assumptions, explain: bool = False, model=None) -> bool:
         """Is the solver's (satisfiable) query unsatisfiable once `assumptions` hold too? A

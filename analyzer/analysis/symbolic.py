@@ -809,6 +809,7 @@ class SymbolicExecutor:
         # it: the end of the body (and update), each `break` and `continue`, and, where one of
         # those leaves another value, the conditions that chose it.
         ends = ([] if body_st.dead else [cont]) + exits
+        guard_dims: dict[int, set] = {}     # per end, its conditions' dimensions: the same for every key
         for key, value_in in [(v, lambda e, v=v: e.env.get(v)) for v in sorted(assigned) if v not in inductions] + \
                 [(("cell", k), lambda e, k=k: e.private.get(k)) for k in private
                  if k[0] in assigned_private and ("cell", k) not in inductions]:
@@ -820,8 +821,10 @@ class SymbolicExecutor:
                     continue
                 new |= self.thread_dims(x)
                 if x is not values[0][0]:
-                    for g in e.guard:
-                        new |= self.thread_dims(g)
+                    dims = guard_dims.get(id(e))
+                    if dims is None:
+                        dims = guard_dims[id(e)] = set().union(*map(self.thread_dims, e.guard))
+                    new |= dims
             new = _norm(new)
             if new != old:
                 deps[key] = new
@@ -1055,6 +1058,26 @@ def _has_return(stmts) -> bool:
     return any(isinstance(s, ir.Return) for s in ir.walk_stmts(stmts))
 
 
+def _per_list(fn):
+    """`fn` of a statement list, remembered by the list's identity (the lowered IR is not changed in
+    place; a fix hint's re-analysis gets new lists): every pass of a loop asks again for its body
+    and, through it, for every loop nested in it."""
+    memo: dict[int, tuple] = {}
+
+    def cached(stmts) -> frozenset:
+        hit = memo.get(id(stmts))
+        if hit is not None and hit[0] is stmts:
+            return hit[1]
+        if len(memo) > 65536:
+            memo.clear()
+        out = frozenset(fn(stmts))
+        memo[id(stmts)] = (stmts, out)    # the list held: its id is not reused meanwhile
+        return out
+
+    return cached
+
+
+@_per_list
 def _assigned(stmts) -> set[str]:
     out: set[str] = set()
     for s in stmts:
@@ -1067,6 +1090,7 @@ def _assigned(stmts) -> set[str]:
     return out
 
 
+@_per_list
 def _assigned_private(stmts) -> set[str]:
     out: set[str] = set()
     for s in stmts:

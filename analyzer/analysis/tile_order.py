@@ -380,7 +380,18 @@ def _normal_lists(kernel: ir.Kernel) -> list:
 
 
 def find_walks(kernel: ir.Kernel) -> list[Walk]:
-    """The loops of the kernel that are proven walks (in the kernel's normalized spelling)."""
+    """The loops of the kernel that are proven walks (in the kernel's normalized spelling). Once per
+    kernel: the block pass, the grid pass and `-v`'s re-checks all ask (a walk holds IR only, no
+    solver term, so it serves a pass in another Z3 context as well)."""
+    if _walks_memo[0] is not kernel or _walks_memo[1] is not kernel.body:
+        _walks_memo[:] = [kernel, kernel.body, _find_walks(kernel)]
+    return list(_walks_memo[2])
+
+
+_walks_memo: list = [None, None, []]
+
+
+def _find_walks(kernel: ir.Kernel) -> list[Walk]:
     walks = []
     terms = _Terms(kernel)
     for lst in _normal_lists(kernel):
