@@ -107,6 +107,19 @@ def test_bit_fields_apart_are_sums_with_cs_value():
         assert power_bits.disjoint_fields(t, k) is None, t
 
 
+def test_a_right_shift_of_a_known_width_by_any_amount_keeps_cs_value():
+    """`tid >> n` and `(tid >> n) & 1` (a bit of the thread index picked at run time) with tid under
+    2**6: one case per amount below 6, 0 for every other amount (C's value for 6..63, and what the
+    64-case encoding reads an undefined amount as), so 7 cases instead of 64."""
+    terms = [B(">>", TID, N), B("&", B(">>", TID, N), C(1)), B(">>", B("+", TID, C(5)), N)]
+    _agrees_with_c(terms, [(0, 0)], [(n, t) for n in range(0, 64, 3) for t in (0, 1, 37, 63)])
+    kernel = ir.Kernel("k", "k.cu", "cuda", [], {}, [])
+    kernel.block_dim.update(x=64, y=1, z=1)
+    enc = Encoder(kernel, 32)
+    assert enc.term(terms[0], 1).sexpr().count("ite") == 6     # amounts 0..5, then 0
+    assert enc.term(B(">>", N, I), 1).sexpr().count("ite") == 63    # a width nobody knows: 64 cases
+
+
 def test_bit_intrinsics_of_known_bits_are_exact():
     """`__brev` and `__popc` of a thread index (a FFT's bit-reversed load slot) are their values,
     so two threads' slots differ as their indices do; of an operand whose bits are unknown they

@@ -1,5 +1,6 @@
-"""`^ & |` of two values the encoder knows nothing of bit by bit, in the cheap encoding: an
-uninterpreted function with the facts of 64-bit two's complement that race queries need.
+"""`^ & |` of two values the encoder knows nothing of bit by bit, and `>> <<` of an unknown value
+by an unknown amount, in the cheap encoding: an uninterpreted function with the facts of the exact
+encoding that race queries need.
 
 The exact encoding takes both operands to 64-bit vectors (solver.py), which the solver must then
 blast: a global-memory bitonic sort step, `ixj = i ^ j` with `j` the host's stride, kept every
@@ -7,8 +8,16 @@ pair of its accesses past the budget (78 s, `unknown`). Yet its proof needs no b
 the same `j` is one-to-one and undoes itself, so `i1 ^ j == i2` makes `i2 ^ j == i1`, and the
 guard `ixj > i` then holds for one thread of the two only.
 
-Every fact stated here is true of the exact operation on values inside 64 bits (the only values
-`_from_bits` reads back), so a query unsatisfiable with them is unsatisfiable exactly: the cheap
+A shift by an amount the run computes is exactly one case per amount from 0 to 63 (solver.py,
+`_shift`), each a division or product by a power of two: 64 of them in every query of a kernel
+that shifts a loaded key by its `shift` parameter (a radix sort's digit) or a value by a loop's
+counter, a second or more each. As a function it keeps what a collision needs: an amount of 0
+changes nothing, `>>` moves a value toward 0 and `<<` away from it, and both keep the order of
+two values shifted by the same amount.
+
+Every fact stated here is true of the exact operation (for `^ & |` on values inside 64 bits, the
+only values `_from_bits` reads back; for shifts on any value, an amount outside 0..63 read as 63
+as `_shift` reads it), so a query unsatisfiable with them is unsatisfiable exactly: the cheap
 encoding stays an over-approximation, and a collision it finds is asked again exactly, as for its
 products and quotients. A mixin of `solver.Encoder`: it uses the encoder's `base`, `last_base` and `func`.
 """
@@ -24,6 +33,8 @@ import z3
 RELATED = 16
 _LO, _HI = -(1 << 63), 1 << 63
 OPERATORS = {"^": operator.xor, "&": operator.and_, "|": operator.or_}
+SHIFTS = {">>": operator.rshift, "<<": operator.lshift}
+_NAMES = {"^": "bxor", "&": "band", "|": "bor", ">>": "shr", "<<": "shl"}
 
 
 def _in64(*xs):
@@ -34,8 +45,11 @@ class BitwiseLemmas:
     """Part of `solver.Encoder`: `_bitwise` (see the module docstring)."""
 
     def _bitwise(self, op: str, a, b):
-        """a op b for op in `^ & |`, as `bxor`, `band` or `bor` of (a, b) with its facts in `base`."""
-        out = self.func({"^": "bxor", "&": "band", "|": "bor"}[op], 2)(a, b)
+        """a op b for op in `^ & | >> <<`, as `bxor`, `band`, `bor`, `shr` or `shl` of (a, b) with
+        its facts in `base`."""
+        out = self.func(_NAMES[op], 2)(a, b)
+        if op in SHIFTS:
+            return self._remember(op, out, a, b, _shift_facts(op, out, a, b))
         facts = [_in64(out)]
         nonneg = z3.And(a >= 0, b >= 0, a < _HI, b < _HI)
         if op == "^":
@@ -52,10 +66,15 @@ class BitwiseLemmas:
                       z3.Implies(z3.And(a == b, _in64(a)), out == a)]
             for x, y in ((a, b), (b, a)):
                 facts += [z3.Implies(y == none, out == none), z3.Implies(z3.And(y == every, _in64(x)), out == x)]
+        return self._remember(op, out, a, b, facts)
+
+    def _remember(self, op: str, out, a, b, facts: list):
+        """State `facts` and those between this application and the last RELATED of its operation."""
         apps = self.__dict__.setdefault("_bitwise_apps", {}).setdefault(op, [])
         for other, c, d in apps[-RELATED:]:
             facts += _related(op, (out, a, b), (other, c, d))
         apps.append((out, a, b))
+        self.__dict__.setdefault("_bitwise_first", {})[out.get_id()] = len(self.base)
         self.__dict__.setdefault("_bitwise_base", set()).update(range(len(self.base), len(self.base) + len(facts)))
         self.base += facts
         return out
@@ -64,6 +83,14 @@ class BitwiseLemmas:
         """Does the last query (`needed`) read one of these functions? (Asked of every cheap query.)"""
         base = self.__dict__.get("_bitwise_base")
         return bool(base) and not base.isdisjoint(self.last_base)
+
+    def defined_shifts(self) -> list:
+        """Each amount of a shift the last query reads within 0..63, where C defines it: a preference for the models the
+        exact query is asked at (a witness must replay, and the replay runs no undefined shift),
+        never a fact (a shift a guard skips may have any amount)."""
+        first = self.__dict__.get("_bitwise_first", {})
+        return [z3.And(s >= 0, s <= 63) for op in SHIFTS for out, _, s in self.__dict__.get("_bitwise_apps", {}).get(op, ())
+                if first[out.get_id()] in self.last_base]     # the last query's shifts only
 
     def exact_points(self, model) -> list:
         """For each application, its exact value at the operands' values in `model` (a fact true
@@ -80,8 +107,21 @@ class BitwiseLemmas:
         return out
 
 
+def _shift_facts(op: str, out, a, s) -> list:
+    """Facts of `a >> s` (floor(a / 2**s)) or `a << s` (a * 2**s), any amount (see the docstring)."""
+    if op == ">>":
+        return [z3.Implies(s == 0, out == a),
+                z3.Implies(a >= 0, z3.And(out >= 0, out <= a)),
+                z3.Implies(a < 0, z3.And(out >= a, out <= -1))]
+    return [z3.Implies(s == 0, out == a), z3.Implies(a >= 0, out >= a), z3.Implies(a <= 0, out <= a),
+            (out == 0) == (a == 0)]
+
+
 def _exact(op: str, x: int, y: int) -> int:
-    """The exact encoding's value: both operands taken to 64 bits, the result read signed."""
+    """The exact encoding's value: for `^ & |` both operands taken to 64 bits and the result read
+    signed; for a shift, by the amount, or by 63 where C leaves it undefined (solver._shift)."""
+    if op in SHIFTS:
+        return SHIFTS[op](x, y if 0 <= y <= 63 else 63)
     m = (1 << 64) - 1
     r = OPERATORS[op](x & m, y & m)
     return r - (1 << 64) if r >= 1 << 63 else r
@@ -91,6 +131,9 @@ def _related(op: str, x, y) -> list:
     """Facts between two applications of one operation: commutative; for `^`, one-to-one in each
     operand and its own inverse (x ^ y ^ y == x), each in every order of the operands."""
     (p, a, b), (q, c, d) = x, y
+    if op in SHIFTS:
+        # The same amount keeps the order of the shifted values (a floor of a quotient, a product).
+        return [z3.Implies(z3.And(b == d, a <= c), p <= q), z3.Implies(z3.And(b == d, c <= a), q <= p)]
     facts = [z3.Implies(z3.And(a == d, b == c), p == q)]
     if op != "^":
         return facts

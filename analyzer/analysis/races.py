@@ -429,11 +429,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if valued and not benign:
                 exact.append(self._differ(a, b))
             # Where the cheap query read bitwise functions, at its models first (solver_budget.py).
-            if bitwise:
-                res, solver = (self._at_cheap_model(exact, cheap, fast_solver, self._witness_vars(a, b), out, detail)
-                               or self._solve_after_models(exact, out, detail))
-            else:
-                res, solver = self._solve(exact, out, live=detail)
+            res, solver = self._solve_exact(exact, out, detail, bitwise and (cheap, fast_solver, self._witness_vars(a, b)))
             if res == z3.unsat and valued and not benign:
                 # They collide only where they store equal values: benign.
                 benign = True

@@ -334,6 +334,20 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 q, r = self._division(as_int(self.term(t.a, k)), as_int(self.term(x, k)), c,
                                       floor=t.op in ("fdiv", "fmod"))
                 return q if t.op in ("/", "fdiv") else r
+            if t.op in (">>", "<<") and not isinstance(t.b, ir.Const):
+                w = power_bits.width(t.a, self.kernel)
+                a, b = as_int(self.term(t.a, k)), as_int(self.term(t.b, k))
+                if _const(b) is None:
+                    if t.op == ">>" and w is not None and w < 63:
+                        # A value of known width w shifted right by w or more is 0: w cases, not
+                        # 64 (`(threadIdx.x >> shift) & 1`: 8 for a block of 256, where 64 made
+                        # each query of a kernel with it take a second).
+                        return self._shift(">>", a, b, below=w)
+                    if w is None and not self.exact and _const(a) is None:
+                        # Cheap: a function with its facts (bitwise_lemmas.py), where nothing
+                        # bounds the value (a loaded key, a parameter).
+                        return self._bitwise(t.op, a, b)
+                return self.binop(t.op, a, b)
             return self.binop(t.op, self.term(t.a, k), self.term(t.b, k))
         if isinstance(t, ir.UnOp):
             a = self.term(t.a, k)
@@ -455,10 +469,12 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         raise TypeError(f"unknown operator {op}")
 
     @staticmethod
-    def _shift(op: str, a, s):
+    def _shift(op: str, a, s, below: int = 64):
         """A shift by a non-constant amount: one linear case per amount from 0 to 63 (C leaves the
-        others undefined). Through 64-bit vectors the same shift costs the solver seconds: it
-        blasts the barrel shifter and converts between integers and vectors."""
+        others undefined, read as 63). Through 64-bit vectors the same shift costs the solver
+        seconds: it blasts the barrel shifter and converts between integers and vectors. `below`:
+        `a` is known to lie in [0, 2**below) (a right shift only), so any amount from `below` on
+        gives 0, as every amount outside 0..63 does: one case per amount under `below`."""
         # Built through Z3's C API: z3py's operators would coerce and wrap each of the 64 cases
         # (3 ms a shift, most of the encoding time of a kernel whose loops double a stride).
         a, s = (x if z3.is_expr(x) else z3.IntVal(x) for x in (a, s))
@@ -473,8 +489,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             held.append(ast)
             return ast
 
-        out = None
-        for k in range(63, -1, -1):
+        out = hold(core.Z3_mk_numeral(ref, "0", sort)) if below < 64 else None
+        for k in range(min(below, 64) - 1, -1, -1):
             c = hold(core.Z3_mk_numeral(ref, str(1 << k), sort))
             # floor division: an arithmetic shift (the same term as z3py's `a / c`)
             v = hold(core.Z3_mk_div(ref, a_ast, c) if op == ">>" else

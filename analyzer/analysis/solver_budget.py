@@ -130,6 +130,7 @@ class SolverBudget:
         unsatisfiable with the facts, unbounded, is the exact one unsatisfiable; anything else
         (None) leaves the query to be asked whole."""
         small = [z3.And(v >= -SMALL, v <= SMALL) for v in inputs if not z3.is_int_value(v)]
+        small += self.fast.defined_shifts()
         for box, rounds in zip((small, []), CHEAP_MODELS):
             facts: dict = {}     # Z3 id -> fact
             res, solver = self._solve_once(cheap + box, out, False) if box else (z3.sat, cheap_solver)
@@ -151,6 +152,16 @@ class SolverBudget:
                         return z3.unsat, solver
                     break
         return None
+
+    def _solve_exact(self, constraints, out: PairAnalysis, live: bool, cheap: tuple | bool = False):
+        """An exact query. With `cheap` (the cheap query, its solver and the query's inputs), where
+        the cheap query read bitwise functions: at its models first, then whole on a share of the
+        budget (`_solve_after_models`); otherwise as `_solve` asks it."""
+        if not cheap:
+            return self._solve(constraints, out, live=live)
+        query, solver, inputs = cheap
+        return (self._at_cheap_model(constraints, query, solver, inputs, out, live)
+                or self._solve_after_models(constraints, out, live))
 
     def _solve_after_models(self, constraints, out: PairAnalysis, live: bool):
         """The exact query whole, after `_at_cheap_model` settled nothing: on a
