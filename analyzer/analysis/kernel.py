@@ -98,6 +98,15 @@ class KernelAnalysis:
         if res != z3.sat:
             return None
         m = solver.model()
+        if ev.loops:
+            # In the first iteration of the loops around the barrier where the threads can part
+            # there: the witness names no iteration, and is read as the first (a reduction's
+            # `tid < s` parts threads 31 and 32 there, and 0 and 1 only in its last round).
+            solver.push()
+            solver.add(*[enc.iteration(1, loop) == 0 for loop in ev.loops])
+            if solver.check() == z3.sat:
+                m = solver.model()
+            solver.pop()
         val = lambda e: enc.value_of(m, e)  # noqa: E731
         witness = {"reaching_thread": [val(enc.tid[1][d]) for d in DIMS],
                    "skipping_thread": [val(enc.tid[2][d]) for d in DIMS],
