@@ -161,8 +161,10 @@ def test_paths_around_a_barrier_in_a_loop_follow_the_branch_a_thread_takes(cli):
     assert code == 1
     assert [f["rule"] for f in report["findings"]] == ["divergent-barrier"]
     w = report["findings"][0]["witness"]
-    # s = 32 in the first iteration: a thread below it reaches the barrier, one at or above skips it.
+    # s = 32 in the first iteration: a thread below it reaches the barrier, one at or above skips it;
+    # the witness says which iteration (of the loop at line 10) both threads are in.
     assert w["reaching_thread"][0] < 32 <= w["skipping_thread"][0]
+    assert w["iterations"] == {"10": 0}
     code, report, _ = cli("check", str(path), "--format", "json", "--hints", "off")
     w = next(f["witness"] for f in report["findings"] if f["rule"] == "divergent-barrier")
     assert w["reaching_thread"] != w["skipping_thread"]

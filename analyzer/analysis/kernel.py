@@ -99,9 +99,9 @@ class KernelAnalysis:
             return None
         m = solver.model()
         if ev.loops:
-            # In the first iteration of the loops around the barrier where the threads can part
-            # there: the witness names no iteration, and is read as the first (a reduction's
-            # `tid < s` parts threads 31 and 32 there, and 0 and 1 only in its last round).
+            # The first iteration of the loops around the barrier where the threads can part there,
+            # if they can: the easiest to follow (a reduction's `tid < s` parts threads 31 and 32
+            # in its first round, and 0 and 1 only in its last).
             solver.push()
             solver.add(*[enc.iteration(1, loop) == 0 for loop in ev.loops])
             if solver.check() == z3.sat:
@@ -113,6 +113,11 @@ class KernelAnalysis:
                    "block": [val(enc.bid[d]) for d in DIMS]}
         if grid:
             witness["skipping_block"] = [val(enc.bid2[d]) for d in DIMS]
+        if ev.loops:
+            # Both threads are at this instance of the barrier: these iterations, loop line -> its.
+            loops = self.evaluation.loops
+            witness["iterations"] = {(loops[loop].loop.span.line if loop in loops else loop): val(enc.iteration(1, loop))
+                                     for loop in ev.loops}
         return witness
 
     def race_findings(self, kind: str, severity: str) -> list[Finding]:

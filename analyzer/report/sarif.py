@@ -390,7 +390,8 @@ def _witness_text(w: dict | None) -> str:
                 f"{_t(w.get('skipping_thread'))} of block {_t(w['skipping_block'])} does not")
     if "reaching_thread" in w:
         return (f"block {_t(w.get('block'))}: thread {_t(w['reaching_thread'])} reaches the barrier, "
-                f"thread {_t(w.get('skipping_thread'))} does not")
+                f"thread {_t(w.get('skipping_thread'))} does not"
+                + (f" (both in {_iterations(w['iterations'])})" if w.get("iterations") else ""))
     if "first_thread" not in w:
         return json.dumps(_jsonable(w), sort_keys=True)
     warp = lambda n: f" (warp {n})" if n is not None else ""

@@ -112,6 +112,9 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
             elif w and "reaching_thread" in w:
                 console.print(f"  witness: block {_thread(w['block'])}, thread {_thread(w['reaching_thread'])} "
                               f"reaches the barrier, thread {_thread(w['skipping_thread'])} does not")
+                if w.get("iterations"):
+                    console.print("  iterations: both in " + ", ".join(f"loop@{k} iteration {v}"
+                                                                   for k, v in w["iterations"].items()))
             elif w and "second_block" in w:
                 # Two blocks (a race between blocks, analyzer/analysis/grid.py).
                 console.print(
