@@ -1068,7 +1068,7 @@ def _per_list(fn):
         hit = memo.get(id(stmts))
         if hit is not None and hit[0] is stmts:
             return hit[1]
-        if len(memo) > 65536:
+        if len(memo) > 4096:
             memo.clear()
         out = frozenset(fn(stmts))
         memo[id(stmts)] = (stmts, out)    # the list held: its id is not reused meanwhile
