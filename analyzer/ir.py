@@ -7,6 +7,7 @@ equal inputs still give provably equal outputs. Memory is addressed in bytes fro
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -287,9 +288,42 @@ def accesses(stmts):
                 stack.extend(operands(e))
 
 
-# The last kernel's answer, with the kernel and its body: several passes ask for it, each a walk
-# over the whole kernel (a changed kernel is a copy, with a new body).
-_read_only_memo: list = [None, None, {}]
+def per_kernel(fn):
+    """`fn(kernel)` remembered for the last kernel asked, kept with the kernel and its body, whose
+    identities say it is still the same kernel (a changed kernel is a copy, with a new body):
+    several passes of one kernel ask, each answer a walk over the whole kernel."""
+    memo: list = [None, None, None]
+
+    @functools.wraps(fn)
+    def cached(kernel):
+        if memo[0] is not kernel or memo[1] is not kernel.body:
+            memo[:] = [kernel, kernel.body, fn(kernel)]
+        return memo[2]
+
+    return cached
+
+
+def per_node(limit: int):
+    """`fn(node)` of one IR node or statement list, remembered by its identity (the node held, so
+    its id is not reused meanwhile) for up to `limit` nodes: the analyses change no IR in place (a
+    fix hint's re-analysis gets copies), and the passes of a kernel ask again and again."""
+    def wrap(fn):
+        memo: dict[int, tuple] = {}
+
+        @functools.wraps(fn)
+        def cached(node):
+            hit = memo.get(id(node))
+            if hit is not None and hit[0] is node:
+                return hit[1]
+            if len(memo) > limit:
+                memo.clear()
+            out = fn(node)
+            memo[id(node)] = (node, out)
+            return out
+
+        return cached
+
+    return wrap
 
 
 def read_only_loads(kernel: "Kernel") -> dict[str, Access]:
@@ -297,11 +331,10 @@ def read_only_loads(kernel: "Kernel") -> dict[str, Access]:
     assumption), each with its first read site. Every read of such a buffer at an address returns
     the same value, whatever the site, iteration or barrier interval: the analyses name it after
     that one site."""
-    if _read_only_memo[0] is not kernel or _read_only_memo[1] is not kernel.body:
-        _read_only_memo[:] = [kernel, kernel.body, _read_only_loads(kernel)]
-    return dict(_read_only_memo[2])
+    return dict(_read_only_loads(kernel))
 
 
+@per_kernel
 def _read_only_loads(kernel: "Kernel") -> dict[str, Access]:
     written, reads = set(), {}
     for acc in accesses(kernel.body):

@@ -111,18 +111,17 @@ def _path(stmts: list, acc: ir.Access) -> list[tuple[list, int]] | None:
     return None
 
 
-# The last kernel's sites by (line, col, kind), each the first `_access_where` would meet: one walk
-# for all of a kernel's findings, not one per finding. Kept with the kernel and its body, whose
-# identities say it is still the same kernel (changes go to copies, see `_copy`).
-_sites: list = [None, None, {}]
-
-
 def _find(kernel: ir.Kernel, line: int, col: int, kind: str) -> ir.Access | None:
-    if _sites[0] is not kernel or _sites[1] is not kernel.body:
-        index: dict = {}
-        _index_sites(kernel.body, index)
-        _sites[:] = [kernel, kernel.body, index]
-    return _sites[2].get((line, col, kind))
+    return _sites(kernel).get((line, col, kind))
+
+
+@ir.per_kernel
+def _sites(kernel: ir.Kernel) -> dict:
+    """The kernel's sites by (line, col, kind), each the first `_access_where` would meet: one walk
+    for all of a kernel's findings, not one per finding (changes go to copies, see `_copy`)."""
+    index: dict = {}
+    _index_sites(kernel.body, index)
+    return index
 
 
 def _index_sites(stmts: list, index: dict) -> None:

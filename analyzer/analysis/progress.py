@@ -141,25 +141,11 @@ def _points(loop: ir.Loop):
     yield from walk(loop.body, [])
 
 
+@ir.per_node(4096)
 def counters(loop: ir.Loop) -> tuple | None:
     """Counters `(v1, v2)` (or `(v1,)`) of `loop` that only grow lexicographically: conditions 1
-    and 2 of the module docstring. Remembered per loop object (the IR is not changed in place:
-    a fix hint's re-analysis gets copies): each pass of a kernel asks, and the search below is
-    quadratic in the cells a long loop writes."""
-    hit = _counters_memo.get(id(loop))
-    if hit is not None and hit[0] is loop:
-        return hit[1]
-    if len(_counters_memo) > 4096:
-        _counters_memo.clear()
-    out = _counters(loop)
-    _counters_memo[id(loop)] = (loop, out)    # the loop held: its id is not reused meanwhile
-    return out
-
-
-_counters_memo: dict[int, tuple] = {}
-
-
-def _counters(loop: ir.Loop) -> tuple | None:
+    and 2 of the module docstring. Once per loop: each pass of a kernel asks, and the search below
+    is quadratic in the cells a long loop writes."""
     # Each write with the cell it writes and whether it increments it, worked out once: every
     # candidate order below reads them.
     writes = [(s, lst, i, w, _increment(s, w)) for s, lst, i in _writes(loop) for w in [_cell_written(s)]]
@@ -281,13 +267,9 @@ def state_name(cell: Cell, at_exit_of: int, where: str = "exit") -> str:
 
 # The last kernel's points and site verdicts (`ProgressFacts`), with the kernel and its body: the
 # block and grid passes share them (a changed kernel is a copy, with a new body).
-_kernel_memo: list = [None, None, None]
-
-
+@ir.per_kernel
 def _kernel_shared(kernel: ir.Kernel) -> dict:
-    if _kernel_memo[0] is not kernel or _kernel_memo[1] is not kernel.body:
-        _kernel_memo[:] = [kernel, kernel.body, {"site": {}, "held": {}}]
-    return _kernel_memo[2]
+    return {"site": {}, "held": {}}
 
 
 class ProgressFacts:

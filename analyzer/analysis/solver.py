@@ -335,9 +335,9 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                                       floor=t.op in ("fdiv", "fmod"))
                 return q if t.op in ("/", "fdiv") else r
             if t.op in (">>", "<<") and not isinstance(t.b, ir.Const):
-                w = power_bits.width(t.a, self.kernel)
                 a, b = as_int(self.term(t.a, k)), as_int(self.term(t.b, k))
                 if _const(b) is None:
+                    w = power_bits.width(t.a, self.kernel)
                     if t.op == ">>" and w is not None and w < 63:
                         # A value of known width w shifted right by w or more is 0: w cases, not
                         # 64 (`(threadIdx.x >> shift) & 1`: 8 for a block of 256, where 64 made

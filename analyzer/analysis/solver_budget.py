@@ -175,7 +175,7 @@ class SolverBudget:
         finally:
             self.rlimit, self.clock_ms = saved
         if res == z3.unknown:
-            solver.budget_note = (f"; 1/{WHOLE_AFTER_MODELS_SHARE} of it for 64-bit bitwise operations "
+            solver.budget_note = (f"; 1/{WHOLE_AFTER_MODELS_SHARE} of it for bitwise operations or shifts "
                                   "that fixed inputs did not settle")
         return res, solver
 

@@ -1058,27 +1058,8 @@ def _has_return(stmts) -> bool:
     return any(isinstance(s, ir.Return) for s in ir.walk_stmts(stmts))
 
 
-def _per_list(fn):
-    """`fn` of a statement list, remembered by the list's identity (the lowered IR is not changed in
-    place; a fix hint's re-analysis gets new lists): every pass of a loop asks again for its body
-    and, through it, for every loop nested in it."""
-    memo: dict[int, tuple] = {}
-
-    def cached(stmts) -> frozenset:
-        hit = memo.get(id(stmts))
-        if hit is not None and hit[0] is stmts:
-            return hit[1]
-        if len(memo) > 4096:
-            memo.clear()
-        out = frozenset(fn(stmts))
-        memo[id(stmts)] = (stmts, out)    # the list held: its id is not reused meanwhile
-        return out
-
-    return cached
-
-
-@_per_list
-def _assigned(stmts) -> set[str]:
+@ir.per_node(4096)    # each pass of a loop asks for its body, and so for every loop inside
+def _assigned(stmts) -> frozenset[str]:
     out: set[str] = set()
     for s in stmts:
         if isinstance(s, ir.Assign):
@@ -1087,11 +1068,11 @@ def _assigned(stmts) -> set[str]:
             out |= _assigned(s.then) | _assigned(s.orelse)
         elif isinstance(s, ir.Loop):
             out |= _assigned(s.body) | _assigned(s.update)
-    return out
+    return frozenset(out)
 
 
-@_per_list
-def _assigned_private(stmts) -> set[str]:
+@ir.per_node(4096)
+def _assigned_private(stmts) -> frozenset[str]:
     out: set[str] = set()
     for s in stmts:
         if isinstance(s, ir.MemOp) and s.access.space == ir.PRIVATE:
@@ -1100,7 +1081,7 @@ def _assigned_private(stmts) -> set[str]:
             out |= _assigned_private(s.then) | _assigned_private(s.orelse)
         elif isinstance(s, ir.Loop):
             out |= _assigned_private(s.body) | _assigned_private(s.update)
-    return out
+    return frozenset(out)
 
 
 def _closed_form(op: str, init, step, it):

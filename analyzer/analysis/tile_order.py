@@ -370,28 +370,13 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
 # The last kernel's normalized statement lists, with the kernel and its body: the block and grid
 # passes both ask (the proofs are made again each time: they make solver terms, whose order
 # decides which model a later query gets, so a pass's witnesses do not depend on another's).
-_normal_memo: list = [None, None, []]
-
-
+@ir.per_kernel
 def _normal_lists(kernel: ir.Kernel) -> list:
-    if _normal_memo[0] is not kernel or _normal_memo[1] is not kernel.body:
-        _normal_memo[:] = [kernel, kernel.body, list(_lists(_normalized(kernel.body)))]
-    return _normal_memo[2]
+    return list(_lists(_normalized(kernel.body)))
 
 
 def find_walks(kernel: ir.Kernel) -> list[Walk]:
-    """The loops of the kernel that are proven walks (in the kernel's normalized spelling). Once per
-    kernel: the block pass, the grid pass and `-v`'s re-checks all ask (a walk holds IR only, no
-    solver term, so it serves a pass in another Z3 context as well)."""
-    if _walks_memo[0] is not kernel or _walks_memo[1] is not kernel.body:
-        _walks_memo[:] = [kernel, kernel.body, _find_walks(kernel)]
-    return list(_walks_memo[2])
-
-
-_walks_memo: list = [None, None, []]
-
-
-def _find_walks(kernel: ir.Kernel) -> list[Walk]:
+    """The loops of the kernel that are proven walks (in the kernel's normalized spelling)."""
     walks = []
     terms = _Terms(kernel)
     for lst in _normal_lists(kernel):
