@@ -82,6 +82,44 @@ def is_mask(c: int) -> bool:
     return (c >= 0 and log2(c + 1) is not None) or (c < 0 and log2(-c) is not None)
 
 
+# A constant with more runs of ones than this keeps 64-bit vectors (`with_runs`).
+MAX_RUNS = 4
+
+
+def runs(c: int) -> list[tuple[int, int]]:
+    """The runs of one bits of c >= 0, as (lowest bit, one past the highest)."""
+    out, i = [], 0
+    while c >> i:
+        if (c >> i) & 1:
+            j = i
+            while (c >> j) & 1:
+                j += 1
+            out.append((i, j))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def with_runs(op: str, x, c: int):
+    """`x op c` for op in `^ & |` and a constant c of at most MAX_RUNS runs of ones (of ~c, for
+    c < 0), for every integer x, in linear terms: the bits i..j-1 of x are
+    `x mod 2**j - x mod 2**i` (Euclidean remainders: two's complement bits of negative x too), so
+
+        x & c = sum over c's runs of those     (c >= 0; for c < 0, x - (x & ~c))
+        x | c = x + c - (x & c)                x ^ c = x + c - 2 (x & c)
+
+    where 64-bit vectors stood (`(p * threadIdx.y) & 14`: a query of a value stored took its
+    whole budget there). None when c has more runs."""
+    spans = runs(c if c >= 0 else ~c)
+    if len(spans) > MAX_RUNS:
+        return None
+    rem = lambda k: x % (1 << k) if k else z3.IntVal(0)  # noqa: E731
+    kept = z3.Sum([rem(j) - rem(i) for i, j in spans]) if spans else z3.IntVal(0)
+    both = kept if c >= 0 else x - kept
+    return both if op == "&" else x + c - both if op == "|" else x + c - 2 * both
+
+
 def constant(t) -> bool:
     """Is the IR term built of constants alone? (A power of two with a constant exponent keeps
     the encoding of its operations: products and floors by constants.)"""

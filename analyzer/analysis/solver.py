@@ -452,6 +452,11 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 if c is not None and power_bits.is_mask(c):
                     # keeps the low bits (a Euclidean remainder) or clears them
                     return x % (c + 1) if c >= 0 else x - x % (-c)
+        if op in ("^", "&", "|") and (ca is None) != (cb is None):
+            # With a constant of few runs of ones: remainders by powers of two (power_bits.py).
+            runs = power_bits.with_runs(op, a if cb is not None else b, cb if cb is not None else ca)
+            if runs is not None:
+                return runs
         if not self.exact and op in ("^", "&", "|") and ca is None and cb is None:
             return self._bitwise(op, a, b)    # cheap: a function with its facts (bitwise_lemmas.py)
         # Other bitwise operations: exactly, on 64-bit vectors.
