@@ -125,6 +125,22 @@ def test_witnesses_after_a_loop_with_a_parameter_step_replay(cli, tmp_path, name
     assert [(f["rule"], f["second"]["line"]) for f in report["findings"] if not f["witness"]["replayed"]] == []
 
 
+def test_a_witness_divides_by_no_zero(cli, tmp_path):
+    """`g[(i % rows) * cols + i / rows]`: Z3's first model had `rows = 0`, whose run divides by zero,
+    and the report's witness was "not validated" beside a race `rows = 3` shows. A divisor the
+    model sets to 0 is wished nonzero first."""
+    path = tmp_path / "tile.cu"
+    path.write_text("""__global__ void tile(float* g, int rows, int cols) {
+    int i = threadIdx.x;
+    g[(i % rows) * cols + i / rows] = i;
+}
+""")
+    code, report, err = cli("check", str(path), "--block-dim", "64", "--format", "json", "--hints", "off")
+    assert code == 1, err
+    [race] = [f for f in report["findings"] if f["rule"] == "write-after-write"]
+    assert race["witness"]["replayed"] and race["witness"]["params"]["rows"] != 0
+
+
 DETERMINISM = [(DATA / "witness" / "nested_loops.metal", ()),
                (FIXTURES / "cuda" / "double_buffer.cu", ("--block-dim", "128"))]
 

@@ -110,6 +110,10 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
         self._keep: list = []                               # terms built here (`_digits`)
+        # What C needs of an operand the run computes, for the operation to be defined: a divisor
+        # nonzero, a shift amount within 0..63 (Z3 id of the operand -> the condition). A witness
+        # wishes them (witnesses.py): the replay runs no undefined operation.
+        self.defined: dict[int, object] = {}
         self._digit_forms: dict[int, tuple[object, tuple | None]] = {}   # id of a term -> (it, digit)
         self._quotients: dict[int, tuple] = {}   # id of a flat index -> (it, divisor -> quotient, relations)
         # Loaded values and loop state ride in the dependency sets as negative numbers (-1 - index
@@ -342,6 +346,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                         # A value of known width w shifted right by w or more is 0: w cases, not
                         # 64 (`(threadIdx.x >> shift) & 1`: 8 for a block of 256, where 64 made
                         # each query of a kernel with it take a second).
+                        self.defined.setdefault(b.get_id(), z3.And(b >= 0, b <= 63))
                         return self._shift(">>", a, b, below=w)
                     if w is None and not self.exact and _const(a) is None:
                         # Cheap: a function with its facts (bitwise_lemmas.py), where nothing
@@ -429,6 +434,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             return a - b
         if op == "*":
             return self.mul(a, b)
+        if op in ("/", "%", "fdiv", "fmod") and cb is None:
+            self.defined.setdefault(b.get_id(), b != 0)
         if op in ("fdiv", "fmod"):   # flooring division (TIR's, and TVM's spelled-out C form)
             q = z3.If(b > 0, a / b, (-a) / (-b))
             return q if op == "fdiv" else a - b * q
@@ -446,6 +453,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         if op == "<<" and cb is not None and 0 <= cb < 63:
             return a * (1 << cb)
         if op in (">>", "<<") and cb is None:
+            self.defined.setdefault(b.get_id(), z3.And(b >= 0, b <= 63))
             return self._shift(op, a, b)
         if op == "&":
             for x, c in ((a, cb), (b, ca)):

@@ -350,7 +350,10 @@ class WitnessSearch:
                     solver.add(c)
                     continue
             solver.pop()
-        wishes = [[enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
+        # Operations C defines, first: a run that divides by zero replays nowhere (`a[i % rows]`
+        # with `rows = 0` was a witness "not validated" beside a race `rows = 3` shows).
+        wishes = [[c for c in enc.defined.values() if z3.is_false(model.eval(c, model_completion=True))],
+                  [enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         if enc.grid:
             wishes.append([enc.bid2[d] <= 1 for d in DIMS])    # neighbouring blocks
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
