@@ -3,7 +3,6 @@ cheap encoding (analyzer/analysis/bitwise_lemmas.py): an uninterpreted function 
 all be true of the exact operation, or a query the cheap encoding refutes could have a collision
 the exact one finds."""
 
-import functools
 import itertools
 import json
 
@@ -61,73 +60,6 @@ def test_every_fact_holds_of_the_exact_operation(op):
             assert s.check() == z3.sat, (op, va, vb, vc, vd)
             checked += 1
     assert checked > 400
-
-
-@pytest.mark.parametrize("op", bitwise_lemmas.POWER_OPS)
-def test_every_fact_of_a_division_by_a_power_holds_of_the_exact_one(op):
-    """x / 2**e and x % 2**e (C's) and x mod 2**e (a mask) as functions in the cheap query: their
-    facts, alone and between two applications, under the exact encoding's values
-    (power_encoding._per_exponent), wherever it has one; `_exact` gives those same values."""
-    from analyzer import ir
-    enc = solver.Encoder(ir.Kernel("k", "k.cu", "cuda", [], {}, []), 32)
-
-    terms = {}
-
-    @functools.cache
-    def exact(x, e):
-        if e not in terms:
-            terms[e] = enc._per_exponent("/" if op == "cdiv" else "%", ir.Param("x"), ir.Const(e), 1,
-                                         c_division=op != "pmod")
-        v = z3.simplify(z3.substitute(terms[e], (enc.param("x"), z3.IntVal(x))))
-        value = v.as_long() if z3.is_int_value(v) else None     # past its exponents: its own unknown
-        assert bitwise_lemmas._exact(op, x, e) == value
-        return value
-
-    checked = 0
-    a, b, c, d = z3.Ints("a b c d")
-    for va, vb in itertools.product(EDGES[:12] + [-7, -1000], [0, 1, 2, 5, 31, 62, 63, 64, -1, -5]):
-        for vc, vd in {(va + 1, vb), (va - 3, vb), (7, vb), (va, 0), (-va, vb)}:
-            p_val, q_val = exact(va, vb), exact(vc, vd)
-            facts = _Facts()
-            p, q = facts._bitwise(op, a, b), facts._bitwise(op, c, d)
-            s = z3.Solver()
-            s.add(a == va, b == vb, c == vc, d == vd, *facts.base)
-            s.add(*[t == v for t, v in ((p, p_val), (q, q_val)) if v is not None])
-            assert s.check() == z3.sat, (op, va, vb, vc, vd)
-            checked += 1
-    assert checked > 400
-
-
-def test_a_remainder_by_a_power_the_run_computes_is_decided(tmp_path):
-    """`w % (1 << p)` of loop state (a differential campaign's kernel, shrunk): 63 remainders by
-    constants kept each query past its budget, and the kernel ended unknown after 22 s. As a
-    function in the cheap query, asked exactly at its models, every race has a witness that
-    replays: non-negative parameters first, where `2 << q` elsewhere in the run is defined."""
-    path = tmp_path / "k.cu"
-    path.write_text("""extern "C" __global__ void k(float* g0, int P0, int P1) {
-    __shared__ float s0[16];
-    g0[((((int)threadIdx.z) * P0) + P0)] = ((float)(3) + 1.0f);
-    int i0 = P0;
-    int w0 = (2 ^ i0);
-    while (w0 < 3) {
-        if ((i0 / 2) == ((int)threadIdx.x)) {
-            float f0 = s0[(((P0 * P1) + i0) & 15)];
-        } else {
-            s0[(((w0 % (1 << P0)) * P1) % 16)] = (float)(((int)threadIdx.x));
-            float f1 = g0[((((int)threadIdx.x) - P0) & ((2 << P1) - 1))];
-        }
-        w0 += P1;
-    }
-    __syncthreads();
-}
-""")
-    code, out, err = cli_in_process(["check", str(path), "--scope", "block", "--block-dim", "42,1,1", "--hints", "off",
-                                     "--format", "json"])
-    report = json.loads(out)
-    assert code == 1 and report["summary"]["unknown"] == 0, out + err
-    races = [f for f in report["findings"] if f["severity"] == "error"]
-    assert {f["rule"] for f in races} >= {"write-after-write", "write-after-read"}
-    assert all(f["witness"]["replayed"] for f in races)
 
 
 def test_xor_facts_prove_the_partner_of_a_partner():

@@ -34,12 +34,7 @@ RELATED = 16
 _LO, _HI = -(1 << 63), 1 << 63
 OPERATORS = {"^": operator.xor, "&": operator.and_, "|": operator.or_}
 SHIFTS = {">>": operator.rshift, "<<": operator.lshift}
-# A quotient or remainder by 2**e with e computed by the run, of a value of unknown width
-# (power_encoding._per_exponent): C's `/` and `%`, and the Euclidean remainder of a mask
-# `x & ((1 << e) - 1)`.
-POWER_OPS = ("cdiv", "cmod", "pmod")
-_NAMES = {"^": "bxor", "&": "band", "|": "bor", ">>": "shr", "<<": "shl",
-          "cdiv": "pow2div", "cmod": "pow2rem", "pmod": "pow2mask"}
+_NAMES = {"^": "bxor", "&": "band", "|": "bor", ">>": "shr", "<<": "shl"}
 
 
 def _in64(*xs):
@@ -55,8 +50,6 @@ class BitwiseLemmas:
         out = self.func(_NAMES[op], 2)(a, b)
         if op in SHIFTS:
             return self._remember(op, out, a, b, _shift_facts(op, out, a, b))
-        if op in POWER_OPS:
-            return self._remember(op, out, a, b, _power_facts(op, out, a, b))
         facts = [_in64(out)]
         nonneg = z3.And(a >= 0, b >= 0, a < _HI, b < _HI)
         if op == "^":
@@ -96,9 +89,7 @@ class BitwiseLemmas:
         exact query is asked at (a witness must replay, and the replay runs no undefined shift),
         never a fact (a shift a guard skips may have any amount)."""
         first = self.__dict__.get("_bitwise_first", {})
-        apps = self.__dict__.get("_bitwise_apps", {})
-        return [z3.And(s >= 0, s <= (63 if op in SHIFTS else 62)) for op in (*SHIFTS, *POWER_OPS)
-                for out, _, s in apps.get(op, ())
+        return [z3.And(s >= 0, s <= 63) for op in SHIFTS for out, _, s in self.__dict__.get("_bitwise_apps", {}).get(op, ())
                 if first[out.get_id()] in self.last_base]     # the last query's shifts only
 
     def exact_points(self, model) -> list:
@@ -111,7 +102,7 @@ class BitwiseLemmas:
                 if not (z3.is_int_value(x) and z3.is_int_value(y)):
                     continue
                 value = _exact(op, x.as_long(), y.as_long())
-                if value is not None and model.eval(app, model_completion=True).as_long() != value:
+                if model.eval(app, model_completion=True).as_long() != value:
                     out.append(z3.Implies(z3.And(a == x, b == y), app == value))
         return out
 
@@ -126,33 +117,11 @@ def _shift_facts(op: str, out, a, s) -> list:
             (out == 0) == (a == 0)]
 
 
-def _power_facts(op: str, out, x, e) -> list:
-    """Facts of x / 2**e, x % 2**e (C's) or x mod 2**e (a mask), for every e: the exact encoding's
-    value is its own unknown past 62 (and, but for the mask, below 0), so the facts hold inside."""
-    inside = z3.And(e >= 0, e <= 62)
-    if op == "pmod":
-        return [z3.Implies(e < 0, out == x), z3.Implies(e == 0, out == 0),
-                z3.Implies(inside, out >= 0), z3.Implies(z3.And(inside, x >= 0), out <= x)]
-    towards_zero = [z3.Implies(z3.And(inside, x >= 0), z3.And(out >= 0, out <= x)),
-                    z3.Implies(z3.And(inside, x <= 0), z3.And(out >= x, out <= 0))]
-    return [z3.Implies(e == 0, out == (x if op == "cdiv" else 0))] + towards_zero
-
-
-def _exact(op: str, x: int, y: int) -> int | None:
+def _exact(op: str, x: int, y: int) -> int:
     """The exact encoding's value: for `^ & |` both operands taken to 64 bits and the result read
-    signed; for a shift, by the amount, or by 63 where C leaves it undefined (solver._shift); for
-    a quotient or remainder by 2**y, None where that encoding leaves it unknown."""
+    signed; for a shift, by the amount, or by 63 where C leaves it undefined (solver._shift)."""
     if op in SHIFTS:
         return SHIFTS[op](x, y if 0 <= y <= 63 else 63)
-    if op in POWER_OPS:
-        if op == "pmod" and y < 0:
-            return x
-        if not 0 <= y <= 62:
-            return None
-        if op == "pmod":
-            return x % (1 << y)
-        q = abs(x) >> y if x >= 0 else -(abs(x) >> y)     # C truncates toward zero
-        return q if op == "cdiv" else x - (q << y)
     m = (1 << 64) - 1
     r = OPERATORS[op](x & m, y & m)
     return r - (1 << 64) if r >= 1 << 63 else r
@@ -162,11 +131,6 @@ def _related(op: str, x, y) -> list:
     """Facts between two applications of one operation: commutative; for `^`, one-to-one in each
     operand and its own inverse (x ^ y ^ y == x), each in every order of the operands."""
     (p, a, b), (q, c, d) = x, y
-    if op in POWER_OPS:
-        # C's quotient by one power keeps the order of the values it divides.
-        inside = z3.And(b >= 0, b <= 62)
-        return [] if op != "cdiv" else [z3.Implies(z3.And(b == d, inside, a <= c), p <= q),
-                                        z3.Implies(z3.And(b == d, inside, c <= a), q <= p)]
     if op in SHIFTS:
         # The same amount keeps the order of the shifted values (a floor of a quotient, a product).
         return [z3.Implies(z3.And(b == d, a <= c), p <= q), z3.Implies(z3.And(b == d, c <= a), q <= p)]

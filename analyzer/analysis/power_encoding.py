@@ -55,11 +55,6 @@ class PowerEncoding:
         ez = as_int(self.term(e, k))
         bits = self._bits(x, k)
         xz = as_int(self.term(x, k))
-        if bits is None and not self.exact and not z3.is_int_value(ez):
-            # Cheap: a function with its facts, asked exactly at the cheap query's models, as a
-            # shift of an unbounded value is (bitwise_lemmas.py): 63 remainders by constants made
-            # `w % (1 << p)` in a loop a query past its budget.
-            return self._bitwise(("cdiv" if op == "/" else "cmod") if c_division else "pmod", xz, ez)
         below = None if c_division else xz      # the mask 2**e - 1 of e < 0 is -1: all of x
         if bits is not None:
             case = (lambda j: power_bits.from_bits(bits[j:])) if op == "/" else \

@@ -26,8 +26,8 @@ EXPLAIN_SHARE = 100
 ESCALATE = 4
 ESCALATIONS = 3
 # Models of the cheap query an exact query is asked at (`_at_cheap_model`): with every input
-# between 0 and SMALL, between -SMALL and SMALL, then without bounds.
-CHEAP_MODELS = (8, 24, 4)
+# between -SMALL and SMALL, then without bounds.
+CHEAP_MODELS = (24, 4)
 SMALL = 16
 # Where those models settle nothing, the exact query is asked whole on this share of its budget,
 # never escalated: over 64-bit vectors it ran to its budget every time (all 21 such queries of a
@@ -124,18 +124,14 @@ class SolverBudget:
         products are constants, decided at once. Where that model's bitwise functions
         (bitwise_lemmas.py) were not the exact operations, the exact values at its points join the
         cheap query (true facts: it stays an over-approximation) for its next model, up to
-        CHEAP_MODELS of them: first with every input between 0 and SMALL, then between -SMALL and
-        SMALL (finitely many points, and a witness easy to read), then without. The pinned inputs
-        are the witness's, which no readability wish moves: a negative parameter was a shift C
-        leaves undefined elsewhere in the thread's run (`2 << p`), whose replay fails.
+        CHEAP_MODELS of them: first with every input between -SMALL and SMALL (finitely many
+        points, and a witness easy to read), then without.
         Sat is a collision of the exact query (the values only narrow it); the cheap query
         unsatisfiable with the facts, unbounded, is the exact one unsatisfiable; anything else
         (None) leaves the query to be asked whole."""
-        free = [v for v in inputs if not z3.is_int_value(v)]
-        shifts = self.fast.defined_shifts()
-        boxes = ([z3.And(v >= 0, v <= SMALL) for v in free] + shifts,
-                 [z3.And(v >= -SMALL, v <= SMALL) for v in free] + shifts, [])
-        for box, rounds in zip(boxes, CHEAP_MODELS):
+        small = [z3.And(v >= -SMALL, v <= SMALL) for v in inputs if not z3.is_int_value(v)]
+        small += self.fast.defined_shifts()
+        for box, rounds in zip((small, []), CHEAP_MODELS):
             facts: dict = {}     # Z3 id -> fact
             res, solver = self._solve_once(cheap + box, out, False) if box else (z3.sat, cheap_solver)
             if res != z3.sat:
