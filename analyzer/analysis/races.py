@@ -507,7 +507,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         data_dependent, warps, loop_state, or_data, block_state = (), frozenset(), (), (), ()
         replay = None
         # A race another one already stands for in the report gets none of the details below.
-        shadowed = detail and sink is out.hazards and self._shadowed(kind, first, second, sink)
+        shadowed = detail and sink is out.hazards and _shadowed(kind, first, second, sink)
         if detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
@@ -571,26 +571,26 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         out.hazards.append(self.observation.hazard(race, a, b, kind))
         return True
 
-    @staticmethod
-    def _shadowed(kind: str, first: AccessEvent, second: AccessEvent, sink: list) -> bool:
-        """Does a race found before stand for this one in the report? The report keeps one finding
-        per rule and pair of source lines (pipeline._dedupe): the first in its order (by columns,
-        then as found) unless that one's witness did not replay. A race of the same kind and lines
-        whose witness replayed, placed no later, is the one shown, and this one's details (the
-        readable witness, its replay, the causes) would be computed for nothing: the four lanes
-        of a vector read racing one write (TVM's scans) asked them four times."""
-        f, s = first.access.span, second.access.span
-        for h in sink:
-            hf, hs = h.first.access.span, h.second.access.span
-            if (h.kind == kind and not h.benign and h.replay_failure is None
-                    and (hs.file, hs.line, hf.file, hf.line) == (s.file, s.line, f.file, f.line)
-                    and (hs.col, hf.col) <= (s.col, f.col)):
-                return True
-        return False
-
     def _block_state(self, solver, model) -> tuple[tuple[str, int], ...]:
         """Loop state two blocks must share for the collision (grid.py); none within a block."""
         return ()
+
+
+def _shadowed(kind: str, first: AccessEvent, second: AccessEvent, sink: list) -> bool:
+    """Does a race found before stand for this one in the report? The report keeps one finding
+    per rule and pair of source lines (pipeline._dedupe): the first in its order (by columns,
+    then as found) unless that one's witness did not replay. A race of the same kind and lines
+    whose witness replayed, placed no later, is the one shown, and this one's details (the
+    readable witness, its replay, the causes) would be computed for nothing: the four lanes
+    of a vector read racing one write (TVM's scans) asked them four times."""
+    f, s = first.access.span, second.access.span
+    for h in sink:
+        hf, hs = h.first.access.span, h.second.access.span
+        if (h.kind == kind and not h.benign and h.replay_failure is None
+                and (hs.file, hs.line, hf.file, hf.line) == (s.file, s.line, f.file, f.line)
+                and (hs.col, hf.col) <= (s.col, f.col)):
+            return True
+    return False
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,

@@ -1,23 +1,21 @@
-// kernelrace-args: --scope block --block-dim 4,1,1
-// differential (symbolic): oracle parameters P0=5. seed 20261221, chunk 117, kernel 33
-extern "C" __global__ void k(float* g0, float* g1, float* g2, int P0) {
-    __shared__ float s0[64];
-    __shared__ float s1[8];
-    if (((int)threadIdx.x) >= P0) {
-        for (int r0 = P0; r0 < 6; r0 += 2) {
-            g2[((r0 - P0) & 14)] = (float)(((int)threadIdx.x));
+// kernelrace-args: --scope block --block-dim 42,1,1
+// differential (symbolic): oracle parameters P0=0, P1=1. seed 20261274 (shrunk)
+extern "C" __global__ void k(float* g0, int P0, int P1) {
+    __shared__ float s0[16];
+    g0[((((int)threadIdx.z) * P0) + P0)] = ((float)(3) + 1.0f);   // expect: write-after-write
+    int i0 = P0;
+    int w0 = (2 ^ i0);
+    while (w0 < 3) {
+        if ((i0 / 2) == ((int)threadIdx.x)) {
+            float f0 = s0[(((P0 * P1) + i0) & 15)];
+        } else {
+            s0[(((w0 % (1 << P0)) * P1) % 16)] = (float)(((int)threadIdx.x));   // expect: write-after-write
+            float f1 = g0[((((int)threadIdx.x) - P0) & ((2 << P1) - 1))];
         }
-    } else {
-        g2[((P0 * P0) + P0)] = (float)(((int)threadIdx.x));   // expect: write-after-write
+        w0 += P1;
     }
-    for (int r1 = 1; r1 < 5; r1 += (P0 + 1)) {
-        for (int r2 = r1; r2 < (P0 + 1); r2 += P0) {
-            int i0 = ((int)threadIdx.z);
-        }
-        __syncthreads();
-        s0[(((P0 * P0) + P0) % 64)] = (float)(0);
-    }
+    __syncthreads();
 }
-// timeout (cuda, symbolic): over 15 s
-// The expectations are the oracle's races for the parameter values above, named as kernelrace
-// would name them: review them before this file joins tests/fixtures.
+// `w0 % (1 << P0)` is one remainder by a constant per exponent (63): every query of the s0 pairs
+// runs to its budget, 22 s without a time limit. The expectations are the oracle's races for the
+// parameter values above, named as kernelrace would name them.
