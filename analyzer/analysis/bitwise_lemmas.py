@@ -85,9 +85,9 @@ class BitwiseLemmas:
         return bool(base) and not base.isdisjoint(self.last_base)
 
     def defined_shifts(self) -> list:
-        """Each amount of a shift the last query reads within 0..63, where C defines it: a preference for the models the
-        exact query is asked at (a witness must replay, and the replay runs no undefined shift),
-        never a fact (a shift a guard skips may have any amount)."""
+        """Each amount of a shift the last query reads within 0..63, where C defines it: a
+        preference for the models the exact query is asked at (a witness must replay, and the
+        replay runs no undefined shift), never a fact (a shift a guard skips may have any amount)."""
         first = self.__dict__.get("_bitwise_first", {})
         return [z3.And(s >= 0, s <= 63) for op in SHIFTS for out, _, s in self.__dict__.get("_bitwise_apps", {}).get(op, ())
                 if first[out.get_id()] in self.last_base]     # the last query's shifts only

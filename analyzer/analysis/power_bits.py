@@ -109,13 +109,15 @@ def with_runs(op: str, x, c: int):
         x & c = sum over c's runs of those     (c >= 0; for c < 0, x - (x & ~c))
         x | c = x + c - (x & c)                x ^ c = x + c - 2 (x & c)
 
-    where 64-bit vectors stood (`(p * threadIdx.y) & 14`: a query of a value stored took its
-    whole budget there). None when c has more runs."""
+    A mask is one run from bit 0: `x & (2**k - 1)` is `x mod 2**k` and `x & -2**k` is
+    `x - x mod 2**k`, the remainders TVM's indices rely on. Elsewhere this stands where 64-bit
+    vectors stood (`(p * threadIdx.y) & 14`: a query of a value stored took its whole budget
+    there). None when c has more runs."""
     spans = runs(c if c >= 0 else ~c)
     if len(spans) > MAX_RUNS:
         return None
-    rem = lambda k: x % (1 << k) if k else z3.IntVal(0)  # noqa: E731
-    kept = z3.Sum([rem(j) - rem(i) for i, j in spans]) if spans else z3.IntVal(0)
+    parts = [x % (1 << j) - x % (1 << i) if i else x % (1 << j) for i, j in spans]
+    kept = (parts[0] if len(parts) == 1 else z3.Sum(parts)) if parts else z3.IntVal(0)
     both = kept if c >= 0 else x - kept
     return both if op == "&" else x + c - both if op == "|" else x + c - 2 * both
 

@@ -286,12 +286,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         """`_solve` on `CONTRACT_BUDGET` times the budget (deterministic: a resource limit; no
         escalation: an undecided refinement keeps the collision, and asking again cost much and
         decided little on the corpus)."""
-        saved = self.rlimit, self.clock_ms
-        self.rlimit, self.clock_ms = saved[0] * CONTRACT_BUDGET, saved[1] * CONTRACT_BUDGET
-        try:
+        with self._scaled(CONTRACT_BUDGET):
             return self._solve_once(constraints, out, live, tactic)
-        finally:
-            self.rlimit, self.clock_ms = saved
 
     def _refuted_first(self, a, b, kind, combos, out: PairAnalysis) -> bool:
         """Do the contracts in force on the pair's loads rule its collision out, asked before the

@@ -346,8 +346,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                         # A value of known width w shifted right by w or more is 0: w cases, not
                         # 64 (`(threadIdx.x >> shift) & 1`: 8 for a block of 256, where 64 made
                         # each query of a kernel with it take a second).
-                        self.defined.setdefault(b.get_id(), z3.And(b >= 0, b <= 63))
-                        return self._shift(">>", a, b, below=w)
+                        return self._defined_shift(">>", a, b, below=w)
                     if w is None and not self.exact and _const(a) is None:
                         # Cheap: a function with its facts (bitwise_lemmas.py), where nothing
                         # bounds the value (a loaded key, a parameter).
@@ -453,18 +452,14 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         if op == "<<" and cb is not None and 0 <= cb < 63:
             return a * (1 << cb)
         if op in (">>", "<<") and cb is None:
-            self.defined.setdefault(b.get_id(), z3.And(b >= 0, b <= 63))
-            return self._shift(op, a, b)
-        if op == "&":
+            return self._defined_shift(op, a, b)
+        if op in ("^", "&", "|"):
             for x, c in ((a, cb), (b, ca)):
-                if c is not None and power_bits.is_mask(c):
-                    # keeps the low bits (a Euclidean remainder) or clears them
-                    return x % (c + 1) if c >= 0 else x - x % (-c)
-        if op in ("^", "&", "|") and (ca is None) != (cb is None):
-            # With a constant of few runs of ones: remainders by powers of two (power_bits.py).
-            runs = power_bits.with_runs(op, a if cb is not None else b, cb if cb is not None else ca)
-            if runs is not None:
-                return runs
+                # With a constant of few runs of one bits (a mask of the low bits is one):
+                # remainders by powers of two (power_bits.py).
+                runs = power_bits.with_runs(op, x, c) if c is not None else None
+                if runs is not None:
+                    return runs
         if not self.exact and op in ("^", "&", "|") and ca is None and cb is None:
             return self._bitwise(op, a, b)    # cheap: a function with its facts (bitwise_lemmas.py)
         # Other bitwise operations: exactly, on 64-bit vectors.
@@ -480,6 +475,11 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         if op == ">>":
             return _from_bits(x >> y)
         raise TypeError(f"unknown operator {op}")
+
+    def _defined_shift(self, op: str, a, s, below: int = 64):
+        """`_shift`, with what C needs of the amount for a witness to wish (`defined`)."""
+        self.defined.setdefault(s.get_id(), z3.And(s >= 0, s <= 63))
+        return self._shift(op, a, s, below)
 
     @staticmethod
     def _shift(op: str, a, s, below: int = 64):

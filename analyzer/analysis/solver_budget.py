@@ -7,6 +7,7 @@ Split from races.py: how a query is asked and bounded does not depend on what it
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import z3
@@ -82,13 +83,20 @@ class SolverBudget:
         res, solver = self._solve_once(constraints, out, live)
         if res == z3.unknown and self.escalations > 0 and not self._out_of_time() and not self._escalation_spared():
             self.escalations -= 1
-            saved = self.rlimit, self.clock_ms
-            self.rlimit, self.clock_ms = saved[0] * ESCALATE, saved[1] * ESCALATE
-            try:
+            with self._scaled(ESCALATE):
                 res, solver = self._solve_once(constraints, out, live)
-            finally:
-                self.rlimit, self.clock_ms = saved
         return res, solver
+
+    @contextlib.contextmanager
+    def _scaled(self, times: int = 1, share: int = 1):
+        """The queries asked inside on `times` the budget, or a `share` of it (resource limit and
+        clock alike, never below 1), the budget restored after."""
+        saved = self.rlimit, self.clock_ms
+        self.rlimit, self.clock_ms = (max(x * times // share, 1) for x in saved)
+        try:
+            yield
+        finally:
+            self.rlimit, self.clock_ms = saved
 
     def _solve_once(self, constraints, out: PairAnalysis, live: bool, tactic: str = "preprocess"):
         key = None
@@ -167,13 +175,8 @@ class SolverBudget:
         """The exact query whole, after `_at_cheap_model` settled nothing: on a
         WHOLE_AFTER_MODELS_SHARE of the budget, without escalation (a resource limit still: the
         same verdict on every run). Unknown stays unknown, never clean."""
-        saved = self.rlimit, self.clock_ms
-        self.rlimit = max(saved[0] // WHOLE_AFTER_MODELS_SHARE, 1)
-        self.clock_ms = max(saved[1] // WHOLE_AFTER_MODELS_SHARE, 1)
-        try:
+        with self._scaled(share=WHOLE_AFTER_MODELS_SHARE):
             res, solver = self._solve_once(constraints, out, live)
-        finally:
-            self.rlimit, self.clock_ms = saved
         if res == z3.unknown:
             solver.budget_note = (f"; 1/{WHOLE_AFTER_MODELS_SHARE} of it for bitwise operations or shifts "
                                   "that fixed inputs did not settle")
