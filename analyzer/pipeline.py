@@ -61,12 +61,13 @@ SCOPES = ("block", "grid", "all")
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
                    params: dict[str, Any] | None = None, cache: QueryCache | None = None,
-                   detail: bool = True, lines: frozenset[int] | None = None) -> KernelResult:
-    """Findings of one kernel. `cache`, `detail` and `lines` are for re-analyses of fix hints:
-    they share the first analysis's solver answers, need no classified witness, and check only
-    the pairs whose accesses sit on `lines` (the ones a hint's claim reads; see `analyse_pairs`)."""
+                   detail: bool = True, lines: frozenset[int] | None = None, prepared=None) -> KernelResult:
+    """Findings of one kernel. `cache`, `detail`, `lines` and `prepared` are for re-analyses of fix
+    hints: they share the first analysis's solver answers, need no classified witness, check only
+    the pairs whose accesses sit on `lines` (the ones a hint's claim reads; see `analyse_pairs`),
+    and, for the kernel itself, take its symbolic evaluation and CFG from the first analysis."""
     if cache is not None:
-        return _analyse(kernel, options, target, params, cache, detail, lines)
+        return _analyse(kernel, options, target, params, cache, detail, lines, prepared)
     # A first analysis, not a fix hint's re-analysis (which shares its answers and context).
     t0 = time.perf_counter()
     fresh_context()
@@ -101,14 +102,16 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
 
 def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,
-             cache: QueryCache, detail: bool, lines: frozenset[int] | None = None) -> KernelResult:
+             cache: QueryCache, detail: bool, lines: frozenset[int] | None = None, prepared=None) -> KernelResult:
     from rules import RULES
 
     if kernel.unsupported is not None:
         return _not_lowered(kernel, target, params)
     t0 = time.perf_counter()
-    evaluation = SymbolicExecutor(kernel).run()
-    cfg = build_cfg(kernel, evaluation.tracked_conditions)
+    if prepared is None:
+        evaluation = SymbolicExecutor(kernel).run()
+        prepared = evaluation, build_cfg(kernel, evaluation.tracked_conditions)
+    evaluation, cfg = prepared
     deadline = time.monotonic() + options.kernel_timeout_s
     applied = _contracts(kernel, evaluation, options)
     pairs = (analyse_pairs(kernel, evaluation, cfg, options.timeout_ms, options.strict, deadline=deadline,
@@ -172,8 +175,10 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
             if k is kernel and lines is not None:
                 lines = lines | hint_lines
             if (id(k), lines) not in strict_results:
+                # The kernel itself again: its evaluation and CFG (read only) are this analysis's.
                 strict_results[id(k), lines] = (k, analyse_kernel(k, left(strict), target, params, cache,
-                                                                    detail=False, lines=lines))
+                                                                    detail=False, lines=lines,
+                                                                    prepared=(evaluation, cfg) if k is kernel else None))
             return strict_results[id(k), lines][1]
 
         tried: dict = {}   # one re-analysis per change, however many findings propose it

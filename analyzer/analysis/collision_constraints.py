@@ -148,6 +148,15 @@ class CollisionConstraints:
                 if column is not None:
                     self.enc.term(column, k)
 
+    def _split_rows(self, index, stride: int, offset_param):
+        """`split_rows`, once per index and stride: the same row and column objects for every pair
+        the index is in, so the encoders' memos (by identity) encode each once."""
+        key = ("rows", id(index), stride, offset_param)
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not index:
+            hit = self._cache[key] = (index, split_rows(index, stride, offset_param))
+        return hit[1]
+
     def _inner(self, index, stride, offset_param):
         key = ("inner", id(index), stride)
         hit = self._cache.get(key)
@@ -232,8 +241,8 @@ class CollisionConstraints:
             for stride in sorted(buf.strides, reverse=True):
                 if w1 > stride or w2 > stride:
                     break
-                r1, c1 = split_rows(i1, stride, buf.offset_param)
-                r2, c2 = split_rows(i2, stride, buf.offset_param)
+                r1, c1 = self._split_rows(i1, stride, buf.offset_param)
+                r2, c2 = self._split_rows(i2, stride, buf.offset_param)
                 e1, e2 = enc.term(c1, 1), enc.term(c2, 2)
                 out += [e1 >= 0, e1 + num(w1) <= stride, e2 >= 0, e2 + num(w2) <= stride]
                 if rows is None:

@@ -55,6 +55,7 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.progress import Cell, _cell_written, _increment, _lists, _reads_cell, counters, state_name
+from analyzer.analysis.solver import own_context
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 _COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -367,25 +368,29 @@ def _normalized(stmts: list, outer: _Defs | None = None) -> list:
     return out
 
 
-# The last kernel's normalized statement lists, with the kernel and its body: the block and grid
-# passes both ask (the proofs are made again each time: they make solver terms, whose order
-# decides which model a later query gets, so a pass's witnesses do not depend on another's).
+# The last kernel's normalized statement lists, with the kernel and its body (walk_witness.py asks
+# again for the statements the walks name).
 @ir.per_kernel
 def _normal_lists(kernel: ir.Kernel) -> list:
     return list(_lists(_normalized(kernel.body)))
 
 
+@ir.per_kernel
 def find_walks(kernel: ir.Kernel) -> list[Walk]:
-    """The loops of the kernel that are proven walks (in the kernel's normalized spelling)."""
+    """The loops of the kernel that are proven walks (in the kernel's normalized spelling). Once
+    per kernel, for the block and grid passes alike: the proofs' terms live in a Z3 context of
+    their own, which no pass's queries see (a pass's models, and so its witnesses, depend on
+    every term its context has seen); a Walk holds IR only."""
     walks = []
-    terms = _Terms(kernel)
-    for lst in _normal_lists(kernel):
-        for i, s in enumerate(lst):
-            if isinstance(s, ir.Loop):
-                try:
-                    walks.append(_prove(kernel, terms, lst[:i], s))
-                except _Unfit:
-                    pass
+    with own_context():
+        terms = _Terms(kernel)
+        for lst in _normal_lists(kernel):
+            for i, s in enumerate(lst):
+                if isinstance(s, ir.Loop):
+                    try:
+                        walks.append(_prove(kernel, terms, lst[:i], s))
+                    except _Unfit:
+                        pass
     return walks
 
 
