@@ -176,9 +176,9 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                 lines = lines | hint_lines
             if (id(k), lines) not in strict_results:
                 # The kernel itself again: its evaluation and CFG (read only) are this analysis's.
+                same = (evaluation, cfg) if k is kernel else None
                 strict_results[id(k), lines] = (k, analyse_kernel(k, left(strict), target, params, cache,
-                                                                    detail=False, lines=lines,
-                                                                    prepared=(evaluation, cfg) if k is kernel else None))
+                                                                    detail=False, lines=lines, prepared=same))
             return strict_results[id(k), lines][1]
 
         tried: dict = {}   # one re-analysis per change, however many findings propose it
