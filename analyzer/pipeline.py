@@ -273,6 +273,9 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
+        if not p.exists():
+            # A mistyped directory (no extension to go by) is missing, not in an unknown language.
+            raise KernelraceError(f"{path}: no such file or directory")
         raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|opencl|spirv|wgsl, or a "
                               f".cu/.cuh/.metal/.cl/.spvasm/.spv/.comp/.wgsl file)")
     if lang == "spirv":

@@ -36,6 +36,13 @@ def test_missing_file_is_one_line_error_exit_2(cli, tmp_path):
     assert err.strip() == f"kernelrace: error: {tmp_path / 'nope.cu'}: no such file"
 
 
+def test_missing_directory_is_missing_not_an_unknown_language(cli, tmp_path):
+    # `kernelrace check kernels/` with a typo: nothing there to take a language from.
+    code, out, err = cli("check", str(tmp_path / "kernals"))
+    assert code == 2 and out == ""
+    assert err.strip() == f"kernelrace: error: {tmp_path / 'kernals'}: no such file or directory"
+
+
 def test_syntax_error_exit_2_with_location(cli, tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text("__global__ void k(int* a) {\n  a[0] = = 1;\n}\n")
