@@ -20,7 +20,7 @@ from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
 from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
-from analyzer.analysis.concurrency import build_cfg
+from analyzer.analysis.concurrency import Cfg, build_cfg
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.frontend import lang_of, lower_source
@@ -31,7 +31,7 @@ from analyzer.analysis.grid import analyse_grid
 from analyzer.analysis.hazards import PairAnalysis
 from analyzer.analysis.races import analyse_pairs
 from analyzer.analysis.solver import INT_MAX, INT_MIN, fresh_context, own_context
-from analyzer.analysis.symbolic import SymbolicExecutor
+from analyzer.analysis.symbolic import Evaluation, SymbolicExecutor
 
 DIMS = ("x", "y", "z")
 # A kernel analysed with at most this many solver queries gets its fix hints re-checked by
@@ -61,7 +61,8 @@ SCOPES = ("block", "grid", "all")
 
 def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = None,
                    params: dict[str, Any] | None = None, cache: QueryCache | None = None,
-                   detail: bool = True, lines: frozenset[int] | None = None, prepared=None) -> KernelResult:
+                   detail: bool = True, lines: frozenset[int] | None = None,
+                   prepared: tuple[Evaluation, Cfg] | None = None) -> KernelResult:
     """Findings of one kernel. `cache`, `detail`, `lines` and `prepared` are for re-analyses of fix
     hints: they share the first analysis's solver answers, need no classified witness, check only
     the pairs whose accesses sit on `lines` (the ones a hint's claim reads; see `analyse_pairs`),
@@ -102,7 +103,8 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
 
 
 def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,
-             cache: QueryCache, detail: bool, lines: frozenset[int] | None = None, prepared=None) -> KernelResult:
+             cache: QueryCache, detail: bool, lines: frozenset[int] | None = None,
+             prepared: tuple[Evaluation, Cfg] | None = None) -> KernelResult:
     from rules import RULES
 
     if kernel.unsupported is not None:

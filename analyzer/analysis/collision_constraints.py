@@ -148,21 +148,21 @@ class CollisionConstraints:
                 if column is not None:
                     self.enc.term(column, k)
 
-    def _split_rows(self, index, stride: int, offset_param):
-        """`split_rows`, once per index and stride: the same row and column objects for every pair
-        the index is in, so the encoders' memos (by identity) encode each once."""
-        key = ("rows", id(index), stride, offset_param)
+    def _of_index(self, what: str, index, args: tuple, make):
+        """`make()`, once per index (by identity: held in the entry, so no id is reused) and `args`,
+        which must name everything `make` reads besides the index: every pair the index is in then
+        gets the same objects, and the encoders' memos (by identity) encode each once."""
+        key = (what, id(index), *args)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not index:
-            hit = self._cache[key] = (index, split_rows(index, stride, offset_param))
+            hit = self._cache[key] = (index, make())
         return hit[1]
 
+    def _split_rows(self, index, stride: int, offset_param):
+        return self._of_index("rows", index, (stride, offset_param), lambda: split_rows(index, stride, offset_param))
+
     def _inner(self, index, stride, offset_param):
-        key = ("inner", id(index), stride)
-        hit = self._cache.get(key)
-        if hit is None or hit[0] is not index:
-            hit = self._cache[key] = (index, inner_index(index, stride, offset_param))
-        return hit[1]
+        return self._of_index("inner", index, (stride, offset_param), lambda: inner_index(index, stride, offset_param))
 
     def _param_column(self, index, buf: ir.Buffer):
         """The index within its row when the row length is a parameter (`buf.param_row`): the
@@ -170,17 +170,16 @@ class CollisionConstraints:
         offset excluded. None when the index does not have that shape."""
         if buf.param_row is None:
             return None
-        key = ("column", id(index), buf.name)
-        hit = self._cache.get(key)
-        if hit is None or hit[0] is not index:
-            column = None
+
+        def column():
             parts = split(index, buf.param_row[0])
-            if parts is not None and not contains_param(parts[1], buf.param_row[0]):
-                column = parts[1]
-                if buf.offset_param and contains_param(column, buf.offset_param):
-                    column = ir.BinOp("-", column, ir.Param(buf.offset_param))
-            hit = self._cache[key] = (index, column)
-        return hit[1]
+            if parts is None or contains_param(parts[1], buf.param_row[0]):
+                return None
+            if buf.offset_param and contains_param(parts[1], buf.offset_param):
+                return ir.BinOp("-", parts[1], ir.Param(buf.offset_param))
+            return parts[1]
+
+        return self._of_index("column", index, (buf.param_row, buf.offset_param), column)
 
     def _in_bounds(self, access: ir.Access, offset, off, k: int) -> list:
         """Accesses stay inside their buffer: from its base, within a fixed-size array, and, where
