@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import itertools
 import re
 import time
@@ -23,6 +22,7 @@ from analyzer.tvm.build import BuiltModule, build
 from analyzer.analysis.concurrency import Cfg, build_cfg
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
+from analyzer.gc_pause import cycles_collected_after
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.analysis.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
@@ -80,26 +80,21 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
     # within the memory guard's limit. Everything the analysis made is then in the youngest
     # generation, so collecting that one frees its cycles without walking the whole heap again,
     # which took ~30 ms a kernel: more than many small kernels' analysis.)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        with guard:
-            result = _analyse(kernel, options, target, params, QueryCache(), detail)
-            checkpoint()    # finished past the limit: its last queries may have been interrupted
-            return result
-    except (KernelMemoryExceeded, z3.Z3Exception):
-        if not guard.exceeded:
-            raise
-        fresh_context()    # drop the context and its terms with the analysis
-        where = Location(kernel.file, 1, 1, "kernel", text=kernel.line(1).strip())
-        msg = messages.OUT_OF_MEMORY.format(mb=options.kernel_memory_mb)
-        finding = Finding("unknown", "warning", msg, kernel.name, kernel.file, where, None, None, target, params)
-        return KernelResult(kernel.name, kernel.file, target, params, [finding], time.perf_counter() - t0,
-                            stopped=True)
-    finally:
-        if collecting:
-            gc.enable()
-            gc.collect(0)
+    with cycles_collected_after():
+        try:
+            with guard:
+                result = _analyse(kernel, options, target, params, QueryCache(), detail)
+                checkpoint()    # finished past the limit: its last queries may have been interrupted
+                return result
+        except (KernelMemoryExceeded, z3.Z3Exception):
+            if not guard.exceeded:
+                raise
+            fresh_context()    # drop the context and its terms with the analysis
+            where = Location(kernel.file, 1, 1, "kernel", text=kernel.line(1).strip())
+            msg = messages.OUT_OF_MEMORY.format(mb=options.kernel_memory_mb)
+            finding = Finding("unknown", "warning", msg, kernel.name, kernel.file, where, None, None, target, params)
+            return KernelResult(kernel.name, kernel.file, target, params, [finding], time.perf_counter() - t0,
+                                stopped=True)
 
 
 def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,
@@ -308,7 +303,7 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
     """The IR of a kernel source's kernels with their launch extents and defines applied, and the
     launch comment that gave the extents (empty when none did)."""
     path = path or name
-    kernels = lower_source(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
+    kernels = _lowered(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
     # the shader fixes its workgroup size (@workgroup_size, LocalSize, reqd_work_group_size)
     if lang in ("spirv", "wgsl", "opencl"):
         for k in kernels:
@@ -374,12 +369,19 @@ def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | 
     return out
 
 
+def _lowered(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
+    """`lower_source`, with the cycle collector paused: millions of short-lived objects, beside
+    the heap of a process that built with TVM (gc_pause.py)."""
+    with cycles_collected_after():
+        return lower_source(text, lang, filename, pp)
+
+
 def built_kernels(mod: BuiltModule) -> list[ir.Kernel]:
     """The IR of every kernel of a build, with its launch extents, buffer shapes and the host's
     parameter bindings."""
     kernels = []
     for filename, text in mod.files():
-        for k in lower_source(text, mod.lang, filename):
+        for k in _lowered(text, mod.lang, filename):
             if mod.units and k.name == "main":   # a GLSL shader's entry point: name it after the TVM kernel
                 k.name = Path(filename).stem
             kernels.append(k)
