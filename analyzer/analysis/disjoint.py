@@ -55,16 +55,28 @@ class Disjointness:
         if f1 is None or f2 is None:
             return False
         (c1, m1), (c2, m2) = f1, f2
-        if m1.keys() != m2.keys():
-            return False
         bounds1, bounds2 = self.bounds(a), self.bounds(b)
-        diffs = []      # (coefficient, lowest and highest difference, atom, its modulus and residue)
-        for key, (atom, k1) in m1.items():
-            k2 = m2[key][1]
-            if k1 != k2:
-                return False
+        # (coefficient, lowest and highest value, atom, its modulus and residue): the difference
+        # of an atom both indices scale alike, or one thread's own value of an atom the two
+        # scale differently (`tid.x*32 + i` against `tid.x*32 + j`, two loops' counters), which
+        # never counts as equal in both threads (atom None).
+        diffs = []
+        for key in [*m1, *(k for k in m2 if k not in m1)]:
+            atom, k1 = m1.get(key, (None, 0))
+            atom, k2 = m2.get(key, (atom, 0))
             if self.fixed(atom):
+                if k1 != k2:
+                    return False     # a shared value, scaled differently: no range to go by
                 continue     # the same value in both threads: it cancels
+            if k1 != k2:
+                for k, bb, sign in ((k1, bounds1, 1), (k2, bounds2, -1)):
+                    if k:
+                        r = self.interval(atom, bb)
+                        if r is None:
+                            return False
+                        n, q = bb.get(("mod", _key(atom)), (1, 0))
+                        diffs.append((sign * k, r[0], r[1], None, n, q % n))
+                continue
             r1, r2 = self.interval(atom, bounds1), self.interval(atom, bounds2)
             if r1 is None or r2 is None:
                 return False
@@ -106,7 +118,7 @@ class Disjointness:
         if (last - first) // mod > budget[0]:
             return True
         for delta in range(first, last + 1, mod):
-            now = equal + [atom] if delta == 0 else equal
+            now = equal + [atom] if delta == 0 and atom is not None else equal
             if self._reachable(diffs, rest, k + 1, lo - c * delta, hi - c * delta, now, bounds, budget):
                 return True
         return False
