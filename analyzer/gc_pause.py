@@ -4,8 +4,8 @@ A process that built kernels with TVM holds hundreds of thousands of objects (TV
 its modules). Parsing and lowering a file allocates millions of short-lived ones (tokens, tree
 nodes, IR), and every few thousand allocations the collector runs; the older generations it
 reaches then walk the whole heap, TVM's objects included: in `kernelrace lint` and `llm`, and in
-benchmarks/build_vs_analysis.py, a quarter of the time spent parsing and lowering (measured on the
-corpus at head_dim 128, three targets: 5.5 s with the collector, 4.1 s paused). Trees and tokens
+benchmarks/build_vs_analysis.py, a fifth of the time spent parsing and lowering (the corpus at
+head_dim 128 on three targets: 5.5 s with the collector, 4.4 to 4.6 s paused). Trees and tokens
 are freed by reference counting; the few cycles wait for the young generation's collection at the
 end, which walks only what was made while paused.
 """

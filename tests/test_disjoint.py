@@ -90,7 +90,8 @@ def test_counters_of_two_loops_over_one_row_are_proven_apart():
     # A counter without a bound, or one past the row, reaches the next thread's row.
     assert not d.apart(write, event(B("+", row, ITERS[1]), ident=1))
     assert not d.apart(write, event(B("+", row, ITERS[1]), guard=(loop_bound(1, 33),), ident=1))
-    # A loop's counter in one index only: the other thread's element is any of its row.
+    # A counter in one index only: the rows still keep threads apart, unless the other index
+    # leaves its row.
     assert d.apart(write, event(B("+", row, C(31)), ident=1))
     assert not d.apart(write, event(B("+", row, C(32)), ident=1))
 
