@@ -74,14 +74,14 @@ class Disjointness:
                         r = self.interval(atom, bb)
                         if r is None:
                             return False
-                        n, q = bb.get(("mod", _key(atom)), (1, 0))
+                        n, q = _residue(atom, bb)
                         diffs.append((sign * k, r[0], r[1], None, n, q % n))
                 continue
             r1, r2 = self.interval(atom, bounds1), self.interval(atom, bounds2)
             if r1 is None or r2 is None:
                 return False
             # Residues both threads' guards fix (`tid.x % 16 == 0`) fix the difference's residue.
-            (n1, q1), (n2, q2) = (bb.get(("mod", _key(atom)), (1, 0)) for bb in (bounds1, bounds2))
+            (n1, q1), (n2, q2) = _residue(atom, bounds1), _residue(atom, bounds2)
             n = math.gcd(n1, n2)
             diffs.append((k1, r1[0] - r2[1], r1[1] - r2[0], atom, n, (q1 - q2) % n))
         diffs.sort(key=lambda d: -abs(d[0]))
@@ -363,6 +363,12 @@ class Disjointness:
             products = [p * q for p in x for q in y]
             return min(products), max(products)
         return None
+
+
+def _residue(atom, bounds: dict) -> tuple[int, int]:
+    """(m, r) with atom = r mod m by a thread's guards (`Disjointness._residue_from`); (1, 0)
+    when they fix none."""
+    return bounds.get(("mod", _key(atom)), (1, 0))
 
 
 def _key(atom):
