@@ -174,10 +174,34 @@ class Access:
     # The type the access goes through when it is not the buffer's (`((float*)half_buf)[i]`,
     # `*(uint4*)p`), where the front end knows it (the C family): how its bytes are read.
     view: str = ""
+    # An atomic access's operation (one of ATOMIC_OPS) and scope (BLOCK or GRID: the threads it is
+    # atomic with), set by frontend/atomics.py in every dialect.
+    atomic_op: str = ""
+    scope: str = ""
 
     @property
     def kind(self) -> str:
         return "write" if self.is_write else "read"
+
+
+# What an atomic access does. An increment (a fetch-add of a positive constant, or a fetch-sub of
+# a negative one) and a decrement are told apart from the other read-modify-writes: draws from a
+# counter that only moves one way are tickets (`ticket_holds`).
+ATOMIC_OPS = ("load", "store", "increment", "decrement", "rmw")
+
+
+def default_scope(space: str) -> str:
+    """The threads an atomic on `space` is atomic with when its dialect names no scope."""
+    return GRID if space == GLOBAL else BLOCK
+
+
+def atomic_together(a: Access, b: Access, between_blocks: bool) -> bool:
+    """Whether two accesses are atomics that are atomic with each other (so never race): both
+    atomic, with scopes that take in both threads (the grid's for threads of two blocks)."""
+    if not (a.atomic and b.atomic):
+        return False
+    wide = (GRID,) if between_blocks else (BLOCK, GRID)
+    return (a.scope or default_scope(a.space)) in wide and (b.scope or default_scope(b.space)) in wide
 
 
 @dataclass(eq=False)
@@ -324,6 +348,24 @@ def per_node(limit: int):
         return cached
 
     return wrap
+
+
+def ticket_holds(kernel: "Kernel", o: Opaque) -> bool:
+    """Whether a fetch-and-add's result is a ticket: distinct from every other draw at its site.
+    True when every atomic write of the counter's buffer moves it the same way; a counter another
+    site decrements, exchanges or stores atomically may hand one value out twice. (A plain write
+    to it is a race with the draws, or ordered with them by a barrier: reported, or harmless.)"""
+    return (o.ticket is not None and o.fetch is not None
+            and _atomic_writes(kernel).get(o.fetch.buffer) == {o.fetch.atomic_op})
+
+
+@per_kernel
+def _atomic_writes(kernel: "Kernel") -> dict[str, set[str]]:
+    ops: dict[str, set[str]] = {}
+    for acc in accesses(kernel.body):
+        if acc.atomic and acc.is_write:
+            ops.setdefault(acc.buffer, set()).add(acc.atomic_op)
+    return ops
 
 
 def read_only_loads(kernel: "Kernel") -> dict[str, Access]:

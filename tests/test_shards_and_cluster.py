@@ -208,11 +208,13 @@ def _closed_port() -> int:
     return port
 
 
+# The ids are fixed: a closed port's number differs between runs, and pytest-xdist's workers must
+# collect the same test names.
 @pytest.mark.parametrize("address, says", [
     (f"127.0.0.1:{_closed_port()}", "cannot reach the Dask scheduler"),
     ("no port", "not a Dask scheduler address (expected HOST:PORT or tcp://HOST:PORT)"),
     ("tcp://localhost:x", "not a Dask scheduler address"),
-])
+], ids=["closed-port", "no-port", "bad-port"])
 def test_an_unreachable_or_malformed_cluster_is_one_line_and_exit_2(cli, address, says):
     code, out, err = cli("check", FILES[0], "--no-config", "--cluster", address)
     assert code == 2 and out == ""

@@ -197,6 +197,7 @@ class GridChecker(PairChecker):
     """Pairs of threads in different blocks, on global memory (see the module docstring)."""
 
     observes = False    # a run of one block shows no race between blocks
+    between_blocks = True
 
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, cache: QueryCache | None = None, detail: bool = True,

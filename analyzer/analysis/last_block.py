@@ -158,7 +158,7 @@ class LastBlock:
             if acc.space != ir.GLOBAL or any(x.buffer == acc.buffer and x is not acc
                                              for x in ir.accesses(self.kernel.body)):
                 continue
-            if o.ticket is not None and o.grid_counter and o.step == 1:
+            if o.ticket is not None and o.grid_counter and o.step == 1 and acc.atomic_op == "increment":
                 own = Sym(ir.ticket_name(o), False, (e.offset,))
             elif self._bounded_inc(acc):
                 own = Sym(f"opaque{o.site}", False, ())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from analyzer import ir
 from analyzer.analysis.concurrency import MANY, LoopPos, agree, intervals_between
 from analyzer.analysis.symbolic import AccessEvent
 
@@ -38,10 +39,12 @@ class PairShapes:
             self._buffers = sorted(by_buffer.items())
         return self._buffers
 
-    @staticmethod
-    def _pairable(a: AccessEvent, b: AccessEvent) -> bool:
-        """At least one a write, not both atomic."""
-        return (a.access.is_write or b.access.is_write) and not (a.access.atomic and b.access.atomic)
+    between_blocks = False   # the grid pass's pairs are of threads in different blocks
+
+    def _pairable(self, a: AccessEvent, b: AccessEvent) -> bool:
+        """At least one a write, not two atomics atomic with each other."""
+        return ((a.access.is_write or b.access.is_write)
+                and not ir.atomic_together(a.access, b.access, self.between_blocks))
 
     def _partners(self, events: list[AccessEvent], i: int):
         """The pairs (events[i], b), b at or after i."""

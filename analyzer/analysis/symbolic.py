@@ -451,7 +451,7 @@ class SymbolicExecutor:
         if isinstance(e, ir.Opaque):
             if e.source is not None:
                 return Sym(f"opaque{e.site}", True, (self.term(e.source, st),) + self.iters())
-            if e.ticket is not None:   # the solver keeps two threads' tickets apart (solver.py)
+            if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
                 return Sym(ir.ticket_name(e), False, (self.term(e.ticket, st),) + self.iters())
             return Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
@@ -478,6 +478,10 @@ class SymbolicExecutor:
             return self._state(f"private:{acc.buffer}@r{acc.id}", self.private_dims.get(acc.buffer, frozenset()),
                                (offset,) + self.iters(), None)
         self.record(acc, offset, None, st)
+        if acc.atomic:
+            # The thread's own value: another thread's atomic may change the element between two
+            # threads' loads of it, and atomics never race with each other to say so.
+            return Sym(f"aload{acc.id}", False, (offset,) + self.iters())
         site = self.read_only.get(acc.buffer)
         if site is not None:
             # Nothing writes the buffer: one value per address, at every site and iteration.

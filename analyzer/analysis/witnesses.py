@@ -35,7 +35,7 @@ PLAN_RLIMIT = 500_000
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
-PER_THREAD = ("opaque", "undef:", "ticket", "gticket")
+PER_THREAD = ("opaque", "undef:", "ticket", "gticket", "aload")
 
 
 def _blocks_and_iterations(x, enc) -> bool:

@@ -78,7 +78,7 @@ class Detector:
     def _conflict(a, b) -> bool:
         me, warp, wc, acc, write, value, _ = a
         other, owarp, owc, oacc, owrite, ovalue, _ = b
-        if me == other or (acc.atomic and oacc.atomic):
+        if me == other or ir.atomic_together(acc, oacc, between_blocks=False):
             return False
         if write and owrite and not acc.atomic and not oacc.atomic and value is not None and same(value, ovalue):
             return False

@@ -62,7 +62,7 @@ class Thread:
     private: dict = field(default_factory=dict)     # (buffer, element) -> value
     ordered: dict = field(default_factory=dict)     # space -> [block barriers, warp barriers] passed
     steps: int = 0
-    fetched: object = 0                             # the old value of the last atomic
+    fetched: dict = field(default_factory=dict)     # atomic access id -> the old value it last returned
     iters: dict = field(default_factory=dict)       # loop id -> iteration, for the loops it is in
 
 
@@ -293,7 +293,7 @@ class Interpreter:
         old = self._load(acc, first, n, t)
         v = acc.value
         if not acc.is_write:
-            t.fetched = old
+            t.fetched[acc.id] = old
             self._seen(t, acc, offset, False)
             return
         fn = v.fn.lower() if isinstance(v, ir.Call) else ""
@@ -319,7 +319,7 @@ class Interpreter:
             new = x
         else:
             raise InterpretError(f"the atomic {v.fn} at {where(acc.span)}")
-        t.fetched = old
+        t.fetched[acc.id] = old
         self._seen(t, acc, offset, True)
         self._store(acc, first, n, new, t)
 
@@ -432,8 +432,8 @@ class Interpreter:
             self._seen(t, acc, offset, False)
             return value
         if isinstance(e, ir.Opaque):
-            if e.why.startswith("result of atomic") or e.ticket is not None:
-                return t.fetched
+            if e.fetch is not None and e.fetch.id in t.fetched:
+                return t.fetched[e.fetch.id]
             raise InterpretError(f"{e.why} at {where(_span(s))}")
         raise InterpretError(f"the expression {type(e).__name__} at {where(_span(s))}")
 

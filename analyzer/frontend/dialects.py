@@ -8,6 +8,7 @@ import re
 from lark import Tree
 
 from analyzer import ir
+from analyzer.frontend import atomics
 from analyzer.frontend.c_tree import kind
 from analyzer.frontend.c_values import Group, LocalRef
 from analyzer.frontend.lower import (BuiltinVec, CLowering, Pointer, Scalar, Unsupported, Value, Vector, position,
@@ -119,11 +120,10 @@ class CudaLowering(CLowering):
             acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals))
             self.pending.append(ir.MemOp(acc))
             step = self._scalar(vals[0]) if len(vals) == 1 and isinstance(vals[0], Scalar) else None
-            if fn in _FETCH_ADD and isinstance(step, ir.Const) and step.value > 0:
-                # Each fetch of a counter that only grows returns a value no other fetch returns.
-                return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
-                                        grid_counter=acc.space == ir.GLOBAL, step=step.value, fetch=acc), "int")
-            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), fetch=acc), "int")
+            adds = fn.split("_")[0] in ("atomicAdd", "atomicSub")
+            scope = ir.BLOCK if fn.endswith("_block") else None
+            return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step if adds else None,
+                                               subtract=fn.startswith("atomicSub"), scope=scope), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
@@ -285,14 +285,18 @@ class MetalLowering(CLowering):
             raise Unsupported(node, f"'{fn}' on a non-pointer")
         vals = [self.rvalue(a) for a in args[1:]]   # the memory order is a number; reads still happen
         acc = self.make_access(ptr, fn != "atomic_load_explicit", self.span(node), atomic=True)
-        if acc.is_write:
-            acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals if isinstance(v, Scalar)))
+        if not acc.is_write:
+            atomics.mark(acc, "load")
+            return Scalar(ir.Read(acc), "uint")
+        acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals if isinstance(v, Scalar)))
         self.pending.append(ir.MemOp(acc))
+        if fn == "atomic_store_explicit":
+            atomics.mark(acc, "store")
+            return Scalar(ir.Const(0), "uint")
         step = self._scalar(vals[0]) if vals and isinstance(vals[0], Scalar) else None
-        if fn == "atomic_fetch_add_explicit" and isinstance(step, ir.Const) and step.value > 0:
-            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset,
-                                    grid_counter=acc.space == ir.GLOBAL, step=step.value), "uint")
-        return Scalar(self.opaque(f"result of {fn}"), "uint")
+        adds = fn in ("atomic_fetch_add_explicit", "atomic_fetch_sub_explicit")
+        return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step if adds else None,
+                                           subtract=fn == "atomic_fetch_sub_explicit"), "uint")
 
 
 def lowering_for(lang: str):
@@ -300,7 +304,6 @@ def lowering_for(lang: str):
 
 
 
-_FETCH_ADD = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
 _METAL_ATOMICS = frozenset({f"atomic_{op}_explicit" for op in (
     "load", "store", "exchange", "compare_exchange_weak", "fetch_add", "fetch_sub", "fetch_and", "fetch_or",
     "fetch_xor", "fetch_min", "fetch_max")})

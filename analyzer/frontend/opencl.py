@@ -16,6 +16,7 @@ from dataclasses import replace
 from lark import Token, Tree
 
 from analyzer import ir
+from analyzer.frontend import atomics
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, Value, Vector, _add, _mul, const_int
 from analyzer.frontend.lower import CLowering
@@ -51,8 +52,23 @@ _LANE = {c: i for i, c in enumerate("xyzw")} | {c: i for i, c in enumerate("rgba
 # Atomic read-modify-writes: OpenCL 1.x `atomic_*` and the `atom_*` extension spellings, C11-style
 # `atomic_fetch_*` with and without `_explicit`.
 _RMW = frozenset({"add", "sub", "xchg", "inc", "dec", "cmpxchg", "min", "max", "and", "or", "xor"})
-_FETCH_ADD = frozenset({"atomic_add", "atom_add", "atomic_fetch_add", "atomic_fetch_add_explicit"})
+_FETCH_ADD = frozenset({"atomic_add", "atom_add", "atomic_fetch_add"})
+_FETCH_SUB = frozenset({"atomic_sub", "atom_sub", "atomic_fetch_sub"})
 _INCREMENT = frozenset({"atomic_inc", "atom_inc"})
+_DECREMENT = frozenset({"atomic_dec", "atom_dec"})
+
+
+def _scope(vals) -> str | None:
+    """An `_explicit` atomic's memory scope argument (after the order), where it is narrower than
+    the device: ir.BLOCK for the work-group's, ir.WARP for a sub-group's or a work-item's (atomic
+    with no other work-item the analysis can name)."""
+    for v in vals:
+        if isinstance(v, Scalar) and isinstance(v.expr, ir.Const):
+            if v.expr.value == _NUMBERED["memory_scope_work_group"]:
+                return ir.BLOCK
+            if v.expr.value in (_NUMBERED[s] for s in _NARROW_SCOPES):
+                return ir.WARP
+    return None
 
 
 def _atomic_kind(fn: str) -> str | None:
@@ -291,10 +307,11 @@ class OpenClLowering(CLowering):
         if not isinstance(ptr, Pointer):
             raise Unsupported(node, f"'{fn}' on a non-pointer")
         span = self.span(node)
-        if kind_ == "load":
-            acc = self.make_access(ptr, False, span, atomic=True)
-            return Scalar(ir.Read(acc), ptr.elem)
         vals = [self.rvalue(a) for a in args[1:]]
+        scope = _scope(vals)
+        if kind_ == "load":
+            acc = atomics.mark(self.make_access(ptr, False, span, atomic=True), "load", scope)
+            return Scalar(ir.Read(acc), ptr.elem)
         if kind_ == "cas":   # (obj, expected*, desired, ...): *expected is read, and written on failure
             expected = vals[0] if vals else None
             if not isinstance(expected, Pointer):
@@ -307,13 +324,15 @@ class OpenClLowering(CLowering):
         self.pending.append(ir.MemOp(acc))
         if kind_ == "cas":
             self.pending.append(self._access_stmt(expected, True, Scalar(ir.Call(f"result of {fn}", ())), span))
+        if kind_ == "store":
+            atomics.mark(acc, "store", scope)
         if kind_ in ("store", "init"):
             return Scalar(ir.Const(0), "int")
-        step = operands[0] if fn in _FETCH_ADD and len(operands) >= 1 else ir.Const(1) if fn in _INCREMENT else None
-        if isinstance(step, ir.Const) and step.value > 0:
-            # Each fetch of a counter that only grows returns a value no other fetch returns.
-            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), ticket=acc.offset), "int")
-        return Scalar(self.opaque(f"result of {fn}"), "int")
+        base = fn.removesuffix("_explicit")
+        step = (operands[0] if base in _FETCH_ADD | _FETCH_SUB and operands
+                else ir.Const(1) if base in _INCREMENT | _DECREMENT else None)
+        subtract = base in _FETCH_SUB | _DECREMENT
+        return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step, subtract, scope), "int")
 
     # ---------- vectors ----------
 

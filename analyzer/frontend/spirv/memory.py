@@ -5,12 +5,16 @@ makes the IR's accesses, the events the analysis checks."""
 from __future__ import annotations
 
 from analyzer import ir
+from analyzer.frontend import atomics
 from analyzer.frontend.lower import Unsupported, _add, _mul
 from analyzer.frontend.spirv.module import Ins, Module
 from analyzer.frontend.spirv.values import Ptr, Vec
 
 BUILTIN_VECTORS = {"LocalInvocationId": "tid", "WorkgroupId": "bid", "NumWorkgroups": "gdim", "WorkgroupSize": "bdim"}
 DIMS = ("x", "y", "z")
+# SPIR-V's Scope operand: Workgroup (2) is the block's; Subgroup (3) and Invocation (4) are
+# narrower (ir.WARP: atomic with no thread the analysis names); the others the device's or wider.
+_SCOPES = {2: ir.BLOCK, 3: ir.WARP, 4: ir.WARP}
 
 
 class MemoryMixin:
@@ -121,12 +125,21 @@ class MemoryMixin:
             raise Unsupported(ins.node, f"{op} on something other than buffer memory")
         is_write = op != "OpAtomicLoad"
         acc = self._access(ptr, is_write, ins, atomic=True)
+        scope = _SCOPES.get(getattr(self.scalar(a[1] if op == "OpAtomicStore" else a[2], ins), "value", None))
         if op == "OpAtomicStore":
             acc.value = self.scalar(a[3], ins)
+            atomics.mark(acc, "store", scope)
         elif is_write:
             acc.value = ir.Call(op, tuple(self.scalar(x, ins) for x in a[4:]))
+        if op == "OpAtomicLoad":   # the thread's own value (frontend/atomics.py)
+            result = ir.Opaque(f"result of {op}", next(self.opaque_ids), fetch=atomics.mark(acc, "load", scope))
+        elif op != "OpAtomicStore":
+            step = self.scalar(a[4], ins) if op in ("OpAtomicIAdd", "OpAtomicISub") and len(a) > 4 else (
+                ir.Const(1) if op in ("OpAtomicIIncrement", "OpAtomicIDecrement") else None)
+            result = atomics.fetch_result(op, next(self.opaque_ids), acc, step,
+                                          subtract=op in ("OpAtomicISub", "OpAtomicIDecrement"), scope=scope)
         if ins.result is not None:
-            self.bind(ins, ir.Opaque(f"result of {op}", next(self.opaque_ids)))
+            self.bind(ins, result)
         return [ir.MemOp(acc)]
 
     def _builtin(self, ptr: Ptr, ins: Ins):

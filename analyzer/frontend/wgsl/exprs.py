@@ -8,6 +8,7 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from analyzer import ir
+from analyzer.frontend import atomics
 from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
@@ -358,14 +359,17 @@ class ExprLowering:
         ref = Ref(p.target.buffer, p.target.space, p.target.offset, p.target.ty.elem, p.target.writable)
         vals = [self.scalar_of(a) for a in args[1:]]
         if fn == "atomicLoad":
-            return Scalar(ir.Read(self.access(ref, False, node, atomic=True)), ref.ty)
+            return Scalar(ir.Read(atomics.mark(self.access(ref, False, node, atomic=True), "load")), ref.ty)
         if fn == "atomicStore":
-            self.pending.append(ir.MemOp(self.access(ref, True, node, atomic=True, value=vals[0] if vals else None)))
+            acc = self.access(ref, True, node, atomic=True, value=vals[0] if vals else None)
+            self.pending.append(ir.MemOp(atomics.mark(acc, "store")))
             return Scalar(ir.Const(0), ref.ty)
         if fn in _ATOMIC_RMW:
             acc = self.access(ref, True, node, atomic=True, value=ir.Call(fn, tuple(vals)))
             self.pending.append(ir.MemOp(acc))
-            result = ir.Opaque(f"result of {fn}", next(self.opaque_ids))
+            adds = fn in ("atomicAdd", "atomicSub") and len(vals) == 1
+            result = atomics.fetch_result(fn, next(self.opaque_ids), acc, vals[0] if adds else None,
+                                          subtract=fn == "atomicSub")
             if fn == "atomicCompareExchangeWeak":
                 return StructVal({"old_value": Scalar(result, ref.ty),
                                   "exchanged": Scalar(ir.Opaque("result of atomicCompareExchangeWeak",

@@ -98,7 +98,13 @@ class StmtLowering:
         v = self.value(node.children[-1])
         if isinstance(v, (Local, Ref)):
             v = self.load(v, node)
-        self.bind(name, self.hold(v, name, self.span(node)))
+        span = self.span(node)
+        held = self.hold(v, name, span)
+        self.bind(name, held)
+        # Evaluated where it stands, used or not, as a C declaration is: the thread and block
+        # indices it names count as read, alike in every dialect (analysis/grid.block_dims_read).
+        parts = held.comps if isinstance(held, Vec) else (held.expr,) if isinstance(held, Scalar) else ()
+        self.pending.extend(ir.Eval(e, span) for e in parts if not isinstance(e, (ir.Const, ir.Var, ir.Param)))
         return []
 
     # ----- assignments -----

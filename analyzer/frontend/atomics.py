@@ -1,0 +1,46 @@
+"""Atomic accesses and their results, alike in every dialect.
+
+Every front end (CUDA, Metal, OpenCL C, WGSL, SPIR-V) marks its atomic accesses here and asks
+here what an atomic read-modify-write returns, so that the dialects cannot drift apart:
+
+- an atomic access carries its operation (`ir.ATOMIC_OPS`) and its scope: the threads it is atomic
+  with. A device-memory atomic is atomic across the grid unless the dialect narrows it
+  (`atomicAdd_block`, `memory_scope_work_group`, SPIR-V's Workgroup scope); a shared-memory one is
+  the block's, as its memory is;
+- the old value an atomic returns is the thread's own (an `ir.Opaque`), never a value shared by
+  threads that load the same address at the same point;
+- a fetch-add or fetch-sub of a constant non-zero step is a ticket: threads drawing at one site
+  from one counter, within the counter's scope, receive values at least the step apart, where
+  every atomic write of the counter moves it the same way (`ir.ticket_holds`, decided on the IR).
+"""
+
+from __future__ import annotations
+
+from analyzer import ir
+
+
+def mark(acc: ir.Access, op: str, scope: str | None = None) -> ir.Access:
+    """`acc` as an atomic access doing `op` (one of ir.ATOMIC_OPS) within `scope`: ir.GRID,
+    ir.BLOCK, or ir.WARP for a scope narrower than the block (atomic with no thread the analysis
+    can name); by default its memory's (the grid for global memory, the block otherwise)."""
+    assert op in ir.ATOMIC_OPS, op
+    acc.atomic = True
+    acc.atomic_op = op
+    acc.scope = scope if scope in (ir.WARP, ir.BLOCK) else ir.default_scope(acc.space)
+    return acc
+
+
+def fetch_result(fn: str, site: int, acc: ir.Access, step: ir.Expr | None, subtract: bool = False,
+                 scope: str | None = None) -> ir.Opaque:
+    """What the read-modify-write `fn` on `acc` returns, `acc` marked atomic: a ticket when it adds
+    (or, with `subtract`, subtracts) the constant non-zero `step`; otherwise the thread's own value.
+    `step` is None for operations other than add and subtract."""
+    value = step.value if isinstance(step, ir.Const) else 0
+    value = -value if subtract else value
+    if value == 0:
+        mark(acc, "rmw", scope)
+        return ir.Opaque(f"result of {fn}", site, fetch=acc)
+    mark(acc, "increment" if value > 0 else "decrement", scope)
+    return ir.Opaque(f"result of {fn}", site, ticket=acc.offset,
+                     grid_counter=acc.scope == ir.GRID, step=abs(value), fetch=acc)
+
