@@ -256,7 +256,7 @@ def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[s
                options: Options, cache: ResultCache | None = None) -> list[KernelResult]:
     """Check one kernel file; with `cache`, a file whose text (after disassembly), dimensions,
     defines and options were analysed before is not analysed again."""
-    text, lang, name = read_source(path, lang)
+    text, lang, name = read_source(path, lang, PreprocessOptions(options.include_dirs, options.macros))
     if cache is None:
         return check_text(text, lang, name, block_dim, grid_dim, defines, options, path)
     return cache.through("check", (text, lang, name, path, block_dim, grid_dim, defines, options),
@@ -264,9 +264,9 @@ def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[s
                          options.kernel_timeout_s)
 
 
-def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
+def read_source(path: str, lang: str | None, pp: PreprocessOptions | None = None) -> tuple[str, str, str]:
     """(text, dialect, file name positions refer to) of a kernel file; SPIR-V binaries and GLSL are
-    disassembled, and positions are the disassembly's lines."""
+    disassembled (GLSL compiled with `pp`'s -I and -D), and positions are the disassembly's lines."""
     p = Path(path)
     lang = lang or lang_of(path)
     if lang is None:
@@ -276,7 +276,8 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
         raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|opencl|spirv|wgsl, or a "
                               f".cu/.cuh/.metal/.cl/.spvasm/.spv/.comp/.wgsl file)")
     if lang == "spirv":
-        return spirv_tools.read_spirv(path), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
+        pp = pp or PreprocessOptions()
+        return spirv_tools.read_spirv(path, pp.include_dirs, pp.macros), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
                                                      else path)
     try:
         return p.read_text(), lang, path

@@ -121,6 +121,27 @@ def test_glsl_compile_error_is_one_line_naming_the_file(cli, tmp_path):
     assert err.count("\n") == 1 and "bad.comp" in err and "glslangValidator" in err
 
 
+def test_glsl_includes_and_macros_reach_glslang_with_lines_kept(cli, tmp_path):
+    # `#include` is on as glslc has it, found beside the shader or under -I; -D reaches glslang.
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "common.glsl").write_text("#define WG 64\nuint twice(uint x) { return 2u * x; }\n")
+    shader = tmp_path / "s.comp"
+    shader.write_text('#version 450\n#include "common.glsl"\nlayout(local_size_x = WG) in;\n'
+                      "layout(std430, binding = 0) buffer U { uint u[]; };\n"
+                      "void main() {\n  u[twice(gl_LocalInvocationID.x) / SPREAD] = gl_LocalInvocationID.x;\n}\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "s.comp:2:" in err and "common.glsl" in err
+    code, _, err = cli("check", str(shader), "-I", str(tmp_path / "inc"))
+    assert code == 2 and "s.comp:6:" in err and "pass -D SPREAD=VALUE" in err
+    code, out, _ = cli("check", str(shader), "-I", str(tmp_path / "inc"), "-D", "SPREAD=1")
+    assert code == 0 and "1 clean" in out
+    # Two invocations meet at one element when the spread halves the index: the finding's line is
+    # the shader's own, past the include.
+    code, out, _ = cli("check", str(shader), "-I", str(tmp_path / "inc"), "-D", "SPREAD=4", "--format", "json")
+    assert code == 1
+    assert {f["second"]["origin"]["line"] for f in out["findings"]} == {6}
+
+
 def test_unmodelled_instruction_is_unsupported_with_location(cli, tmp_path):
     src = tmp_path / "switch.spvasm"
     src.write_text(HEADER + """       %main = OpFunction %void None %3

