@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer import cache, config, llm, shard
+from analyzer import __version__, cache, config, llm, shard
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.cache import ResultCache
 from analyzer.report import baseline
@@ -87,6 +87,8 @@ def _literal_or_str(v: str):
         return v
 
 
+DESCRIPTION = ("Static race analyzer for GPU kernels: CUDA, Metal, OpenCL, Vulkan (SPIR-V, GLSL) and WGSL, "
+               "hand-written or built with Apache TVM.")
 USAGE_HINT = ("with no command, kernelrace lints every builder configured under [[tool.kernelrace.lint]] in "
               "pyproject.toml (or [[lint]] in kernelrace.toml), found from the current directory upwards")
 
@@ -201,13 +203,13 @@ def _confirm_options(p: argparse.ArgumentParser, flag: bool, define: bool = Fals
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kernelrace", description="Static race analyzer for GPU kernels (CUDA, Metal, Vulkan).",
-                epilog=USAGE_HINT)
+    p = _Parser(prog="kernelrace", description=DESCRIPTION, epilog=USAGE_HINT)
+    p.add_argument("--version", action="version", version=f"kernelrace {__version__}")
     _run_options(p)
     sub = p.add_subparsers(dest="command", parser_class=_Parser,
                            metavar="{check,lint,confirm,llm,rules,explain}")
 
-    c = sub.add_parser("check", help="check CUDA, Metal or SPIR-V/GLSL source files")
+    c = sub.add_parser("check", help="check CUDA, Metal, OpenCL, SPIR-V/GLSL or WGSL source files")
     c.add_argument("files", nargs="+", metavar="FILE")
     c.add_argument("--lang", choices=LANGS)
     c.add_argument("--block-dim", type=_dims, help="threads per block X[,Y[,Z]] (default: symbolic)")

@@ -72,7 +72,7 @@ def test_no_device_says_what_to_install(cli, monkeypatch):
 
     monkeypatch.setattr(pyopencl, "get_platforms", lambda: [])
     code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
-    assert code == 2 and "pip install pyopencl pocl-binary-distribution" in err
+    assert code == 2 and "pip install 'kernelrace[opencl]'" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
@@ -81,7 +81,7 @@ def test_no_pyopencl_says_what_to_install(cli, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "pyopencl", None)     # `import pyopencl` raises ImportError
     code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
-    assert code == 2 and "pyopencl is not installed" in err and "pip install pyopencl pocl-binary-distribution" in err
+    assert code == 2 and "pyopencl is not installed" in err and "pip install 'kernelrace[opencl]'" in err
 
 
 def test_missing_shapes_are_named(cli, device):
