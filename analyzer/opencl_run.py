@@ -179,7 +179,7 @@ def plan(mod, host, values: dict[str, int], seed: int) -> Plan:
     missing = missing_shapes(mod, values)
     if missing:
         raise KernelraceError("the builder's buffers have symbolic extents without values: give "
-                              + " ".join(f"--define {m}=INT" for m in missing))
+                              + " ".join(f"--scalar {m}=INT" for m in missing))
     runs, storages = launches(mod, host, values)
     rng = np.random.default_rng(seed)
     inputs = {}
