@@ -576,7 +576,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     results, hidden = _filter(results, st, known, inline)
     code = _exit_status(results, st.fail_on)
     if st.warn_unused_ignores:
-        unused = inline.unused(st.options.select or tuple(RULES) + config.PSEUDO_RULES)
+        unused = inline.unused((st.options.select or tuple(RULES)) + config.PSEUDO_RULES)
         for d, why in unused:
             err.print(f"{d.file}:{d.line}:{d.col}: warning: unused suppression `{d.text()}`: {why}", markup=False)
         if unused and SEVERITY_RANK[st.fail_on] <= SEVERITY_RANK[WARNING]:

@@ -110,7 +110,10 @@ def test_no_binary_or_archive_is_tracked():
 
 
 def test_the_tvm_range_is_pyprojects():
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:     # Python 3.10: the tomli the core install brings there
+        import tomli as tomllib
 
     from analyzer.tvm.version import REQUIREMENT
 
