@@ -268,3 +268,32 @@ def test_configuration_define_is_scalars_deprecated_name(cli, tmp_path, monkeypa
     (tmp_path / "kernelrace.toml").write_text("[check]\nscalar = {}\n")
     code, out, err = cli("check", "k.cu", "-q", "--no-cache")
     assert code == 1 and "warning" not in err
+
+
+def _finding(file, line, origin=None, rule="write-after-write"):
+    from analyzer.findings import Finding, Location
+
+    loc = Location(file, line, 3, "write", "B", "global", origin=origin)
+    return Finding(rule, "error", "m", "k", file, second=loc, first=loc)
+
+
+def test_a_builds_emitted_source_is_not_read_but_a_builders_python_line_is(tmp_path, monkeypatch):
+    """TVM's emitted source is named like a file (`tiles.cu`) but is not the user's: a file of that
+    name in the working directory is not read for a build's finding. A finding that maps back to a
+    builder's Python line is silenced by a `#` comment there."""
+    from analyzer.suppressions import Inline
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiles.cu").write_text("x\ny  // kernelrace: ignore\n")
+    (tmp_path / "builder.py").write_text("def f():\n    # kernelrace: ignore[write-after-write]\n    B[i] = A[i]\n")
+    inline = Inline()
+    assert not inline.suppresses(_finding("tiles.cu", 2), built=True)
+    assert inline.suppresses(_finding("tiles.cu", 2), built=False)     # `check tiles.cu`: the user's file
+    assert inline.suppresses(_finding("tiles.cu", 9, origin=("builder.py", 3, 0)), built=True)
+    assert not inline.suppresses(_finding("tiles.cu", 9, origin=("builder.py", 3, 0), rule="read-after-write"),
+                                 built=True)
+    # `//` is not a comment in Python, nor `#` in CUDA
+    (tmp_path / "b2.py").write_text("x = 1  // kernelrace: ignore\n")
+    (tmp_path / "k.cu").write_text("x = 1;  # kernelrace: ignore\n")
+    assert not inline.suppresses(_finding("t.cu", 9, origin=("b2.py", 1, 0)), built=True)
+    assert not inline.suppresses(_finding("k.cu", 1), built=False)
