@@ -25,3 +25,5 @@ A kernel goes through these stages, each in its own package:
 Imports point down this list, never back (tests/test_layout.py checks it); `docs/architecture.md`
 says more.
 """
+
+__version__ = "0.1.0"

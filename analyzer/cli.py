@@ -16,16 +16,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer import cache, config, llm, shard
+from analyzer import __version__, cache, config, llm, shard, suppressions
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.cache import ResultCache
-from analyzer.report import baseline
+from analyzer.report import baseline, concise, github
 from analyzer.report import text as report
 from analyzer.report import sarif
 from analyzer.tvm.builders import TARGETS
 from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
-from analyzer.findings import ERROR, SEVERITY_RANK, KernelResult
+from analyzer.findings import ERROR, SEVERITY_RANK, WARNING, KernelResult
 from analyzer.inputs import kernel_files
 from analyzer.analysis.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
@@ -33,9 +33,14 @@ from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lin
 from analyzer.shard import Shard
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)   # `--form json` is a typo, not --format
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # usage errors: one line, exit 2
         sys.stderr.write(f"kernelrace: error: {message}\n")
         raise SystemExit(EXIT_BAD_INPUT)
@@ -87,6 +92,8 @@ def _literal_or_str(v: str):
         return v
 
 
+DESCRIPTION = ("Static race analyzer for GPU kernels: CUDA, Metal, OpenCL, Vulkan (SPIR-V, GLSL) and WGSL, "
+               "hand-written or built with Apache TVM.")
 USAGE_HINT = ("with no command, kernelrace lints every builder configured under [[tool.kernelrace.lint]] in "
               "pyproject.toml (or [[lint]] in kernelrace.toml), found from the current directory upwards")
 
@@ -130,7 +137,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     command; an option not given is absent (SUPPRESS), so the configuration's value applies."""
     S = argparse.SUPPRESS
     g = p.add_argument_group("run options (override the configuration)")
-    g.add_argument("--format", choices=("text", "json", "sarif"), default=S, help="report format (default: text)")
+    g.add_argument("--format", choices=FORMATS, default=S,
+                   help="report format (default: text; concise: one line per finding; github: GitHub Actions "
+                        "annotations)")
     g.add_argument("--strict", action=argparse.BooleanOptionalAction, default=S,
                    help="also report writes of provably equal values (benign write-write races)")
     g.add_argument("--select", default=S, metavar="RULE[,RULE]", help="rules to run (default: all)")
@@ -182,9 +191,44 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-contracts", action="store_true", default=S,
                    help="no buffer contracts (the configuration's and the built-in ones for TVM's runtime "
                         "included); findings name a contract that would refute them")
+    _ruff_options(g)
     g.add_argument("--hints", choices=("auto", "all", "off"), default=S,
                    help="fix hints for race findings, re-checked by analysing the fixed kernel: auto (re-checked "
                         "when the kernel analyses within a few seconds; default), all (always re-checked), off")
+
+
+class _DeprecatedDefine(argparse._AppendAction):
+    """`--define NAME=INT`, the old spelling of --scalar: it read as the long form of -D (a
+    preprocessor macro), which it is not."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stderr.write("kernelrace: warning: --define is deprecated, use --scalar NAME=INT (a scalar kernel "
+                         "parameter; -D defines a preprocessor macro)\n")
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _scalar_option(p: argparse.ArgumentParser, help: str) -> None:
+    # dest "define": the configuration's [check] `define` table holds the same bindings
+    p.add_argument("--scalar", dest="define", type=_define, action="append", default=[], metavar="NAME=INT",
+                   help=help)
+    p.add_argument("--define", dest="define", type=_define, action=_DeprecatedDefine, default=[],
+                   help=argparse.SUPPRESS)
+
+
+def _ruff_options(g) -> None:
+    """As ruff has them: which rules run, what the report counts, and what the exit status says."""
+    S = argparse.SUPPRESS
+    g.add_argument("--ignore", default=S, metavar="RULE[,RULE]",
+                   help="rules not to run (replaces the configuration's `ignore`)")
+    g.add_argument("--extend-ignore", default=S, metavar="RULE[,RULE]",
+                   help="rules not to run, besides the ignored ones")
+    g.add_argument("--exit-zero", action="store_true", default=S,
+                   help="exit 0 even when findings are reported (2 still means bad usage or input)")
+    g.add_argument("--statistics", action="store_true", default=S,
+                   help="print how many findings each rule reported instead of the findings")
+    g.add_argument("--warn-unused-ignores", action="store_true", default=S,
+                   help="list the `kernelrace: ignore` comments that silenced nothing (on stderr; they count as "
+                        "warnings for --fail-on)")
 
 
 def _confirm_options(p: argparse.ArgumentParser, flag: bool, define: bool = False) -> None:
@@ -193,27 +237,28 @@ def _confirm_options(p: argparse.ArgumentParser, flag: bool, define: bool = Fals
                        help="run each race finding on concrete inputs and report the output it changes "
                             "(as `kernelrace confirm`)")
     if define:
-        p.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",
-                       help="a scalar kernel parameter's value for the run (small shapes run in seconds)")
+        _scalar_option(p, "a scalar kernel parameter's value for the run (small shapes run in seconds)")
     p.add_argument("--seed", type=int, default=0, help="the seed of the run's random inputs (default 0)")
     p.add_argument("--blocks", type=_positive, default=1, metavar="N",
                    help="run the witness's block and the blocks after it, N in all (default 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kernelrace", description="Static race analyzer for GPU kernels (CUDA, Metal, Vulkan).",
-                epilog=USAGE_HINT)
+    p = _Parser(prog="kernelrace", description=DESCRIPTION, epilog=USAGE_HINT)
+    p.add_argument("--version", action="version", version=f"kernelrace {__version__}")
     _run_options(p)
     sub = p.add_subparsers(dest="command", parser_class=_Parser,
                            metavar="{check,lint,confirm,llm,rules,explain}")
 
-    c = sub.add_parser("check", help="check CUDA, Metal or SPIR-V/GLSL source files")
-    c.add_argument("files", nargs="+", metavar="FILE")
+    c = sub.add_parser("check", help="check CUDA, Metal, OpenCL, SPIR-V/GLSL or WGSL source files")
+    c.add_argument("files", nargs="+", metavar="FILE", help="kernel files or directories; - reads standard input")
     c.add_argument("--lang", choices=LANGS)
+    c.add_argument("--stdin-filename", metavar="NAME",
+                   help="with `check -`: the file name standard input stands for (findings name it, its extension "
+                        "gives the dialect, #include \"...\" is searched from its directory)")
     c.add_argument("--block-dim", type=_dims, help="threads per block X[,Y[,Z]] (default: symbolic)")
     c.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (default: symbolic)")
-    c.add_argument("--define", type=_define, action="append", default=[], metavar="NAME=INT",
-                   help="bind a scalar kernel parameter")
+    _scalar_option(c, "bind a scalar kernel parameter to a value")
     c.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
                    help="search DIR for #include \"...\" headers (after the including file's directory)")
     c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
@@ -306,6 +351,10 @@ class Settings:
     cache: ResultCache | None = None
     shard: Shard | None = None
     cluster: str | None = None      # a Dask scheduler's address
+    # ruff's: exit 0 whatever is found, counts per rule, comments that silenced nothing
+    exit_zero: bool = False
+    statistics: bool = False
+    warn_unused_ignores: bool = False
 
 
 def _config(args) -> Config:
@@ -322,13 +371,7 @@ def _settings(args, cfg: Config) -> Settings:
     from rules import RULES
 
     opt = lambda name: getattr(args, name, None)  # noqa: E731  (absent: not given on the command line)
-    if opt("select") is not None:
-        select = tuple(s for s in args.select.split(",") if s)
-        for s in select:
-            if s not in RULES:
-                raise KernelraceError(f"unknown rule '{s}' (known: {', '.join(RULES)})")
-    else:
-        select = cfg.select or ()
+    select = _selected(args, cfg, RULES)
     strict = opt("strict") if opt("strict") is not None else bool(cfg.strict)
     timeout = opt("timeout") or cfg.timeout or 1.0
     quiet, verbose = opt("quiet") or 0, bool(opt("verbose"))
@@ -339,6 +382,8 @@ def _settings(args, cfg: Config) -> Settings:
     if opt("shard") and opt("write_baseline"):
         raise KernelraceError("--write-baseline writes the whole run's findings: not with --shard (write it from "
                               "a run without shards)")
+    if opt("statistics") and (opt("format") or "text") not in ("text", "concise", "json"):
+        raise KernelraceError(f"--statistics prints counts as text or JSON, not --format {opt('format')}")
     if opt("cluster") and opt("jobs"):
         raise KernelraceError("--cluster and --jobs cannot be used together (the cluster's workers run the tasks)")
     return Settings(Options(strict=strict, timeout_ms=int(timeout * 1000), select=select,
@@ -350,7 +395,33 @@ def _settings(args, cfg: Config) -> Settings:
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg),
-                    opt("shard"), opt("cluster"))
+                    opt("shard"), opt("cluster"), bool(opt("exit_zero")), bool(opt("statistics")),
+                    bool(opt("warn_unused_ignores")))
+
+
+def _rule_list(text: str, flag: str, rules) -> tuple[str, ...]:
+    names = tuple(s.strip() for s in text.split(",") if s.strip())
+    for s in names:
+        if s not in rules:
+            raise KernelraceError(f"{flag}: unknown rule '{s}' (known: {', '.join(rules)})")
+    return names
+
+
+def _selected(args, cfg: Config, rules) -> tuple[str, ...]:
+    """The rules to run, as ruff chooses them: --select (else the configuration's select, else all),
+    less --ignore (else the configuration's ignore) and both extend-ignore lists. Empty: all."""
+    opt = lambda name: getattr(args, name, None)  # noqa: E731
+    select = _rule_list(args.select, "--select", rules) if opt("select") is not None else (cfg.select or ())
+    ignore = _rule_list(args.ignore, "--ignore", rules) if opt("ignore") is not None else (cfg.ignore or ())
+    ignore += cfg.extend_ignore + (_rule_list(args.extend_ignore, "--extend-ignore", rules)
+                                   if opt("extend_ignore") is not None else ())
+    if not ignore:
+        return select
+    left = tuple(r for r in (select or tuple(rules)) if r not in ignore)
+    if not left:
+        raise KernelraceError("every rule is ignored (--select, --ignore, --extend-ignore and the configuration): "
+                              "nothing to check")
+    return left
 
 
 def _cache(args, cfg: Config) -> ResultCache | None:
@@ -418,6 +489,8 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         args.model_config = [args.config]
         del args.config
     cfg = _config(args)
+    for w in cfg.warnings:
+        err.print(f"kernelrace: warning: {w}", markup=False)
     st = _settings(args, cfg)
     if args.command is None:
         if cfg.path is None:
@@ -437,6 +510,8 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         raise KernelraceError(f"{st.emit_dir}: --emit-dir needs a directory, and this is a file")
 
     results: list[KernelResult] = []
+    stdin_texts: dict[str, str] = {}    # `check -`: the name given to standard input -> its text
+    inline = suppressions.Inline(stdin_texts, tuple(RULES) + config.PSEUDO_RULES)
     emitted: dict[str, str] = {}    # virtual source name -> the file --emit-dir wrote it to
     sharded: dict = {}              # --shard: what the report says of the shard
     llm_run = None
@@ -455,11 +530,21 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
                                          macros=tuple(args.macro)))
         skipped: list[str] = []
-        files = _sharded(kernel_files(args.files, cfg.exclude, skipped), st, sharded, "files", lambda f: f)
+        if args.files == ["-"]:
+            files = []
+            results.extend(_check_stdin(args, cfg, st, defines, stdin_texts))
+        elif "-" in args.files:
+            raise KernelraceError("`-` (standard input) must be the only file")
+        else:
+            if args.stdin_filename:
+                raise KernelraceError("--stdin-filename names standard input: use it with `check -`")
+            files = _sharded(kernel_files(args.files, cfg.exclude, skipped), st, sharded, "files", lambda f: f)
+        for f in files:
+            inline.read(f)
         if st.verbose:
             for f in skipped:
                 err.print(f"skipped {f}: not a kernel file (unknown language)", markup=False)
-        with Workers(min(st.jobs, len(files)), st.cluster) as workers:
+        with Workers(min(st.jobs, max(len(files), 1)), st.cluster) as workers:
             handles = [workers.submit(check_file, f, args.lang or cfg.check.lang,
                                       args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
                                       defines, st.options, st.cache) for f in files]
@@ -488,8 +573,14 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
                     emitted.update(_emit(kernels, sources, st.emit_dir))
                 results.extend(kernels)
 
-    results, hidden = _filter(results, st, known)
+    results, hidden = _filter(results, st, known, inline)
     code = _exit_status(results, st.fail_on)
+    if st.warn_unused_ignores:
+        unused = inline.unused((st.options.select or tuple(RULES)) + config.PSEUDO_RULES)
+        for d, why in unused:
+            err.print(f"{d.file}:{d.line}:{d.col}: warning: unused suppression `{d.text()}`: {why}", markup=False)
+        if unused and SEVERITY_RANK[st.fail_on] <= SEVERITY_RANK[WARNING]:
+            code = EXIT_FINDINGS
     if st.write_baseline:
         n = baseline.write(st.write_baseline, results)
         code = EXIT_CLEAN
@@ -501,6 +592,8 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         failed = sum(c.failed is not None for _, _, cells in runs for c in cells)
         if failed:
             code = EXIT_BAD_INPUT
+    if st.exit_zero and code == EXIT_FINDINGS:
+        code = EXIT_CLEAN
     invocation = {"argv": args.argv, "exitCode": code, "workingDirectory": os.getcwd()} | hidden
     if sharded:
         invocation["shard"] = sharded
@@ -517,6 +610,27 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         err.print(f"kernelrace: error: {failed} kernel/target cell(s) could not be built or analysed "
                   f"(marked failed in the table)", markup=False)
     return code
+
+
+def _check_stdin(args, cfg: Config, st: Settings, defines: dict[str, int],
+                 texts: dict[str, str]) -> list[KernelResult]:
+    """`check -`: the source from standard input, checked in this process under --stdin-filename
+    (the results are not cached: an editor sends each keystroke's text)."""
+    from analyzer.frontend import lang_of
+    from analyzer.frontend.preprocess import PreprocessOptions
+    from analyzer.pipeline import check_text, source_from
+
+    name = args.stdin_filename or "-"
+    lang = args.lang or cfg.check.lang or lang_of(name)
+    if lang is None:
+        raise KernelraceError(f"check -: no dialect for standard input: give --stdin-filename NAME with the file's "
+                              f"extension (.cu, .metal, .cl, .spvasm, .spv, .comp, .wgsl) or --lang")
+    data = sys.stdin.buffer.read()
+    text, lang, shown = source_from(data, name, lang, PreprocessOptions(st.options.include_dirs, st.options.macros))
+    if Path(name).suffix != ".spv":
+        texts[name] = data.decode("utf-8", errors="replace")   # where `kernelrace: ignore` comments are read
+    return check_text(text, lang, shown, args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
+                      defines, st.options, name)
 
 
 def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str], sharded: dict) -> list[KernelResult]:
@@ -725,8 +839,10 @@ def _jobs(args, cfg: Config) -> list[LintJob]:
     return [job for entry in cfg.lint for job in lint_jobs(entry.builder, entry.targets, entry.params)]
 
 
-def _filter(results: list[KernelResult], st: Settings, known: set[str] | None):
-    """Severity overrides, then suppressions, then the baseline: what is left is reported."""
+def _filter(results: list[KernelResult], st: Settings, known: set[str] | None,
+            inline: suppressions.Inline | None = None):
+    """Severity overrides, then suppressions (`kernelrace: ignore` comments, then the
+    configuration's), then the baseline: what is left is reported."""
     hidden = {"suppressed": 0, "in_baseline": 0}
     out = []
     for r in results:
@@ -734,7 +850,9 @@ def _filter(results: list[KernelResult], st: Settings, known: set[str] | None):
         for f in r.findings:
             if f.rule in st.severity:
                 f.severity = st.severity[f.rule]
-            if any(s.matches(f) for s in st.suppress):
+            if inline is not None and inline.suppresses(f, built=r.target is not None):
+                hidden["suppressed"] += 1
+            elif any(s.matches(f) for s in st.suppress):
                 hidden["suppressed"] += 1
             elif known is not None and baseline.key(f) in known:
                 hidden["in_baseline"] += 1
@@ -759,7 +877,13 @@ def _emit(results: list[KernelResult], sources: dict[str, str], emit_dir: str) -
 
 def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: dict, llm_table=None,
             shard: dict | None = None) -> None:
-    if st.format == "json":
+    if st.statistics:
+        text = concise.render_statistics(results, as_json=st.format == "json")
+    elif st.format == "concise":
+        text = concise.render(results, hidden)
+    elif st.format == "github":
+        text = github.render(results, emitted)
+    elif st.format == "json":
         text = report.to_json(results, hidden, verbose=st.verbose,
                               extra={"llm": llm_table} if llm_table is not None else None, shard=shard) + "\n"
     elif st.format == "sarif":

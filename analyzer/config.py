@@ -26,10 +26,10 @@ DEFAULT_TARGETS = ("cuda", "metal")
 # Findings the analysis itself reports (a pair it could not decide); not a rule module.
 PSEUDO_RULES = ("unknown",)
 
-TOP_KEYS = ("lint", "check", "select", "severity", "fail-on", "timeout", "strict", "suppress", "exclude", "jobs",
-            "cache-dir", "scope", "assume", "kernel-memory")
+TOP_KEYS = ("lint", "check", "select", "ignore", "extend-ignore", "severity", "fail-on", "timeout", "strict",
+            "suppress", "exclude", "jobs", "cache-dir", "scope", "assume", "kernel-memory")
 LINT_KEYS = ("builder", "targets", "params")
-CHECK_KEYS = ("block-dim", "grid-dim", "define", "lang", "include")
+CHECK_KEYS = ("block-dim", "grid-dim", "scalar", "define", "lang", "include")   # define: scalar's old name
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
 ASSUME_KEYS = ("buffer", "kernel", "property", "reason")
 
@@ -70,6 +70,8 @@ class Config:
     lint: list[LintEntry] = field(default_factory=list)
     check: CheckDefaults = field(default_factory=CheckDefaults)
     select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None          # rules not run (--ignore replaces it)
+    extend_ignore: tuple[str, ...] = ()            # more rules not run (--extend-ignore adds to it)
     severity: dict[str, str] = field(default_factory=dict)
     fail_on: str | None = None
     timeout: float | None = None
@@ -81,6 +83,7 @@ class Config:
     cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
     scope: str | None = None          # "block", "grid" or "all" (--scope)
     assume: list = field(default_factory=list)   # buffer contracts (analysis/contracts.py)
+    warnings: list[str] = field(default_factory=list)   # deprecated keys: the CLI prints them
 
     @property
     def root(self) -> Path | None:
@@ -210,6 +213,10 @@ class _Validator:
         cfg = Config()
         if "select" in data:
             cfg.select = tuple(self.rules(data["select"], where, "select"))
+        if "ignore" in data:
+            cfg.ignore = tuple(self.rules(data["ignore"], where, "ignore"))
+        if "extend-ignore" in data:
+            cfg.extend_ignore = tuple(self.rules(data["extend-ignore"], where, "extend-ignore"))
         if "severity" in data:
             cfg.severity = self.severity(data["severity"], where)
         if "fail-on" in data:
@@ -248,7 +255,7 @@ class _Validator:
         if "lint" in data:
             cfg.lint = [self.lint(e, i) for i, e in enumerate(self.array(data["lint"], where, "lint"), 1)]
         if "check" in data:
-            cfg.check = self.check(data["check"])
+            cfg.check = self.check(data["check"], cfg.warnings)
         if "suppress" in data:
             cfg.suppress = [self.suppression(e, i)
                             for i, e in enumerate(self.array(data["suppress"], where, "suppress"), 1)]
@@ -341,7 +348,7 @@ class _Validator:
             self.fail(where, f"{key}: expected a positive integer or a list of 1 to 3 of them, got {value!r}")
         return tuple(dims)
 
-    def check(self, data: Any) -> CheckDefaults:
+    def check(self, data: Any, warnings: list[str]) -> CheckDefaults:
         where = self.table("check")
         if not isinstance(data, dict):
             self.fail(self.table(), f"check: expected a table, got {data!r}")
@@ -351,13 +358,20 @@ class _Validator:
             out.block_dim = self.dims(data["block-dim"], where, "block-dim")
         if "grid-dim" in data:
             out.grid_dim = self.dims(data["grid-dim"], where, "grid-dim")
-        if "define" in data:
-            d = data["define"]
+        if "scalar" in data and "define" in data:
+            self.fail(where, "scalar and define: give the scalar parameters once, as scalar (define is its old name)")
+        for key in ("scalar", "define"):
+            if key not in data:
+                continue
+            if key == "define":
+                warnings.append(f"{self.shown}: {where} define is deprecated: call it scalar (the scalar kernel "
+                                f"parameters' values; -D defines a preprocessor macro)")
+            d = data[key]
             if not isinstance(d, dict):
-                self.fail(where, f"define: expected a table of name = integer, got {d!r}")
+                self.fail(where, f"{key}: expected a table of name = integer, got {d!r}")
             for name, v in d.items():
                 if not name.isidentifier() or not isinstance(v, int) or isinstance(v, bool):
-                    self.fail(where, f"define.{name}: expected an integer, got {v!r}")
+                    self.fail(where, f"{key}.{name}: expected an integer, got {v!r}")
             out.define = dict(d)
         if "lang" in data:
             out.lang = self.choice(data["lang"], LANGS, where, "lang")

@@ -5,7 +5,7 @@ TVM's wheel has no OpenCL runtime, so the host part is played here: the launches
 lowered host TIR (`analyzer.tvm.launches`), in its order, with its arguments and extents (global
 size = grid x block, local size = block), buffers in the kernel's parameter order and scalars in
 the type the OpenCL signature declares. Inputs are seeded random values. The device comes from
-pyopencl; PoCL on a CPU (`pip install pyopencl pocl-binary-distribution`) runs the work-items of a
+pyopencl; PoCL on a CPU (`pip install 'kernelrace[opencl]'` installs both) runs the work-items of a
 work-group one after another between barriers, which is what exposes these races. An output that
 differs between the build and the fixed build shows the race; the same output says only that
 this device and these inputs did not expose it.
@@ -20,7 +20,7 @@ from typing import Any
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding
 
-INSTALL = "pip install pyopencl pocl-binary-distribution"
+INSTALL = "python -m pip install 'kernelrace[opencl]'"   # pyopencl and PoCL
 CL_SCALARS = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
               "uint": "uint32", "long": "int64", "ulong": "uint64", "float": "float32", "double": "float64",
               "half": "float16", "bool": "int32"}
@@ -179,7 +179,7 @@ def plan(mod, host, values: dict[str, int], seed: int) -> Plan:
     missing = missing_shapes(mod, values)
     if missing:
         raise KernelraceError("the builder's buffers have symbolic extents without values: give "
-                              + " ".join(f"--define {m}=INT" for m in missing))
+                              + " ".join(f"--scalar {m}=INT" for m in missing))
     runs, storages = launches(mod, host, values)
     rng = np.random.default_rng(seed)
     inputs = {}

@@ -110,7 +110,7 @@ class Cluster:
         try:
             import distributed
         except ImportError:
-            raise KernelraceError("--cluster needs Dask distributed (python -m pip install distributed)") from None
+            raise KernelraceError("--cluster needs Dask distributed: python -m pip install 'kernelrace[cluster]'") from None
         check_address(address)
         try:
             self.client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)

@@ -275,15 +275,24 @@ def read_source(path: str, lang: str | None, pp: PreprocessOptions | None = None
             raise KernelraceError(f"{path}: no such file or directory")
         raise KernelraceError(f"{path}: unknown language (use --lang cuda|metal|opencl|spirv|wgsl, or a "
                               f".cu/.cuh/.metal/.cl/.spvasm/.spv/.comp/.wgsl file)")
-    if lang == "spirv":
-        pp = pp or PreprocessOptions()
-        return spirv_tools.read_spirv(path, pp.include_dirs, pp.macros), lang, (f"{path}.spvasm" if p.suffix in (".spv", ".comp", ".glsl")
-                                                     else path)
     try:
-        return p.read_text(), lang, path
+        data = p.read_bytes()
     except FileNotFoundError:
         raise KernelraceError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise KernelraceError(f"{path}: cannot read: {exc}") from None
+    return source_from(data, path, lang, pp)
+
+
+def source_from(data: bytes, path: str, lang: str, pp: PreprocessOptions | None = None) -> tuple[str, str, str]:
+    """`read_source` of a file's bytes (`check -`: standard input, named `path`)."""
+    if lang == "spirv":
+        pp = pp or PreprocessOptions()
+        return spirv_tools.spirv_text(data, path, pp.include_dirs, pp.macros), lang, (f"{path}.spvasm" if Path(path).suffix in (".spv", ".comp", ".glsl")
+                                                          else path)
+    try:
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), lang, path   # as read_text()
+    except UnicodeDecodeError as exc:
         raise KernelraceError(f"{path}: cannot read: {exc}") from None
 
 
@@ -312,7 +321,7 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
     known = {p for k in kernels for p in k.params}
     for param in defines or {}:
         if param not in known:
-            raise KernelraceError(f"{path}: --define {param}: no kernel in this file has a scalar parameter "
+            raise KernelraceError(f"{path}: --scalar {param}: no kernel in this file has a scalar parameter "
                                   f"'{param}' (parameters: {', '.join(sorted(known)) or 'none'})")
     launch = launch_comment(text) if lang != "spirv" and not (block_dim or grid_dim) else None
     said = ""

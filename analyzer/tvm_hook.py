@@ -52,6 +52,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, Finding, KernelResult
 
 if TYPE_CHECKING:
@@ -145,6 +146,12 @@ def current() -> Session | None:
 def _build_module():
     import importlib
 
+    from analyzer.tvm.version import require_tvm
+
+    try:
+        require_tvm()
+    except KernelraceError as exc:      # the hook's callers raise RuntimeError
+        raise RuntimeError(str(exc)) from None
     try:
         mod = importlib.import_module("tvm.tirx.build")
     except Exception as exc:  # no TVM, or a TVM without tirx

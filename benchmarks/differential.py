@@ -6,7 +6,7 @@ and evaluated directly by the oracle: every thread of one block is run on concre
 values with C's 32-bit integer semantics, every memory access is recorded, and a race is decided
 exactly (two threads, one element, at least one write, no barrier ordering that memory space
 between them). kernelrace (in-process) checks each emitted kernel twice, with the oracle's
-parameter values given by `--define` and with the parameters symbolic. A buffer the oracle finds
+parameter values given by `--scalar` and with the parameters symbolic. A buffer the oracle finds
 racy without a finding on it is a missed race; every finding's witness is replayed in the oracle.
 
     python benchmarks/differential.py --kernels N --seed S [--dialects cuda,metal,glsl] [--jobs J]
@@ -515,7 +515,7 @@ def nodes(tree):
 
 def used_params(kernel: Kernel) -> tuple:
     """The parameters the body mentions: only those are declared (glslang drops an unused push
-    constant block, and `--define` of a parameter kernelrace does not see is an error)."""
+    constant block, and `--scalar` of a parameter kernelrace does not see is an error)."""
     seen = {n.name for n in nodes(kernel.body) if isinstance(n, Param)}
     return tuple(p for p in kernel.params if p in seen)
 
@@ -1328,7 +1328,7 @@ def header(case: Case, dialect: str, mode: str, note: str = "") -> list[str]:
     args = ["--scope", "block"] + ([] if dialect == "glsl" else ["--block-dim", ",".join(map(str, case.kernel.block))])
     if mode == "define":
         used = used_params(case.kernel)
-        args += [x for p, v in case.values if p in used for x in ("--define", f"{p}={v}")]
+        args += [x for p, v in case.values if p in used for x in ("--scalar", f"{p}={v}")]
     values = ", ".join(f"{p}={v}" for p, v in case.values) or "none"
     return [f"// kernelrace-args: {' '.join(args)}".rstrip(),
             f"// differential ({mode}): oracle parameters {values}. {note}".rstrip()]
@@ -1512,7 +1512,7 @@ def shrink_failure(record: KernelRecord, failure: Failure, kernel_timeout: float
 
 # Per dialect and mode: racy buffers (oracle) found by a race finding (of them, those found only by
 # races seen in a run of the block, as the oracle runs it: analysis/observed.py), by an `unknown`
-# one only, or missed; racy statement pairs no finding names on a buffer found; every `unknown` finding; with `--define` only, false alarms (a finding on a buffer
+# one only, or missed; racy statement pairs no finding names on a buffer found; every `unknown` finding; with `--scalar` only, false alarms (a finding on a buffer
 # without a harmful race, but a write-after-write where only same-value writes collide, which is
 # a benign race reported); witnesses; kernels kernelrace gave no verdict on.
 COLUMNS = ("racy buffers", "found", "seen in a run", "only unknown", "missed", "missed pairs", "unknown findings", "false alarms",

@@ -46,7 +46,7 @@ def seed(rows: int) -> None:
     for n in (1, rows):
         t0 = time.perf_counter()
         main(["confirm", SEED, "--param", "num_heads=8", "--param", "head_dim=256", "--param", "v_dtype=float32",
-              "--define", "D=256", "--define", "H=8", "--define", f"N={n}", "--blocks", str(n), "--no-cache", "-qq"])
+              "--scalar", "D=256", "--scalar", "H=8", "--scalar", f"N={n}", "--blocks", str(n), "--no-cache", "-qq"])
         print(f"confirm on the seed builder, {n} row(s) of 8 heads: {time.perf_counter() - t0:.1f} s (build included)")
 
 

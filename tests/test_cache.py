@@ -75,15 +75,15 @@ def test_source_options_and_defines_miss(cli, tmp_path):
     kernel.write_text(STRIDED)
     where = ("--cache-dir", str(tmp_path / "cache"))
     base = (str(kernel), "--block-dim", "32", *where)
-    assert not _check(cli, *base, "--define", "s=1")[2]
-    assert _check(cli, *base, "--define", "s=1")[2]
-    assert not _check(cli, *base, "--define", "s=2")[2]           # another define
-    assert not _check(cli, *base, "--define", "s=1", "--strict")[2]   # another option
-    assert not _check(cli, *base, "--define", "s=1", "--hints", "off")[2]
-    assert not _check(cli, str(kernel), "--block-dim", "64", "--define", "s=1", *where)[2]   # another launch
-    assert not _check(cli, *base, "--define", "s=0")[2]
+    assert not _check(cli, *base, "--scalar", "s=1")[2]
+    assert _check(cli, *base, "--scalar", "s=1")[2]
+    assert not _check(cli, *base, "--scalar", "s=2")[2]           # another define
+    assert not _check(cli, *base, "--scalar", "s=1", "--strict")[2]   # another option
+    assert not _check(cli, *base, "--scalar", "s=1", "--hints", "off")[2]
+    assert not _check(cli, str(kernel), "--block-dim", "64", "--scalar", "s=1", *where)[2]   # another launch
+    assert not _check(cli, *base, "--scalar", "s=0")[2]
     kernel.write_text(STRIDED.replace("+ 1]", "+ 2]"))            # another source
-    assert not _check(cli, *base, "--define", "s=0")[2]
+    assert not _check(cli, *base, "--scalar", "s=0")[2]
     assert len(_entries(tmp_path / "cache")) == 7
 
 

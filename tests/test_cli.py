@@ -118,9 +118,9 @@ def test_lint_builds_every_combination_for_every_target(cli):
 
 def test_define_of_an_unknown_parameter_is_an_error(cli):
     path = FIXTURES / "cuda" / "double_buffer.cu"
-    code, out, err = cli("check", str(path), "--block-dim", "128", "--define", "stepz=8")
+    code, out, err = cli("check", str(path), "--block-dim", "128", "--scalar", "stepz=8")
     assert code == 2
-    assert "--define stepz: no kernel in this file has a scalar parameter 'stepz' (parameters: steps)" in err
+    assert "--scalar stepz: no kernel in this file has a scalar parameter 'stepz' (parameters: steps)" in err
 
 
 def test_run_options_go_before_or_after_the_command(cli):

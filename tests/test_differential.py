@@ -1,7 +1,7 @@
 """kernelrace against a brute-force oracle on small random kernels (benchmarks/differential.py).
 
 A pinned slice of the campaign: a fixed seed draws kernels, each chunk of them checked in one
-dialect in turn, with the oracle's parameter values given (`--define`) and left symbolic. Every
+dialect in turn, with the oracle's parameter values given (`--scalar`) and left symbolic. Every
 race the oracle finds must be reported and every witness must replay in the oracle. A failing
 test shrinks the first kernel of each distinct failure and shows it with the oracle's race and
 kernelrace's verdict. The kernels of issue 19, and those the campaign found, are checked by

@@ -82,10 +82,10 @@ def test_1024_threads_run_in_seconds_and_large_loops_ask_for_a_smaller_define():
     launch = make_launch(k, {"n": 8})
     run = schedule.run(k, launch, schedule.order("random", launch, 3), [(0, 0, 0)])
     assert len(run.written["a"]) == 1024 and run.races == []
-    with pytest.raises(InterpretError, match=r"smaller --define"):
+    with pytest.raises(InterpretError, match=r"smaller --scalar"):
         big = make_launch(k, {"n": 10**6})
         schedule.run(k, big, schedule.order("ascending", big), [(0, 0, 0)])
-    with pytest.raises(InterpretError, match=r"--define n=N"):
+    with pytest.raises(InterpretError, match=r"--scalar n=N"):
         make_launch(k)
 
 
@@ -137,8 +137,8 @@ def test_confirm_says_when_it_cannot_run(cli):
 
 def test_confirm_on_the_seed_builder_shows_s_and_v_corrupted_and_not_with_the_fix(cli):
     code, report, err = cli("confirm", SEED_BUILDER, "--param", "num_heads=8", "--param", "head_dim=256",
-                            "--param", "v_dtype=float32", "--target", "cuda", "--define", "D=256", "--define", "H=8",
-                            "--define", "N=1", "--format", "json")
+                            "--param", "v_dtype=float32", "--target", "cuda", "--scalar", "D=256", "--scalar", "H=8",
+                            "--scalar", "N=1", "--format", "json")
     assert code == 1, err
     (c,) = _confirmations(report)
     differ = {b["buffer"]: (b["differ"], b["elements"]) for b in c["buffers"]}
@@ -147,8 +147,8 @@ def test_confirm_on_the_seed_builder_shows_s_and_v_corrupted_and_not_with_the_fi
 
 
 def test_confirm_on_the_cumsum_shows_wrong_prefix_sums(cli):
-    code, report, err = cli("confirm", CUMSUM, "--target", "cuda", "--define", "m=1", "--define", "n=512",
-                            "--define", "i=0", "--format", "json")
+    code, report, err = cli("confirm", CUMSUM, "--target", "cuda", "--scalar", "m=1", "--scalar", "n=512",
+                            "--scalar", "i=0", "--format", "json")
     assert code == 1, err
     first_kernel = [f for f in report["findings"] if f["kernel"] == "gpu_2d_continuous_cumsum_kernel"]
     outs = [b for f in first_kernel for b in f["confirmation"]["buffers"] if b["buffer"] == "Out"]

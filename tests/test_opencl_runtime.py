@@ -32,8 +32,8 @@ def _wrong(out, ref):
 
 
 def test_the_seed_race_corrupts_s_and_v_on_pocl_and_the_fix_hint_computes_the_reference(cli, device):
-    code, report, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=4",
-                            "--define", "H=8", "--define", "D=256", "--format", "json")
+    code, report, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--scalar", "N=4",
+                            "--scalar", "H=8", "--scalar", "D=256", "--format", "json")
     assert code == 1, err
     (c,) = [f["confirmation"] for f in report["findings"] if "confirmation" in f]
     assert c["status"] == "differs" and c["runtime"] == "opencl" and c["launches"] == 1
@@ -71,8 +71,8 @@ def test_no_device_says_what_to_install(cli, monkeypatch):
     import pyopencl
 
     monkeypatch.setattr(pyopencl, "get_platforms", lambda: [])
-    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
-    assert code == 2 and "pip install pyopencl pocl-binary-distribution" in err
+    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--scalar", "N=1")
+    assert code == 2 and "pip install 'kernelrace[opencl]'" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
@@ -80,13 +80,13 @@ def test_no_pyopencl_says_what_to_install(cli, monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "pyopencl", None)     # `import pyopencl` raises ImportError
-    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
-    assert code == 2 and "pyopencl is not installed" in err and "pip install pyopencl pocl-binary-distribution" in err
+    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--scalar", "N=1")
+    assert code == 2 and "pyopencl is not installed" in err and "pip install 'kernelrace[opencl]'" in err
 
 
 def test_missing_shapes_are_named(cli, device):
-    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--define", "N=1")
-    assert code == 2 and "--define H=INT --define D=INT" in err
+    code, out, err = cli("confirm", SEED_BUILDER, *SEED_PARAMS, "--runtime", "opencl", "--scalar", "N=1")
+    assert code == 2 and "--scalar H=INT --scalar D=INT" in err
 
 
 def test_runtime_opencl_refuses_another_target_and_files(cli, tmp_path):

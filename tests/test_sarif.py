@@ -46,7 +46,7 @@ def _fixture_options(path: Path):
     p = argparse.ArgumentParser()
     p.add_argument("--block-dim", type=_dims)
     p.add_argument("--grid-dim", type=_dims)
-    p.add_argument("--define", action="append", default=[])
+    p.add_argument("--scalar", dest="define", action="append", default=[])
     p.add_argument("--lang")
     p.add_argument("--strict", action="store_true")
     return p.parse_args(fixture_args(path))

@@ -16,7 +16,7 @@ ROOT = TESTS.parent
 
 def test_loop_carried_race_names_both_iterations(cli):
     path = FIXTURES / "cuda" / "double_buffer.cu"
-    code, report, _ = cli("check", str(path), "--block-dim", "128", "--define", "steps=8", "--format", "json")
+    code, report, _ = cli("check", str(path), "--block-dim", "128", "--scalar", "steps=8", "--format", "json")
     (f,) = report["findings"]
     assert (f["rule"], f["first"]["line"], f["second"]["line"]) == ("write-after-read", 11, 9)
     w = f["witness"]

@@ -17,7 +17,7 @@ from analyzer.dynamic.compiled import compile_expr
 from analyzer.dynamic.values import BF16, F16, F32, F64, INT, InterpretError, as_kind, decode, encode, initial, is_float, kind_of, view_kind
 
 # Statements one thread may run, and all threads of a run together, before the run stops: a loop
-# over a large extent needs a smaller --define, not minutes.
+# over a large extent needs a smaller --scalar, not minutes.
 THREAD_STEPS = 200_000
 RUN_STEPS = 3_000_000
 DIMS = ("x", "y", "z")
@@ -133,7 +133,7 @@ class Interpreter:
         if t.steps > THREAD_STEPS or self.steps > self.run_steps:
             raise InterpretError(f"more than {min(THREAD_STEPS, self.run_steps) if t.steps > THREAD_STEPS else self.run_steps:,} "
                                  f"statements (a loop over a large extent at {where(_span(s))}): use a smaller "
-                                 f"--define for the extent")
+                                 f"--scalar for the extent")
 
     def _stmt_with_barriers(self, s, t: Thread):
         self._tick(t, s)
@@ -395,7 +395,7 @@ class Interpreter:
             return initial(self.launch.seed + 104729 * t.linear, "undef:" + e.name, 0, INT)
         if isinstance(e, ir.Param):
             if e.name not in self.launch.params:
-                raise InterpretError(f"no value for the parameter {e.name}: give it with --define {e.name}=N")
+                raise InterpretError(f"no value for the parameter {e.name}: give it with --scalar {e.name}=N")
             return self.launch.params[e.name]
         if isinstance(e, ir.Builtin):
             return self._builtin(e.name, t, s)

@@ -1,4 +1,4 @@
-"""The concrete launch a run uses: scalar parameters from --define, then what the host code
+"""The concrete launch a run uses: scalar parameters from --scalar, then what the host code
 computes from them (TVM's `cse_v` bindings), then a witness's values, and the block extents the
 kernel or the command line fixes."""
 
@@ -13,7 +13,7 @@ def make_launch(kernel: ir.Kernel, defines: dict[str, int] | None = None, witnes
                 seed: int = 0, blocks: list[tuple[int, int, int]] | None = None,
                 default: int | None = None, contracts: list[str] = ()) -> Launch:
     """`default`: the value of a parameter nothing else gives (an oracle's small extent); without
-    it such a parameter is an error naming the --define to give."""
+    it such a parameter is an error naming the --scalar to give."""
     params = {**((witness or {}).get("params") or {}), **kernel.bindings, **(defines or {})}
     params = {k: int(v) for k, v in params.items() if isinstance(v, (int, bool))}
     _derive(kernel, params)
@@ -23,7 +23,7 @@ def make_launch(kernel: ir.Kernel, defines: dict[str, int] | None = None, witnes
     missing = [p for p in kernel.params if p not in params]
     if missing:
         raise InterpretError(f"no value for the parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
-                             f"give {'them' if len(missing) > 1 else 'it'} with --define "
+                             f"give {'them' if len(missing) > 1 else 'it'} with --scalar "
                              + " ".join(f"{p}=N" for p in missing))
     block_dim = {}
     for d in DIMS:

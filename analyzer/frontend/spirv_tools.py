@@ -108,15 +108,29 @@ def validate(binary: bytes, filename: str) -> None:
 def read_spirv(path: str, include_dirs=(), macros=()) -> str:
     """SPIR-V assembly text for a .spvasm, .spv, .comp or .glsl file (GLSL compiled with the
     user's -I and -D)."""
-    p = Path(path)
-    suffix = p.suffix
     try:
-        if suffix == ".spv":
-            return disassemble(p.read_bytes(), path)
-        text = p.read_text()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise KernelraceError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise KernelraceError(f"{path}: cannot read: {exc}") from None
+    return spirv_text(data, path, include_dirs, macros)
+
+
+def _universal_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")    # as Path.read_text() reads them
+
+
+def spirv_text(data: bytes, path: str, include_dirs=(), macros=()) -> str:
+    """SPIR-V assembly text from a .spvasm, .spv, .comp or .glsl file's bytes (`path` names it;
+    GLSL compiled with the user's -I and -D)."""
+    p = Path(path)
+    suffix = p.suffix
+    if suffix == ".spv":
+        return disassemble(data, path)
+    try:
+        text = _universal_newlines(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
         raise KernelraceError(f"{path}: cannot read: {exc}") from None
     if suffix in (".comp", ".glsl"):
         text = disassemble(compile_glsl(text, path, include_dirs=include_dirs, macros=macros), path)

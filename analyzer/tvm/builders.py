@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable
 
 from analyzer.errors import KernelraceError
+from analyzer.tvm.version import require_tvm
 
 TARGETS = ("cuda", "metal", "vulkan", "webgpu", "opencl")
 CUDA_ARCH = "sm_80"
@@ -24,6 +25,7 @@ def load_builder(spec: str) -> Callable[..., Any]:
     if ":" not in spec:
         raise KernelraceError(f"builder '{spec}' must be written MODULE:FUNCTION")
     mod_name, _, attr = spec.partition(":")
+    require_tvm()       # before the builder's module imports TVM itself
     # Builders live in the user's repository: import them from the working directory, as pytest does.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())

@@ -100,7 +100,7 @@ def launches(mod, host, values: dict[str, int]) -> tuple[list[Launch], dict[str,
                 _run(body, env, storages, out)
     except Unknown as exc:
         raise KernelraceError(f"the host code needs a value for `{exc.name}` to launch its kernels: give it "
-                              f"with --define {exc.name}=INT") from None
+                              f"with --scalar {exc.name}=INT") from None
     return out, storages
 
 
@@ -143,7 +143,7 @@ def _run(n, env: dict, storages: dict, out: list) -> None:
             out.append(_launch(call, env, storages))
             if len(out) > MAX_LAUNCHES:
                 raise KernelraceError(f"the host code launches more than {MAX_LAUNCHES} kernels: use a smaller "
-                                      f"--define")
+                                      f"--scalar")
     else:
         body = getattr(n, "body", None)          # attributes, buffer declarations
         if body is not None and hasattr(body, "span"):
