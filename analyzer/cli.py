@@ -29,7 +29,7 @@ from analyzer.findings import ERROR, SEVERITY_RANK, WARNING, KernelResult
 from analyzer.inputs import kernel_files
 from analyzer.analysis.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
-from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs
+from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs, not_analysed
 from analyzer.shard import Shard
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -548,8 +548,11 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
             handles = [workers.submit(check_file, f, args.lang or cfg.check.lang,
                                       args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
                                       defines, st.options, st.cache) for f in files]
-            for h in handles:
-                results.extend(h.result())
+            for f, h in _each_unit(files, handles):
+                if isinstance(h, KernelraceError):
+                    results.append(not_analysed(f, str(h)))
+                else:
+                    results.extend(h)
         if st.emit_dir:   # a compiled shader's disassembly, which locations point into
             emitted.update(_emit(results, sarif.check_sources(results), st.emit_dir))
     else:
@@ -560,11 +563,14 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         with Workers(min(st.jobs, len(jobs)), st.cluster) as workers:
             handles = [workers.submit(build_and_check, job.builder, job.params, job.target, st.options,
                                       bool(st.emit_dir), st.cache) for job in jobs]
-            for job, h in zip(jobs, handles):
+            for job, h in _each_unit(jobs, handles):
                 shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
                 if show_progress and not st.verbose:
                     err.print(f"building {job.builder} for {job.target} ({shown})", markup=False)
-                kernels, build_seconds, sources = h.result()
+                if isinstance(h, KernelraceError):
+                    results.append(not_analysed(job.builder, str(h), job.target, job.params))
+                    continue
+                kernels, build_seconds, sources = h
                 if show_progress and st.verbose:
                     err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
                               f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s{_cached(kernels)}",
@@ -610,6 +616,22 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         err.print(f"kernelrace: error: {failed} kernel/target cell(s) could not be built or analysed "
                   f"(marked failed in the table)", markup=False)
     return code
+
+
+def _each_unit(units: list, handles: list):
+    """(unit, its result, or the KernelraceError it ended in: bad input, a worker that died), in
+    order: one unit's failure is its own `unknown` entry and the run goes on. When every unit
+    failed, nothing was analysed: the first failure is the run's error (exit 2)."""
+    failures: list[KernelraceError] = []
+    for unit, h in zip(units, handles):
+        try:
+            out = h.result()
+        except KernelraceError as exc:
+            failures.append(exc)
+            if len(failures) == len(units):
+                raise failures[0] from None
+            out = exc
+        yield unit, out
 
 
 def _check_stdin(args, cfg: Config, st: Settings, defines: dict[str, int],

@@ -9,6 +9,11 @@ Workers start from a fork server (the `forkserver` start method): a clean proces
 this one, which may already hold TVM's and Z3's threads. A worker's exception (a KernelraceError
 for bad input, anything else for a bug) is raised again where its result is read.
 
+A worker that dies (TVM's own segfault, the kernel's out-of-memory killer) breaks the pool and every
+unit in it. The units not yet read go to a fresh pool; the one being read runs again alone in a
+process of its own, and if that process dies too, its result is a `WorkerDied` error (a
+KernelraceError naming the signal), raised where the result is read: one unit, not the run.
+
 `--cluster ADDRESS` hands the same units to a Dask distributed scheduler instead (each unit one
 task, its result read in submission order as above, so the report is the same again). A worker
 needs kernelrace (and the project's builder modules) importable. A task runs in this process's
@@ -22,10 +27,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import socket
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 from analyzer.errors import KernelraceError
@@ -50,6 +57,28 @@ class _Deferred:
         return self.fn(*self.args)
 
 
+class WorkerDied(KernelraceError):
+    """The process running a unit of work died (a signal, or an exit without a result)."""
+
+
+class _Pooled:
+    """A unit of work in the pool; survives the pool's breaking (see the module docstring)."""
+
+    def __init__(self, workers: "Workers", fn: Callable[..., Any], args: tuple) -> None:
+        self.workers, self.fn, self.args = workers, fn, args
+        self.read = False
+        self.pool, self.future = workers._pool_submit(fn, args)
+
+    def result(self) -> Any:
+        try:
+            return self.future.result()
+        except BrokenProcessPool:
+            self.workers._restart(self)
+            return run_alone(self.fn, self.args)
+        finally:
+            self.read = True
+
+
 class Workers:
     """`with Workers(jobs) as w: handles = [w.submit(fn, *args) ...]; [h.result() for h in handles]`.
     `fn` must be a module-level function and its arguments picklable when jobs > 1 or on a
@@ -59,6 +88,7 @@ class Workers:
         self.jobs = max(1, jobs)
         self._pool: ProcessPoolExecutor | None = None
         self._cluster = Cluster(cluster) if cluster else None
+        self._units: list[_Pooled] = []
 
     def __enter__(self) -> "Workers":
         return self
@@ -75,9 +105,76 @@ class Workers:
             return self._cluster.submit(fn, *args)
         if self.jobs == 1:
             return _Deferred(fn, args)
+        unit = _Pooled(self, fn, args)
+        self._units.append(unit)
+        return unit
+
+    def _pool_submit(self, fn: Callable[..., Any], args: tuple) -> tuple[ProcessPoolExecutor, Future]:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("forkserver"))
-        return self._pool.submit(fn, *args)
+        return self._pool, self._pool.submit(fn, *args)
+
+    def _restart(self, reading: _Pooled) -> None:
+        """The pool `reading` ran in broke: the units it held that are not read yet, and did not
+        finish before it broke, go to a fresh pool (`reading` itself runs alone)."""
+        broken = reading.pool
+        if broken is not self._pool:
+            return      # already replaced when an earlier unit of it was read
+        self._pool = None
+        broken.shutdown(wait=False, cancel_futures=True)
+        for u in self._units:
+            if u.pool is broken and u is not reading and not u.read and (not u.future.done() or _broke(u.future)):
+                u.pool, u.future = self._pool_submit(u.fn, u.args)
+
+
+def _broke(f: Future) -> bool:
+    return f.cancelled() or isinstance(f.exception(), BrokenProcessPool)
+
+
+def run_alone(fn: Callable[..., Any], args: tuple) -> Any:
+    """`fn(*args)` in a process of its own; WorkerDied when that process dies."""
+    ctx = multiprocessing.get_context("forkserver")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_alone, args=(send, fn, args), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        ok, value = receive.recv()
+    except EOFError:
+        proc.join()
+        raise WorkerDied(f"the worker process died ({_death(proc.exitcode)}) while running "
+                         f"{getattr(fn, '__name__', 'a unit')}{_shown_args(args)}: a crash in TVM or a native "
+                         f"library it calls, or the system's out-of-memory killer") from None
+    finally:
+        receive.close()
+    proc.join()
+    if ok:
+        return value
+    raise value
+
+
+def _alone(send, fn: Callable[..., Any], args: tuple) -> None:
+    try:
+        out = (True, fn(*args))
+    except BaseException as exc:  # noqa: BLE001  (raised again in the parent, as a pool would)
+        out = (False, exc)
+    send.send(out)
+    send.close()
+
+
+def _death(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+def _shown_args(args: tuple) -> str:
+    """The unit's leading string arguments (a file, a builder and its target), for the message."""
+    words = [a for a in args[:4] if isinstance(a, str)]
+    return f" ({', '.join(words)})" if words else ""
 
 
 # --- a Dask distributed cluster ------------------------------------------------------------------

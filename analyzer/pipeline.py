@@ -208,6 +208,21 @@ def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
                         [Finding("unknown", "warning", msg, kernel.name, kernel.file, loc, None, None, target, params)])
 
 
+_PLACE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:(?P<col>\d+):)?")
+
+
+def not_analysed(where: str, message: str, target: str | None = None, params=None) -> KernelResult:
+    """A file or build of a run that went on without it (bad input, a worker that died): one
+    `unknown` finding with the one-line reason, at the place the reason names, if any."""
+    m = _PLACE.match(message)
+    file, line, col = (m["file"], int(m["line"]), int(m["col"] or 1)) if m else (where, 1, 1)
+    reason = message[m.end():].strip() if m else message.removeprefix(f"{where}: ")
+    loc = Location(file, line, col, "file")
+    return KernelResult("", where, target, params,
+                        [Finding("unknown", "warning", f"not analysed: {reason}", "", file, loc, None, None,
+                                 target, params)])
+
+
 def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:
     """The (contract, buffer) pairs that apply to the kernel. A contract on a buffer the kernel
     writes describes nothing the kernel reads from its input: stated by the user, it is an error;

@@ -191,10 +191,13 @@ def test_a_shard_on_a_cluster(cli, cluster):
     assert len(part["kernels"]) == part["summary"]["shard"]["units"] == 3
 
 
-def test_a_bad_file_on_a_cluster_is_one_line_and_exit_2(cli, cluster, tmp_path):
+def test_a_bad_file_on_a_cluster_is_one_unknown_entry_and_alone_exit_2(cli, cluster, tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text('extern "C" __global__ void k(float* a) { a[0] = ; }\n')
-    code, out, err = cli("check", FILES[0], str(bad), "--no-config", "--cluster", cluster)
+    code, report, err = cli("check", FILES[0], str(bad), "--no-config", "--cluster", cluster, "--format", "json")
+    assert code in (0, 1) and err == ""
+    assert [f["file"] for f in report["findings"] if f["rule"] == "unknown"] == [str(bad)]
+    code, out, err = cli("check", str(bad), "--no-config", "--cluster", cluster)
     assert code == 2 and out == ""
     assert err.startswith(f"kernelrace: error: {bad}:1:")
     assert len(err.strip().splitlines()) == 1

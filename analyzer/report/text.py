@@ -89,8 +89,11 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
+            kernel = f"  [dim]kernel {escape(f.kernel)}{escape(where)}[/]" if f.kernel else ""
             console.print(f"[bold]{escape(loc)}[/]: [{sev}]{f.severity}[/]{escape('[' + f.rule + ']')} "
-                          f"{escape(f.message)}  [dim]kernel {escape(f.kernel)}{escape(where)}[/]")
+                          f"{escape(f.message)}{kernel}")
+            if f.second.kind == "file":   # a file or build not analysed: its reason is the message
+                continue
             rows = []
             if f.first is not None:
                 rows.append((f.first, "first: "))
