@@ -27,8 +27,8 @@ def test_seed_hint_is_the_upstream_fix_and_removes_the_race(cli, target, barrier
     line = f["second"]["origin"]["line"] if f["second"]["origin"] else f["second"]["line"]
     assert fix["line"] == line
     assert 'T.tvm_storage_sync("shared")' in fix["tir"]
-    if target in ("metal", "vulkan", "opencl"):
-        assert any("device memory" in n for n in fix["notes"])
+    if target in ("metal", "vulkan", "opencl"):   # said with the TIR change: TVM builds only
+        assert "device memory" in fix["tir"] and not fix["notes"]
 
 
 @pytest.mark.parametrize("name", ["cuda/reduce_tree.cu", "cuda/matmul_tiled.cu", "metal/matmul_tiled.metal",

@@ -332,3 +332,40 @@ def test_webgpu_corpus_has_no_error_finding_but_the_known_races(spec, params, mo
     # here, which stays at or above 0 only because an extent is at least 1; without that floor
     # the tile went negative and rows of two batches met.
     assert [f.message for r in results for f in r.findings if f.severity == "warning"] == []
+
+
+PREPROCESSED = """// a shader a build script expands
+#define_import_path my_app::scan
+#define WG 64
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+#ifdef USE_HALF
+alias T = f16;
+#else
+alias T = f32;
+#endif
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+  a[lid.x] = T(1.0);
+#if SPREAD > 1
+  a[lid.x * SPREAD] = 2.0;
+#endif
+}
+"""
+
+
+def test_preprocessor_directives_expand_with_d_and_keep_the_files_lines(cli, tmp_path):
+    shader = tmp_path / "scan.wgsl"
+    shader.write_text(PREPROCESSED)
+    code, report, err = cli("check", str(shader), "--format", "json")
+    assert (code, report["findings"]) == (0, []), err
+    code, report, _ = cli("check", str(shader), "-D", "SPREAD=2", "--format", "json")
+    assert code == 1
+    assert {(f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {(12, 14)}
+
+
+def test_a_module_import_is_one_line_naming_it(cli, tmp_path):
+    shader = tmp_path / "uses.wgsl"
+    shader.write_text("#import bevy_pbr::mesh_functions\n@compute @workgroup_size(1) fn main() {}\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and err.count("\n") == 1
+    assert f"{shader}:1:1: unsupported construct: #import bevy_pbr::mesh_functions" in err

@@ -369,7 +369,6 @@ def _repeating_dims(finding, kernel: ir.Kernel) -> list[str]:
 
 def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
     barrier = BARRIER_TEXT.get(lang, "a block barrier")
-    notes = []
     if index is not None and index < len(lst):
         line, of = _line(_span(lst[index]))
         place = f"insert `{barrier}` before line {line}{of}"
@@ -392,12 +391,13 @@ def _describe(kernel, lang, what, index, dim, lst, pb, k, removes) -> Fix:
     if what != "guard":
         tir = 'T.tvm_storage_sync("shared") between the two accesses'
         if lang in ("metal", "spirv", "wgsl", "opencl"):
-            notes.append("TVM's storage_sync(\"shared\") orders threadgroup/workgroup memory only; for a device "
-                         "buffer the barrier must also order device memory (Metal mem_flags::mem_device, "
-                         "Vulkan UniformMemory semantics, WebGPU storageBarrier(), OpenCL CLK_GLOBAL_MEM_FENCE)")
+            # Said with the TIR change (shown for TVM builds only), not of a hand-written kernel.
+            tir += (" (on this target it orders threadgroup/workgroup memory only; for a device buffer the "
+                    "barrier must also order device memory: Metal mem_flags::mem_device, Vulkan UniformMemory "
+                    "semantics, WebGPU storageBarrier(), OpenCL CLK_GLOBAL_MEM_FENCE)")
     if dim is not None:
         tir += (" and " if tir else "") + f"the store under `if threadIdx.{dim} == 0`"
-    return Fix(text, line, removes, tir, notes)
+    return Fix(text, line, removes, tir)
 
 
 def grid_hint(kernel: ir.Kernel, finding) -> Fix:

@@ -9,7 +9,7 @@ from analyzer import ir
 from analyzer.frontend.dialects import lowering_for
 from analyzer.frontend.lower import Unsupported, position
 from analyzer.frontend.parser import parse
-from analyzer.frontend.preprocess import PreprocessOptions, preprocess
+from analyzer.frontend.preprocess import PreprocessOptions, preprocess, preprocess_wgsl
 from analyzer.frontend.spirv import SpirvLowering
 from analyzer.frontend.wgsl.lower import WgslLowering
 from analyzer.frontend.wgsl.parse import parse_wgsl
@@ -27,7 +27,8 @@ def lower_source(text: str, lang: str, filename: str,
     """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
     is a one-line KernelraceError."""
     if lang == "wgsl":
-        lowering = WgslLowering(parse_wgsl(text, filename), text, filename)
+        # Preprocessed with its lines in place: positions and the lines shown are the file's own.
+        lowering = WgslLowering(parse_wgsl(preprocess_wgsl(text, filename, pp), filename), text, filename)
     elif lang == "spirv":
         tree = parse(text, lang, filename)
         lowering = SpirvLowering(tree, text, filename)

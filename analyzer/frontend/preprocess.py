@@ -68,10 +68,10 @@ def needs_preprocessing(text: str, options: PreprocessOptions | None = None) -> 
 
 
 def preprocess(text: str, dialect: str, filename: str,
-               options: PreprocessOptions | None = None) -> Preprocessed:
+               options: PreprocessOptions | None = None, force: bool = False) -> Preprocessed:
     """The file's text after preprocessing (unchanged when it needs none); errors are one line."""
     options = options or PreprocessOptions()
-    if dialect == "spirv" or not needs_preprocessing(text, options):
+    if dialect == "spirv" or not (force or needs_preprocessing(text, options)):
         return Preprocessed(text)
     import pcpp   # imported here: TVM's output and most fixtures never need it
 
@@ -130,6 +130,41 @@ def preprocess(text: str, dialect: str, filename: str,
         if last is not None and isinstance(getattr(last, "lineno", None), int):
             where = f"{_same_file(getattr(last, 'source', None) or filename, filename)}:{last.lineno}:1"
         raise KernelraceError(f"{where}: preprocessor error: {type(exc).__name__}: {msg}") from None
+
+
+_WGSL_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w+)(.*)$", re.MULTILINE)
+# Shader-module systems' directives (naga_oil, Bevy): `#import a::b` needs the module system to
+# resolve; `#define_import_path` only names the file's own module.
+_WGSL_IMPORTS = {"import"}
+_WGSL_MODULE_NAME = {"define_import_path"}
+
+
+def preprocess_wgsl(text: str, filename: str, options: PreprocessOptions | None = None) -> str:
+    """A WGSL file after the `#ifdef`/`#if`/`#define` preprocessing that build scripts and shader
+    loaders expand (with the user's -D), its lines where they stand in the file, so positions stay
+    the file's own. `#import` of a shader-module system is an error naming the module."""
+    options = options or PreprocessOptions()
+    found = list(_WGSL_DIRECTIVE.finditer(text))
+    if not found and not options.macros:
+        return text
+    for m in found:
+        if m.group(1) in _WGSL_IMPORTS:
+            line = text.count("\n", 0, m.start()) + 1
+            raise KernelraceError(f"{filename}:{line}:1: unsupported construct: #import{m.group(2).rstrip()} "
+                                  f"(a shader-module import: kernelrace reads one WGSL file; give it the composed "
+                                  f"shader)")
+    kept = _WGSL_DIRECTIVE.sub(lambda m: "" if m.group(1) in _WGSL_MODULE_NAME else m.group(0), text)
+    pre = preprocess(kept, "wgsl", filename, options, force=True)
+    if pre.line_map is None:
+        return pre.text
+    lines = pre.text.split("\n")
+    out: list[str] = []
+    for (file, line), content in zip(pre.line_map, lines):
+        if file != filename or line <= len(out):
+            return pre.text   # an #include, or lines out of order: positions are the output's
+        out.extend([""] * (line - 1 - len(out)))
+        out.append(content)
+    return "\n".join(out) + "\n"
 
 
 def _collect(pre, filename: str) -> Preprocessed:
