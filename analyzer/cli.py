@@ -626,7 +626,10 @@ def _each_unit(units: list, handles: list):
     for unit, h in zip(units, handles):
         try:
             out = h.result()
-        except KernelraceError as exc:
+        except Exception as exc:  # noqa: BLE001  (a bug met in one unit: reported there, the run goes on)
+            if not isinstance(exc, KernelraceError):
+                exc = KernelraceError(f"{unit if isinstance(unit, str) else getattr(unit, 'builder', unit)}: "
+                                      f"internal error: {type(exc).__name__}: {exc} (please report this)")
             failures.append(exc)
             if len(failures) == len(units):
                 raise failures[0] from None

@@ -142,6 +142,16 @@ def test_glsl_includes_and_macros_reach_glslang_with_lines_kept(cli, tmp_path):
     assert {f["second"]["origin"]["line"] for f in out["findings"]} == {6}
 
 
+def test_a_non_ascii_comment_compiles(cli, tmp_path):
+    # glslang copies the comment into OpSource as bytes that are not UTF-8.
+    shader = tmp_path / "cafe.comp"
+    shader.write_bytes("#version 450\n// café\nlayout(local_size_x = 64) in;\n"
+                       "layout(std430, binding = 0) buffer U { uint u[]; };\n"
+                       "void main() { u[gl_LocalInvocationID.x] = 1u; }\n".encode())
+    code, out, err = cli("check", str(shader))
+    assert code == 0 and "1 clean" in out, err
+
+
 def test_unmodelled_instruction_is_unsupported_with_location(cli, tmp_path):
     src = tmp_path / "switch.spvasm"
     src.write_text(HEADER + """       %main = OpFunction %void None %3

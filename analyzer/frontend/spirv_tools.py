@@ -95,7 +95,8 @@ def disassemble(binary: bytes, filename: str) -> str:
     proc = _run([tool("spirv-dis"), "-", "-o", "-"], f"disassembling {filename}", binary)
     if proc.returncode != 0:
         raise KernelraceError(f"{filename}: spirv-dis failed: {_first_error(proc.stderr.decode(errors='replace'))}")
-    return proc.stdout.decode()
+    # glslang copies a non-ASCII comment into OpSource as bytes that are not UTF-8 (`é` as C3 FF FF)
+    return proc.stdout.decode(errors="replace")
 
 
 def validate(binary: bytes, filename: str) -> None:
