@@ -139,7 +139,19 @@ def test_glsl_includes_and_macros_reach_glslang_with_lines_kept(cli, tmp_path):
     # the shader's own, past the include.
     code, out, _ = cli("check", str(shader), "-I", str(tmp_path / "inc"), "-D", "SPREAD=4", "--format", "json")
     assert code == 1
-    assert {f["second"]["origin"]["line"] for f in out["findings"]} == {6}
+    assert {(f["second"]["origin"]["line"], f["second"]["origin"]["text"].strip()) for f in out["findings"]} == {
+        (6, "u[twice(gl_LocalInvocationID.x) / SPREAD] = gl_LocalInvocationID.x;")}
+
+
+def test_a_shader_without_version_is_glsl_450_with_its_own_lines(cli, tmp_path):
+    # Some hosts prepend `#version` at run time; the lines and their text stay the file's own.
+    shader = tmp_path / "bare.comp"
+    shader.write_text("layout(local_size_x = 64) in;\nlayout(std430, binding = 0) buffer U { uint u[]; };\n"
+                      "void main() { u[gl_LocalInvocationID.x / 2u] = gl_LocalInvocationID.x; }\n")
+    code, out, _ = cli("check", str(shader), "--format", "json")
+    assert code == 1
+    assert {(f["second"]["origin"]["line"], f["second"]["origin"]["text"][:11]) for f in out["findings"]} == {
+        (3, "void main()")}
 
 
 def test_a_non_ascii_comment_compiles(cli, tmp_path):

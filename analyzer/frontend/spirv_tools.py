@@ -56,12 +56,17 @@ _UNDECLARED = re.compile(r"'(\w+)' : undeclared identifier")
 
 def with_includes(source: str) -> str:
     """`source` with `#include` turned on as glslc turns it on (GL_GOOGLE_include_directive), the
-    lines after `#version` keeping their numbers."""
-    if not _INCLUDE.search(source) or "GL_GOOGLE_include_directive" in source:
-        return source
+    lines after `#version` keeping their numbers. A shader without `#version` (its host prepends
+    one) is compiled as GLSL 450, the least version with every compute feature Vulkan takes."""
     m = _VERSION.search(source)
     if m is None:
-        return "#extension GL_GOOGLE_include_directive : enable\n#line 1\n" + source
+        source = "#version 450\n#line 1\n" + source
+        m = _VERSION.search(source)
+        if not _INCLUDE.search(source) or "GL_GOOGLE_include_directive" in source:
+            return source
+        return source[:m.end()] + "\n#extension GL_GOOGLE_include_directive : enable" + source[m.end():]
+    if not _INCLUDE.search(source) or "GL_GOOGLE_include_directive" in source:
+        return source
     line = source.count("\n", 0, m.end()) + 2   # the number of the line after `#version`
     return (source[:m.end()] + f"\n#extension GL_GOOGLE_include_directive : enable\n#line {line}"
             + source[m.end():])

@@ -6,6 +6,7 @@ it is composed of hold the rest, one concern each."""
 from __future__ import annotations
 
 import itertools
+import re
 
 from lark import Tree
 
@@ -17,6 +18,25 @@ from analyzer.frontend.spirv.instructions import InstructionsMixin
 from analyzer.frontend.spirv.memory import DIMS, MemoryMixin
 from analyzer.frontend.spirv.module import Ins, Module, _at, _number
 from analyzer.frontend.spirv.values import Ptr, ValuesMixin
+
+
+_LINE = re.compile(r"^\s*#\s*line\s+(\d+)")
+
+
+def numbered_lines(text: str) -> list[str]:
+    """The lines of an embedded source as its `#line` directives number them (the lines OpLine
+    names): kernelrace's own `#version` or `#extension` lines put before a shader's first line
+    (spirv_tools.with_includes) give way to the lines the directive renumbers."""
+    out: dict[int, str] = {}
+    n = 1
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m:
+            n = int(m.group(1))
+            continue
+        out[n] = line
+        n += 1
+    return [out.get(i, "") for i in range(1, max(out, default=0) + 1)]
 
 
 class SpirvLowering:
@@ -48,7 +68,7 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         self.entry = ins
         self.kernel = ir.Kernel(name, outer.filename, "spirv", [], {}, [], warp_size=1,
                                 source_lines=outer.lines,
-                                origin_lines={f: t.splitlines() for f, t in self.m.sources.items()})
+                                origin_lines={f: numbered_lines(t) for f, t in self.m.sources.items()})
         self.values: dict[str, object] = {}
         self.locals: dict[str, str] = {}      # Function-storage scalar variable id -> IR variable name
         self.counter = itertools.count()
