@@ -9,6 +9,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend import atomics
+from analyzer.frontend.wgsl import textures
 from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
@@ -274,6 +275,8 @@ class ExprLowering:
             return self.atomic(fn, args, node)
         if fn == "workgroupUniformLoad":
             return self.uniform_load(args, node)
+        if fn.startswith("texture") and fn not in BARRIERS:
+            return self.texture_call(fn, args, node)
         if fn == "arrayLength":
             p = self.value(args[0])
             if not isinstance(p, Pointer) or not isinstance(p.target, Ref):
@@ -376,6 +379,54 @@ class ExprLowering:
                                                                 next(self.opaque_ids)), BOOL)})
             return Scalar(result, ref.ty)
         raise Unsupported(node, f"atomic builtin '{fn}'")
+
+    # ----- textures (textures.py) -----
+    def texture_call(self, fn: str, args: list, node):
+        tex = self.value(args[0]) if args else None
+        if not isinstance(tex, textures.Texture) or tex.ty.kind == "sampler":
+            raise Unsupported(node, f"'{fn}' on something other than a texture")
+        rest = [self.value(a) for a in args[1:]]
+        vals = [v for v in rest if not isinstance(v, textures.Texture)]    # samplers are handles
+        if any(not isinstance(v, (Scalar, Vec)) for v in vals):
+            raise Unsupported(node, f"'{fn}' with a pointer or composite argument")
+        if fn in ("textureDimensions", "textureNumLayers", "textureNumLevels", "textureNumSamples"):
+            return textures.query(self.kernel, tex, fn)
+        if tex.ty.kind == "texture" and fn.startswith(("textureLoad", "textureSample", "textureGather")):
+            flat = tuple(c for v in vals for c in (v.comps if isinstance(v, Vec) else (v.expr,)))
+            return textures.sampled_value(tex, fn, flat)
+        if tex.ty.kind == "storage_texture" and fn in ("textureStore", "textureLoad"):
+            return self._texel_access(fn, tex, vals, node)
+        raise Unsupported(node, f"'{fn}' on a {tex.ty.kind.replace('_', ' ')}")
+
+    def _texel_access(self, fn: str, tex, vals: list, node):
+        """textureStore(t, coords[, layer], value) and textureLoad(t, coords[, layer]) of a
+        storage texture: one texel's access, done only inside the texture (WGSL skips the others)."""
+        n = textures.dims_of(tex.ty) + textures.arrayed(tex.ty)
+        coord = vals[0].comps if isinstance(vals[0], Vec) else (vals[0].expr,)
+        coords = coord + ((vals[1].expr,) if textures.arrayed(tex.ty) and len(vals) > 1 else ())
+        if len(coords) != n:
+            raise Unsupported(node, f"'{fn}' with {len(coords)} coordinates for a {n}-coordinate texture")
+        offset, inside = textures.texel_place(self.kernel, tex, coords)
+        span = self.span(node)
+        width = tex.ty.n or 4
+        lanes = textures.channels(tex.ty)    # the texel's lanes in memory; a load gives four
+        if fn == "textureStore":
+            texel = vals[-1]
+            comps = (texel.comps if isinstance(texel, Vec) else (texel.expr,))[:lanes]
+            value = ir.Call("vec", comps) if len(comps) > 1 else comps[0]
+            acc = ir.Access(tex.name, ir.GLOBAL, offset, width, True, span, elem_size=width, value=value,
+                            id=next(self.access_ids))
+            self.pending.append(ir.If(inside, [ir.MemOp(acc)], [], span))
+            return Scalar(ir.Const(0), tex.ty.elem)
+        acc = ir.Access(tex.name, ir.GLOBAL, offset, width, False, span, elem_size=width, id=next(self.access_ids))
+        held = self.fresh(f"{tex.name}_texel")
+        self.pending.append(ir.If(inside, [ir.Assign(held, ir.Read(acc), span)],
+                                  [ir.Assign(held, ir.Const(0), span)], span))
+        one = _float_lit("1.0") if tex.ty.elem.is_float else ir.Const(1)
+        texel = (ir.Var(held),) if lanes == 1 else tuple(ir.Call(f"lane{i}", (ir.Var(held),)) for i in range(lanes))
+        zero = _float_lit("0.0") if tex.ty.elem.is_float else ir.Const(0)
+        missing = (zero,) * (3 - lanes) + (one,) if lanes < 4 else ()   # (r, 0, 0, 1) and the like
+        return Vec(texel + missing, Ty("vec", elem=tex.ty.elem, n=4))
 
     def uniform_load(self, args: list, node):
         """`workgroupUniformLoad(p)`: a workgroup barrier, the load, and another barrier."""

@@ -12,11 +12,13 @@ size nor lockstep execution, so the kernel's warp size is 1, as for SPIR-V.
 from __future__ import annotations
 
 import itertools
+import re
 
 from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, position
+from analyzer.frontend.wgsl import textures
 from analyzer.frontend.wgsl.exprs import ExprLowering
 from analyzer.frontend.wgsl.stmts import StmtLowering
 from analyzer.frontend.wgsl.types import (Local, Ref, Scalar, Struct, StructVal, Ty, Vec, scalar,
@@ -38,6 +40,8 @@ def trees(node: Tree, data: str | None = None) -> list[Tree]:
 def names(node: Tree) -> list[str]:
     return [str(c) for c in node.children if isinstance(c, Token) and c.type == "NAME"]
 
+
+_MAT_SHORT = re.compile(r"^mat([234])x([234])([fh])$")
 
 class WgslLowering:
     """Reads a module's declarations, then lowers each `@compute` entry point."""
@@ -166,6 +170,12 @@ class KernelLowering(StmtLowering, ExprLowering):
                 return Ty("vec", elem=scalar({"i": "i32", "u": "u32", "f": "f32", "h": "f16"}[n[4]]), n=int(n[3]))
             if n in ("i32", "u32", "f32", "f16", "bool"):
                 return scalar(n)
+            m = _MAT_SHORT.match(n)
+            if m:   # mat4x4f: mat4x4<f32>
+                elem = scalar({"f": "f32", "h": "f16"}[m.group(3)])
+                return Ty("mat", elem=Ty("vec", elem=elem, n=int(m.group(2))), n=int(m.group(1)))
+            if n.startswith(("texture_", "sampler")):
+                return textures.texture_type(n, [], node)
             raise Unsupported(node, f"type '{n}'")
         if node.data == "name":   # a type written inside a template list
             return self.type_of(Tree("named_type", node.children))
@@ -192,6 +202,8 @@ class KernelLowering(StmtLowering, ExprLowering):
             if gen.startswith("mat"):
                 cols, rows = int(gen[3]), int(gen[5])
                 return Ty("mat", elem=Ty("vec", elem=self.type_of(args[0]), n=rows), n=cols)
+            if gen.startswith("texture_"):
+                return textures.texture_type(gen, [str(a.children[0]) for a in args if a.data == "name"], node)
             raise Unsupported(node, f"type '{gen}'")
         raise Unsupported(node, "type")
 
@@ -270,6 +282,12 @@ class KernelLowering(StmtLowering, ExprLowering):
             raise Unsupported(decl, f"module-scope variable '{name}' without a type")
         ty = self.type_of(ty_node)
         structs = self.module.structs
+        if ty.kind in ("texture", "sampler", "storage_texture"):
+            self.scopes[0][name] = textures.Texture(name, ty)
+            if ty.kind == "storage_texture":   # memory: its texels (textures.py)
+                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(ty.elem), ty.n or 4)
+                self.used.add(name)
+            return
         if space_word == "uniform" or (space_word == "storage" and ty.kind == "struct"
                                        and self._all_scalar(ty) and "read_write" not in words):
             self.scopes[0][name] = self._uniform(name, ty, decl)
