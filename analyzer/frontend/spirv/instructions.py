@@ -138,6 +138,8 @@ class InstructionsMixin:
             return []
         if op.startswith("OpAtomic"):
             return self.atomic(ins)
+        if op.startswith("OpImage") or op == "OpSampledImage":
+            return self.image(ins)
         if op == "OpCompositeExtract":
             v = self.value(a[1], ins)
             for idx in a[2:]:

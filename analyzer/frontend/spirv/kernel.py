@@ -14,6 +14,7 @@ from analyzer import ir
 from analyzer.frontend.spirv.barriers import BarriersMixin
 from analyzer.frontend.spirv.coalesce import _coalesce
 from analyzer.frontend.spirv.control_flow import ControlFlowMixin
+from analyzer.frontend.spirv.images import ImagesMixin, image_parts, texel_bytes
 from analyzer.frontend.spirv.instructions import InstructionsMixin
 from analyzer.frontend.spirv.memory import DIMS, MemoryMixin
 from analyzer.frontend.spirv.module import Ins, Module, _at, _number
@@ -58,7 +59,7 @@ class SpirvLowering:
         return out
 
 
-class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryMixin, ValuesMixin):
+class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryMixin, ImagesMixin, ValuesMixin):
     """One entry point: its buffers, parameters and body."""
 
     def __init__(self, outer: SpirvLowering, fid: str, name: str, ins: Ins):
@@ -153,6 +154,12 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
                 k.buffers[name] = ir.Buffer(name, space, m.type_name(elem), m.size(elem), size,
                                             strides=_row_strides(m, pointee))
             self.values[vid] = Ptr("mem", name, space, ir.Const(0), pointee)
+        elif storage == "UniformConstant" and m.types[pointee].kind in ("image", "sampled_image", "sampler"):
+            name = self.fresh(self._buffer_name(vid, pointee))
+            t = m.types[pointee]
+            if t.kind == "image" and image_parts(t)[2]:   # a storage image: memory (spirv/images.py)
+                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, m.type_name(t.elem), texel_bytes(image_parts(t)[3]))
+            self.values[vid] = Ptr("image", name, ir.GLOBAL, ir.Const(0), pointee)
         elif storage == "Input":
             builtin = (m.decorations.get(vid, {}).get("BuiltIn") or [None])[0]
             self.values[vid] = Ptr("builtin", builtin or vid, ir.CONSTANT, ir.Const(0), pointee)

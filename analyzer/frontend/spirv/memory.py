@@ -7,6 +7,7 @@ from __future__ import annotations
 from analyzer import ir
 from analyzer.frontend import atomics
 from analyzer.frontend.lower import Unsupported, _add, _mul
+from analyzer.frontend.spirv.images import Image
 from analyzer.frontend.spirv.module import Ins, Module
 from analyzer.frontend.spirv.values import Ptr, Vec
 
@@ -74,6 +75,9 @@ class MemoryMixin:
             return []
         if ptr.kind == "param":
             self.bind(ins, self._param(ptr, ins))
+            return []
+        if ptr.kind == "image":   # a handle (spirv/images.py)
+            self.bind(ins, Image(ptr.base, ptr.ty))
             return []
         t = self.m.types[ptr.ty]
         if t.kind in ("struct", "array"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from analyzer import ir
-from analyzer.frontend import atomics
+from analyzer.frontend import atomics, images
 from analyzer.frontend.wgsl import textures
 from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
 from analyzer.frontend.c_tree import Unsupported
@@ -406,7 +406,6 @@ class ExprLowering:
         coords = coord + ((vals[1].expr,) if textures.arrayed(tex.ty) and len(vals) > 1 else ())
         if len(coords) != n:
             raise Unsupported(node, f"'{fn}' with {len(coords)} coordinates for a {n}-coordinate texture")
-        offset, inside = textures.texel_place(self.kernel, tex, coords)
         span = self.span(node)
         width = tex.ty.n or 4
         lanes = textures.channels(tex.ty)    # the texel's lanes in memory; a load gives four
@@ -414,17 +413,14 @@ class ExprLowering:
             texel = vals[-1]
             comps = (texel.comps if isinstance(texel, Vec) else (texel.expr,))[:lanes]
             value = ir.Call("vec", comps) if len(comps) > 1 else comps[0]
-            acc = ir.Access(tex.name, ir.GLOBAL, offset, width, True, span, elem_size=width, value=value,
-                            id=next(self.access_ids))
-            self.pending.append(ir.If(inside, [ir.MemOp(acc)], [], span))
+            self.pending.append(images.texel_write(self.kernel, tex.name, width, coords, value, span,
+                                                   next(self.access_ids)))
             return Scalar(ir.Const(0), tex.ty.elem)
-        acc = ir.Access(tex.name, ir.GLOBAL, offset, width, False, span, elem_size=width, id=next(self.access_ids))
         held = self.fresh(f"{tex.name}_texel")
-        self.pending.append(ir.If(inside, [ir.Assign(held, ir.Read(acc), span)],
-                                  [ir.Assign(held, ir.Const(0), span)], span))
+        self.pending.append(images.texel_read(self.kernel, tex.name, width, coords, held, span, next(self.access_ids)))
         one = _float_lit("1.0") if tex.ty.elem.is_float else ir.Const(1)
-        texel = (ir.Var(held),) if lanes == 1 else tuple(ir.Call(f"lane{i}", (ir.Var(held),)) for i in range(lanes))
         zero = _float_lit("0.0") if tex.ty.elem.is_float else ir.Const(0)
+        texel = (ir.Var(held),) if lanes == 1 else tuple(ir.Call(f"lane{i}", (ir.Var(held),)) for i in range(lanes))
         missing = (zero,) * (3 - lanes) + (one,) if lanes < 4 else ()   # (r, 0, 0, 1) and the like
         return Vec(texel + missing, Ty("vec", elem=tex.ty.elem, n=4))
 

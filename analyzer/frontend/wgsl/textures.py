@@ -1,11 +1,8 @@
 """WGSL textures and samplers: their types, and the texture built-ins as memory accesses or values.
 
 A storage texture (`texture_storage_2d<rgba8unorm, write>` and the 1-D, 2-D array and 3-D kinds) is
-memory: `textureStore` writes one texel and `textureLoad` of a read-write one reads it, at the
-texel's place in the texture (x, then rows, then layers or slices, with the texture's own extents,
-which are kernel parameters `NAME.width`, `NAME.height`, `NAME.depth_or_layers`). WGSL does not
-execute an access outside the texture, so each one is guarded by its coordinates being inside it;
-the texels of one texture are then one address each. Sampled and depth textures are read-only in
+memory, as frontend/images.py places its texels: `textureStore` writes one texel and `textureLoad`
+of a read-write one reads it, each only inside the texture (WGSL skips the others). Sampled and depth textures are read-only in
 a dispatch: `textureLoad`, `textureSample*`, `textureGather*` of them are values (pure functions
 of the texture and their arguments, as a load of a buffer nothing writes), and so are the
 queries (`textureDimensions`, `textureNumLayers`, ...). Samplers are opaque handles.
@@ -17,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from analyzer import ir
+from analyzer.frontend import images
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.wgsl.types import F32, I32, U32, Scalar, Ty, Vec
 
@@ -24,7 +22,6 @@ from analyzer.frontend.wgsl.types import F32, I32, U32, Scalar, Ty, Vec
 _FORMAT = re.compile(r"^(r|rg|rgb|rgba|bgra)(\d+)(unorm|snorm|uint|sint|float)(-srgb)?$")
 _PACKED = {"rgb10a2unorm": 4, "rgb10a2uint": 4, "rg11b10ufloat": 4}
 _DIMS = {"1d": 1, "2d": 2, "2d_array": 2, "3d": 3, "cube": 2, "cube_array": 2, "multisampled_2d": 2}
-EXTENTS = ("width", "height", "depth_or_layers")
 
 
 @dataclass(frozen=True)
@@ -87,34 +84,14 @@ def arrayed(ty: Ty) -> bool:
     return ty.name.split(":")[0] in ("2d_array", "cube_array")
 
 
-def extent(kernel: ir.Kernel, tex: str, i: int) -> ir.Expr:
-    """The texture's extent along axis i (x, y, then layers or depth): a kernel parameter."""
-    name = f"{tex}.{EXTENTS[i]}"
-    if name not in kernel.params:
-        kernel.params.append(name)
-        kernel.param_ranges[name] = (1, 2**31 - 1)
-    return ir.Param(name)
-
-
-def texel_place(kernel: ir.Kernel, tex: Texture, coords: tuple[ir.Expr, ...]) -> tuple[ir.Expr, ir.Expr]:
-    """(the byte offset of the texel at `coords`, the condition that it lies inside the texture)."""
-    offset: ir.Expr = ir.Const(0)
-    inside: ir.Expr = ir.Const(1)
-    for i, c in reversed(list(enumerate(coords))):
-        size = extent(kernel, tex.name, i)
-        offset = ir.BinOp("+", ir.BinOp("*", offset, size), c)
-        inside = ir.BinOp("&&", inside, ir.BinOp("&&", ir.BinOp(">=", c, ir.Const(0)), ir.BinOp("<", c, size)))
-    return ir.BinOp("*", offset, ir.Const(tex.ty.n or 4)), inside
-
-
 def query(kernel: ir.Kernel, tex: Texture, fn: str):
     """`textureDimensions` & co: the texture's extents (kernel parameters)."""
     if fn == "textureDimensions":
         n = dims_of(tex.ty) if tex.ty.kind == "storage_texture" else _DIMS.get(tex.ty.name.removeprefix("depth_"), 2)
-        comps = tuple(extent(kernel, tex.name, i) for i in range(n))
+        comps = images.query(kernel, tex.name, n)
         return Scalar(comps[0], U32) if n == 1 else Vec(comps, Ty("vec", elem=U32, n=n))
     if fn == "textureNumLayers":
-        return Scalar(extent(kernel, tex.name, 2), U32)
+        return Scalar(images.extent(kernel, tex.name, 2), U32)
     return Scalar(ir.Call(f"{fn}:{tex.name}", ()), U32)
 
 
