@@ -887,17 +887,35 @@ class Campaign:
 
 
 def run_campaign(kernels: int, seed: int, dialects=DIALECTS, jobs: int = 1, timeout: float = KERNEL_TIMEOUT_S,
-                 start: int = 0) -> Campaign:
+                 start: int = 0, log=None, progress: int = 0) -> Campaign:
+    """Kernels start .. start + kernels - 1 of `seed`, each in every dialect and mode; `log` is
+    called with each kernel's Record as it comes in, and every `progress` kernels a line goes to
+    stderr."""
     camp = Campaign(seed, kernels, tuple(dialects))
     t0 = time.perf_counter()
     work = [(seed, i, tuple(dialects), timeout) for i in range(start, start + kernels)]
-    if jobs <= 1:
-        camp.records = [_work(w) for w in work]
-    else:
-        with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=50) as pool:
-            camp.records = list(pool.imap(_work, work, chunksize=1))
+    with contextlib.ExitStack() as stack:
+        if jobs <= 1:
+            results = map(_work, work)
+        else:
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=50))
+            results = pool.imap(_work, work, chunksize=1)
+        for n, rec in enumerate(results, 1):
+            camp.records.append(rec)
+            if log is not None:
+                log(rec)
+            if progress and n % progress == 0:
+                print(f"{n}/{kernels} kernels, {time.perf_counter() - t0:.0f} s, failures at "
+                      f"{sorted({r.index for r in camp.records if r.failures})}", file=sys.stderr, flush=True)
     camp.seconds = time.perf_counter() - t0
     return camp
+
+
+def log_line(rec: Record) -> str:
+    """One kernel's outcome per dialect and mode: its status and failures, as one line."""
+    parts = [f"{d}/{m}:{r.status}" + "".join(f",{f.kind}@{f.buffer}" for f in r.failures)
+             for (d, m), r in sorted(rec.runs.items())]
+    return f"{rec.index} " + " ".join(parts)
 
 
 def summary(camp: Campaign) -> list[str]:
@@ -951,9 +969,15 @@ def main(argv=None) -> int:
     ap.add_argument("--kernel-timeout", type=float, default=KERNEL_TIMEOUT_S)
     ap.add_argument("--shrink-seconds", type=float, default=60.0)
     ap.add_argument("--save-failures", type=Path)
+    ap.add_argument("--log", type=Path, help="write one line per kernel: its status and failures per dialect")
+    ap.add_argument("--progress", type=int, default=25, help="a line on stderr every N kernels (0: none)")
     args = ap.parse_args(argv)
     dialects = tuple(args.dialects.split(","))
-    camp = run_campaign(args.kernels, args.seed, dialects, args.jobs, args.kernel_timeout, args.start)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(args.log.open("w")) if args.log else None
+        log = (lambda rec: print(log_line(rec), file=out, flush=True)) if out else None
+        camp = run_campaign(args.kernels, args.seed, dialects, args.jobs, args.kernel_timeout, args.start,
+                            log, args.progress)
     print("\n".join(summary(camp)), flush=True)
     if camp.failures():
         print("\n".join(report_failures(camp, args.kernel_timeout, args.shrink_seconds, args.save_failures)))
