@@ -435,10 +435,13 @@ def apply(draw: Draw, old: int) -> int:
     return old + draw.step if draw.op == "add" else old - draw.step if draw.op == "sub" else old
 
 
-def executions(kernel: Kernel, grid: int, p: int, inits, load_writes: bool = False) -> dict:
+def executions(kernel: Kernel, grid: int, p: int, inits, load_writes: bool = False,
+               free: frozenset = frozenset()) -> dict:
     """Every outcome (the values each thread draws) of every interleaving of the threads' atomics,
     from every initial value in `inits` of each counter instance (one per block for a shared
-    counter), with each thread's accesses; states met twice are explored once."""
+    counter), with each thread's accesses; states met twice are explored once. A draw from a
+    counter in `free` is any value in `inits`, whatever the others drew (kernelrace's model of
+    an atomic load: the thread's own value)."""
     threads = [(b, t) for b in range(grid) for t in range(kernel.block)]
     spaces = {c.name: c.space for c in kernel.counters}
     runs: dict = {}
@@ -470,7 +473,8 @@ def executions(kernel: Kernel, grid: int, p: int, inits, load_writes: bool = Fal
             if d is None:
                 continue
             finished = False
-            inst = (d.counter, threads[i][0] if spaces[d.counter] == SHARED else -1)
+            inst = ((d.counter, i, len(drawn[i])) if d.counter in free
+                    else (d.counter, threads[i][0] if spaces[d.counter] == SHARED else -1))
             for old in ([values[inst]] if inst in values else inits):
                 nv = dict(values)
                 nv[inst] = apply(d, old)
@@ -490,9 +494,9 @@ class Verdict:
 
 
 def judge(kernel: Kernel, grid: int, p: int, inits=INITS, verdict: Verdict | None = None,
-          load_writes: bool = False) -> Verdict:
+          load_writes: bool = False, free: frozenset = frozenset()) -> Verdict:
     v = verdict or Verdict()
-    for drawn, touches in executions(kernel, grid, p, inits, load_writes).items():
+    for drawn, touches in executions(kernel, grid, p, inits, load_writes, free).items():
         by_place: dict = {}
         for x in touches:
             by_place.setdefault((x.buffer, x.element), []).append(x)
@@ -522,6 +526,13 @@ def judge_all(kernel: Kernel, grid: int, params, inits=INITS, load_writes: bool 
         judge(kernel, grid, p, inits, v, load_writes)
     v.benign -= set(v.racy)
     return v
+
+
+def unchanged(kernel: Kernel) -> frozenset:
+    """Counters drawn from that no atomic of the kernel changes (loads and adds of zero only)."""
+    drawn = {d.counter for d in kernel.draws()}
+    moved = {d.counter for d in kernel.draws() if d.op != "load" and d.step != 0}
+    return frozenset(drawn - moved)
 
 
 def instances(kernel: Kernel, grid: int) -> int:
@@ -619,12 +630,13 @@ class Failure:
     mode: str                  # concrete | symbolic
     buffer: str
     detail: str
+    family: str = ""           # what explains it, where the harness can tell (see `family`)
 
     @property
     def signature(self) -> tuple:
         """What shrinking keeps and the report groups by."""
         what = "counter" if self.buffer.startswith("c") else self.buffer
-        return self.kind, self.dialect, self.mode, what
+        return self.kind, self.dialect, self.mode, what, self.family
 
 
 @dataclass
@@ -641,6 +653,23 @@ class Run:
     unknown_findings: int = 0
     failures: list = field(default_factory=list)
     seconds: float = 0.0
+
+
+UNCHANGED = "loads of a counter no atomic changes"
+BOTH_SCOPED = "two blocks' block-scoped updates"
+SAME_VALUE = "every collision stores one value"
+
+
+def family(kernel: Kernel, buf: str, load_writes: bool, verdict: Verdict) -> str:
+    """UNCHANGED when the oracle finds the race once each draw from a counter the kernel never
+    changes is any value, whatever the other threads draw (as kernelrace takes an atomic's result:
+    the thread's own); SAME_VALUE when the oracle's collisions there all store one value; ""
+    otherwise."""
+    free = unchanged(kernel)
+    if free and buf in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel), load_writes=load_writes,
+                             free=free).racy:
+        return UNCHANGED
+    return SAME_VALUE if buf in verdict.benign else ""
 
 
 def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float) -> Run:
@@ -678,8 +707,10 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
         elif "unknown" in got:
             run.unknown += 1
         else:
+            scoped = buf != "dst" and coll[0].scope == coll[1].scope == "block"
             run.failures.append(Failure("missed", dialect, mode, buf,
-                                        f"oracle: {describe(kernel, buf, coll)}; kernelrace: {summary}"))
+                                        f"oracle: {describe(kernel, buf, coll)}; kernelrace: {summary}",
+                                        BOTH_SCOPED if scoped else ""))
     if not concrete:
         return run
     buffers = {"dst"} | {c.name for c in kernel.counters if c.space == GLOBAL}
@@ -699,7 +730,8 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             else:
                 same = " (same-value writes only)" if buf in verdict.benign else ""
                 run.failures.append(Failure("false alarm", dialect, mode, buf,
-                                            f"{f.rule} on {buf}{same}: {f.message}; kernelrace: {summary}"))
+                                            f"{f.rule} on {buf}{same}: {f.message}; kernelrace: {summary}",
+                                            family(kernel, buf, lw, verdict)))
                 continue
         if f.witness:
             elem, pair = f.witness.get("element", 0), witness_threads(f, kernel.block)
@@ -711,8 +743,13 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             if abs(elem) > FAR and any((b, p) == (buf, pair) for b, _, p in wide.collisions):
                 run.far += 1   # the two threads meet, at an element past the oracle's counter values
                 continue
+            free = unchanged(kernel)
+            fam = ""
+            if free and (buf, elem, pair) in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel),
+                                                   load_writes=lw, free=free).collisions:
+                fam = UNCHANGED
             run.failures.append(Failure("witness", dialect, mode, buf,
-                                        f"{f.rule} on {buf}: {f.message}: the oracle has no such collision"))
+                                        f"{f.rule} on {buf}: {f.message}: the oracle has no such collision", fam))
     return run
 
 
@@ -739,8 +776,8 @@ def check_kernel(kernel: Kernel, dialects, timeout: float, modes=("concrete", "s
 
 
 def _work(args) -> Record:
-    seed, i, dialects, timeout = args
-    return Record(i, check_kernel(kernel_at(seed, i), dialects, timeout))
+    seed, i, dialects, timeout, modes = args
+    return Record(i, check_kernel(kernel_at(seed, i), dialects, timeout, modes))
 
 
 # -------- shrinking
@@ -887,13 +924,13 @@ class Campaign:
 
 
 def run_campaign(kernels: int, seed: int, dialects=DIALECTS, jobs: int = 1, timeout: float = KERNEL_TIMEOUT_S,
-                 start: int = 0, log=None, progress: int = 0) -> Campaign:
+                 start: int = 0, log=None, progress: int = 0, modes=("concrete", "symbolic")) -> Campaign:
     """Kernels start .. start + kernels - 1 of `seed`, each in every dialect and mode; `log` is
     called with each kernel's Record as it comes in, and every `progress` kernels a line goes to
     stderr."""
     camp = Campaign(seed, kernels, tuple(dialects))
     t0 = time.perf_counter()
-    work = [(seed, i, tuple(dialects), timeout) for i in range(start, start + kernels)]
+    work = [(seed, i, tuple(dialects), timeout, modes) for i in range(start, start + kernels)]
     with contextlib.ExitStack() as stack:
         if jobs <= 1:
             results = map(_work, work)
@@ -913,7 +950,8 @@ def run_campaign(kernels: int, seed: int, dialects=DIALECTS, jobs: int = 1, time
 
 def log_line(rec: Record) -> str:
     """One kernel's outcome per dialect and mode: its status and failures, as one line."""
-    parts = [f"{d}/{m}:{r.status}" + "".join(f",{f.kind}@{f.buffer}" for f in r.failures)
+    parts = [f"{d}/{m}:{r.status}" + "".join(f",{f.kind}@{f.buffer}" + ("[" + f.family + "]") * bool(f.family)
+                                             for f in r.failures)
              for (d, m), r in sorted(rec.runs.items())]
     return f"{rec.index} " + " ".join(parts)
 
@@ -926,13 +964,17 @@ def summary(camp: Campaign) -> list[str]:
                f"{'rej':>3} {'crash':>5} {'t/o':>3} {'unk.k':>5} {'cpu s':>6}")
     for d in camp.dialects:
         for m in ("concrete", "symbolic"):
-            x = t.get((d, m), Tally())
+            if (d, m) not in t:
+                continue
+            x = t[(d, m)]
             out.append(f"{d:8} {m:9} {x['kernels']:5} {x['skipped']:4} {x['checked']:4} {x['racy']:4} "
                        f"{x['found']:5} {x['unknown']:4} {x['missed']:4} "
                        f"{x['clean_buffers'] if m == 'concrete' else '-':>5} "
                        f"{x['false alarm'] if m == 'concrete' else '-':>4} {x['wide']:4} {x['witness']:3} {x['far']:3} "
                        f"{x['benign_reported']:6} {x['rejected']:3} {x['crashed']:5} {x['timeout']:3} "
                        f"{x['unknown kernels']:5} {x['seconds']:6.0f}")
+    families = Tally((f.kind, f.family or "other", f.dialect, f.mode) for _, f in camp.failures())
+    out += [f"  {n:4} {kind} ({fam}) {d} {m}" for (kind, fam, d, m), n in sorted(families.items())]
     return out
 
 
@@ -950,7 +992,8 @@ def report_failures(camp: Campaign, timeout: float, shrink_s: float, save: Path 
                      if g.signature == f.signature]
         detail = (again or [f])[0].detail
         src = emit(kernel, f.dialect, header(kernel, f, camp.seed, i)).text
-        out += [f"--- {f.kind} ({f.dialect}, {f.mode}) on {f.buffer}: {len(items)} kernel(s), "
+        fam = f" [{f.family}]" if f.family else ""
+        out += [f"--- {f.kind}{fam} ({f.dialect}, {f.mode}) on {f.buffer}: {len(items)} kernel(s), "
                 f"first kernel {i}: {[j for j, _ in items[:12]]}", detail, src]
         if save is not None:
             save.mkdir(parents=True, exist_ok=True)
@@ -969,6 +1012,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kernel-timeout", type=float, default=KERNEL_TIMEOUT_S)
     ap.add_argument("--shrink-seconds", type=float, default=60.0)
     ap.add_argument("--save-failures", type=Path)
+    ap.add_argument("--modes", default="concrete,symbolic")
     ap.add_argument("--log", type=Path, help="write one line per kernel: its status and failures per dialect")
     ap.add_argument("--progress", type=int, default=25, help="a line on stderr every N kernels (0: none)")
     args = ap.parse_args(argv)
@@ -977,7 +1021,7 @@ def main(argv=None) -> int:
         out = stack.enter_context(args.log.open("w")) if args.log else None
         log = (lambda rec: print(log_line(rec), file=out, flush=True)) if out else None
         camp = run_campaign(args.kernels, args.seed, dialects, args.jobs, args.kernel_timeout, args.start,
-                            log, args.progress)
+                            log, args.progress, tuple(args.modes.split(",")))
     print("\n".join(summary(camp)), flush=True)
     if camp.failures():
         print("\n".join(report_failures(camp, args.kernel_timeout, args.shrink_seconds, args.save_failures)))
