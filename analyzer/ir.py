@@ -350,6 +350,12 @@ def per_node(limit: int):
     return wrap
 
 
+def loaded_unchanged(kernel: "Kernel", o: Opaque) -> bool:
+    """Whether an atomic's result is the element's one value: the atomic leaves it as it is (a load,
+    a fetch-add of 0) and no atomic of the kernel changes its buffer."""
+    return o.fetch is not None and o.fetch.atomic_op == "load" and not changed_atomically(kernel, o.fetch.buffer)
+
+
 def ticket_holds(kernel: "Kernel", o: Opaque) -> bool:
     """Whether a fetch-and-add's result is a ticket: distinct from every other draw at its site.
     True when every atomic write of the counter's buffer moves it the same way; a counter another
@@ -359,11 +365,17 @@ def ticket_holds(kernel: "Kernel", o: Opaque) -> bool:
             and _atomic_writes(kernel).get(o.fetch.buffer) == {o.fetch.atomic_op})
 
 
+def changed_atomically(kernel: "Kernel", buffer: str) -> bool:
+    """Whether an atomic write of the kernel may change `buffer` (then two threads' atomic loads of
+    one element at one point may differ; otherwise a plain write to it races with the loads)."""
+    return bool(_atomic_writes(kernel).get(buffer))
+
+
 @per_kernel
 def _atomic_writes(kernel: "Kernel") -> dict[str, set[str]]:
     ops: dict[str, set[str]] = {}
     for acc in accesses(kernel.body):
-        if acc.atomic and acc.is_write:
+        if acc.atomic and acc.is_write and acc.atomic_op != "load":   # a fetch-add of 0 changes nothing
             ops.setdefault(acc.buffer, set()).add(acc.atomic_op)
     return ops
 

@@ -380,7 +380,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         """Ask for a collision; a hazard goes to `sink`. True when the accesses collide (benign
         same-value writes included) or the solver could not decide. `exact_first`: see below."""
         second = b if first is a else a
-        valued = kind == WAW and a.value is not None and b.value is not None
+        # An atomic's stored value is made from the element's old value: never "the same value".
+        valued = (kind == WAW and a.value is not None and b.value is not None
+                  and not (a.access.atomic or b.access.atomic))
         benign = False
         exact = fast = None
         expected = exact_first and not valued and not detail

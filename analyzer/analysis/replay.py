@@ -258,6 +258,8 @@ class Replay:
         if isinstance(e, ir.Opaque):
             if e.source is not None:   # a value of the source thread, the same for every reader
                 return _Lazy(self, f"opaque{e.site}", (self._int(e.source, t),) + self._iters(t), 0)
+            if ir.loaded_unchanged(self.kernel, e):   # as the solver names it (symbolic.py)
+                return _Lazy(self, f"load{e.fetch.id}", (self._int(e.fetch.offset, t),) + self._iters(t), t.k)
             if ir.ticket_holds(self.kernel, e):   # a fetch-and-add's result, as the solver names it
                 return _Lazy(self, ir.ticket_name(e), (self._int(e.ticket, t),) + self._iters(t), t.k)
             return _Lazy(self, f"opaque{e.site}", self._iters(t), t.k)
@@ -275,7 +277,7 @@ class Replay:
                 return hit[1]
             return _Lazy(self, f"private:{acc.buffer}", (offset,) + self._iters(t), t.k)
         self._record(acc, offset, None, t)
-        if acc.atomic:   # the thread's own value, as the solver names it (symbolic.py)
+        if acc.atomic and ir.changed_atomically(self.kernel, acc.buffer):   # as the solver names it (symbolic.py)
             return _Lazy(self, f"aload{acc.id}", (offset,) + self._iters(t), t.k)
         site = self.read_only.get(acc.buffer)
         if site is not None:   # as the solver names it (symbolic.py)

@@ -451,6 +451,8 @@ class SymbolicExecutor:
         if isinstance(e, ir.Opaque):
             if e.source is not None:
                 return Sym(f"opaque{e.site}", True, (self.term(e.source, st),) + self.iters())
+            if ir.loaded_unchanged(self.kernel, e):   # the element's one value, as a plain load's
+                return Sym(f"load{e.fetch.id}", True, (self.term(e.fetch.offset, st),) + self.iters())
             if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
                 return Sym(ir.ticket_name(e), False, (self.term(e.ticket, st),) + self.iters())
             return Sym(f"opaque{e.site}", False, self.iters())
@@ -478,7 +480,7 @@ class SymbolicExecutor:
             return self._state(f"private:{acc.buffer}@r{acc.id}", self.private_dims.get(acc.buffer, frozenset()),
                                (offset,) + self.iters(), None)
         self.record(acc, offset, None, st)
-        if acc.atomic:
+        if acc.atomic and ir.changed_atomically(self.kernel, acc.buffer):
             # The thread's own value: another thread's atomic may change the element between two
             # threads' loads of it, and atomics never race with each other to say so.
             return Sym(f"aload{acc.id}", False, (offset,) + self.iters())

@@ -7,8 +7,9 @@ here what an atomic read-modify-write returns, so that the dialects cannot drift
   with. A device-memory atomic is atomic across the grid unless the dialect narrows it
   (`atomicAdd_block`, `memory_scope_work_group`, SPIR-V's Workgroup scope); a shared-memory one is
   the block's, as its memory is;
-- the old value an atomic returns is the thread's own (an `ir.Opaque`), never a value shared by
-  threads that load the same address at the same point;
+- the old value an atomic returns is the thread's own (an `ir.Opaque`) where another atomic may
+  change the element (`ir.changed_atomically`); of an element no atomic changes (only loaded, or
+  added 0), it is the element's one value, as a plain load's is;
 - a fetch-add or fetch-sub of a constant non-zero step is a ticket: threads drawing at one site
   from one counter, within the counter's scope, receive values at least the step apart, where
   every atomic write of the counter moves it the same way (`ir.ticket_holds`, decided on the IR).
@@ -38,7 +39,8 @@ def fetch_result(fn: str, site: int, acc: ir.Access, step: ir.Expr | None, subtr
     value = step.value if isinstance(step, ir.Const) else 0
     value = -value if subtract else value
     if value == 0:
-        mark(acc, "rmw", scope)
+        # Adding 0 leaves the element as it is (CUDA's `atomicAdd(c, 0)` is its atomic load).
+        mark(acc, "load" if isinstance(step, ir.Const) else "rmw", scope)
         return ir.Opaque(f"result of {fn}", site, fetch=acc)
     mark(acc, "increment" if value > 0 else "decrement", scope)
     return ir.Opaque(f"result of {fn}", site, ticket=acc.offset,
