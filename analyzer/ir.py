@@ -118,6 +118,11 @@ class Opaque:
 Expr = Union[Const, Var, Builtin, Param, BinOp, UnOp, Select, Call, Read, Opaque]
 
 
+# A read of a read-only image (a sampled texture: WGSL's textureSample*/textureLoad, SPIR-V's
+# OpImageFetch & co) is `Call(IMAGE_READ + "FN:IMAGE.LANE", operands)`: a pure function of the image
+# and the operands, as a load of a buffer nothing writes; the interpreter gives it seeded contents.
+IMAGE_READ = "image-read:"
+
 # CUDA's bit intrinsics on an N-bit unsigned operand: name -> (what, N). The solver encodes them
 # exactly where it knows the operand's bits (power_bits.py); the replay and the interpreter compute them.
 BIT_INTRINSICS = {"__popc": ("count", 32), "__popcll": ("count", 64), "__brev": ("reverse", 32),
@@ -394,7 +399,7 @@ def _read_only_loads(kernel: "Kernel") -> dict[str, Access]:
     for acc in accesses(kernel.body):
         if acc.space == PRIVATE:
             continue
-        if acc.is_write:
+        if acc.is_write and acc.atomic_op != "load":   # a fetch-add of 0 reads, and writes nothing new
             written.add(acc.buffer)
         elif acc.buffer not in reads or acc.id < reads[acc.buffer].id:
             reads[acc.buffer] = acc

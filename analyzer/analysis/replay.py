@@ -259,7 +259,7 @@ class Replay:
             if e.source is not None:   # a value of the source thread, the same for every reader
                 return _Lazy(self, f"opaque{e.site}", (self._int(e.source, t),) + self._iters(t), 0)
             if ir.loaded_unchanged(self.kernel, e):   # as the solver names it (symbolic.py)
-                return _Lazy(self, f"load{e.fetch.id}", (self._int(e.fetch.offset, t),) + self._iters(t), t.k)
+                return self._loaded(e.fetch, self._int(e.fetch.offset, t), t)
             if ir.ticket_holds(self.kernel, e):   # a fetch-and-add's result, as the solver names it
                 return _Lazy(self, ir.ticket_name(e), (self._int(e.ticket, t),) + self._iters(t), t.k)
             return _Lazy(self, f"opaque{e.site}", self._iters(t), t.k)
@@ -279,6 +279,9 @@ class Replay:
         self._record(acc, offset, None, t)
         if acc.atomic and ir.changed_atomically(self.kernel, acc.buffer):   # as the solver names it (symbolic.py)
             return _Lazy(self, f"aload{acc.id}", (offset,) + self._iters(t), t.k)
+        return self._loaded(acc, offset, t)
+
+    def _loaded(self, acc: ir.Access, offset: int, t: _Thread) -> "_Lazy":
         site = self.read_only.get(acc.buffer)
         if site is not None:   # as the solver names it (symbolic.py)
             return _Lazy(self, f"load{site.id}", (offset,), t.k)

@@ -452,7 +452,7 @@ class SymbolicExecutor:
             if e.source is not None:
                 return Sym(f"opaque{e.site}", True, (self.term(e.source, st),) + self.iters())
             if ir.loaded_unchanged(self.kernel, e):   # the element's one value, as a plain load's
-                return Sym(f"load{e.fetch.id}", True, (self.term(e.fetch.offset, st),) + self.iters())
+                return self.loaded(e.fetch, self.term(e.fetch.offset, st))
             if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
                 return Sym(ir.ticket_name(e), False, (self.term(e.ticket, st),) + self.iters())
             return Sym(f"opaque{e.site}", False, self.iters())
@@ -484,6 +484,10 @@ class SymbolicExecutor:
             # The thread's own value: another thread's atomic may change the element between two
             # threads' loads of it, and atomics never race with each other to say so.
             return Sym(f"aload{acc.id}", False, (offset,) + self.iters())
+        return self.loaded(acc, offset)
+
+    def loaded(self, acc: ir.Access, offset) -> Sym:
+        """The value a load (or an atomic that leaves its element alone) of `acc` at `offset` gets."""
         site = self.read_only.get(acc.buffer)
         if site is not None:
             # Nothing writes the buffer: one value per address, at every site and iteration.

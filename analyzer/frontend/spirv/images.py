@@ -96,7 +96,7 @@ class ImagesMixin:
                                           "OpImageRead")):
             operands = tuple(self._operand(x, ins) for x in a[2:] if not _is_word(x))
             n = self.m.types[a[0]].count or 1
-            lanes = tuple(ir.Call(f"{op}:{h.name}.{i}", operands) for i in range(n))
+            lanes = tuple(ir.Call(f"{ir.IMAGE_READ}{op}:{h.name}.{i}", operands) for i in range(n))
             self.bind(ins, Vec(lanes) if n > 1 else lanes[0])
             return []
         raise Unsupported(ins.node, f"{op} on a{' storage' if storage else ' sampled'} image")

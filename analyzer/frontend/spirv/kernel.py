@@ -14,7 +14,7 @@ from analyzer import ir
 from analyzer.frontend.spirv.barriers import BarriersMixin
 from analyzer.frontend.spirv.coalesce import _coalesce
 from analyzer.frontend.spirv.control_flow import ControlFlowMixin
-from analyzer.frontend.spirv.images import ImagesMixin, image_parts, texel_bytes
+from analyzer.frontend.spirv.images import ImagesMixin, channels, image_parts, texel_bytes
 from analyzer.frontend.spirv.instructions import InstructionsMixin
 from analyzer.frontend.spirv.memory import DIMS, MemoryMixin
 from analyzer.frontend.spirv.module import Ins, Module, _at, _number
@@ -158,7 +158,8 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
             name = self.fresh(self._buffer_name(vid, pointee))
             t = m.types[pointee]
             if t.kind == "image" and image_parts(t)[2]:   # a storage image: memory (spirv/images.py)
-                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, m.type_name(t.elem), texel_bytes(image_parts(t)[3]))
+                fmt = image_parts(t)[3]   # elements of a channel each, texels of all the channels
+                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, m.type_name(t.elem), max(1, texel_bytes(fmt) // channels(fmt)))
             self.values[vid] = Ptr("image", name, ir.GLOBAL, ir.Const(0), pointee)
         elif storage == "Input":
             builtin = (m.decorations.get(vid, {}).get("BuiltIn") or [None])[0]

@@ -285,7 +285,7 @@ class KernelLowering(StmtLowering, ExprLowering):
         if ty.kind in ("texture", "sampler", "storage_texture"):
             self.scopes[0][name] = textures.Texture(name, ty)
             if ty.kind == "storage_texture":   # memory: its texels (textures.py)
-                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(ty.elem), ty.n or 4)
+                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(ty.elem), max(1, (ty.n or 4) // textures.channels(ty)))
                 self.used.add(name)
             return
         if space_word == "uniform" or (space_word == "storage" and ty.kind == "struct"

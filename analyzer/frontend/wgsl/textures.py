@@ -100,5 +100,6 @@ def sampled_value(tex: Texture, fn: str, args: tuple[ir.Expr, ...]) -> Vec | Sca
     pure function of the texture and the arguments."""
     elem = tex.ty.elem or F32
     if tex.ty.name.startswith("depth") and not fn.startswith("textureGather"):
-        return Scalar(ir.Call(f"{fn}:{tex.name}", args), F32)
-    return Vec(tuple(ir.Call(f"{fn}:{tex.name}.{i}", args) for i in range(4)), Ty("vec", elem=elem, n=4))
+        return Scalar(ir.Call(f"{ir.IMAGE_READ}{fn}:{tex.name}.0", args), F32)
+    return Vec(tuple(ir.Call(f"{ir.IMAGE_READ}{fn}:{tex.name}.{i}", args) for i in range(4)),
+               Ty("vec", elem=elem, n=4))
