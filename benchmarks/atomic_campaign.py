@@ -540,9 +540,11 @@ def instances(kernel: Kernel, grid: int) -> int:
     return sum(1 if c.space == GLOBAL else grid for c in kernel.counters)
 
 
-def wide_inits(kernel: Kernel) -> tuple:
-    """The widest set of initial values, around INITS, the oracle can afford on this kernel."""
-    n = max(1, instances(kernel, kernel.grid))
+def wide_inits(kernel: Kernel, free: frozenset = frozenset()) -> tuple:
+    """The widest set of initial values, around INITS, the oracle can afford on this kernel (each
+    draw from a counter in `free` a value of its own)."""
+    n = max(1, instances(kernel, kernel.grid)
+            + kernel.block * kernel.grid * sum(d.counter in free for d in kernel.draws()))
     k = len(INITS)
     while k + 2 <= len(WIDE_INITS) and (k + 2) ** n <= WIDE_STATES:
         k += 2
@@ -666,7 +668,7 @@ def family(kernel: Kernel, buf: str, load_writes: bool, verdict: Verdict) -> str
     the thread's own); SAME_VALUE when the oracle's collisions there all store one value; ""
     otherwise."""
     free = unchanged(kernel)
-    if free and buf in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel), load_writes=load_writes,
+    if free and buf in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel, free), load_writes=load_writes,
                              free=free).racy:
         return UNCHANGED
     return SAME_VALUE if buf in verdict.benign else ""
@@ -745,7 +747,7 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
                 continue
             free = unchanged(kernel)
             fam = ""
-            if free and (buf, elem, pair) in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel),
+            if free and (buf, elem, pair) in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel, free),
                                                    load_writes=lw, free=free).collisions:
                 fam = UNCHANGED
             run.failures.append(Failure("witness", dialect, mode, buf,
