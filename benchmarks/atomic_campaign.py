@@ -20,13 +20,15 @@ initial value as any integer) and its witness must be one of the oracle's collis
 launch and `P` symbolic, where only a missed race counts (a kernel that reads no block index is
 launched with one block along x there, a stated assumption, so it is judged on one block).
 
-    python benchmarks/atomic_campaign.py --kernels N --seed S [--dialects cuda,opencl,metal,wgsl,glsl]
-                                         [--jobs J] [--kernel-timeout T] [--save-failures DIR]
+    python benchmarks/atomic_campaign.py --kernels N --seed S [--start I] [--jobs J]
+        [--dialects cuda,opencl,metal,wgsl,glsl] [--modes concrete,symbolic] [--kernel-timeout T]
+        [--shrink-seconds T] [--save-failures DIR] [--log FILE] [--progress N]
 
 Deterministic in its seed: kernel i is drawn by `random.Random(f"{seed}:{i}")`. A failure is
 shrunk greedily (statements dropped, expressions simplified) against the same failure and
-printed as the emitted source; --save-failures writes it. tests/test_atomic_campaign.py runs a
-pinned slice.
+printed as the emitted source, labelled with what explains it where the harness can tell (a
+counter no atomic changes, collisions that all store one value, two blocks' block-scoped
+updates); --save-failures writes it. tests/test_atomic_campaign.py runs a pinned slice.
 """
 
 from __future__ import annotations
@@ -987,8 +989,9 @@ def report_failures(camp: Campaign, timeout: float, shrink_s: float, save: Path 
         seen.setdefault(f.signature, []).append((i, f))
     for sig, items in sorted(seen.items()):
         i, f = items[0]
-        kernel = shrink(kernel_at(camp.seed, i), f, timeout, shrink_s) if f.kind in ("missed", "false alarm",
-                                                                                     "witness") else kernel_at(camp.seed, i)
+        kernel = kernel_at(camp.seed, i)
+        if f.kind in ("missed", "false alarm", "witness"):
+            kernel = shrink(kernel, f, timeout, shrink_s)
         with tempfile.TemporaryDirectory() as tmp:
             again = [g for g in check(kernel, f.dialect, f.mode, Path(tmp), timeout).failures
                      if g.signature == f.signature]
