@@ -20,13 +20,15 @@ initial value as any integer) and its witness must be one of the oracle's collis
 launch and `P` symbolic, where only a missed race counts (a kernel that reads no block index is
 launched with one block along x there, a stated assumption, so it is judged on one block).
 
-    python benchmarks/atomic_campaign.py --kernels N --seed S [--dialects cuda,opencl,metal,wgsl,glsl]
-                                         [--jobs J] [--kernel-timeout T] [--save-failures DIR]
+    python benchmarks/atomic_campaign.py --kernels N --seed S [--start I] [--jobs J]
+        [--dialects cuda,opencl,metal,wgsl,glsl] [--modes concrete,symbolic] [--kernel-timeout T]
+        [--shrink-seconds T] [--save-failures DIR] [--log FILE] [--progress N]
 
 Deterministic in its seed: kernel i is drawn by `random.Random(f"{seed}:{i}")`. A failure is
 shrunk greedily (statements dropped, expressions simplified) against the same failure and
-printed as the emitted source; --save-failures writes it. tests/test_atomic_campaign.py runs a
-pinned slice.
+printed as the emitted source, labelled with what explains it where the harness can tell (a
+counter no atomic changes, collisions that all store one value, two blocks' block-scoped
+updates); --save-failures writes it. tests/test_atomic_campaign.py runs a pinned slice.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import math
 import multiprocessing
 import random
 import signal
@@ -62,7 +65,7 @@ LAUNCHES = ((2, 1), (3, 1), (4, 1), (1, 2), (2, 2), (1, 3), (1, 4))
 INITS = (-3, 0, 2)                 # a counter's initial values the oracle tries
 WIDE_INITS = tuple(range(-7, 8))   # ... before it calls a finding a false alarm: these, or as many
 FAR = 64                           # a witness's element past what those initial values reach
-WIDE_STATES = 4000                 # as keep len(inits) ** instances under this
+WIDE_STATES = 100_000              # as keep the oracle's states about under this (wide_inits)
 PARAMS = (0, 1, 3)                 # values of the scalar parameter P
 STEPS = (1, 2, -1, 0)
 MAX_ATOMICS = 2                    # atomic statements in a kernel: at most two per thread
@@ -540,13 +543,22 @@ def instances(kernel: Kernel, grid: int) -> int:
     return sum(1 if c.space == GLOBAL else grid for c in kernel.counters)
 
 
-def wide_inits(kernel: Kernel) -> tuple:
-    """The widest set of initial values, around INITS, the oracle can afford on this kernel."""
-    n = max(1, instances(kernel, kernel.grid))
+def wide_inits(kernel: Kernel, free: frozenset = frozenset()) -> tuple | None:
+    """The widest set of initial values, around INITS, the oracle can afford on this kernel (each
+    draw from a counter in `free` a value of its own): its states are about len ** (counter
+    instances and free draws) times the interleavings of the threads' draws. None when even
+    INITS is too many."""
+    n = max(1, instances(kernel, kernel.grid)
+            + kernel.block * kernel.grid * sum(d.counter in free for d in kernel.draws()))
+    draws = len(kernel.draws())
+    orders = math.factorial(draws * kernel.block * kernel.grid) // math.factorial(draws) ** (kernel.block * kernel.grid)
+    if len(INITS) ** n * orders > WIDE_STATES:
+        return None if free else INITS
+    values = sorted(WIDE_INITS, key=abs)
     k = len(INITS)
-    while k + 2 <= len(WIDE_INITS) and (k + 2) ** n <= WIDE_STATES:
-        k += 2
-    return tuple(sorted(set(INITS) | set(sorted(WIDE_INITS, key=abs)[:k])))
+    while k + 1 <= len(values) and len(set(INITS) | set(values[:k + 1])) ** n * orders <= WIDE_STATES:
+        k += 1
+    return tuple(sorted(set(INITS) | set(values[:k])))
 
 
 def describe(kernel: Kernel, buf: str, coll: tuple) -> str:
@@ -666,8 +678,8 @@ def family(kernel: Kernel, buf: str, load_writes: bool, verdict: Verdict) -> str
     the thread's own); SAME_VALUE when the oracle's collisions there all store one value; ""
     otherwise."""
     free = unchanged(kernel)
-    if free and buf in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel), load_writes=load_writes,
-                             free=free).racy:
+    inits = wide_inits(kernel, free) if free else None
+    if inits and buf in judge(kernel, kernel.grid, kernel.p, inits, load_writes=load_writes, free=free).racy:
         return UNCHANGED
     return SAME_VALUE if buf in verdict.benign else ""
 
@@ -744,9 +756,10 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
                 run.far += 1   # the two threads meet, at an element past the oracle's counter values
                 continue
             free = unchanged(kernel)
+            inits = wide_inits(kernel, free) if free else None
             fam = ""
-            if free and (buf, elem, pair) in judge(kernel, kernel.grid, kernel.p, wide_inits(kernel),
-                                                   load_writes=lw, free=free).collisions:
+            if inits and (buf, elem, pair) in judge(kernel, kernel.grid, kernel.p, inits,
+                                                    load_writes=lw, free=free).collisions:
                 fam = UNCHANGED
             run.failures.append(Failure("witness", dialect, mode, buf,
                                         f"{f.rule} on {buf}: {f.message}: the oracle has no such collision", fam))
@@ -985,8 +998,9 @@ def report_failures(camp: Campaign, timeout: float, shrink_s: float, save: Path 
         seen.setdefault(f.signature, []).append((i, f))
     for sig, items in sorted(seen.items()):
         i, f = items[0]
-        kernel = shrink(kernel_at(camp.seed, i), f, timeout, shrink_s) if f.kind in ("missed", "false alarm",
-                                                                                     "witness") else kernel_at(camp.seed, i)
+        kernel = kernel_at(camp.seed, i)
+        if f.kind in ("missed", "false alarm", "witness"):
+            kernel = shrink(kernel, f, timeout, shrink_s)
         with tempfile.TemporaryDirectory() as tmp:
             again = [g for g in check(kernel, f.dialect, f.mode, Path(tmp), timeout).failures
                      if g.signature == f.signature]

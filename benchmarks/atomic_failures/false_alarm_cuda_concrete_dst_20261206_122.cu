@@ -1,0 +1,10 @@
+// kernelrace-args: --block-dim 1 --grid-dim 2
+// atomic campaign seed 20261206 kernel 122, shrunk: false alarm (concrete) on dst
+extern "C" __global__ void k(int* dst, int* sink, int* c0) {
+    int t0 = atomicAdd(c0, 1);
+    int t1 = atomicAdd(c0, 1);
+    if (t1 < 0) {
+        dst[-t0] = t1;
+        dst[t0] = 0;
+    }
+}
