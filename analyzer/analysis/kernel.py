@@ -8,6 +8,7 @@ from typing import Any
 from analyzer import ir, messages
 from analyzer.findings import Finding, Location
 from analyzer.analysis.grid import block_dims_read
+from analyzer.analysis.race_condition import display_names, race_condition
 from analyzer.analysis.races import Hazard, PairAnalysis
 from analyzer.analysis.solver import DIMS, Encoder, truth
 from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND
@@ -181,8 +182,18 @@ class KernelAnalysis:
                          frozenset({"same"}): messages.WARPS_SAME_ONLY}.get(frozenset(h.warps))
             if warp_note:
                 notes.append(warp_note)
-        return self.finding(h.kind, severity, msg, self.location(h.second), self.location(h.first),
-                            self._witness(h), notes)
+        return self._conditioned(h, self.finding(h.kind, severity, msg, self.location(h.second),
+                                                 self.location(h.first), self._witness(h), notes))
+
+    def _conditioned(self, h: Hazard, f: Finding) -> Finding:
+        """The finding with its race's condition (race_condition.py), computed now, once."""
+        names = display_names(self.kernel.lang)
+        if h.query is not None:
+            c = h.query.condition(names)
+        else:   # seen in a run: the run's values
+            c = race_condition([], [], [], dict(h.witness.params), names)
+        f.condition, f.condition_kind = c.text, c.how
+        return f
 
     def _witness(self, h: Hazard) -> dict:
         witness = h.witness.as_dict()
@@ -260,7 +271,8 @@ class KernelAnalysis:
                                 "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),
                                 "origin": _origin(b.span)}
                                for b in h.unordered_by]
-        return self.finding(rule, severity, msg, self.location(h.second), self.location(h.first), witness, notes)
+        return self._conditioned(h, self.finding(rule, severity, msg, self.location(h.second), self.location(h.first),
+                                                 witness, notes))
 
     def _barrier_text(self, b: ir.Barrier) -> str:
         return b.text or self.kernel.line(b.span.line).strip().rstrip(";")

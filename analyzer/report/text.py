@@ -89,8 +89,9 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
+            cond = f"; {f.phrase()}" if f.condition is not None else ""
             console.print(f"[bold]{escape(loc)}[/]: [{sev}]{f.severity}[/]{escape('[' + f.rule + ']')} "
-                          f"{escape(f.message)}  [dim]kernel {escape(f.kernel)}{escape(where)}[/]")
+                          f"{escape(f.message + cond)}  [dim]kernel {escape(f.kernel)}{escape(where)}[/]")
             rows = []
             if f.first is not None:
                 rows.append((f.first, "first: "))
