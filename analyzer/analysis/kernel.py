@@ -8,7 +8,7 @@ from typing import Any
 from analyzer import ir, messages
 from analyzer.findings import Finding, Location
 from analyzer.analysis.grid import block_dims_read
-from analyzer.analysis.race_condition import display_names, race_condition
+from analyzer.analysis.race_condition import witness_condition
 from analyzer.analysis.races import Hazard, PairAnalysis
 from analyzer.analysis.solver import DIMS, Encoder, truth
 from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND
@@ -187,11 +187,11 @@ class KernelAnalysis:
 
     def _conditioned(self, h: Hazard, f: Finding) -> Finding:
         """The finding with its race's condition (race_condition.py), computed now, once."""
-        names = display_names(self.kernel.lang)
+        names: dict[str, str] = {}    # blockDim.x and gridDim.x in every dialect, as --assume reads them
         if h.query is not None:
             c = h.query.condition(names)
-        else:   # seen in a run: the run's values
-            c = race_condition([], [], [], dict(h.witness.params), names)
+        else:   # seen in a run (or a fix hint's re-analysis): the witness's values
+            c = witness_condition(dict(h.witness.params), names)
         f.condition, f.condition_kind = c.text, c.how
         return f
 
