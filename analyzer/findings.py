@@ -95,6 +95,9 @@ class KernelResult:
     launch_from_file: str = ""
     # Stopped by --kernel-memory: a run with more memory may decide it (never cached).
     stopped: bool = False
+    # What the analysis took as given, said by default: launch facts (`blockDim.z = 1, never
+    # read`) and the user's assumptions (`--assume`, `// kernelrace: assume`).
+    assumptions: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:

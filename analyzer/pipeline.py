@@ -27,7 +27,7 @@ from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.analysis.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.analysis.queries import QueryCache
-from analyzer.analysis.grid import analyse_grid
+from analyzer.analysis.grid import analyse_grid, block_dims_read, thread_dims_read
 from analyzer.analysis.hazards import PairAnalysis
 from analyzer.analysis.races import analyse_pairs
 from analyzer.analysis.solver import INT_MAX, INT_MIN, fresh_context, own_context
@@ -195,7 +195,21 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         assumed += grid.assumed
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
-                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)
+                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed,
+                        contracts=shown, assumptions=launch_assumptions(kernel, grid is not None))
+
+
+def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:
+    """What the analysis of a kernel took as given beyond its launch: the extents set to 1 because
+    the kernel never reads them, the source's launch bounds, and the user's assumptions."""
+    out = [f"{d} = 1, never read" for d in kernel.defaulted_dims]
+    if grid:
+        read = block_dims_read(kernel)
+        out += [f"gridDim.{d} = 1, never read" for d in DIMS if d not in read and kernel.grid_dim.get(d) is None]
+    if kernel.max_threads_per_block is not None:
+        out.append(f"blockDim.x * blockDim.y * blockDim.z <= {kernel.max_threads_per_block}, from the source")
+    out += [text for text, _ in kernel.assumptions]
+    return out
 
 
 def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
@@ -244,6 +258,13 @@ def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
     else:
         for d in DIMS:
             kernel.block_dim.setdefault(d, None)
+        # A block dimension the kernel never reads is 1, as an unread grid dimension is (said in
+        # the output; --block-dim undoes it).
+        read = thread_dims_read(kernel)
+        kernel.defaulted_dims = tuple(f"blockDim.{d}" for d in DIMS if d not in read and kernel.block_dim[d] is None)
+        for d in DIMS:
+            if d not in read and kernel.block_dim[d] is None:
+                kernel.block_dim[d] = 1
     for d, v in zip(DIMS, grid_dim or ()):
         kernel.grid_dim[d] = v
     if grid_dim:

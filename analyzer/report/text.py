@@ -45,6 +45,7 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
                 "status": r.status, "findings": len(r.findings)}
                | ({"launch_from_file": r.launch_from_file} if r.launch_from_file else {})
                | ({"contracts": list(r.contracts)} if r.contracts else {})
+               | ({"assumptions": list(r.assumptions)} if r.assumptions else {})
                | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
                   if verbose else {})
                for r in results]
@@ -86,6 +87,9 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
             announced.add(r.file)
             console.print(f"[dim]{escape(r.file)}: launch extents from the file's comment: "
                           f"{escape(r.launch_from_file)}[/]")
+        if r.assumptions and (r.findings or verbose):
+            console.print(f"[dim]{escape(r.file)}: kernel {escape(r.kernel)}: assumed: "
+                          f"{escape('; '.join(r.assumptions))}[/]")
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
