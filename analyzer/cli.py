@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer import cache, config, llm, shard
+from analyzer.analysis import assumptions as stated
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.cache import ResultCache
 from analyzer.report import baseline
@@ -93,6 +94,8 @@ USAGE_HINT = ("with no command, kernelrace lints every builder configured under 
 
 def _contract(text: str):
     try:
+        if stated.looks_like_expression(text):
+            return stated.parse(text, "--assume")
         return buffer_contracts.parse(text, "--assume")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
@@ -175,7 +178,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--scope", choices=("block", "grid", "all"), default=S,
                    help="which pairs of threads race: block (two threads of one block), grid (two threads of "
                         "different blocks, on global memory), all (both; default)")
-    g.add_argument("--assume", action="append", type=_contract, default=S, metavar="[KERNEL/]BUFFER:PROPERTY",
+    g.add_argument("--assume", action="append", type=_contract, default=S, metavar="EXPR|[KERNEL/]BUFFER:PROPERTY",
                    help="a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
                         "distinct-except(V), distinct-across(INDPTR), "
                         "range=LO..HI); repeatable, added to the configuration's (see docs/contracts.md)")

@@ -14,6 +14,7 @@ import z3
 
 from analyzer import ir, messages
 from analyzer.analysis import contracts as buffer_contracts
+from analyzer.analysis import assumptions as stated
 from analyzer.analysis import fixes
 from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
@@ -226,7 +227,8 @@ def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:
     """The (contract, buffer) pairs that apply to the kernel. A contract on a buffer the kernel
     writes describes nothing the kernel reads from its input: stated by the user, it is an error;
     built in, it does not apply."""
-    applied, misused = buffer_contracts.in_force(options.contracts, kernel, evaluation)
+    contracts = [c for c in options.contracts if not isinstance(c, stated.Assumption)]
+    applied, misused = buffer_contracts.in_force(contracts, kernel, evaluation)
     for c, name in misused:
         if not c.origin.startswith("built in"):
             raise KernelraceError(f"{kernel.file}: {c.origin} {c}: kernel {kernel.name} writes {name}; a "
@@ -334,6 +336,13 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
         if param not in known:
             raise KernelraceError(f"{path}: --define {param}: no kernel in this file has a scalar parameter "
                                   f"'{param}' (parameters: {', '.join(sorted(known)) or 'none'})")
+    # Stated assumptions: --assume's expressions and the source's `// kernelrace: assume` lines.
+    try:
+        said_here = stated.in_source(text.splitlines(), path)
+    except ValueError as exc:
+        raise KernelraceError(str(exc)) from None
+    for kernel in kernels:
+        stated.apply(kernel, [a for a in options.contracts if isinstance(a, stated.Assumption)] + said_here)
     launch = launch_comment(text) if lang != "spirv" and not (block_dim or grid_dim) else None
     said = ""
     if launch is not None:
