@@ -312,7 +312,15 @@ def read_source(path: str, lang: str | None) -> tuple[str, str, str]:
 def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: dict[str, int],
                options: Options, path: str | None = None) -> list[KernelResult]:
     """Check a kernel source; `path` is the file the user named (for messages)."""
+    args = file_args(text, path or name) if not (block_dim or grid_dim) else None
+    if args is not None:
+        block_dim, grid_dim, file_defines, scope, said_args = args
+        defines = {**file_defines, **(defines or {})}
+        if scope and options.scope == "all":
+            options = dataclasses.replace(options, scope=scope)
     kernels, said = text_kernels(text, lang, name, block_dim, grid_dim, defines, options, path)
+    if args is not None:
+        said = said_args
     results = []
     for kernel in kernels:
         result = analyse_kernel(kernel, options)
@@ -350,6 +358,48 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
     for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
     return kernels, said
+
+
+_ARGS_LINE = re.compile(r"^\s*//\s*kernelrace-args:(?P<args>.*)$")
+
+
+def file_args(text: str, path: str):
+    """(block extents, grid extents, defines, scope, the line) from a first line
+    `// kernelrace-args: --block-dim 16,16 --grid-dim 4,4 --define n=64 --scope block`, the launch
+    a file states for itself; None without one. Used only when neither --block-dim nor --grid-dim
+    is given."""
+    import shlex
+
+    first = text.split("\n", 1)[0]
+    m = _ARGS_LINE.match(first)
+    if not m:
+        return None
+    try:
+        words = shlex.split(m.group("args"))
+    except ValueError as exc:
+        raise KernelraceError(f"{path}:1: kernelrace-args: {exc}") from None
+    block = grid = None
+    defines: dict[str, int] = {}
+    scope = None
+    it = iter(words)
+    try:
+        for w in it:
+            if w in ("--block-dim", "--grid-dim"):
+                dims = tuple(int(v) for v in next(it).split(","))
+                if not 1 <= len(dims) <= 3 or min(dims) < 1:
+                    raise ValueError(w)
+                block, grid = (dims, grid) if w == "--block-dim" else (block, dims)
+            elif w == "--define":
+                k, _, v = next(it).partition("=")
+                defines[k] = int(v, 0)
+            elif w == "--scope":
+                scope = next(it)
+                if scope not in SCOPES:
+                    raise ValueError(w)
+    except (StopIteration, ValueError):
+        raise KernelraceError(f"{path}:1: kernelrace-args: expected --block-dim X[,Y[,Z]], --grid-dim "
+                              f"X[,Y[,Z]], --define NAME=INT or --scope block|grid|all") from None
+    return block, grid, defines, scope, "kernelrace-args:" + m.group("args")
 
 
 # The launch comment kernels written for earlier GPU verifiers carry on their first lines:
