@@ -456,7 +456,8 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         # the configuration's include directories are relative to the file that names them
         configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
-                                         macros=tuple(args.macro)))
+                                         macros=tuple(args.macro),
+                                         contracts=st.options.contracts + tuple(cfg.check.assume)))
         skipped: list[str] = []
         files = _sharded(kernel_files(args.files, cfg.exclude, skipped), st, sharded, "files", lambda f: f)
         if st.verbose:

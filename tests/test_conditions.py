@@ -146,3 +146,14 @@ def test_condition_falls_back_to_the_witness_where_not_presburger():
     cs = [z3.BV2Int(z3.Int2BV(x, 8) & z3.Int2BV(n, 8)) == 3]
     c = race_condition(cs, [], ["n"], {"n": 3})
     assert not c.exact and c.how == "witness" and c.text == "n=3"
+
+
+def test_assume_in_the_check_configuration(tmp_path):
+    (tmp_path / "row_merge.cu").write_text((FIX / "row_merge.cu").read_text())
+    (tmp_path / "pyproject.toml").write_text('[tool.kernelrace.check]\nassume = ["H >= blockDim.y"]\n')
+    root = Path(__file__).parent.parent
+    p = subprocess.run([sys.executable, "-m", "analyzer.cli", "check", "--format", "json", "row_merge.cu"],
+                       capture_output=True, text=True, cwd=tmp_path, env={**__import__("os").environ,
+                                                                          "PYTHONPATH": str(root)})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads(p.stdout)["findings"] == []
