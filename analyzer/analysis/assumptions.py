@@ -36,8 +36,8 @@ class Assumption:
 
 
 def looks_like_expression(text: str) -> bool:
-    """An expression (`H >= blockDim.y`), not a buffer contract (`indptr:nondecreasing`)."""
-    return ":" not in text
+    """A comparison (`H >= blockDim.y`), not a buffer contract (`indptr:nondecreasing`)."""
+    return ":" not in text and any(c in text for c in "<>=!&|")
 
 
 def parse(text: str, origin: str = "--assume") -> Assumption:

@@ -209,6 +209,12 @@ class KernelAnalysis:
             witness["block_state"] = [{"name": name, "loop_line": line} for name, line in h.block_state]
         if h.contracts:
             witness["refuted_by_contracts"] = list(h.contracts)
+        grid_read = block_dims_read(self.kernel)
+        launch = {k: v for k, v in (h.query.values if h.query is not None else {}).items()
+                  if k.startswith("blockDim.") or (k.startswith("gridDim.") and k[-1] in grid_read)}
+        if launch:
+            # The symbolic launch extents the witness runs with.
+            witness["launch"] = launch
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:

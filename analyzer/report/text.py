@@ -139,8 +139,11 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                         iters.append(f"{label} in " + ", ".join(f"loop@{k} iteration {v}" for k, v in w[key].items()))
                 if iters:
                     console.print("  iterations: " + "; ".join(iters))
-                if w.get("params"):
-                    console.print("  parameters: " + ", ".join(f"{k}={v}" for k, v in w["params"].items()))
+            if w and (w.get("params") or w.get("launch")) and "reaching_thread" not in w:
+                said = [", ".join(f"{k}={v}" for k, v in w.get("params", {}).items()),
+                        ", ".join(f"{k}={v}" for k, v in w.get("launch", {}).items())]
+                console.print("  parameters: " + "; launch: ".join(x for x in said if x)
+                              if said[0] else "  launch: " + said[1])
             for note in f.notes:
                 console.print(f"  [dim]note: {escape(note)}[/]")
             if f.fix:
