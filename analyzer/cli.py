@@ -179,7 +179,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="which pairs of threads race: block (two threads of one block), grid (two threads of "
                         "different blocks, on global memory), all (both; default)")
     g.add_argument("--assume", action="append", type=_contract, default=S, metavar="EXPR|[KERNEL/]BUFFER:PROPERTY",
-                   help="a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
+                   help="a launch or parameter fact ('H >= blockDim.y', see docs/conditions-and-assumptions.md), "
+                        "or a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
                         "distinct-except(V), distinct-across(INDPTR), "
                         "range=LO..HI); repeatable, added to the configuration's (see docs/contracts.md)")
     g.add_argument("--no-contracts", action="store_true", default=S,
