@@ -175,6 +175,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                         "(default: $KERNELRACE_CACHE_DIR, the configuration's cache-dir, or the user cache "
                         "directory)")
     g.add_argument("--no-cache", action="store_true", default=S, help="neither read nor write the result cache")
+    g.add_argument("--conditions", action="store_true", default=S,
+                   help="print each kernel's race-freedom condition: the weakest condition on its parameters "
+                        "and launch under which none of its races exists (docs/conditions-and-assumptions.md)")
     g.add_argument("--scope", choices=("block", "grid", "all"), default=S,
                    help="which pairs of threads race: block (two threads of one block), grid (two threads of "
                         "different blocks, on global memory), all (both; default)")
@@ -350,7 +353,7 @@ def _settings(args, cfg: Config) -> Settings:
                             kernel_memory_mb=opt("kernel_memory") or cfg.kernel_memory or DEFAULT_MB,
                             explain=verbose, scope=opt("scope") or cfg.scope or "all",
                             contracts=tuple(cfg.assume) + tuple(opt("assume") or ()),
-                            no_contracts=bool(opt("no_contracts"))),
+                            no_contracts=bool(opt("no_contracts")), conditions=bool(opt("conditions"))),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg),

@@ -48,6 +48,8 @@ class Finding:
     # ("exact") or only sufficient ("sufficient", "witness": the witness's own values).
     condition: str | None = None
     condition_kind: str | None = None
+    # The condition as ISL sets (race_freedom.py); not part of the report.
+    condition_sets: tuple[str, str] | None = field(default=None, repr=False)
 
     def phrase(self) -> str:
         """The condition as the text output says it, after the message."""
@@ -98,6 +100,8 @@ class KernelResult:
     # What the analysis took as given, said by default: launch facts (`blockDim.z = 1, never
     # read`) and the user's assumptions (`--assume`, `// kernelrace: assume`).
     assumptions: list[str] = field(default_factory=list)
+    # `check --conditions`: the weakest condition under which the kernel is race-free (race_freedom.py).
+    race_free_when: str | None = None
 
     @property
     def status(self) -> str:

@@ -30,6 +30,7 @@ from analyzer.analysis.memory_guard import DEFAULT_MB, KernelMemoryExceeded, Mem
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.grid import analyse_grid, block_dims_read, thread_dims_read
 from analyzer.analysis.hazards import PairAnalysis
+from analyzer.analysis.race_freedom import RaceFreedom, race_freedom
 from analyzer.analysis.races import analyse_pairs
 from analyzer.analysis.solver import INT_MAX, INT_MIN, fresh_context, own_context
 from analyzer.analysis.symbolic import Evaluation, SymbolicExecutor
@@ -53,6 +54,7 @@ class Options:
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
     contracts: tuple = ()            # buffer contracts (analysis/contracts.py): --assume, configuration, built in
     no_contracts: bool = False       # --no-contracts: none in force; findings name those that would refute them
+    conditions: bool = False         # --conditions: each kernel's race-freedom condition (race_freedom.py)
     include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
     macros: tuple[tuple[str, str], ...] = ()         # check -D NAME[=VALUE]
 
@@ -197,7 +199,18 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
                         time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed,
-                        contracts=shown, assumptions=launch_assumptions(kernel, grid is not None))
+                        contracts=shown, assumptions=launch_assumptions(kernel, grid is not None),
+                        race_free_when=_race_free_when(findings) if options.conditions else None)
+
+
+def _race_free_when(findings: list[Finding]) -> str:
+    """The kernel's race-freedom condition, as `check --conditions` prints it."""
+    other = next((f for f in findings if f.condition is None and f.severity != "note"), None)
+    if other is not None:
+        return RaceFreedom(f"the {other.rule} finding at line {other.second.line} has no condition",
+                           False, False).phrase()
+    return race_freedom([(*(f.condition_sets or (None, None)), f.condition_kind == "exact")
+                         for f in findings if f.condition is not None]).phrase()
 
 
 def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:

@@ -157,3 +157,13 @@ def test_assume_in_the_check_configuration(tmp_path):
                                                                           "PYTHONPATH": str(root)})
     assert p.returncode == 0, p.stdout + p.stderr
     assert json.loads(p.stdout)["findings"] == []
+
+
+def test_race_freedom_conditions_per_kernel():
+    code, out = text(str(FIX / "tile_store.cu"), "--conditions", "--scope", "block", "--hints", "off")
+    assert "kernel tile_store (" in out and "race-free when n <= -16 or n >= 16" in out
+    code, report, _ = run(str(FIX / "slots_fixed.cu"), "--conditions")
+    assert report["kernels"][0]["race_free_when"] == "race-free for every launch"
+    # A sufficient race condition only gives a necessary race-freedom condition.
+    code, report, _ = run(str(FIX / "tile_store.cu"), "--conditions", "--hints", "off")
+    assert report["kernels"][0]["race_free_when"].startswith("race-free only if ")

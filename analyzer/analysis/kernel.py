@@ -193,6 +193,8 @@ class KernelAnalysis:
         else:   # seen in a run (or a fix hint's re-analysis): the witness's values
             c = witness_condition(dict(h.witness.params), names)
         f.condition, f.condition_kind = c.text, c.how
+        if c.isl_set is not None:
+            f.condition_sets = (c.isl_set, c.isl_domain)
         return f
 
     def _witness(self, h: Hazard) -> dict:

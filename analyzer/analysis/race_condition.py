@@ -27,6 +27,7 @@ assumptions), so that a race in every launch reads `true`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import islpy as isl
@@ -37,7 +38,8 @@ import z3
 ISL_OPERATIONS = 400_000
 # More uninterpreted applications than this: Ackermann's constraints grow with their square.
 MAX_APPLICATIONS = 24
-MAX_WIDTH = 5_000
+ONE_SHOT_WIDTH = 5_000
+MAX_WIDTH = 1_000_000
 MAX_PRODUCTS = 6
 
 
@@ -52,6 +54,10 @@ class Condition:
     text: str
     exact: bool
     how: str
+    # The condition and its domain as ISL sets over the source's names (`blockDim_y`), for a
+    # kernel's race-freedom condition (race_freedom.py); None where there is no set.
+    isl_set: str | None = None
+    isl_domain: str | None = None
 
     @property
     def unconditional(self) -> bool:
@@ -178,7 +184,14 @@ def _projected(constraints, domain, params, names) -> Condition:
     shown = {i: names.get(p, p) for i, p in idents.items()}
     shown.update({ident: _display(text, names) for text, ident in atoms.items()})
     text = render(low.gist(D).coalesce(), shown)
-    return Condition(text, exact, "exact" if exact else "sufficient")
+    canon = None
+    if not atoms and all(_IDENT.match(p.replace(".", "_")) for p in params):
+        rename = {i: p.replace(".", "_") for i, p in idents.items()}
+        canon = tuple(re.sub(r"(?<![A-Za-z_])p\d+_", lambda m: rename[m.group(0)], str(x)) for x in (low, D))
+    return Condition(text, exact, "exact" if exact else "sufficient", *(canon or (None, None)))
+
+
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def _display(text: str, names: dict[str, str]) -> str:
@@ -226,10 +239,21 @@ class _Translation:
         width = 1
         for b in body:
             width *= b.count(" or ") + 1
+        if width <= ONE_SHOT_WIDTH:
+            inner = " and ".join(f"({b})" for b in body) or "true"
+            return isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + inner + " }").params()
         if width > MAX_WIDTH:
             raise NotPresburger(f"{width} disjuncts")
-        inner = " and ".join(f"({b})" for b in body) or "true"
-        return isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + inner + " }").params()
+        # Wider: one constraint at a time, the conjunctive ones first, so that the disjuncts of the
+        # next one meet a set already narrowed (most of their combinations are empty).
+        pieces = sorted((isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + b + " }") for b in body),
+                        key=lambda x: x.n_basic_set())
+        acc = isl.Set.read_from_str(ctx, head + "{ " + tup + " }")
+        for piece in pieces:
+            acc = acc.intersect(piece)
+            if acc.n_basic_set() > 1:
+                acc = acc.coalesce()
+        return acc.params()
 
     # ---- booleans ----
 

@@ -46,6 +46,7 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
                | ({"launch_from_file": r.launch_from_file} if r.launch_from_file else {})
                | ({"contracts": list(r.contracts)} if r.contracts else {})
                | ({"assumptions": list(r.assumptions)} if r.assumptions else {})
+               | ({"race_free_when": r.race_free_when} if r.race_free_when else {})
                | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
                   if verbose else {})
                for r in results]
@@ -158,6 +159,9 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                 for i, line in enumerate(f.confirmation.get("lines", [])):
                     head = "[bold]confirm:[/] " if i == 0 else "    "
                     console.print(f"  {head}{escape(line)}")
+    for r in ([] if quiet else results):
+        if r.race_free_when:    # check --conditions
+            console.print(f"kernel {escape(r.kernel)} ({escape(r.file)}): {escape(r.race_free_when)}")
     if verbose and not quiet:
         for r in results:
             n = len(r.findings)
