@@ -78,44 +78,55 @@ class Condition:
 @dataclass
 class ConditionQuery:
     """What a race's condition is computed from, kept with the hazard until its finding is made
-    (then computed once): the query's constraints, the always-true facts among them that mention
-    only parameters (the domain), the parameters, and the witness's values of them."""
+    (then computed once): the query's constraints, the ids of those that always hold (the
+    encoder's base), the parameters, and the witness's values of them."""
     constraints: list
-    domain: list
+    base: set
     params: list[str]
     values: dict[str, int]
 
     def condition(self, names: dict[str, str] | None = None) -> Condition:
-        return race_condition(self.constraints, self.domain, self.params, self.values, names)
+        memo: dict[int, frozenset] = {}
+        wanted = set(self.params)
+        # The facts every launch satisfies: the always-true constraints over parameters only.
+        domain = [c for c in self.constraints if c.get_id() in self.base and _names(c, memo) <= wanted]
+        return race_condition(self.constraints, domain, self.params, self.values, names, memo)
 
 
 def condition_query(enc, constraints: list, model) -> ConditionQuery:
     """The `ConditionQuery` of a satisfiable query built by `enc` (solver.Encoder) with `model`."""
     params = [n for n in sorted(enc.shared) if n in enc.kernel.params or n.startswith(("blockDim.", "gridDim."))]
-    wanted = set(params)
-    base = {c.get_id() for c in enc.base}
-    domain = [c for c in constraints if c.get_id() in base and _names(c) <= wanted]
     values = {n: model.eval(enc.shared[n], model_completion=True).as_long() for n in params}
-    return ConditionQuery(list(constraints), domain, params, values)
+    return ConditionQuery(list(constraints), {c.get_id() for c in enc.base}, params, values)
 
 
-def _names(e) -> set[str]:
-    """The uninterpreted constants of a Z3 term (function applications count as one unknown)."""
-    out: set[str] = set()
-    seen: set[int] = set()
-    stack = [e]
+def _names(e, memo: dict) -> frozenset:
+    """The uninterpreted constants of a Z3 term (a function application counts as `()`), through
+    Z3's C API (z3py wraps every node it visits), remembered by node id in `memo`."""
+    core = z3.z3core
+    ref = e.ctx.ref()
+    app = z3.Z3_APP_AST
+    stack = [(e.as_ast(), False)]
     while stack:
-        x = stack.pop()
-        i = x.get_id()
-        if i in seen:
+        x, ready = stack.pop()
+        i = core.Z3_get_ast_id(ref, x)
+        if i in memo:
             continue
-        seen.add(i)
-        if z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(x.decl().name() if not x.num_args() else "()")
-            if not x.num_args():
-                continue
-        stack.extend(x.children())
-    return out
+        if core.Z3_get_ast_kind(ref, x) != app:
+            memo[i] = frozenset()
+            continue
+        n = core.Z3_get_app_num_args(ref, x)
+        kids = [core.Z3_get_app_arg(ref, x, k) for k in range(n)]
+        if not ready:
+            stack.append((x, True))
+            stack.extend((c, False) for c in kids)
+            continue
+        d = core.Z3_get_app_decl(ref, x)
+        own: frozenset = frozenset()
+        if core.Z3_get_decl_kind(ref, d) == z3.Z3_OP_UNINTERPRETED:
+            own = frozenset({core.Z3_get_symbol_string(ref, core.Z3_get_decl_name(ref, d)) if not n else "()"})
+        memo[i] = own.union(*(memo[core.Z3_get_ast_id(ref, c)] for c in kids))
+    return memo[e.get_id()]
 
 
 def display_names(lang: str) -> dict[str, str]:
@@ -134,7 +145,7 @@ def display_names(lang: str) -> dict[str, str]:
 
 
 def race_condition(constraints: list, domain: list, params: list[str], witness: dict[str, int],
-                   names: dict[str, str] | None = None) -> Condition:
+                   names: dict[str, str] | None = None, memo: dict | None = None) -> Condition:
     """The condition of the race the satisfiable `constraints` (Z3) describe, over the constants
     named in `params` (scalar parameters and symbolic extents), simplified under `domain` (Z3
     constraints over them only: what every launch satisfies). `witness`: a model's values of those
@@ -145,7 +156,8 @@ def race_condition(constraints: list, domain: list, params: list[str], witness: 
     except (NotPresburger, isl.Error, RecursionError):
         pass
     # The witness's values of the parameters the query reads.
-    read = set().union(*(_names(c) for c in constraints)) if constraints else set()
+    memo = {} if memo is None else memo
+    read = set().union(*(_names(c, memo) for c in constraints)) if constraints else set()
     return witness_condition({k: v for k, v in witness.items() if k in read}, names)
 
 
@@ -161,9 +173,12 @@ def _projected(constraints, domain, params, names) -> Condition:
     ctx.set_max_operations(ISL_OPERATIONS)
     atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all three
     lower = _Translation(params, "lower", atoms)
-    upper = _Translation(params, "upper", atoms)
-    lo_body = lower.translate(constraints)
-    up_body = upper.translate(constraints) if lower.products else None
+    core = lower.translate(constraints)
+    # The two brackets differ only in how they read products: one translation serves both.
+    lo_body = core + lower._product_laws()
+    lower.mode = "upper"
+    up_body = core + lower._product_laws() if lower.products else None
+    upper = lower
     dom = _Translation(params, "lower", atoms)
     dom_body = dom.translate(domain)
     idents = {lower.ident(p): p for p in params}
@@ -226,9 +241,10 @@ class _Translation:
         return f"e{self.fresh}_"
 
     def translate(self, constraints) -> list[str]:
-        """The constraints as ISL constraint texts, with those the translation introduced."""
+        """The constraints as ISL constraint texts, with those the translation introduced (the
+        products' own, which depend on the mode, not included: `_product_laws`)."""
         body = [self.boolean(c) for c in constraints]
-        return body + self._ackermann() + self._product_laws() + self.side
+        return body + self._ackermann() + self.side
 
     def projected(self, ctx, head: str, body: list[str]) -> isl.Set:
         """The set of `body` (see `translate`) projected onto the parameters."""
@@ -381,6 +397,13 @@ class _Translation:
         return out
 
     def _param_only(self, e) -> bool:
+        key = ("param-only", e.get_id())
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._param_only_of(e)
+        return hit
+
+    def _param_only_of(self, e) -> bool:
         if z3.is_int_value(e):
             return True
         if not z3.is_app(e):
