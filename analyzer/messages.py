@@ -99,4 +99,4 @@ OBSERVED = ("seen in a run: block (0,0,0) ran on inputs drawn from seed {seed}{p
             "touched the element with no barrier between them; the solver could not decide the pair within "
             "its budget (--timeout)")
 WITNESS_NOT_REPLAYED = ("witness not validated: replayed on concrete values, {reason}; the solver found no "
-                        "other witness that replays, so the finding stands on the analysis alone")
+                        "other witness that replays, so this is a possible race (a warning), not a demonstrated one")

@@ -84,6 +84,10 @@ class KernelAnalysis:
         between = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
         if grid:
             between.insert(0, z3.Or(*[enc.bid[d] != enc.bid2[d] for d in DIMS]))
+        else:
+            # Two different threads: one thread that both reaches and skips it (a value the model
+            # leaves free per evaluation) is no divergence.
+            between.insert(0, z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS]))
         solver = z3.Solver()
         # Solver work, not the clock, decides (the same verdict on a loaded machine); the clock
         # is a backstop, as for the pair queries.
@@ -155,11 +159,14 @@ class KernelAnalysis:
             severity = "warning"
             notes.append(messages.GRID_BLOCK_STATE.format(vars=", ".join(
                 f"`{name}` (loop at line {line})" for name, line in h.block_state)))
-        elif h.witness.second_block is not None and h.replay_failure is not None and severity == "error":
-            # Between blocks, what keeps blocks apart is often a schedule (a persistent kernel's
-            # tile walk) the loop-state model cannot see: without a witness that runs, a warning.
+        elif h.replay_failure is not None and severity == "error" and h.observed is None:
+            # An error is a race demonstrated: its witness runs on the interpreter's semantics.
+            # Without one that runs, a possible race: a warning, with the reason (below).
             severity = "warning"
-            notes.append(messages.GRID_UNVALIDATED)
+            if h.witness.second_block is not None:
+                # Between blocks, what keeps blocks apart is often a schedule (a persistent
+                # kernel's tile walk) the loop-state model cannot see.
+                notes.append(messages.GRID_UNVALIDATED)
         if h.contracts:
             notes.append(_contract_note(h.contracts))
         if h.replay_failure:
