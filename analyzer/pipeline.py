@@ -220,7 +220,7 @@ def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:
     if grid:
         read = block_dims_read(kernel)
         out += [f"gridDim.{d} = 1, never read" for d in DIMS if d not in read and kernel.grid_dim.get(d) is None]
-    if kernel.max_threads_per_block is not None:
+    if kernel.max_threads_per_block is not None and not all(isinstance(kernel.block_dim.get(d), int) for d in DIMS):
         out.append(f"blockDim.x * blockDim.y * blockDim.z <= {kernel.max_threads_per_block}, from the source")
     out += [text for text, _ in kernel.assumptions]
     return out
@@ -494,7 +494,9 @@ def built_kernels(mod: BuiltModule) -> list[ir.Kernel]:
 
 def check_built(mod: BuiltModule, options: Options, kernels: list[ir.Kernel] | None = None) -> list[KernelResult]:
     results = []
+    said = [a for a in options.contracts if isinstance(a, stated.Assumption)]
     for kernel in kernels if kernels is not None else built_kernels(mod):
+        stated.apply(kernel, said)     # --assume's expressions over the kernel's parameters
         result = analyse_kernel(kernel, options, mod.target, mod.params)
         if mod.provenance:
             for f in result.findings:
