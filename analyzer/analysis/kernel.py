@@ -9,6 +9,7 @@ from analyzer import ir, messages
 from analyzer.findings import Finding, Location
 from analyzer.analysis.grid import block_dims_read
 from analyzer.analysis.race_condition import witness_condition
+from analyzer.analysis.race_freedom import race_freedom
 from analyzer.analysis.races import Hazard, PairAnalysis
 from analyzer.analysis.solver import DIMS, Encoder, truth
 from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND
@@ -202,6 +203,12 @@ class KernelAnalysis:
         f.condition, f.condition_kind = c.text, c.how
         if c.isl_set is not None:
             f.condition_sets = (c.isl_set, c.isl_domain)
+            if c.exact and c.text != "true":
+                # A conditional race: the fix may be a launch guarantee, stated.
+                free = race_freedom([(c.isl_set, c.isl_domain, True)])
+                if free.known and free.exact and free.text not in ("true", "false"):
+                    said = free.text.replace(" and ", " && ").replace(" or ", " || ")
+                    f.notes.insert(0, messages.CONDITIONAL_RACE.format(cond=c.text, free=free.text, said=said))
         return f
 
     def _witness(self, h: Hazard) -> dict:
