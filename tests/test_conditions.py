@@ -161,7 +161,7 @@ def test_assume_in_the_check_configuration(tmp_path):
 
 def test_race_freedom_conditions_per_kernel():
     code, out = text(str(FIX / "tile_store.cu"), "--conditions", "--scope", "block", "--hints", "off")
-    assert "kernel tile_store (" in out and "race-free when n <= -16 or n >= 16" in out
+    assert "kernel tile_store (" in out and "race-free when n < -15 or n > 15" in out
     code, report, _ = run(str(FIX / "slots_fixed.cu"), "--conditions")
     assert report["kernels"][0]["race_free_when"] == "race-free for every launch"
     # A sufficient race condition only gives a necessary race-freedom condition.

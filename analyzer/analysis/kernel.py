@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,9 +207,10 @@ class KernelAnalysis:
             if c.exact and c.text != "true":
                 # A conditional race: the fix may be a launch guarantee, stated.
                 free = race_freedom([(c.isl_set, c.isl_domain, True)])
-                if free.known and free.exact and free.text not in ("true", "false"):
+                # (Not when only the grid's size is in it: one block is rarely the launch meant.)
+                if free.known and free.exact and free.text not in ("true", "false") and _beyond_grid(free.text):
                     said = free.text.replace(" and ", " && ").replace(" or ", " || ")
-                    f.notes.insert(0, messages.CONDITIONAL_RACE.format(cond=c.text, free=free.text, said=said))
+                    f.notes.append(messages.CONDITIONAL_RACE.format(cond=c.text, free=free.text, said=said))
         return f
 
     def _witness(self, h: Hazard) -> dict:
@@ -328,6 +330,12 @@ class KernelAnalysis:
             warp_only = bool(barriers) and all(b.scope == ir.WARP for b in barriers)
             return hint.format(fn="__syncwarp" if warp_only else "__syncthreads")
         return messages.BARRIER_SCOPE_HINT_OTHER.format(mem=self.memory(space))
+
+
+def _beyond_grid(text: str) -> bool:
+    """Does a condition name something besides the grid's extents?"""
+    return bool(re.search(r"\b(?!gridDim\b)[A-Za-z_]\w*", re.sub(r"gridDim\.[xyz]", "", text).replace(" and ", " ")
+                          .replace(" or ", " ")))
 
 
 def _contract_note(names: tuple[str, ...]) -> str:

@@ -490,6 +490,23 @@ def render(s: isl.Set, names: dict[str, str]) -> str:
     return " or ".join(f"({d})" if " and " in d else d for d in disjuncts)
 
 
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!="}
+
+
+def render_negation(s: isl.Set, names: dict[str, str]) -> str | None:
+    """The negation of a conjunction of constraints, as the disjunction of each one negated
+    (`H <= -blockDim.y or H >= blockDim.y or gridDim.x <= 1`): shorter than ISL's complement,
+    which splits it into disjoint pieces. None for a union or a set with divisions."""
+    parts = s.get_basic_sets()
+    if len(parts) != 1 or parts[0].dim(isl.dim_type.div):
+        return None
+    out = []
+    for c in parts[0].get_constraints():
+        left, rel, right = _constraint(c, names)
+        out.append(f"{left} {_NEGATED[rel]} {right}")
+    return " or ".join(out) if out else "false"
+
+
 def _via_ast(s: isl.Set, names: dict[str, str]) -> str:
     """A disjunct with divisions (`n % 16 == 0`): ISL's own C expression, names replaced."""
     build = isl.AstBuild.from_context(isl.Set.universe(s.get_space()))

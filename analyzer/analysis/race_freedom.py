@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from analyzer.analysis.race_condition import ISL_OPERATIONS, render
+from analyzer.analysis.race_condition import ISL_OPERATIONS, render, render_negation
 
 
 @dataclass
@@ -55,7 +55,15 @@ def race_freedom(conditions: list[tuple[str | None, str | None, bool]]) -> RaceF
         free = domain.subtract(races).coalesce()
         names = {n: n.replace("_", ".", 1) if n.startswith(("blockDim_", "gridDim_")) else n
                  for n in _param_names(free)}
-        text = render(free.gist(domain).coalesce(), names)
+        # Each race a conjunction: the negation of each, as a disjunction, reads best.
+        negated = [render_negation(s.gist(domain).coalesce(), names) for s in union[:len(sets)]]
+        if free.is_empty():
+            text = "false"
+        elif all(n is not None and n != "false" for n in negated):
+            unique = list(dict.fromkeys(negated))
+            text = unique[0] if len(unique) == 1 else " and ".join(f"({n})" if " or " in n else n for n in unique)
+        else:
+            text = render(free.gist(domain).coalesce(), names)
     except isl.Error:
         return RaceFreedom("out of ISL's budget", False, False)
     return RaceFreedom(text, all(e for _, _, e in conditions), True)
