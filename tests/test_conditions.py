@@ -13,7 +13,7 @@ import z3
 from analyzer.analysis import assumptions
 from analyzer.analysis.race_condition import race_condition
 
-FIX = Path(__file__).parent / "fixtures" / "conditions"
+FIX = Path(__file__).parent / "conditions"
 
 
 def run(*args: str) -> tuple[int, dict, str]:
