@@ -21,6 +21,10 @@ SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "spirv": {ir.SHARED: "Workgroup", ir.GLOBAL: "StorageBuffer", ir.PRIVATE: "Function"},
                "wgsl": {ir.SHARED: "workgroup", ir.GLOBAL: "storage", ir.PRIVATE: "function"},
                "opencl": {ir.SHARED: "__local", ir.GLOBAL: "__global", ir.PRIVATE: "__private"}}
+# At most this many race conditions of one kernel are projected (each within ISL's budget); the
+# others are their witness's values: a count, so that a kernel gets the same report on a loaded
+# machine, and a kernel with hundreds of races does not spend seconds on each.
+CONDITIONS_PER_KERNEL = 32
 # Metal's names for the memory a barrier orders, in the order they are written.
 METAL_FLAGS = ((ir.GLOBAL, "mem_flags::mem_device"), (ir.SHARED, "mem_flags::mem_threadgroup"))
 
@@ -35,6 +39,7 @@ class KernelAnalysis:
     params: dict[str, Any] | None = None
     # Races between blocks (grid.py); None when not asked for (--scope block).
     grid: PairAnalysis | None = None
+    conditions_projected: int = 0     # race conditions computed with ISL so far (see CONDITIONS_PER_KERNEL)
 
     def memory(self, space: str) -> str:
         return SPACE_NAMES.get(self.kernel.lang, {}).get(space, space)
@@ -197,7 +202,8 @@ class KernelAnalysis:
     def _conditioned(self, h: Hazard, f: Finding) -> Finding:
         """The finding with its race's condition (race_condition.py), computed now, once."""
         names: dict[str, str] = {}    # blockDim.x and gridDim.x in every dialect, as --assume reads them
-        if h.query is not None:
+        if h.query is not None and self.conditions_projected < CONDITIONS_PER_KERNEL:
+            self.conditions_projected += 1
             c = h.query.condition(names)
         else:   # seen in a run (or a fix hint's re-analysis): the witness's values
             c = witness_condition(dict(h.witness.params), names)
