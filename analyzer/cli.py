@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer import __version__, cache, config, llm, shard, suppressions
+from analyzer.analysis import assumptions as stated
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.cache import ResultCache
 from analyzer.report import baseline, concise, github
@@ -100,6 +101,8 @@ USAGE_HINT = ("with no command, kernelrace lints every builder configured under 
 
 def _contract(text: str):
     try:
+        if stated.looks_like_expression(text):
+            return stated.parse(text, "--assume")
         return buffer_contracts.parse(text, "--assume")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
@@ -181,11 +184,15 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                         "(default: $KERNELRACE_CACHE_DIR, the configuration's cache-dir, or the user cache "
                         "directory)")
     g.add_argument("--no-cache", action="store_true", default=S, help="neither read nor write the result cache")
+    g.add_argument("--conditions", action="store_true", default=S,
+                   help="print each kernel's race-freedom condition: the weakest condition on its parameters "
+                        "and launch under which none of its races exists (docs/conditions-and-assumptions.md)")
     g.add_argument("--scope", choices=("block", "grid", "all"), default=S,
                    help="which pairs of threads race: block (two threads of one block), grid (two threads of "
                         "different blocks, on global memory), all (both; default)")
-    g.add_argument("--assume", action="append", type=_contract, default=S, metavar="[KERNEL/]BUFFER:PROPERTY",
-                   help="a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
+    g.add_argument("--assume", action="append", type=_contract, default=S, metavar="EXPR|[KERNEL/]BUFFER:PROPERTY",
+                   help="a launch or parameter fact ('H >= blockDim.y', see docs/conditions-and-assumptions.md), "
+                        "or a buffer contract: what the data the kernel reads guarantees (nondecreasing, distinct, "
                         "distinct-except(V), distinct-across(INDPTR), "
                         "range=LO..HI); repeatable, added to the configuration's (see docs/contracts.md)")
     g.add_argument("--no-contracts", action="store_true", default=S,
@@ -391,7 +398,7 @@ def _settings(args, cfg: Config) -> Settings:
                             kernel_memory_mb=opt("kernel_memory") or cfg.kernel_memory or DEFAULT_MB,
                             explain=verbose, scope=opt("scope") or cfg.scope or "all",
                             contracts=tuple(cfg.assume) + tuple(opt("assume") or ()),
-                            no_contracts=bool(opt("no_contracts"))),
+                            no_contracts=bool(opt("no_contracts")), conditions=bool(opt("conditions"))),
                     opt("fail_on") or cfg.fail_on or ERROR, dict(cfg.severity), list(cfg.suppress),
                     opt("format") or "text", quiet, verbose, opt("baseline"), opt("write_baseline"),
                     opt("output"), opt("emit_dir"), opt("jobs") or cfg.jobs or default_jobs(), _cache(args, cfg),
@@ -528,7 +535,8 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         # the configuration's include directories are relative to the file that names them
         configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
-                                         macros=tuple(args.macro)))
+                                         macros=tuple(args.macro),
+                                         contracts=st.options.contracts + tuple(cfg.check.assume)))
         skipped: list[str] = []
         if args.files == ["-"]:
             files = []

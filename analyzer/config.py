@@ -29,7 +29,7 @@ PSEUDO_RULES = ("unknown",)
 TOP_KEYS = ("lint", "check", "select", "ignore", "extend-ignore", "severity", "fail-on", "timeout", "strict",
             "suppress", "exclude", "jobs", "cache-dir", "scope", "assume", "kernel-memory")
 LINT_KEYS = ("builder", "targets", "params")
-CHECK_KEYS = ("block-dim", "grid-dim", "scalar", "define", "lang", "include")   # define: scalar's old name
+CHECK_KEYS = ("block-dim", "grid-dim", "scalar", "define", "lang", "include", "assume")   # define: scalar's old name
 SUPPRESS_KEYS = ("rule", "kernel", "buffer", "reason")
 ASSUME_KEYS = ("buffer", "kernel", "property", "reason")
 
@@ -48,6 +48,7 @@ class CheckDefaults:
     define: dict[str, int] = field(default_factory=dict)
     lang: str | None = None
     include: list[str] = field(default_factory=list)   # -I directories
+    assume: list = field(default_factory=list)    # assumptions and buffer contracts (`assume = [...]`)
 
 
 @dataclass
@@ -380,6 +381,19 @@ class _Validator:
             if not isinstance(inc, list) or not all(isinstance(d, str) for d in inc):
                 self.fail(where, f"include: expected a list of directories, got {inc!r}")
             out.include = list(inc)
+        if "assume" in data:
+            # Launch and parameter facts (`H >= blockDim.y`) or buffer contracts, told apart by form.
+            from analyzer.analysis import assumptions, contracts
+
+            said = data["assume"]
+            if not isinstance(said, list) or not all(isinstance(a, str) for a in said):
+                self.fail(where, f"assume: expected a list of strings, got {said!r}")
+            for a in said:
+                try:
+                    out.assume.append(assumptions.parse(a, f"{self.shown} {where}")
+                                      if assumptions.looks_like_expression(a) else contracts.parse(a, f"{self.shown} {where}"))
+                except ValueError as exc:
+                    self.fail(where, f"assume: {exc}")
         return out
 
     def suppression(self, data: dict, i: int) -> Suppression:

@@ -43,6 +43,21 @@ class Finding:
     fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.analysis.fixes)
     # `kernelrace confirm`: the finding's race run on concrete inputs (analyzer/confirm.py)
     confirmation: dict[str, Any] | None = None
+    # A race's condition (analysis/race_condition.py): on which parameters and launch extents the
+    # two accesses collide, over the source's names ("true": every launch), and whether it is exact
+    # ("exact") or only sufficient ("sufficient", "witness": the witness's own values).
+    condition: str | None = None
+    condition_kind: str | None = None
+    # The condition as ISL sets (race_freedom.py); not part of the report.
+    condition_sets: tuple[str, str] | None = field(default=None, repr=False)
+
+    def phrase(self) -> str:
+        """The condition as the text output says it, after the message."""
+        if self.condition is None:
+            return ""
+        if self.condition_kind == "exact":
+            return "races for every launch" if self.condition == "true" else f"races when {self.condition}"
+        return f"races at least when {self.condition}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -51,7 +66,9 @@ class Finding:
             "first": self.first.as_dict() if self.first else None,
             "second": self.second.as_dict(), "witness": self.witness, "notes": list(self.notes),
             "fix": self.fix,
-        } | ({"confirmation": self.confirmation} if self.confirmation is not None else {})
+        } | ({"confirmation": self.confirmation} if self.confirmation is not None else {}) \
+          | ({"condition": self.condition, "condition_exact": self.condition_kind == "exact"}
+             if self.condition is not None else {})
 
     def sort_key(self):
         return (self.file, self.kernel, self.second.line, self.second.col, self.rule,
@@ -80,6 +97,11 @@ class KernelResult:
     launch_from_file: str = ""
     # Stopped by --kernel-memory: a run with more memory may decide it (never cached).
     stopped: bool = False
+    # What the analysis took as given, said by default: launch facts (`blockDim.z = 1, never
+    # read`) and the user's assumptions (`--assume`, `// kernelrace: assume`).
+    assumptions: list[str] = field(default_factory=list)
+    # `check --conditions`: the weakest condition under which the kernel is race-free (race_freedom.py).
+    race_free_when: str | None = None
 
     @property
     def status(self) -> str:

@@ -461,6 +461,13 @@ class Kernel:
     source_lines: list[str] = field(default_factory=list)
     # The text of the sources a compiled kernel came from (SPIR-V's OpSource), by file name.
     origin_lines: dict[str, list[str]] = field(default_factory=dict)
+    # The block size the source bounds (CUDA's `__launch_bounds__(N)`, Metal's
+    # `[[max_total_threads_per_threadgroup(N)]]`): blockDim.x * blockDim.y * blockDim.z <= N.
+    max_threads_per_block: int | None = None
+    # Launch extents set to 1 because the kernel never reads them (`blockDim.z`), not by the launch.
+    defaulted_dims: tuple[str, ...] = ()
+    # Facts the user states (`--assume 'H >= blockDim.y'`, `// kernelrace: assume ...`): (text, expression).
+    assumptions: list[tuple[str, "Expr"]] = field(default_factory=list)
     # A kernel the front end could not lower (one of several in its file): where, and what construct.
     # It is reported `unknown` and not analysed; the file's other kernels are.
     unsupported: "tuple[Span, str] | None" = None

@@ -98,5 +98,7 @@ SUBGROUPS_UNKNOWN = ("Vulkan leaves subgroup size (4 to 128) and membership to t
 OBSERVED = ("seen in a run: block (0,0,0) ran on inputs drawn from seed {seed}{params}, and these two threads "
             "touched the element with no barrier between them; the solver could not decide the pair within "
             "its budget (--timeout)")
+CONDITIONAL_RACE = ("a race only when {cond}: if every launch guarantees {free}, state it (`// kernelrace: assume "
+                    "{said}` in the source, or --assume); otherwise fix the race")
 WITNESS_NOT_REPLAYED = ("witness not validated: replayed on concrete values, {reason}; the solver found no "
-                        "other witness that replays, so the finding stands on the analysis alone")
+                        "other witness that replays, so this is a possible race (a warning), not a demonstrated one")

@@ -14,6 +14,7 @@ import z3
 
 from analyzer import ir, messages
 from analyzer.analysis import contracts as buffer_contracts
+from analyzer.analysis import assumptions as stated
 from analyzer.analysis import fixes
 from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
@@ -27,8 +28,9 @@ from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.analysis.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.analysis.queries import QueryCache
-from analyzer.analysis.grid import analyse_grid
+from analyzer.analysis.grid import analyse_grid, block_dims_read, thread_dims_read
 from analyzer.analysis.hazards import PairAnalysis
+from analyzer.analysis.race_freedom import RaceFreedom, race_freedom
 from analyzer.analysis.races import analyse_pairs
 from analyzer.analysis.solver import INT_MAX, INT_MIN, fresh_context, own_context
 from analyzer.analysis.symbolic import Evaluation, SymbolicExecutor
@@ -52,6 +54,7 @@ class Options:
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
     contracts: tuple = ()            # buffer contracts (analysis/contracts.py): --assume, configuration, built in
     no_contracts: bool = False       # --no-contracts: none in force; findings name those that would refute them
+    conditions: bool = False         # --conditions: each kernel's race-freedom condition (race_freedom.py)
     include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
     macros: tuple[tuple[str, str], ...] = ()         # check -D NAME[=VALUE]
 
@@ -195,7 +198,32 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         assumed += grid.assumed
     shown = [{"contract": str(c), "origin": c.origin, "in_force": not options.no_contracts} for c, _ in applied]
     return KernelResult(kernel.name, kernel.file, target, params, findings,
-                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed, contracts=shown)
+                        time.perf_counter() - t0, pairs.queries + (grid.queries if grid is not None else 0), assumed,
+                        contracts=shown, assumptions=launch_assumptions(kernel, grid is not None),
+                        race_free_when=_race_free_when(findings) if options.conditions else None)
+
+
+def _race_free_when(findings: list[Finding]) -> str:
+    """The kernel's race-freedom condition, as `check --conditions` prints it."""
+    other = next((f for f in findings if f.condition is None and f.severity != "note"), None)
+    if other is not None:
+        return RaceFreedom(f"the {other.rule} finding at line {other.second.line} has no condition",
+                           False, False).phrase()
+    return race_freedom([(*(f.condition_sets or (None, None)), f.condition_kind == "exact")
+                         for f in findings if f.condition is not None]).phrase()
+
+
+def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:
+    """What the analysis of a kernel took as given beyond its launch: the extents set to 1 because
+    the kernel never reads them, the source's launch bounds, and the user's assumptions."""
+    out = [f"{d} = 1, never read" for d in kernel.defaulted_dims]
+    if grid:
+        read = block_dims_read(kernel)
+        out += [f"gridDim.{d} = 1, never read" for d in DIMS if d not in read and kernel.grid_dim.get(d) is None]
+    if kernel.max_threads_per_block is not None and not all(isinstance(kernel.block_dim.get(d), int) for d in DIMS):
+        out.append(f"blockDim.x * blockDim.y * blockDim.z <= {kernel.max_threads_per_block}, from the source")
+    out += [text for text, _ in kernel.assumptions]
+    return out
 
 
 def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
@@ -227,7 +255,8 @@ def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:
     """The (contract, buffer) pairs that apply to the kernel. A contract on a buffer the kernel
     writes describes nothing the kernel reads from its input: stated by the user, it is an error;
     built in, it does not apply."""
-    applied, misused = buffer_contracts.in_force(options.contracts, kernel, evaluation)
+    contracts = [c for c in options.contracts if not isinstance(c, stated.Assumption)]
+    applied, misused = buffer_contracts.in_force(contracts, kernel, evaluation)
     for c, name in misused:
         if not c.origin.startswith("built in"):
             raise KernelraceError(f"{kernel.file}: {c.origin} {c}: kernel {kernel.name} writes {name}; a "
@@ -259,6 +288,13 @@ def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
     else:
         for d in DIMS:
             kernel.block_dim.setdefault(d, None)
+        # A block dimension the kernel never reads is 1, as an unread grid dimension is (said in
+        # the output; --block-dim undoes it).
+        read = thread_dims_read(kernel)
+        kernel.defaulted_dims = tuple(f"blockDim.{d}" for d in DIMS if d not in read and kernel.block_dim[d] is None)
+        for d in DIMS:
+            if d not in read and kernel.block_dim[d] is None:
+                kernel.block_dim[d] = 1
     for d, v in zip(DIMS, grid_dim or ()):
         kernel.grid_dim[d] = v
     if grid_dim:
@@ -314,7 +350,15 @@ def source_from(data: bytes, path: str, lang: str, pp: PreprocessOptions | None 
 def check_text(text: str, lang: str, name: str, block_dim, grid_dim, defines: dict[str, int],
                options: Options, path: str | None = None) -> list[KernelResult]:
     """Check a kernel source; `path` is the file the user named (for messages)."""
+    args = file_args(text, path or name) if not (block_dim or grid_dim) else None
+    if args is not None:
+        block_dim, grid_dim, file_defines, scope, said_args = args
+        defines = {**file_defines, **(defines or {})}
+        if scope and options.scope == "all":
+            options = dataclasses.replace(options, scope=scope)
     kernels, said = text_kernels(text, lang, name, block_dim, grid_dim, defines, options, path)
+    if args is not None:
+        said = said_args
     results = []
     for kernel in kernels:
         result = analyse_kernel(kernel, options)
@@ -338,6 +382,13 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
         if param not in known:
             raise KernelraceError(f"{path}: --scalar {param}: no kernel in this file has a scalar parameter "
                                   f"'{param}' (parameters: {', '.join(sorted(known)) or 'none'})")
+    # Stated assumptions: --assume's expressions and the source's `// kernelrace: assume` lines.
+    try:
+        said_here = stated.in_source(text.splitlines(), path)
+    except ValueError as exc:
+        raise KernelraceError(str(exc)) from None
+    for kernel in kernels:
+        stated.apply(kernel, [a for a in options.contracts if isinstance(a, stated.Assumption)] + said_here)
     launch = launch_comment(text) if lang != "spirv" and not (block_dim or grid_dim) else None
     said = ""
     if launch is not None:
@@ -345,6 +396,48 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
     for kernel in kernels:
         _apply_dims(kernel, block_dim, grid_dim, defines)
     return kernels, said
+
+
+_ARGS_LINE = re.compile(r"^\s*//\s*kernelrace-args:(?P<args>.*)$")
+
+
+def file_args(text: str, path: str):
+    """(block extents, grid extents, defines, scope, the line) from a first line
+    `// kernelrace-args: --block-dim 16,16 --grid-dim 4,4 --scalar n=64 --scope block`, the launch
+    a file states for itself; None without one. Used only when neither --block-dim nor --grid-dim
+    is given."""
+    import shlex
+
+    first = text.split("\n", 1)[0]
+    m = _ARGS_LINE.match(first)
+    if not m:
+        return None
+    try:
+        words = shlex.split(m.group("args"))
+    except ValueError as exc:
+        raise KernelraceError(f"{path}:1: kernelrace-args: {exc}") from None
+    block = grid = None
+    defines: dict[str, int] = {}
+    scope = None
+    it = iter(words)
+    try:
+        for w in it:
+            if w in ("--block-dim", "--grid-dim"):
+                dims = tuple(int(v) for v in next(it).split(","))
+                if not 1 <= len(dims) <= 3 or min(dims) < 1:
+                    raise ValueError(w)
+                block, grid = (dims, grid) if w == "--block-dim" else (block, dims)
+            elif w in ("--scalar", "--define"):   # --define: --scalar's old name
+                k, _, v = next(it).partition("=")
+                defines[k] = int(v, 0)
+            elif w == "--scope":
+                scope = next(it)
+                if scope not in SCOPES:
+                    raise ValueError(w)
+    except (StopIteration, ValueError):
+        raise KernelraceError(f"{path}:1: kernelrace-args: expected --block-dim X[,Y[,Z]], --grid-dim "
+                              f"X[,Y[,Z]], --scalar NAME=INT or --scope block|grid|all") from None
+    return block, grid, defines, scope, "kernelrace-args:" + m.group("args")
 
 
 # The launch comment kernels written for earlier GPU verifiers carry on their first lines:
@@ -426,7 +519,9 @@ def built_kernels(mod: BuiltModule) -> list[ir.Kernel]:
 
 def check_built(mod: BuiltModule, options: Options, kernels: list[ir.Kernel] | None = None) -> list[KernelResult]:
     results = []
+    said = [a for a in options.contracts if isinstance(a, stated.Assumption)]
     for kernel in kernels if kernels is not None else built_kernels(mod):
+        stated.apply(kernel, said)     # --assume's expressions over the kernel's parameters
         result = analyse_kernel(kernel, options, mod.target, mod.params)
         if mod.provenance:
             for f in result.findings:

@@ -65,6 +65,43 @@ def block_dims_read(kernel: ir.Kernel) -> frozenset[str]:
     return frozenset(out)
 
 
+def thread_dims_read(kernel: ir.Kernel) -> frozenset[str]:
+    """The block dimensions whose thread index or extent the kernel reads (a lane, warp or linear
+    thread index reads them all)."""
+    out: set[str] = set()
+    seen: set[int] = set()
+
+    def visit(e) -> None:
+        if id(e) in seen:
+            return
+        seen.add(id(e))
+        if isinstance(e, ir.Builtin):
+            if e.name.startswith(("tid.", "bdim.")):
+                out.add(e.name.split(".")[1])
+            elif e.name in ("lane", "warp", "linear_tid"):
+                out.update(DIMS)
+            return
+        if isinstance(e, ir.Read):
+            visit(e.access.offset)
+        for x in ir.operands(e):
+            visit(x)
+
+    for s in _all_stmts(kernel.body):
+        for e in _exprs(s):
+            visit(e)
+    for _, e in kernel.assumptions:
+        visit(e)
+    return frozenset(out)
+
+
+def _all_stmts(body):
+    """Every statement, loops' initialisers included."""
+    for s in ir.walk_stmts(body, updates=True):
+        yield s
+        if isinstance(s, ir.Loop):
+            yield from _all_stmts(s.init)
+
+
 def _exprs(s) -> list:
     out = []
     for name in ("value", "cond", "offset"):
@@ -348,4 +385,4 @@ def analyse_grid(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 
     return out
 
 
-__all__ = ["GridChecker", "GridDisjointness", "analyse_grid", "block_dims_read", "Hazard"]
+__all__ = ["GridChecker", "GridDisjointness", "analyse_grid", "block_dims_read", "thread_dims_read", "Hazard"]

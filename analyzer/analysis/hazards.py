@@ -82,6 +82,8 @@ class Hazard:
     # Seen in a run of the block on inputs drawn from this seed, where the solver could not decide
     # the pair (observed.py); None: found by the solver.
     observed: int | None = None
+    # What the race's condition is computed from (race_condition.ConditionQuery), once per finding.
+    query: object | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from analyzer import ir, messages
 from analyzer.findings import Finding, Location
 from analyzer.analysis.grid import block_dims_read
+from analyzer.analysis.race_condition import witness_condition
+from analyzer.analysis.race_freedom import race_freedom
 from analyzer.analysis.races import Hazard, PairAnalysis
 from analyzer.analysis.solver import DIMS, Encoder, truth
 from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND
@@ -18,6 +21,10 @@ SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "spirv": {ir.SHARED: "Workgroup", ir.GLOBAL: "StorageBuffer", ir.PRIVATE: "Function"},
                "wgsl": {ir.SHARED: "workgroup", ir.GLOBAL: "storage", ir.PRIVATE: "function"},
                "opencl": {ir.SHARED: "__local", ir.GLOBAL: "__global", ir.PRIVATE: "__private"}}
+# At most this many race conditions of one kernel are projected (each within ISL's budget); the
+# others are their witness's values: a count, so that a kernel gets the same report on a loaded
+# machine, and a kernel with hundreds of races does not spend seconds on each.
+CONDITIONS_PER_KERNEL = 32
 # Metal's names for the memory a barrier orders, in the order they are written.
 METAL_FLAGS = ((ir.GLOBAL, "mem_flags::mem_device"), (ir.SHARED, "mem_flags::mem_threadgroup"))
 
@@ -32,6 +39,7 @@ class KernelAnalysis:
     params: dict[str, Any] | None = None
     # Races between blocks (grid.py); None when not asked for (--scope block).
     grid: PairAnalysis | None = None
+    conditions_projected: int = 0     # race conditions computed with ISL so far (see CONDITIONS_PER_KERNEL)
 
     def memory(self, space: str) -> str:
         return SPACE_NAMES.get(self.kernel.lang, {}).get(space, space)
@@ -83,6 +91,10 @@ class KernelAnalysis:
         between = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]
         if grid:
             between.insert(0, z3.Or(*[enc.bid[d] != enc.bid2[d] for d in DIMS]))
+        else:
+            # Two different threads: one thread that both reaches and skips it (a value the model
+            # leaves free per evaluation) is no divergence.
+            between.insert(0, z3.Or(*[enc.tid[1][d] != enc.tid[2][d] for d in DIMS]))
         solver = z3.Solver()
         # Solver work, not the clock, decides (the same verdict on a loaded machine); the clock
         # is a backstop, as for the pair queries.
@@ -154,11 +166,14 @@ class KernelAnalysis:
             severity = "warning"
             notes.append(messages.GRID_BLOCK_STATE.format(vars=", ".join(
                 f"`{name}` (loop at line {line})" for name, line in h.block_state)))
-        elif h.witness.second_block is not None and h.replay_failure is not None and severity == "error":
-            # Between blocks, what keeps blocks apart is often a schedule (a persistent kernel's
-            # tile walk) the loop-state model cannot see: without a witness that runs, a warning.
+        elif h.replay_failure is not None and severity == "error" and h.observed is None:
+            # An error is a race demonstrated: its witness runs on the interpreter's semantics.
+            # Without one that runs, a possible race: a warning, with the reason (below).
             severity = "warning"
-            notes.append(messages.GRID_UNVALIDATED)
+            if h.witness.second_block is not None:
+                # Between blocks, what keeps blocks apart is often a schedule (a persistent
+                # kernel's tile walk) the loop-state model cannot see.
+                notes.append(messages.GRID_UNVALIDATED)
         if h.contracts:
             notes.append(_contract_note(h.contracts))
         if h.replay_failure:
@@ -181,8 +196,28 @@ class KernelAnalysis:
                          frozenset({"same"}): messages.WARPS_SAME_ONLY}.get(frozenset(h.warps))
             if warp_note:
                 notes.append(warp_note)
-        return self.finding(h.kind, severity, msg, self.location(h.second), self.location(h.first),
-                            self._witness(h), notes)
+        return self._conditioned(h, self.finding(h.kind, severity, msg, self.location(h.second),
+                                                 self.location(h.first), self._witness(h), notes))
+
+    def _conditioned(self, h: Hazard, f: Finding) -> Finding:
+        """The finding with its race's condition (race_condition.py), computed now, once."""
+        names: dict[str, str] = {}    # blockDim.x and gridDim.x in every dialect, as --assume reads them
+        if h.query is not None and self.conditions_projected < CONDITIONS_PER_KERNEL:
+            self.conditions_projected += 1
+            c = h.query.condition(names)
+        else:   # seen in a run (or a fix hint's re-analysis): the witness's values
+            c = witness_condition(dict(h.witness.params), names)
+        f.condition, f.condition_kind = c.text, c.how
+        if c.isl_set is not None:
+            f.condition_sets = (c.isl_set, c.isl_domain)
+            if c.exact and c.text != "true":
+                # A conditional race: the fix may be a launch guarantee, stated.
+                free = race_freedom([(c.isl_set, c.isl_domain, True)])
+                # (Not when only the grid's size is in it: one block is rarely the launch meant.)
+                if free.known and free.exact and free.text not in ("true", "false") and _beyond_grid(free.text):
+                    said = free.text.replace(" and ", " && ").replace(" or ", " || ")
+                    f.notes.append(messages.CONDITIONAL_RACE.format(cond=c.text, free=free.text, said=said))
+        return f
 
     def _witness(self, h: Hazard) -> dict:
         witness = h.witness.as_dict()
@@ -198,6 +233,12 @@ class KernelAnalysis:
             witness["block_state"] = [{"name": name, "loop_line": line} for name, line in h.block_state]
         if h.contracts:
             witness["refuted_by_contracts"] = list(h.contracts)
+        grid_read = block_dims_read(self.kernel)
+        launch = {k: v for k, v in (h.query.values if h.query is not None else {}).items()
+                  if k.startswith("blockDim.") or (k.startswith("gridDim.") and k[-1] in grid_read)}
+        if launch:
+            # The symbolic launch extents the witness runs with.
+            witness["launch"] = launch
         return witness
 
     def _loop_state_note(self, h: Hazard) -> str:
@@ -260,7 +301,8 @@ class KernelAnalysis:
                                 "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),
                                 "origin": _origin(b.span)}
                                for b in h.unordered_by]
-        return self.finding(rule, severity, msg, self.location(h.second), self.location(h.first), witness, notes)
+        return self._conditioned(h, self.finding(rule, severity, msg, self.location(h.second), self.location(h.first),
+                                                 witness, notes))
 
     def _barrier_text(self, b: ir.Barrier) -> str:
         return b.text or self.kernel.line(b.span.line).strip().rstrip(";")
@@ -294,6 +336,12 @@ class KernelAnalysis:
             warp_only = bool(barriers) and all(b.scope == ir.WARP for b in barriers)
             return hint.format(fn="__syncwarp" if warp_only else "__syncthreads")
         return messages.BARRIER_SCOPE_HINT_OTHER.format(mem=self.memory(space))
+
+
+def _beyond_grid(text: str) -> bool:
+    """Does a condition name something besides the grid's extents?"""
+    return bool(re.search(r"\b(?!gridDim\b)[A-Za-z_]\w*", re.sub(r"gridDim\.[xyz]", "", text).replace(" and ", " ")
+                          .replace(" or ", " ")))
 
 
 def _contract_note(names: tuple[str, ...]) -> str:

@@ -37,6 +37,7 @@ from analyzer.analysis.tile_order import TileOrderFacts
 from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.observed import Observation
 from analyzer.analysis.queries import QueryCache
+from analyzer.analysis.race_condition import condition_query
 from analyzer.analysis.solver import Encoder, without_loads
 from analyzer.analysis.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
 from analyzer.analysis.symbolic import AccessEvent, Evaluation
@@ -443,6 +444,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # Contract facts are built only now: new terms change Z3's search, and a query at the edge
         # of its budget must get the verdict it gets without contracts.
         exact_facts = self._contract_facts(self.exact, a, b) if res == z3.sat else []
+        refined_by: list = []     # the refinements the final model satisfies (for the race's condition)
         split = self.contract_facts.last_split if exact_facts else None
         # The facts of the contracts --no-contracts turned off, for this query's loads (to name them).
         dormant = (self.dormant_facts.facts(self.exact, self.dormant_facts.value_only(a, b))
@@ -481,6 +483,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 return False
             if with_facts == z3.sat:
                 solver = solver_facts
+                refined_by = list(exact_facts)
         # A persistent walk's prefix sums in closed form (telescope.py) refine a collision as a
         # contract does: unsat rules it out; too hard keeps it (and its verdict without them).
         closed = [f for walk, prefix, batch in self.exact.closed_forms
@@ -494,6 +497,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 return False
             if refined == z3.sat:
                 solver = solver_closed
+                refined_by = list(exact_facts) + closed
         if res == z3.unknown:
             if not (sink is out.hazards and self._seen_instead(a, b, out)):
                 self._undecided(first, second, solver, out)
@@ -526,8 +530,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             wit.first, wit.second = wit.second, wit.first
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
+        query = condition_query(self.exact, list(exact) + refined_by, model) if detail and not shadowed else None
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
-                           replay_failure=replay, block_state=block_state, contracts=would))
+                           replay_failure=replay, block_state=block_state, contracts=would, query=query))
         return True
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:

@@ -145,6 +145,13 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             if not isinstance(kernel.grid_dim.get(d), int):
                 # The launch's own extent: a parameter the host computed (with its definition).
                 self.base.append(self.gdim[d] == self.param(name))
+        if kernel.max_threads_per_block is not None:
+            # The source's launch bound (`__launch_bounds__`): a fact of every launch.
+            self.base.append(self.mul(self.mul(self.bdim["x"], self.bdim["y"]), self.bdim["z"])
+                             <= kernel.max_threads_per_block)
+        for _, expr in kernel.assumptions:
+            # A stated assumption (analysis/assumptions.py) holds in every query, as __builtin_assume's.
+            self.base.append(truth(self.term(expr, 1)))
         self._fixed = len(self.base)
         self._mark = self._fixed
         self.iter_bounds: list = []   # always included: relations use iterations outside terms

@@ -213,6 +213,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
             for p in params.children:
                 if p is not None:
                     self._declare_param(p)
+            self.kernel.max_threads_per_block = _block_size_bound(head)
             self.kernel.body = self._block(body)
             goto = leftover_goto(self.kernel.body)
             if goto is not None:
@@ -244,3 +245,22 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
 def _builtin_type(name: str) -> bool:
     """A scalar or vector type the front end knows (half4, float4, int, ...)."""
     return vector_shape(name) is not None or name in SCALAR_SIZES
+
+
+def _block_size_bound(head: Tree) -> int | None:
+    """N of the kernel head's `__launch_bounds__(N[, ...])` (CUDA) when N is an integer literal
+    (after the preprocessor); None without one."""
+    stack = [head]
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, Tree):
+            continue
+        if kind(n) == "launch_bounds":
+            toks = [str(t) for t in tokens_of(n.children[0])] if n.children else []
+            try:
+                value = int(toks[0].rstrip("uUlL"), 0) if len(toks) >= 1 and (len(toks) == 1 or toks[1] == ",") else 0
+            except ValueError:
+                return None
+            return value if value > 0 else None
+        stack.extend(n.children)
+    return None

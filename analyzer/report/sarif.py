@@ -512,6 +512,9 @@ class _ResultBuilder:
         props["notes"] = list(f.notes)
         if f.confirmation is not None:
             props["confirmation"] = _jsonable(f.confirmation)
+        if f.condition is not None:
+            props["condition"] = f.condition
+            props["condition_exact"] = f.condition_kind == "exact"
         res["properties"] = props
         return res
 
@@ -629,7 +632,8 @@ def to_sarif(results: list[KernelResult], *, emit: dict[str, str] | None = None,
     sarif_results = [rb.result(f) for f in sorted(_all_findings(results), key=_finding_order)]
 
     kernels = [{"kernel": r.kernel, "file": r.file, "target": r.target, "params": _jsonable(r.params),
-                "status": r.status, "findings": len(r.findings)} for r in results]
+                "status": r.status, "findings": len(r.findings)}
+               | ({"assumptions": list(r.assumptions)} if r.assumptions else {}) for r in results]
     kernels.sort(key=lambda k: (k["target"] or "", _params_key(k["params"]), k["file"], k["kernel"]))
     run_props: dict[str, Any] = {"summary": summary(results), "kernels": kernels}
     if any(r.contracts for r in results):

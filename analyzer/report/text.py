@@ -45,6 +45,8 @@ def to_json(results: list[KernelResult], hidden: dict[str, int] | None = None, v
                 "status": r.status, "findings": len(r.findings)}
                | ({"launch_from_file": r.launch_from_file} if r.launch_from_file else {})
                | ({"contracts": list(r.contracts)} if r.contracts else {})
+               | ({"assumptions": list(r.assumptions)} if r.assumptions else {})
+               | ({"race_free_when": r.race_free_when} if r.race_free_when else {})
                | ({"seconds": round(r.seconds, 4), "queries": r.queries, "assumed": list(r.assumed), "cached": r.cached}
                   if verbose else {})
                for r in results]
@@ -86,12 +88,16 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
             announced.add(r.file)
             console.print(f"[dim]{escape(r.file)}: launch extents from the file's comment: "
                           f"{escape(r.launch_from_file)}[/]")
+        if r.assumptions and (r.findings or verbose):
+            console.print(f"[dim]{escape(r.file)}: kernel {escape(r.kernel)}: assumed: "
+                          f"{escape('; '.join(r.assumptions))}[/]")
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
+            cond = f"; {f.phrase()}" if f.condition is not None else ""
             kernel = f"  [dim]kernel {escape(f.kernel)}{escape(where)}[/]" if f.kernel else ""
             console.print(f"[bold]{escape(loc)}[/]: [{sev}]{f.severity}[/]{escape('[' + f.rule + ']')} "
-                          f"{escape(f.message)}{kernel}")
+                          f"{escape(f.message + cond)}{kernel}")
             if f.second.kind == "file":   # a file or build not analysed: its reason is the message
                 continue
             rows = []
@@ -137,8 +143,11 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                         iters.append(f"{label} in " + ", ".join(f"loop@{k} iteration {v}" for k, v in w[key].items()))
                 if iters:
                     console.print("  iterations: " + "; ".join(iters))
-                if w.get("params"):
-                    console.print("  parameters: " + ", ".join(f"{k}={v}" for k, v in w["params"].items()))
+            if w and (w.get("params") or w.get("launch")) and "reaching_thread" not in w:
+                said = [", ".join(f"{k}={v}" for k, v in w.get("params", {}).items()),
+                        ", ".join(f"{k}={v}" for k, v in w.get("launch", {}).items())]
+                console.print("  parameters: " + "; launch: ".join(x for x in said if x)
+                              if said[0] else "  launch: " + said[1])
             for note in f.notes:
                 console.print(f"  [dim]note: {escape(note)}[/]")
             if f.fix:
@@ -153,6 +162,9 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                 for i, line in enumerate(f.confirmation.get("lines", [])):
                     head = "[bold]confirm:[/] " if i == 0 else "    "
                     console.print(f"  {head}{escape(line)}")
+    for r in ([] if quiet else results):
+        if r.race_free_when:    # check --conditions
+            console.print(f"kernel {escape(r.kernel)} ({escape(r.file)}): {escape(r.race_free_when)}")
     if verbose and not quiet:
         for r in results:
             n = len(r.findings)

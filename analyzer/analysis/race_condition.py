@@ -1,0 +1,592 @@
+"""The condition of a race: on which scalar parameters and launch extents two accesses collide.
+
+A race query (collision_constraints.py) is a set of constraints over two threads, their blocks and
+loop iterations, loaded values, the kernel's scalar parameters and the launch extents. The race
+condition is that set projected onto the parameters and extents: it holds exactly for the
+launches in which some two threads collide. Where the constraints are Presburger (linear, with
+floor and remainder by constants), the projection is exact, computed with ISL (islpy): the
+constraints are translated from Z3's terms, every value that is not a parameter becomes an
+existential variable, uninterpreted values (loads, opaque calls) are related by functional
+consistency (equal arguments, equal values: Ackermann's reduction, exact), and a product of
+two parameters is one atom (exact: the condition reads it as the product).
+
+A product of a thread's value and a parameter (`blockIdx.x * H`) is not Presburger. Two
+projections bracket it: an upper one, where the product is any value that obeys the sign and
+magnitude laws of products (|x*P| >= |P| when x != 0, and the same for the difference of two
+threads' products with one factor), and a lower one, where the thread's factor is 0 or 1 (the
+product then is 0 or P). The first over-approximates the race condition, the second
+under-approximates it; where they agree, the condition is exact. Otherwise the lower one is a
+sufficient condition (`races at least when ...`), said as such; where neither can be computed
+(bit operations, a product of two thread values, ISL out of its budget) the witness's own values
+are (`races at least when H=1, blockDim.y=4`).
+
+The condition is printed over the source's names, simplified against the facts every launch
+satisfies (extents within the hardware's limits, parameters within their type's range, stated
+assumptions), so that a race in every launch reads `true`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import islpy as isl
+import z3
+
+# ISL's budget for one condition (its own count of operations). A projection of a kernel's pair
+# takes a few thousand; what runs out falls back to the witness's values.
+ISL_OPERATIONS = 400_000
+# More uninterpreted applications than this: Ackermann's constraints grow with their square.
+MAX_APPLICATIONS = 24
+ONE_SHOT_WIDTH = 5_000
+MAX_WIDTH = 1_000_000
+MAX_PRODUCTS = 6
+
+
+class NotPresburger(Exception):
+    """A constraint outside what the translation reads (bit vectors, a product of two thread values)."""
+
+
+@dataclass
+class Condition:
+    """A race's condition: `text` ("true" when every launch races), whether it is exact (else a
+    sufficient condition), and `how` ("exact", "sufficient", "witness")."""
+    text: str
+    exact: bool
+    how: str
+    # The condition and its domain as ISL sets over the source's names (`blockDim_y`), for a
+    # kernel's race-freedom condition (race_freedom.py); None where there is no set.
+    isl_set: str | None = None
+    isl_domain: str | None = None
+
+    @property
+    def unconditional(self) -> bool:
+        return self.exact and self.text == "true"
+
+    def phrase(self) -> str:
+        """How the finding's first line says it."""
+        if self.unconditional:
+            return "races for every launch"
+        if self.exact:
+            return f"races when {self.text}"
+        return f"races at least when {self.text}"
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "exact": self.exact, "how": self.how}
+
+
+@dataclass
+class ConditionQuery:
+    """What a race's condition is computed from, kept with the hazard until its finding is made
+    (then computed once): the query's constraints, the ids of those that always hold (the
+    encoder's base), the parameters, and the witness's values of them."""
+    constraints: list
+    base: set
+    params: list[str]
+    values: dict[str, int]
+
+    def condition(self, names: dict[str, str] | None = None) -> Condition:
+        memo: dict[int, frozenset] = {}
+        wanted = set(self.params)
+        # The facts every launch satisfies: the always-true constraints over parameters only.
+        domain = [c for c in self.constraints if c.get_id() in self.base and _names(c, memo) <= wanted]
+        return race_condition(self.constraints, domain, self.params, self.values, names, memo)
+
+
+def condition_query(enc, constraints: list, model) -> ConditionQuery:
+    """The `ConditionQuery` of a satisfiable query built by `enc` (solver.Encoder) with `model`."""
+    params = [n for n in sorted(enc.shared) if n in enc.kernel.params or n.startswith(("blockDim.", "gridDim."))]
+    values = {n: model.eval(enc.shared[n], model_completion=True).as_long() for n in params}
+    return ConditionQuery(list(constraints), {c.get_id() for c in enc.base}, params, values)
+
+
+def _names(e, memo: dict) -> frozenset:
+    """The uninterpreted constants of a Z3 term (a function application counts as `()`), through
+    Z3's C API (z3py wraps every node it visits), remembered by node id in `memo`."""
+    core = z3.z3core
+    ref = e.ctx.ref()
+    app = z3.Z3_APP_AST
+    stack = [(e.as_ast(), False)]
+    while stack:
+        x, ready = stack.pop()
+        i = core.Z3_get_ast_id(ref, x)
+        if i in memo:
+            continue
+        if core.Z3_get_ast_kind(ref, x) != app:
+            memo[i] = frozenset()
+            continue
+        n = core.Z3_get_app_num_args(ref, x)
+        kids = [core.Z3_get_app_arg(ref, x, k) for k in range(n)]
+        if not ready:
+            stack.append((x, True))
+            stack.extend((c, False) for c in kids)
+            continue
+        d = core.Z3_get_app_decl(ref, x)
+        own: frozenset = frozenset()
+        if core.Z3_get_decl_kind(ref, d) == z3.Z3_OP_UNINTERPRETED:
+            own = frozenset({core.Z3_get_symbol_string(ref, core.Z3_get_decl_name(ref, d)) if not n else "()"})
+        memo[i] = own.union(*(memo[core.Z3_get_ast_id(ref, c)] for c in kids))
+    return memo[e.get_id()]
+
+
+def display_names(lang: str) -> dict[str, str]:
+    """The solver's launch extents by the names the dialect gives them."""
+    dims = ("x", "y", "z")
+    if lang == "opencl":
+        return {**{f"blockDim.{d}": f"get_local_size({i})" for i, d in enumerate(dims)},
+                **{f"gridDim.{d}": f"get_num_groups({i})" for i, d in enumerate(dims)}}
+    if lang == "metal":
+        return {**{f"blockDim.{d}": f"threads_per_threadgroup.{d}" for d in dims},
+                **{f"gridDim.{d}": f"threadgroups_per_grid.{d}" for d in dims}}
+    if lang in ("spirv", "wgsl"):
+        return {**{f"blockDim.{d}": f"workgroup_size.{d}" for d in dims},
+                **{f"gridDim.{d}": f"num_workgroups.{d}" for d in dims}}
+    return {}
+
+
+def race_condition(constraints: list, domain: list, params: list[str], witness: dict[str, int],
+                   names: dict[str, str] | None = None, memo: dict | None = None) -> Condition:
+    """The condition of the race the satisfiable `constraints` (Z3) describe, over the constants
+    named in `params` (scalar parameters and symbolic extents), simplified under `domain` (Z3
+    constraints over them only: what every launch satisfies). `witness`: a model's values of those
+    parameters, for the fallback. `names`: how to print a parameter (default: its own name)."""
+    names = names or {}
+    try:
+        return _projected(constraints, domain, params, names)
+    except (NotPresburger, isl.Error, RecursionError):
+        pass
+    # The witness's values of the parameters the query reads.
+    memo = {} if memo is None else memo
+    read = set().union(*(_names(c, memo) for c in constraints)) if constraints else set()
+    return witness_condition({k: v for k, v in witness.items() if k in read}, names)
+
+
+def witness_condition(values: dict[str, int], names: dict[str, str] | None = None) -> Condition:
+    """The sufficient condition a witness's own values are."""
+    names = names or {}
+    shown = ", ".join(f"{names.get(k, k)}={v}" for k, v in values.items())
+    return Condition(shown or "true", exact=False, how="witness")
+
+
+def _projected(constraints, domain, params, names) -> Condition:
+    ctx = isl.Context()
+    ctx.set_max_operations(ISL_OPERATIONS)
+    atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all three
+    lower = _Translation(params, "lower", atoms)
+    core = lower.translate(constraints)
+    # The two brackets differ only in how they read products: one translation serves both.
+    lo_body = core + lower._product_laws()
+    lower.mode = "upper"
+    up_body = core + lower._product_laws() if lower.products else None
+    upper = lower
+    dom = _Translation(params, "lower", atoms)
+    dom_body = dom.translate(domain)
+    idents = {lower.ident(p): p for p in params}
+    head = "[" + ", ".join(list(idents) + list(atoms.values())) + "] -> "
+    D = dom.projected(ctx, head, dom_body)
+    low = lower.projected(ctx, head, lo_body).intersect(D).coalesce()
+    exact = True
+    if up_body is not None and not D.is_subset(low):    # a race in every launch needs no bracket
+        ctx.reset_operations()
+        try:
+            up = upper.projected(ctx, head, up_body).intersect(D).coalesce()
+            exact = up.is_subset(low)
+        except isl.Error:
+            exact = False     # out of budget: the lower projection stands, as a sufficient condition
+        ctx.reset_operations()
+    if low.is_empty():
+        raise NotPresburger("no sufficient condition found")
+    shown = {i: names.get(p, p) for i, p in idents.items()}
+    shown.update({ident: _display(text, names) for text, ident in atoms.items()})
+    text = render(low.gist(D).coalesce(), shown)
+    canon = None
+    if not atoms and all(_IDENT.match(p.replace(".", "_")) for p in params):
+        rename = {i: p.replace(".", "_") for i, p in idents.items()}
+        canon = tuple(re.sub(r"(?<![A-Za-z_])p\d+_", lambda m: rename[m.group(0)], str(x)) for x in (low, D))
+    return Condition(text, exact, "exact" if exact else "sufficient", *(canon or (None, None)))
+
+
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _display(text: str, names: dict[str, str]) -> str:
+    for k, v in names.items():
+        text = text.replace(k, v)
+    return text
+
+
+class _Translation:
+    """Z3 constraints as the text of an ISL set: parameters stay ISL parameters, every other
+    value an existential variable. `mode`: how a product of a thread value and a parameter is
+    read ("lower": the thread value is 0 or 1; "upper": the laws of products)."""
+
+    def __init__(self, params: list[str], mode: str, atoms: dict[str, str]):
+        self.params = set(params)
+        self.mode = mode
+        self.param_idents_by_name = {p: f"p{i}_" for i, p in enumerate(params)}
+        self.vars: dict[str, str] = {}          # Z3 name -> ISL existential
+        self.fresh = 0
+        self.side: list[str] = []                # constraints the existentials introduced carry
+        self.memo: dict[int, str] = {}
+        self.apps: dict[str, list[tuple[list[str], str]]] = {}
+        self.products: list[tuple[str, str, str, int]] = []   # (x, p, m, id of p)
+        self.atoms = atoms       # printed product of parameters -> ISL parameter
+        self.napps = 0
+
+    def ident(self, name: str) -> str:
+        return self.param_idents_by_name[name]
+
+    def _new(self) -> str:
+        self.fresh += 1
+        return f"e{self.fresh}_"
+
+    def translate(self, constraints) -> list[str]:
+        """The constraints as ISL constraint texts, with those the translation introduced (the
+        products' own, which depend on the mode, not included: `_product_laws`)."""
+        body = [self.boolean(c) for c in constraints]
+        return body + self._ackermann() + self.side
+
+    def projected(self, ctx, head: str, body: list[str]) -> isl.Set:
+        """The set of `body` (see `translate`) projected onto the parameters."""
+        dims = list(self.vars.values()) + [f"e{i}_" for i in range(1, self.fresh + 1)]
+        tup = "[" + ", ".join(dims) + "]"
+        # The disjuncts its normal form may have, at most: over the limit, not tried (the cost of
+        # a projection follows it; measured on the fixtures, those under it take at most 0.3 s).
+        width = 1
+        for b in body:
+            width *= b.count(" or ") + 1
+        if width <= ONE_SHOT_WIDTH:
+            inner = " and ".join(f"({b})" for b in body) or "true"
+            return isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + inner + " }").params()
+        if width > MAX_WIDTH:
+            raise NotPresburger(f"{width} disjuncts")
+        # Wider: one constraint at a time, the conjunctive ones first, so that the disjuncts of the
+        # next one meet a set already narrowed (most of their combinations are empty).
+        pieces = sorted((isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + b + " }") for b in body),
+                        key=lambda x: x.n_basic_set())
+        acc = isl.Set.read_from_str(ctx, head + "{ " + tup + " }")
+        for piece in pieces:
+            acc = acc.intersect(piece)
+            if acc.n_basic_set() > 1:
+                acc = acc.coalesce()
+        return acc.params()
+
+    # ---- booleans ----
+
+    def boolean(self, e, negate: bool = False) -> str:
+        if z3.is_true(e):
+            return "false" if negate else "true"
+        if z3.is_false(e):
+            return "true" if negate else "false"
+        k = e.decl().kind() if z3.is_app(e) else None
+        kids = e.children() if z3.is_app(e) else []
+        if k == z3.Z3_OP_NOT:
+            return self.boolean(kids[0], not negate)
+        if k in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+            conj = (k == z3.Z3_OP_AND) != negate
+            parts = [self.boolean(c, negate) for c in kids]
+            return (" and " if conj else " or ").join(f"({p})" for p in parts) or ("true" if conj else "false")
+        if k == z3.Z3_OP_IMPLIES:
+            a, b = kids
+            if negate:
+                return f"({self.boolean(a)}) and ({self.boolean(b, True)})"
+            return f"({self.boolean(a, True)}) or ({self.boolean(b)})"
+        if k == z3.Z3_OP_EQ and z3.is_bool(kids[0]):
+            a, b = kids
+            same = f"(({self.boolean(a)}) and ({self.boolean(b)})) or (({self.boolean(a, True)}) and ({self.boolean(b, True)}))"
+            diff = f"(({self.boolean(a)}) and ({self.boolean(b, True)})) or (({self.boolean(a, True)}) and ({self.boolean(b)}))"
+            return diff if negate else same
+        if k == z3.Z3_OP_ITE and z3.is_bool(e):
+            c, a, b = kids
+            return (f"(({self.boolean(c)}) and ({self.boolean(a, negate)})) or "
+                    f"(({self.boolean(c, True)}) and ({self.boolean(b, negate)}))")
+        if k == z3.Z3_OP_DISTINCT:
+            if len(kids) != 2:
+                raise NotPresburger("distinct of more than two")
+            return self._compare("=" if negate else "!=", *kids)
+        ops = {z3.Z3_OP_LE: ("<=", ">"), z3.Z3_OP_LT: ("<", ">="), z3.Z3_OP_GE: (">=", "<"),
+               z3.Z3_OP_GT: (">", "<="), z3.Z3_OP_EQ: ("=", "!=")}
+        if k in ops:
+            return self._compare(ops[k][1 if negate else 0], *kids)
+        raise NotPresburger(f"boolean {e.decl().name() if z3.is_app(e) else e}")
+
+    def _compare(self, op: str, a, b) -> str:
+        x, y = self.term(a), self.term(b)
+        if op == "!=":
+            return f"({x}) < ({y}) or ({x}) > ({y})"
+        return f"({x}) {op} ({y})"
+
+    # ---- integer terms ----
+
+    def term(self, e) -> str:
+        key = e.get_id()
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._term(e)
+        return hit
+
+    def _term(self, e) -> str:
+        if z3.is_int_value(e):
+            return str(e.as_long())
+        if not z3.is_app(e) or not z3.is_int(e):
+            raise NotPresburger(f"term {e}")
+        k = e.decl().kind()
+        kids = e.children()
+        if k == z3.Z3_OP_UNINTERPRETED:
+            name = e.decl().name()
+            if not kids:
+                if name in self.params:
+                    return self.ident(name)
+                if name not in self.vars:
+                    self.vars[name] = f"v{len(self.vars)}_"
+                return self.vars[name]
+            return self._application(name, kids)
+        if k == z3.Z3_OP_ADD:
+            return " + ".join(f"({self.term(c)})" for c in kids)
+        if k == z3.Z3_OP_SUB:
+            return " - ".join(f"({self.term(c)})" for c in kids)
+        if k == z3.Z3_OP_UMINUS:
+            return f"-({self.term(kids[0])})"
+        if k == z3.Z3_OP_MUL:
+            consts = [c for c in kids if z3.is_int_value(c)]
+            rest = [c for c in kids if not z3.is_int_value(c)]
+            factor = 1
+            for c in consts:
+                factor *= c.as_long()
+            if not rest:
+                return str(factor)
+            out = self.term(rest[0]) if len(rest) == 1 else self._product(rest)
+            return f"{factor} * ({out})" if factor != 1 else out
+        if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
+            a, b = kids
+            if not z3.is_int_value(b) or b.as_long() == 0:
+                raise NotPresburger("division by a value")
+            c = b.as_long()
+            x = self.term(a)
+            if k == z3.Z3_OP_MOD:
+                return f"({x}) mod {abs(c)}"
+            # SMT-LIB's div is Euclidean: floor for a positive divisor, and q(a, -c) = -q(a, c).
+            return f"floor(({x}) / {c})" if c > 0 else f"-floor(({x}) / {-c})"
+        if k == z3.Z3_OP_ITE:
+            c, a, b = kids
+            v = self._new()
+            self.side.append(f"(({self.boolean(c)}) and {v} = ({self.term(a)})) or "
+                             f"(({self.boolean(c, True)}) and {v} = ({self.term(b)}))")
+            return v
+        raise NotPresburger(f"operation {e.decl().name()}")
+
+    def _application(self, name: str, kids) -> str:
+        """An uninterpreted function's value: an existential, equal to every other application of
+        the function with equal arguments (`_ackermann`)."""
+        self.napps += 1
+        if self.napps > MAX_APPLICATIONS:
+            raise NotPresburger("too many uninterpreted values")
+        args = [self.term(c) for c in kids]
+        v = self._new()
+        self.apps.setdefault(name, []).append((args, v))
+        return v
+
+    def _ackermann(self) -> list[str]:
+        out = []
+        for apps in self.apps.values():
+            for i in range(len(apps)):
+                for j in range(i):
+                    (a1, v1), (a2, v2) = apps[i], apps[j]
+                    differ = " or ".join(f"({x}) < ({y}) or ({x}) > ({y})" for x, y in zip(a1, a2))
+                    out.append(f"{differ} or {v1} = {v2}")
+        return out
+
+    def _param_only(self, e) -> bool:
+        key = ("param-only", e.get_id())
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._param_only_of(e)
+        return hit
+
+    def _param_only_of(self, e) -> bool:
+        if z3.is_int_value(e):
+            return True
+        if not z3.is_app(e):
+            return False
+        if e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            return not e.children() and e.decl().name() in self.params
+        return all(self._param_only(c) for c in e.children())
+
+    def _product(self, factors) -> str:
+        fixed = [f for f in factors if self._param_only(f)]
+        moving = [f for f in factors if not self._param_only(f)]
+        if len(moving) > 1:
+            raise NotPresburger("a product of two thread values")
+        if fixed and not moving:
+            text = " * ".join(_z3_text(f) for f in fixed)
+            if text not in self.atoms:
+                self.atoms[text] = f"q{len(self.atoms)}_"
+            return self.atoms[text]
+        p = self.term(fixed[0]) if len(fixed) == 1 else self._product(fixed)
+        pid = fixed[0].get_id() if len(fixed) == 1 else hash(p)
+        x = self.term(moving[0])
+        if len(self.products) >= MAX_PRODUCTS:
+            raise NotPresburger("too many products")
+        m = self._new()
+        self.products.append((x, p, m, pid))
+        return m
+
+    def _product_laws(self) -> list[str]:
+        if self.mode == "lower":
+            return [f"(({x}) = 0 and {m} = 0) or (({x}) = 1 and {m} = ({p}))" for x, p, m, _ in self.products]
+        # The difference of two products with one factor (two threads' `blockIdx.x * H`) is what
+        # a collision compares; a product paired with none gets its own laws.
+        out, paired = [], set()
+        for i in range(len(self.products)):
+            for j in range(i):
+                (x1, p1, m1, i1), (x2, p2, m2, i2) = self.products[i], self.products[j]
+                if i1 == i2:
+                    out.append(_sign_laws(f"({x1}) - ({x2})", p1, f"{m1} - {m2}"))
+                    paired |= {i, j}
+        return out + [_sign_laws(x, p, m) for i, (x, p, m, _) in enumerate(self.products) if i not in paired]
+
+
+def _sign_laws(x: str, p: str, m: str) -> str:
+    """m = x * p, read as what it implies linearly: zero when a factor is, else of the sign of the
+    product and at least as large as either factor."""
+    return (f"(({x}) = 0 and ({m}) = 0) or (({p}) = 0 and ({m}) = 0) or "
+            f"(({x}) >= 1 and ({p}) >= 1 and ({m}) >= ({p}) and ({m}) >= ({x})) or "
+            f"(({x}) >= 1 and ({p}) <= -1 and ({m}) <= ({p}) and ({m}) <= -({x})) or "
+            f"(({x}) <= -1 and ({p}) >= 1 and ({m}) <= -({p}) and ({m}) <= ({x})) or "
+            f"(({x}) <= -1 and ({p}) <= -1 and ({m}) >= -({p}) and ({m}) >= -({x}))")
+
+
+def _z3_text(e) -> str:
+    """A product's factor over the source's names (parameters, extents, constants)."""
+    if z3.is_int_value(e):
+        return str(e.as_long())
+    if e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        return e.decl().name()
+    sym = {z3.Z3_OP_ADD: " + ", z3.Z3_OP_SUB: " - ", z3.Z3_OP_MUL: " * "}.get(e.decl().kind())
+    if sym is None:
+        raise NotPresburger(f"factor {e}")
+    return "(" + sym.join(_z3_text(c) for c in e.children()) + ")"
+
+
+# ---- printing ----
+
+def render(s: isl.Set, names: dict[str, str]) -> str:
+    """A parameter set as a short condition over `names` (ISL parameter -> printed name):
+    disjuncts joined by `or`, their constraints by `and`, each constraint with the scalar
+    parameters on the left where there are some; `true` for the universe, `false` for empty."""
+    if s.is_empty():
+        return "false"
+    if s.plain_is_universe() or s.is_equal(isl.Set.universe(s.get_space())):
+        return "true"
+    disjuncts = []
+    for bs in s.get_basic_sets():
+        if bs.dim(isl.dim_type.div):
+            disjuncts.append(_via_ast(isl.Set.from_basic_set(bs), names))
+            continue
+        parts = [_constraint(c, names) for c in bs.get_constraints()]
+        disjuncts.append(" and ".join(_chained(parts)) or "true")
+    if len(disjuncts) == 1:
+        return disjuncts[0]
+    return " or ".join(f"({d})" if " and " in d else d for d in disjuncts)
+
+
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!="}
+
+
+def render_negation(s: isl.Set, names: dict[str, str]) -> str | None:
+    """The negation of a conjunction of constraints, as the disjunction of each one negated
+    (`H <= -blockDim.y or H >= blockDim.y or gridDim.x <= 1`): shorter than ISL's complement,
+    which splits it into disjoint pieces. None for a union or a set with divisions."""
+    parts = s.get_basic_sets()
+    if len(parts) != 1 or parts[0].dim(isl.dim_type.div):
+        return None
+    out = []
+    for c in parts[0].get_constraints():
+        left, rel, right = _constraint(c, names)
+        out.append(f"{left} {_NEGATED[rel]} {right}")
+    return " or ".join(out) if out else "false"
+
+
+def _via_ast(s: isl.Set, names: dict[str, str]) -> str:
+    """A disjunct with divisions (`n % 16 == 0`): ISL's own C expression, names replaced."""
+    build = isl.AstBuild.from_context(isl.Set.universe(s.get_space()))
+    text = build.expr_from_set(s).to_C_str()
+    text = text.replace("&&", "and").replace("||", "or")
+    for ident in sorted(names, key=len, reverse=True):
+        text = text.replace(ident, names[ident])
+    return text
+
+
+def _term_text(coefs: list[tuple[int, str]]) -> str:
+    out = ""
+    for c, n in coefs:
+        mag = abs(c)
+        piece = n if mag == 1 else f"{mag} * {n}"
+        if not out:
+            out = piece if c > 0 else f"-{piece}"
+        else:
+            out += f" + {piece}" if c > 0 else f" - {piece}"
+    return out
+
+
+def _with_const(text: str, k: int) -> str:
+    if not text:
+        return str(k)
+    if k == 0:
+        return text
+    return f"{text} + {k}" if k > 0 else f"{text} - {-k}"
+
+
+def _constraint(c: isl.Constraint, names: dict[str, str]) -> tuple[str, str, str]:
+    """(left, relation, right) of one constraint `sum + k >= 0` (or `= 0`)."""
+    space = c.get_space()
+    coefs = []
+    for i in range(space.dim(isl.dim_type.param)):
+        v = c.get_coefficient_val(isl.dim_type.param, i).to_python()
+        if v:
+            ident = space.get_dim_name(isl.dim_type.param, i)
+            coefs.append((int(v), names.get(ident, ident)))
+    k = int(c.get_constant_val().to_python())
+    # The scalar parameters (not launch extents) on the left, the first with a positive sign.
+    launch = ("blockDim", "gridDim", "get_local_size", "get_num_groups", "threads_per", "threadgroups_per",
+              "workgroup_size", "num_workgroups")
+    subject = [x for x in coefs if not x[1].startswith(launch)] or coefs
+    lead = subject[0]
+    sign = 1 if lead[0] > 0 else -1
+    left = [(sign * a, n) for a, n in subject]
+    right = [(-sign * a, n) for a, n in coefs if (a, n) not in subject]
+    k = -sign * k       # left >= right + k (sign 1) or left <= right + k (sign -1)
+    if c.is_equality():
+        return _term_text(left), "==", _with_const(_term_text(right), k)
+    if sign > 0:
+        # left >= right + k, i.e. left > right + k - 1
+        if k == 1:
+            return _term_text(left), ">", _term_text(right) or "0"
+        return _term_text(left), ">=", _with_const(_term_text(right), k)
+    # left <= right + k: strict when k == -1
+    if k == -1:
+        return _term_text(left), "<", _term_text(right) or "0"
+    return _term_text(left), "<=", _with_const(_term_text(right), k)
+
+
+def _chained(parts: list[tuple[str, str, str]]) -> list[str]:
+    """`H > -blockDim.y` and `H < blockDim.y` as `-blockDim.y < H < blockDim.y`."""
+    flip = {">": "<", ">=": "<="}
+    out, used = [], set()
+    for i, (left, rel, right) in enumerate(parts):
+        if i in used:
+            continue
+        used.add(i)
+        if rel == "==":
+            out.append(f"{left} {rel} {right}")
+            continue
+        for j, (l2, r2, x2) in enumerate(parts):
+            if j in used or l2 != left or (r2 in flip) == (rel in flip) or r2 == "==":
+                continue
+            used.add(j)
+            (lo_rel, lo), (hi_rel, hi) = ((rel, right), (r2, x2)) if rel in flip else ((r2, x2), (rel, right))
+            out.append(f"{lo} {flip[lo_rel]} {left} {hi_rel} {hi}")
+            break
+        else:
+            out.append(f"{left} {rel} {right}")
+    return out
