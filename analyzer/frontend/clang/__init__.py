@@ -1,0 +1,32 @@
+"""The clang front end for hand-written CUDA C++, OpenCL C and Metal: libclang parses (reader.py,
+with kernelrace's own headers in include/), and the lowering walks clang's AST into the kernel IR
+(kernels.py: kernels, parameters, globals; stmts.py; exprs.py; calls.py; launches.py). See
+docs/frontends.md for what each dialect reads and what gives `unknown`."""
+
+from __future__ import annotations
+
+from analyzer import ir
+from analyzer.errors import KernelraceError
+
+
+def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> tuple[list[ir.Kernel], list[str]]:
+    """Every kernel of one hand-written file, and the notes (headers not found, names made
+    parameters); a file with no kernel is a one-line KernelraceError."""
+    from analyzer.frontend.clang.kernels import ClangLowering
+    from analyzer.frontend.clang.reader import parse
+    parsed = parse(text, lang, filename, include_dirs, macros)
+    lowering = ClangLowering(parsed)
+    kernels = lowering.lower()
+    if not kernels:
+        what = {"cuda": "__global__ function", "metal": "kernel function", "opencl": "__kernel function"}[lang]
+        raise KernelraceError(f"{filename}: no kernel found (no {what})")
+    for k in kernels:
+        if parsed.params:
+            for p in parsed.params:
+                if p not in k.params and _mentions(k, p):
+                    k.params.append(p)
+    return kernels, parsed.notes
+
+
+def _mentions(kernel: ir.Kernel, name: str) -> bool:
+    return False
