@@ -25,6 +25,7 @@ from analyzer.report import sarif
 from analyzer.tvm.builders import TARGETS
 from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
+from analyzer.frontend import FRONTENDS
 from analyzer.findings import ERROR, SEVERITY_RANK, KernelResult
 from analyzer.inputs import kernel_files
 from analyzer.analysis.memory_guard import DEFAULT_MB
@@ -218,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search DIR for #include \"...\" headers (after the including file's directory)")
     c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
                    help="define a preprocessor macro (VALUE defaults to 1)")
+    c.add_argument("--frontend", choices=FRONTENDS, default="auto",
+                   help="how hand-written CUDA, OpenCL and Metal are read: auto (Lark, then clang for a file Lark "
+                        "cannot read), clang, lark (docs/frontends.md)")
     _confirm_options(c, flag=True)
     _run_options(c)
 
@@ -453,7 +457,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         # the configuration's include directories are relative to the file that names them
         configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
-                                         macros=tuple(args.macro)))
+                                         macros=tuple(args.macro), frontend=getattr(args, "frontend", "auto")))
         skipped: list[str] = []
         files = _sharded(kernel_files(args.files, cfg.exclude, skipped), st, sharded, "files", lambda f: f)
         if st.verbose:

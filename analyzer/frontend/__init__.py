@@ -22,10 +22,38 @@ def lang_of(path: str) -> str | None:
     return EXTENSIONS.get(Path(path).suffix)
 
 
+FRONTENDS = ("auto", "clang", "lark")
+C_FAMILY = ("cuda", "metal", "opencl")
+
+
 def lower_source(text: str, lang: str, filename: str,
-                 pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
+                 pp: PreprocessOptions | None = None, frontend: str = "lark") -> list[ir.Kernel]:
     """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
-    is a one-line KernelraceError."""
+    is a one-line KernelraceError. A C-family file is read by Lark or clang as `frontend` says;
+    `auto`: Lark, and clang for a file Lark cannot read or lower (docs/frontends.md)."""
+    if lang in C_FAMILY and frontend == "clang":
+        return _clang(text, lang, filename, pp)
+    if lang in C_FAMILY and frontend == "auto":
+        try:
+            return _lower_lark(text, lang, filename, pp)
+        except KernelraceError as lark_error:
+            try:
+                return _clang(text, lang, filename, pp)
+            except KernelraceError:
+                raise lark_error from None
+    return _lower_lark(text, lang, filename, pp)
+
+
+def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) -> list[ir.Kernel]:
+    from analyzer.frontend.clang import lower_clang
+    kernels, _notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    if kernels and all(k.unsupported for k in kernels):
+        span, what = kernels[0].unsupported
+        raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}")
+    return kernels
+
+
+def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
     if lang == "wgsl":
         lowering = WgslLowering(parse_wgsl(text, filename), text, filename)
     elif lang == "spirv":

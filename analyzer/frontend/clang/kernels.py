@@ -63,7 +63,8 @@ class ClangLowering(ClangExprs, ClangStmts, ClangCalls, AccessLowering, ExprLowe
 
     def from_headers(self, call) -> bool:
         ref = call.referenced
-        return ref is None or self.in_headers(ref)
+        # clang's OpenCL built-ins are declared where they are first called: a function no file defines
+        return ref is None or self.in_headers(ref) or ref.get_definition() is None
 
     def _collect(self, root) -> None:
         stack = list(reversed(children(root)))

@@ -37,6 +37,7 @@ _ARGS = {
 # `[[name]]` and `[[name(args)]]` (Metal's attributes): renamed to a macro of the same length that
 # clang turns into `annotate("kr:name")`, kept in the AST on parameters and functions.
 _ATTR = re.compile(r"\[\[\s*([A-Za-z_]\w*)(\s*\([^\[\]]*\))?\s*\]\]")
+_LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 
@@ -71,6 +72,9 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         return new.ljust(len(m.group(0))) if len(new) <= len(m.group(0)) else new
 
     out = _ATTR.sub(sub, text)
+    # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
+    # (C++ allows no automatic variable in another address space).
+    out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
     defs = []
     for name in names:
         defs.append(f'#define _kr_{name} __attribute__((annotate("kr:{name}")))')
