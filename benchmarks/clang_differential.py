@@ -14,9 +14,10 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from analyzer.cli import main
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from analyzer.cli import main  # noqa: E402
 SUFFIXES = (".cu", ".cuh", ".metal", ".cl")
 
 

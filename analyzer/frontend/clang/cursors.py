@@ -50,8 +50,11 @@ def canonical(t):
 def space_of(t) -> str | None:
     """The address space a (pointee) type names in its spelling, or None."""
     m = None
-    for m in _AS.finditer(t.spelling):
+    for m in _AS.finditer(t.get_canonical().spelling):
         pass
+    if m is None:
+        for m in _AS.finditer(t.spelling):
+            pass
     if m is None:
         return None
     return _SPACE_OF.get(m.group(1) or m.group(2))

@@ -109,7 +109,8 @@ class ClangExprs:
         if len(kids) == 1 and is_vector(kids[0].type) and c.extent.end.offset > kids[0].extent.end.offset:
             # `v.xy` on an ext_vector (OpenCL, Metal): its accessor is the text after the dot
             field = self.source.text(c).rsplit(".", 1)[-1].strip()
-            return self._swizzle(self.rvalue(kids[0]), field, c)
+            return self._swizzle(self.rvalue(kids[0]) if not isinstance(self.value(kids[0]), BuiltinVec)
+                                 else self.value(kids[0]), field, c)
         if not kids:
             n = evaluate_int(c)   # a default argument
             if n is not None:
@@ -119,6 +120,10 @@ class ClangExprs:
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")
 
     def _swizzle(self, base: Value, field: str, c) -> Value:
+        if isinstance(base, BuiltinVec):
+            if field not in ("x", "y", "z"):
+                raise Unsupported(c, f"member '.{field}' of a builtin index vector")
+            return Scalar(ir.Builtin(f"{base.prefix}.{field}"), "uint")
         if isinstance(base, Vector):
             comps = base.comps
             elem = (vector_shape(base.ty) or ("float", 0))[0]
@@ -332,7 +337,8 @@ class ClangExprs:
                 raise Unsupported(c, "vector lane selected by a variable")
             return Scalar(base.comps[idx], (vector_shape(base.ty) or ("int", 0))[0])
         ptr = self.place(c)
-        if ptr.inner or self._is_struct(ptr.elem):
+        if isinstance(base, Pointer) and base.inner or self._is_struct(ptr.elem) or canonical(c.type).kind in (
+                TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):
             return ptr   # a row of a multi-dimensional array, or a struct element
         return self.load(ptr, self.span(c))
 
@@ -561,6 +567,9 @@ class ClangExprs:
             a, b = children(s)
             first = self.flush(self.effect(a))
             return first + self.flush(self.effect(b))
+        if s.kind == CK.CALL_EXPR and s.spelling == "operator=" and len(list(s.get_arguments())) == 2:
+            dst, src = s.get_arguments()
+            return self.copy_struct(dst, src, self.span(s))   # a struct's implicit copy assignment
         if s.kind == CK.CALL_EXPR:
             handled = self.call_stmt(s)
             if handled is not None:
