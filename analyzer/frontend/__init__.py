@@ -38,15 +38,15 @@ def lower_source(text: str, lang: str, filename: str,
             return _lower_lark(text, lang, filename, pp)
         except KernelraceError as lark_error:
             try:
-                return _clang(text, lang, filename, pp)
+                return _clang(text, lang, filename, pp, strict=True)
             except KernelraceError:
                 raise lark_error from None
     return _lower_lark(text, lang, filename, pp)
 
 
-def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) -> list[ir.Kernel]:
+def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None, strict: bool = False) -> list[ir.Kernel]:
     from analyzer.frontend.clang import lower_clang
-    kernels, _notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    kernels, _notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (), strict)
     if kernels and all(k.unsupported for k in kernels):
         span, what = kernels[0].unsupported
         raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}")

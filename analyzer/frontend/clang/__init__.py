@@ -9,12 +9,16 @@ from analyzer import ir
 from analyzer.errors import KernelraceError
 
 
-def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> tuple[list[ir.Kernel], list[str]]:
+def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
+                strict: bool = False) -> tuple[list[ir.Kernel], list[str]]:
     """Every kernel of one hand-written file, and the notes (headers not found, names made
-    parameters); a file with no kernel is a one-line KernelraceError."""
+    parameters); a file with no kernel is a one-line KernelraceError, and so, with `strict`, is a
+    file clang reports an error in (auto mode: clang takes only what it reads cleanly)."""
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
     parsed = parse(text, lang, filename, include_dirs, macros)
+    if strict and parsed.errors:
+        raise KernelraceError(parsed.errors[0])
     lowering = ClangLowering(parsed)
     kernels = lowering.lower()
     if not kernels:

@@ -107,6 +107,12 @@ class ClangLowering(ClangExprs, ClangStmts, ClangCalls, AccessLowering, ExprLowe
                     self.kernel.body = []
                     self.kernel.unsupported = (self.span(node), exc.what)
                     out.append(self.kernel)
+                except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
+                    # an AST shape this lowering does not expect: that kernel is unknown, never a traceback
+                    self.kernel.body = []
+                    self.kernel.unsupported = (self.span(k), f"a construct the clang front end does not read "
+                                                             f"({type(exc).__name__})")
+                    out.append(self.kernel)
         return out
 
     def span(self, c) -> ir.Span:

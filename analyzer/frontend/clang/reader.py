@@ -50,6 +50,7 @@ class Parsed:
     notes: list[str] = field(default_factory=list)
     params: list[str] = field(default_factory=list)   # undefined macros made parameters
     text: str = ""
+    errors: list[str] = field(default_factory=list)   # clang's errors in the file (after the notes)
 
 
 def _cindex():
@@ -144,6 +145,8 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                                 f"{PARAM_SENTINEL + len(declared)};")
     notes = [f"{where}: {h} not found: its declarations are unknown" for h, where in stubs.items()]
     out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called], text)
+    out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
+                  if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
