@@ -23,13 +23,14 @@ from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.launches import host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
 from analyzer.frontend.clang.stmts import ClangStmts
+from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.dialects import MetalLowering
 from analyzer.frontend.types import size_of, vector_shape
 
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangStmts, ClangCalls, AccessLowering, ExprLowering):
+class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
