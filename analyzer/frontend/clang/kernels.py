@@ -25,7 +25,7 @@ from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evalua
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.dialects import MetalLowering
-from analyzer.frontend.types import size_of, vector_shape
+from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
 _INCLUDE = str(INCLUDE)
 
@@ -135,7 +135,8 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
             name = re.sub(r"\b(const|volatile)\b|[*&]", "", t.spelling).strip()
             return self.template_types.get(name, "float")
         name = type_name(ct)
-        if ct.kind == TK.RECORD and not vector_shape(name):
+        if ct.kind == TK.RECORD and not vector_shape(name) and name not in SCALAR_SIZES:
+            # (cuRAND's states are opaque per-thread data of a size, as on the Lark path)
             self.records.setdefault(name, ct)
         if name not in self.type_sizes:
             n = size_of_type(ct)
@@ -235,7 +236,7 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         self.kernel.body = self.block(body)
         goto = leftover_goto(self.kernel.body)
         if goto is not None:
-            raise Unsupported(fn, "goto")
+            raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
         return self.kernel
 
     def bind_template(self, fn, ref) -> None:

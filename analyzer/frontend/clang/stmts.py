@@ -8,7 +8,8 @@ switch a chain of guarded groups, an inlined function's return a flag.
 from __future__ import annotations
 
 from analyzer import ir
-from analyzer.frontend.c_stmts import _all, _any, _continues_test, _has_break, jumps_to_flag
+from analyzer.frontend.c_stmts import (Goto, Label, _all, _any, _continues_test, _has_break, _resolve_labels,
+                                        jumps_to_flag)
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip, type_name
@@ -35,7 +36,7 @@ class ClangStmts:
             guarded.append(ir.If(cond, inner, [], self.span(s)))
             guarded = inner
         self.scopes.pop()
-        return out
+        return _resolve_labels(out, self.fresh_var)
 
     def _assumption(self, c):
         s = strip(c)
@@ -133,8 +134,16 @@ class ClangStmts:
                 return []
         if k == CK.ASM_STMT or k == CK.MS_ASM_STMT:
             return self.asm(c)
-        if k in (CK.GOTO_STMT, CK.LABEL_STMT, CK.INDIRECT_GOTO_STMT):
-            raise Unsupported(c, "goto and labels")
+        if k == CK.GOTO_STMT:
+            label = next((x.spelling for x in c.get_children() if x.kind == CK.LABEL_REF), None)
+            if label is None:
+                raise Unsupported(c, "goto without a label")
+            return self.flush([Goto(label, c, span)])
+        if k == CK.LABEL_STMT:
+            inner = children(c)
+            return [Label(c.spelling, span)] + (self.stmt(inner[-1]) if inner else [])
+        if k == CK.INDIRECT_GOTO_STMT:
+            raise Unsupported(c, "computed goto")
         if k.is_expression() or k == CK.UNEXPOSED_EXPR:
             return self.flush(self.effect(c))
         raise Unsupported(c, f"statement '{k.name.lower()}'")

@@ -102,6 +102,8 @@ class ClangStores:
             return first + self.flush(self.effect(b))
         if s.kind == CK.CALL_EXPR and s.spelling == "operator=" and len(list(s.get_arguments())) == 2:
             dst, src = s.get_arguments()
+            if not self._is_struct(type_name(dst.type)):   # a vector type's (CUDA's float4 is a struct)
+                return self.store(dst, self.rvalue(src), self.span(s))
             return self.copy_struct(dst, src, self.span(s))   # a struct's implicit copy assignment
         if s.kind == CK.CALL_EXPR:
             handled = self.call_stmt(s)
