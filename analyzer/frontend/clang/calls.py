@@ -47,6 +47,12 @@ class ClangCalls:
         args = list(c.get_arguments())
         ref = c.referenced
         kids = children(c)
+        bindings = None
+        if ref is None and kids:
+            # a call inside a template whose arguments are dependent: clang leaves it unresolved
+            resolved = self.unresolved_callee(c, kids)
+            if resolved is not None:
+                fn, args, ref, bindings = resolved
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
         # a member call: `g.sync()`, `tile.shfl_down(v, 1)`, `s.method()`
@@ -76,6 +82,8 @@ class ClangCalls:
                 raise Unsupported(c, f"{fn} with {len(comps)} values")
             return Vector(comps, fn[5:])
         body = self.user_function(ref)
+        if body is not None and bindings is not None:
+            return self.inline(body, None, args, c, into, bindings)
         if body is not None and self.should_inline(body):
             return self.inline(body, ref, args, c, into)
         vals = [self.rvalue(a) for a in args]
@@ -348,7 +356,47 @@ class ClangCalls:
         self.inline_cache[key] = out
         return out
 
-    def inline(self, fn, ref, args, c, into=None) -> Value:
+    def unresolved_callee(self, c, kids):
+        """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:
+        explicit template arguments bound in order, type parameters deduced from pointer and scalar
+        arguments; None when the callee is no overloaded name."""
+        callee = strip(kids[0])
+        over = next((k for k in callee.walk_preorder() if k.kind == CK.OVERLOADED_DECL_REF), None)
+        if over is None:
+            return None
+        args = kids[1:]
+        decls = [overloaded_decl(over, i) for i in range(overloaded_count(over))]
+        fns = [d for d in decls if d is not None and d.kind in (CK.FUNCTION_TEMPLATE, CK.FUNCTION_DECL)]
+        fn = next((d for d in fns if len([p for p in d.get_children() if p.kind == CK.PARM_DECL]) == len(args)),
+                  fns[0] if fns else None)
+        if fn is None:
+            return None
+        if self.in_headers(fn):
+            return over.spelling, args, None, None
+        tparams = [p for p in fn.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
+                                                              CK.TEMPLATE_TYPE_PARAMETER)]
+        explicit = [k for k in callee.get_children() if k.kind != CK.OVERLOADED_DECL_REF]
+        values, types = {}, {}
+        for tp, a in zip(tparams, explicit):
+            if tp.kind == CK.TEMPLATE_TYPE_PARAMETER:
+                types[tp.spelling] = self.note_type(a.type)
+            else:
+                values[tp.spelling] = self.rvalue(a)
+        params = [p for p in fn.get_children() if p.kind == CK.PARM_DECL]
+        import re
+        for p, a in zip(params, args):
+            base = re.sub(r"\b(const|volatile)\b|[*&]", "", p.type.spelling).strip()
+            if any(tp.spelling == base and tp.kind == CK.TEMPLATE_TYPE_PARAMETER for tp in tparams) \
+                    and base not in types:
+                outer, self.pending = self.pending, []
+                try:
+                    v = self.rvalue(a)
+                finally:
+                    self.pending = outer
+                types[base] = v.elem if isinstance(v, Pointer) else getattr(v, "ty", "float")
+        return over.spelling, args, fn, (values, types)
+
+    def inline(self, fn, ref, args, c, into=None, bindings=None) -> Value:
         if self.inline_depth > 8:
             raise Unsupported(c, f"recursion through '{fn.spelling}'")
         params = [p for p in fn.get_children() if p.kind == CK.PARM_DECL]
@@ -356,6 +404,9 @@ class ClangCalls:
             raise Unsupported(c, f"call of '{fn.spelling}' with {len(args)} arguments")
         saved_t = dict(self.template_values), dict(self.template_types)
         self.bind_template(fn, ref)
+        if bindings is not None:
+            self.template_values.update(bindings[0])
+            self.template_types.update(bindings[1])
         scope: dict = {}
         stmts: list[ir.Stmt] = []
         span = self.span(c)
@@ -434,3 +485,21 @@ def _vstore(fn: str):
     from analyzer.frontend.opencl import _VHALF, _VLOAD
     m = _VLOAD.match(fn) or _VHALF.match(fn)
     return m if m and m.group(1).startswith("vstore") else None
+
+
+def overloaded_count(cursor) -> int:
+    import clang.cindex as ci
+    lib = ci.conf.lib
+    lib.clang_getNumOverloadedDecls.argtypes = [ci.Cursor]
+    lib.clang_getNumOverloadedDecls.restype = __import__("ctypes").c_uint
+    return lib.clang_getNumOverloadedDecls(cursor)
+
+
+def overloaded_decl(cursor, i: int):
+    import clang.cindex as ci
+    lib = ci.conf.lib
+    lib.clang_getOverloadedDecl.argtypes = [ci.Cursor, __import__("ctypes").c_uint]
+    lib.clang_getOverloadedDecl.restype = ci.Cursor
+    d = lib.clang_getOverloadedDecl(cursor, i)
+    d = ci.Cursor.from_cursor_result(d, cursor)   # keeps the translation unit alive
+    return None if d is None or d.kind.is_invalid() else d

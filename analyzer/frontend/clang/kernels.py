@@ -20,7 +20,7 @@ from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
                                              strip, type_name)
 from analyzer.frontend.clang.exprs import ClangExprs
-from analyzer.frontend.clang.launches import host_launches, launch_bounds, work_group_size
+from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
@@ -98,8 +98,8 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
-            found = launches.get(k.hash, []) if tparams else []
-            instances = list(dict.fromkeys(tuple(x.targs) for x in found)) if found else [None]
+            found = [tuple(x.targs) for x in launches.get(k.hash, [])] + explicit_instances(self, k) if tparams else []
+            instances = list(dict.fromkeys(found)) if found else [None]
             for targs in instances:
                 try:
                     out.append(self.lower_kernel(k, tparams, targs))

@@ -119,3 +119,20 @@ def _dims(c) -> tuple | None:
         return tuple(vals) if None not in vals else None
     n = evaluate_int(s)
     return (n, 1, 1) if n is not None else None
+
+
+def explicit_instances(lowering, fn) -> list[tuple]:
+    """The arguments of each explicit instantiation of a kernel template in the file
+    (`template __global__ void k<1, float>(float *);`): integers, and type names as written."""
+    name = re.escape(fn.spelling)
+    out = []
+    for m in re.finditer(rf"\btemplate\s+(?!<)[^;{{}}]*?\b{name}\s*<([^<>]*)>\s*\(", lowering.parsed.text):
+        args = []
+        for a in m.group(1).split(","):
+            a = a.strip()
+            try:
+                args.append(int(a.rstrip("uUlL"), 0))
+            except ValueError:
+                args.append(a)
+        out.append(tuple(args))
+    return out
