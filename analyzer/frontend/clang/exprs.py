@@ -416,7 +416,7 @@ class ClangExprs:
         field = c.referenced
         if field is None or field.kind != CK.FIELD_DECL:
             return None
-        off = record_t.get_offset(field.spelling)
+        off = field_offset(record_t, field)
         if off is None or off < 0:
             raise Unsupported(c, f"member '{field.spelling}' at an offset clang does not know")
         ft = canonical(field.type)
@@ -507,3 +507,23 @@ def float_typed(c) -> bool:
 
 def size_hint(c) -> int | None:
     return size_of_type(c.type)
+
+
+def field_offset(record_t, field) -> int | None:
+    """A data member's offset in bits in a record type, a base class's member too (clang's layout:
+    the base subobject's offset plus the member's in the base); None where clang gives none (a
+    dependent type, a virtual base)."""
+    off = record_t.get_offset(field.spelling)
+    if off is not None and off >= 0:
+        return off
+    decl = record_t.get_declaration()
+    for base in decl.get_children():
+        if base.kind != CK.CXX_BASE_SPECIFIER or base.is_virtual_base():
+            continue
+        inner = field_offset(canonical(base.type), field)
+        if inner is None:
+            continue
+        at = base.get_base_offsetof(decl)
+        if at is not None and at >= 0:
+            return at + inner
+    return None

@@ -360,7 +360,9 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         constant_attr = CK.CUDACONSTANT_ATTR in attrs if hasattr(CK, "CUDACONSTANT_ATTR") else False
         device = CK.CUDADEVICE_ATTR in attrs if hasattr(CK, "CUDADEVICE_ATTR") else False
         spelled = self.source.text(ref)
-        is_const = ref.type.is_const_qualified() or "constexpr" in spelled.split("=")[0].split()
+        is_const = ref.type.is_const_qualified() or "constexpr" in spelled.split("=")[0].split() or (
+            # Metal's program-scope `constant` and OpenCL's `__constant` variables cannot change
+            self.lang in ("metal", "opencl") and space_of(ref.type) == ir.CONSTANT)
         if is_const and t.kind not in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY) and not shared:
             init = [k for k in ref.get_children() if k.kind.is_expression()]
             if init:

@@ -167,7 +167,7 @@ class ClangStores:
         t = canonical(record)
         for f in t.get_fields():
             ft = canonical(f.type)
-            off = offset + t.get_offset(f.spelling) // 8
+            off = offset + (t.get_offset(f.spelling) or 0) // 8
             if ft.kind == TK.CONSTANTARRAY:
                 yield f"{prefix}{f.spelling}", off, None
             elif ft.kind == TK.RECORD and self._is_struct(type_name(ft)):
