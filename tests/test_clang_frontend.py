@@ -127,3 +127,13 @@ def test_speed_of_a_3000_line_file_with_host_code(tmp_path):
     kernels, _ = lower_clang(text, "cuda", str(tmp_path / "big.cu"))
     assert len(kernels) == 200 and not any(k.unsupported for k in kernels)
     assert time.perf_counter() - start < 2.0
+
+
+def test_each_host_launch_with_constant_extents_is_checked():
+    kernels, _ = lowered("host_launches.cu")
+    assert [(k.name, k.block_dim["x"], k.grid_dim["x"]) for k in kernels] == [
+        ("shift@8:24", 128, 1), ("shift@8:46", 256, 1)]
+    (one,), _ = lowered("template_launch.cu")
+    assert one.block_dim == {"x": 128, "y": 1, "z": 1} and one.grid_dim == {}   # the grid is a variable
+    code, report, err = check("host_launches.cu")
+    assert code == 0, err

@@ -6,6 +6,7 @@ kernel `unknown` with the reason and place, never the file.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 
@@ -102,7 +103,9 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
             instances = list(dict.fromkeys(found)) if found else [None]
             for targs in instances:
                 try:
-                    out.append(self.lower_kernel(k, tparams, targs))
+                    kernel = self.lower_kernel(k, tparams, targs)
+                    out.extend(_under_launches(kernel, [x for x in launches.get(k.hash, [])
+                                                        if targs is None or tuple(x.targs) == targs]))
                 except Unsupported as exc:
                     node = exc.node if exc.node is not None else k
                     self.kernel.body = []
@@ -393,6 +396,30 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
             return Pointer(bname, space, elem, ir.Const(0), tuple(extents[1:]))
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
         return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
+
+
+def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
+    """The kernel under the launches host code makes of it with constant block extents: one launch
+    gives the kernel its extents (a --block-dim or --grid-dim given still wins); several different
+    ones give one copy per launch, named after the host line (`k@88`)."""
+    configs = list(dict.fromkeys((x.block, x.grid) for x in launches if x.block is not None))
+    if not configs:
+        return [kernel]
+    at = {}
+    for x in launches:
+        at.setdefault((x.block, x.grid), (x.line, x.col))
+    lines = {key: (f"{line}" if sum(1 for v in at.values() if v[0] == line) == 1 else f"{line}:{col}")
+             for key, (line, col) in at.items()}
+    out = []
+    for block, grid in configs:
+        k = kernel if len(configs) == 1 else copy.copy(kernel)
+        if len(configs) > 1:
+            k.name = f"{kernel.name}@{lines[(block, grid)]}"
+        k.block_dim = dict(zip("xyz", block))
+        if grid is not None:
+            k.grid_dim = dict(zip("xyz", grid))
+        out.append(k)
+    return out
 
 
 def _qualified(fn) -> str:

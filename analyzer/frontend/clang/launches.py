@@ -24,6 +24,7 @@ class Launch:
     grid: tuple | None      # (x, y, z) when every extent evaluates, else None
     block: tuple | None
     line: int
+    col: int = 0
 
 
 def _head(lowering, fn) -> str:
@@ -101,15 +102,17 @@ def host_launches(lowering) -> dict:
         config = list(strip(kids[1]).get_arguments())
         grid = _dims(config[0]) if config else None
         block = _dims(config[1]) if len(config) > 1 else None
-        out.setdefault(kernel.hash, []).append(Launch(tuple(targs), grid, block, fn.extent.start.line))
+        out.setdefault(kernel.hash, []).append(Launch(tuple(targs), grid, block, fn.extent.start.line, fn.extent.start.column))
     return out
 
 
 def _dims(c) -> tuple | None:
     """(x, y, z) of a dim3 argument clang can evaluate."""
     s = strip(c)
-    while s.kind == CK.UNEXPOSED_EXPR and len(children(s)) == 1:
-        s = children(s)[0]
+    while s.kind in (CK.UNEXPOSED_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR, CK.CALL_EXPR) and len(
+            [k for k in children(s) if k.kind != CK.TYPE_REF]) == 1 and s.spelling in ("", "dim3") and not (
+            s.kind == CK.CALL_EXPR and evaluate_int(list(s.get_arguments())[0]) is not None):
+        s = [k for k in children(s) if k.kind != CK.TYPE_REF][0]
     if s.kind == CK.CALL_EXPR and s.spelling == "dim3":
         args = list(s.get_arguments())
         vals = [evaluate_int(a) for a in args]
