@@ -48,6 +48,11 @@ def run(path: Path, frontend: str) -> tuple[int, object, str]:
     return code, (findings, unknown, replay), ""
 
 
+def _lines(result) -> tuple:
+    findings, unknown, replay = result
+    return sorted((rule, line, first) for rule, line, _col, first in findings), unknown, replay
+
+
 def compare(path: Path) -> tuple[bool, str]:
     a = run(path, "lark")
     b = run(path, "clang")
@@ -55,6 +60,9 @@ def compare(path: Path) -> tuple[bool, str]:
         return True, f"lark exit 2 ({a[2][:120]}), clang reads it: {b[1][0] if b[1] else ''}"
     if a[:2] == b[:2]:
         return True, "same"
+    if a[0] == b[0] and a[1] and b[1] and _lines(a[1]) == _lines(b[1]):
+        # Lark's columns inside a line where a macro expanded are the expansion's (pcpp's output)
+        return True, f"same lines; columns lark {a[1][0]} / clang {b[1][0]}"
     if b[0] == 2:
         return False, f"clang exit 2: {b[2][:200]}"
     return False, f"lark {a[1]} / clang {b[1]}"

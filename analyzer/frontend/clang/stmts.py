@@ -396,9 +396,10 @@ class ClangStmts:
                 return self.copy_struct_values(local, val, span)
             return []
         src = self.struct_ref(init)
-        return self.copy_struct_values(local, src, span)
+        return self.copy_struct_values(local, src, span, self.span(init))
 
-    def copy_struct_values(self, dst, src, span) -> list[ir.Stmt]:
+    def copy_struct_values(self, dst, src, span, read_span=None) -> list[ir.Stmt]:
+        """dst = src member by member; the reads are placed at the source expression."""
         struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
         out = []
         for path, off, ty in self.struct_leaves(self.records[struct]):
@@ -407,7 +408,7 @@ class ClangStmts:
             if isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
             else:
-                val = self.load(Pointer(src.buffer, src.space, ty, _addc(src.offset, off)), span)
+                val = self.load(Pointer(src.buffer, src.space, ty, _addc(src.offset, off)), read_span or span)
             if isinstance(dst, LocalStruct):
                 out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
             else:

@@ -133,7 +133,7 @@ class ClangStores:
             if isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
             else:
-                val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), span)
+                val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), self.span(src_c))
             if isinstance(dst, LocalStruct):
                 out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
             else:
