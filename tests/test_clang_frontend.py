@@ -137,3 +137,33 @@ def test_each_host_launch_with_constant_extents_is_checked():
     assert one.block_dim == {"x": 128, "y": 1, "z": 1} and one.grid_dim == {}   # the grid is a variable
     code, report, err = check("host_launches.cu")
     assert code == 0, err
+
+
+def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
+    """Fuzzing: fixtures with slices cut out, characters swapped and lines doubled either lower or
+    fail with a one-line KernelraceError; never another exception."""
+    import random
+    from analyzer.errors import KernelraceError
+    rng = random.Random(41)
+    sources = sorted(HERE.iterdir()) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
+    done = 0
+    for path in sources:
+        text = path.read_text()
+        lang = {".cu": "cuda", ".cl": "opencl", ".metal": "metal"}[path.suffix]
+        for _ in range(6):
+            t = list(text)
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(t))
+                op = rng.randrange(3)
+                if op == 0:
+                    del t[i:i + rng.randint(1, 12)]
+                elif op == 1:
+                    t[i] = rng.choice("{}()[];,*&<>=+-'\"\\\n")
+                else:
+                    t[i:i] = t[i:i + rng.randint(1, 30)]
+            try:
+                lower_clang("".join(t), lang, str(tmp_path / path.name))
+            except KernelraceError as exc:
+                assert "\n" not in str(exc)
+            done += 1
+    assert done == 6 * len(sources)

@@ -19,18 +19,16 @@ def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
     parsed = parse(text, lang, filename, include_dirs, macros)
     if strict and parsed.errors:
         raise KernelraceError(parsed.errors[0])
-    lowering = ClangLowering(parsed)
-    kernels = lowering.lower()
+    try:
+        lowering = ClangLowering(parsed)
+        kernels = lowering.lower()
+    except RecursionError:
+        raise KernelraceError(f"{filename}: nested too deeply for the clang front end") from None
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
+        # an AST shape the lowering does not expect, outside any one kernel: one line, never a traceback
+        raise KernelraceError(f"{filename}: the clang front end could not read the file "
+                              f"({type(exc).__name__}: {exc})") from None
     if not kernels:
         what = {"cuda": "__global__ function", "metal": "kernel function", "opencl": "__kernel function"}[lang]
         raise KernelraceError(f"{filename}: no kernel found (no {what})")
-    for k in kernels:
-        if parsed.params:
-            for p in parsed.params:
-                if p not in k.params and _mentions(k, p):
-                    k.params.append(p)
     return kernels, parsed.notes
-
-
-def _mentions(kernel: ir.Kernel, name: str) -> bool:
-    return False
