@@ -12,13 +12,12 @@ from analyzer.errors import KernelraceError
 def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
                 strict: bool = False) -> tuple[list[ir.Kernel], list[str]]:
     """Every kernel of one hand-written file, and the notes (headers not found, names made
-    parameters); a file with no kernel is a one-line KernelraceError, and so, with `strict`, is a
-    file clang reports an error in (auto mode: clang takes only what it reads cleanly)."""
+    parameters); a file with no kernel is a one-line KernelraceError. An error clang reports inside
+    a kernel (or a function it inlines) makes that kernel unknown; with `strict` (auto mode, after
+    Lark failed) such a file is an error, as is one clang reports errors in and finds no kernel."""
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
     parsed = parse(text, lang, filename, include_dirs, macros)
-    if strict and parsed.errors:
-        raise KernelraceError(parsed.errors[0])
     try:
         lowering = ClangLowering(parsed)
         kernels = lowering.lower()
@@ -28,6 +27,11 @@ def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
         # an AST shape the lowering does not expect, outside any one kernel: one line, never a traceback
         raise KernelraceError(f"{filename}: the clang front end could not read the file "
                               f"({type(exc).__name__}: {exc})") from None
+    if strict and any(k.unsupported and k.unsupported[1].startswith("clang: ") for k in kernels):
+        span, what = next(k.unsupported for k in kernels if k.unsupported and k.unsupported[1].startswith("clang: "))
+        raise KernelraceError(f"{span}: {what[len('clang: '):]}")
+    if not kernels and parsed.errors:
+        raise KernelraceError(parsed.errors[0])
     if not kernels:
         what = {"cuda": "__global__ function", "metal": "kernel function", "opencl": "__kernel function"}[lang]
         raise KernelraceError(f"{filename}: no kernel found (no {what})")

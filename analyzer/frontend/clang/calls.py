@@ -402,6 +402,7 @@ class ClangCalls:
         params = [p for p in fn.get_children() if p.kind == CK.PARM_DECL]
         if len(params) != len(args):
             raise Unsupported(c, f"call of '{fn.spelling}' with {len(args)} arguments")
+        self.check_errors(fn)
         saved_t = dict(self.template_values), dict(self.template_types)
         self.bind_template(fn, ref)
         if bindings is not None:

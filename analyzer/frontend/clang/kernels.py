@@ -122,6 +122,8 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
     def span(self, c) -> ir.Span:
         if c is None:
             return ir.Span(self.filename, 0, 0)
+        if isinstance(c, ir.Span):
+            return c
         return span_of(c, self.filename)
 
     # ---------- types ----------
@@ -181,6 +183,16 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
                 return
         self.scopes[-1][key] = val
 
+    def check_errors(self, fn) -> None:
+        """A function clang reported an error in is not read: clang may have dropped what it could
+        not make sense of, and what was dropped would go unchecked. Its kernel is unknown."""
+        start, end = fn.extent.start, fn.extent.end
+        if start.file is None:
+            return
+        for file, offset, line, col, msg in self.parsed.placed:
+            if file == start.file.name and start.offset <= offset <= end.offset:
+                raise Unsupported(ir.Span(file, line, col), f"clang: {msg}")
+
     def int_value(self, c) -> int | None:
         if self.mentions_symbol(c):
             return None
@@ -236,6 +248,7 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
         if body is None:
             raise Unsupported(fn, "kernel without a body")
+        self.check_errors(fn)
         self.kernel.body = self.block(body)
         goto = leftover_goto(self.kernel.body)
         if goto is not None:

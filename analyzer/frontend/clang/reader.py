@@ -51,6 +51,8 @@ class Parsed:
     params: list[str] = field(default_factory=list)   # undefined macros made parameters
     text: str = ""
     errors: list[str] = field(default_factory=list)   # clang's errors in the file (after the notes)
+    # the same errors placed: (file, byte offset, line, column, message)
+    placed: list[tuple] = field(default_factory=list)
 
 
 def _cindex():
@@ -147,6 +149,9 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called], text)
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
                   if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
+    out.placed = [(d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling)
+                  for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
+                  and not _NOT_FOUND.search(d.spelling)]
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
