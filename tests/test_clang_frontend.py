@@ -167,3 +167,8 @@ def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
                 assert "\n" not in str(exc)
             done += 1
     assert done == 6 * len(sources)
+
+
+def test_metal_kernel_attribute_and_max_threads():
+    kernels, _ = lowered("metal_kernel_attribute.metal")
+    assert [(k.name, k.max_threads_per_block) for k in kernels] == [("a", 256), ("b", 128)]

@@ -45,8 +45,9 @@ def launch_bounds(lowering, fn) -> int | None:
     if lowering.lang == "metal":
         for k in fn.get_children():
             if k.kind == CK.ANNOTATE_ATTR and k.spelling == "kr:max_total_threads_per_threadgroup":
-                m = re.search(r"max_total_threads_per_threadgroup\s*\(([^)]*)\)", lowering.parsed.text)
-                return _number(lowering, m.group(1)) if m else None
+                # the attribute's argument, kept as a string by the renaming (reader.metal_attributes)
+                arg = next((x.spelling for x in k.walk_preorder() if x.kind == CK.STRING_LITERAL), '""')
+                return _number(lowering, arg[1:-1])
     return None
 
 

@@ -37,6 +37,8 @@ _ARGS = {
 # `[[name]]` and `[[name(args)]]` (Metal's attributes): renamed to a macro of the same length that
 # clang turns into `annotate("kr:name")`, kept in the AST on parameters and functions.
 _ATTR = re.compile(r"\[\[\s*([A-Za-z_]\w*)(\s*\([^\[\]]*\))?\s*\]\]")
+_ATTR_LIST = re.compile(r"\[\[([^\[\]]*,[^\[\]]*)\]\]")
+_ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
@@ -68,13 +70,23 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     length, and the macro definitions the renamed names need."""
     names: dict[str, bool] = {}
 
-    def sub(m: re.Match) -> str:
-        name, args = m.group(1), m.group(2)
+    def one(name: str, args: str | None) -> str:
         names[name] = names.get(name, False) or bool(args)
-        new = (f"_kR_{name}{args.strip()}" if args else f"_kr_{name}")
+        return f"_kR_{name}{args.strip()}" if args else f"_kr_{name}"
+
+    def sub(m: re.Match) -> str:
+        new = one(m.group(1), m.group(2))
         return new.ljust(len(m.group(0))) if len(new) <= len(m.group(0)) else new
 
+    def sub_list(m: re.Match) -> str:   # [[kernel, max_total_threads_per_threadgroup(1024)]]
+        items = [_ITEM.match(x.strip()) for x in re.split(r",(?![^()]*\))", m.group(1))]
+        if not all(items):
+            return m.group(0)
+        new = " ".join(one(i.group(1), i.group(2)) for i in items)
+        return new.ljust(len(m.group(0)))
+
     out = _ATTR.sub(sub, text)
+    out = _ATTR_LIST.sub(sub_list, out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
     out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
