@@ -172,3 +172,12 @@ def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
 def test_metal_kernel_attribute_and_max_threads():
     kernels, _ = lowered("metal_kernel_attribute.metal")
     assert [(k.name, k.max_threads_per_block) for k in kernels] == [("a", 256), ("b", 128)]
+
+
+def test_a_function_from_a_missing_header_makes_its_kernel_unknown():
+    kernels, notes = lowered("missing_helper.cu")
+    by_name = {k.name: k for k in kernels}
+    span, why = by_name["uses_helper"].unsupported
+    assert span.line == 6 and "'load_tile'" in why
+    assert by_name["plain"].unsupported is None
+    assert any("tile_helpers_not_here.cuh not found" in n for n in notes)

@@ -48,11 +48,11 @@ def lower_source(text: str, lang: str, filename: str,
 def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None, strict: bool = False) -> list[ir.Kernel]:
     from analyzer.frontend.clang import lower_clang
     kernels, notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (), strict)
-    for note in notes:   # headers not found, names the build was to define: said once, where the user looks
-        print(f"kernelrace: note: {note}", file=sys.stderr)
     if kernels and all(k.unsupported for k in kernels):
         span, what = kernels[0].unsupported
         raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}")
+    for note in notes:   # headers not found, names the build was to define: said where the user looks
+        print(f"kernelrace: note: {note}", file=sys.stderr)
     return kernels
 
 

@@ -20,6 +20,8 @@ def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
     parsed = parse(text, lang, filename, include_dirs, macros)
     try:
         lowering = ClangLowering(parsed)
+        if strict and lowering.file_scope_error():
+            raise KernelraceError(lowering.file_scope_error())
         kernels = lowering.lower()
     except RecursionError:
         raise KernelraceError(f"{filename}: nested too deeply for the clang front end") from None

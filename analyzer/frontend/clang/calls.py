@@ -53,6 +53,8 @@ class ClangCalls:
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
+        if fn in self.parsed.functions:
+            raise Unsupported(c, f"'{fn}', a function no file found declares (its effects are unknown)")
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
         # a member call: `g.sync()`, `tile.shfl_down(v, 1)`, `s.method()`
@@ -118,6 +120,8 @@ class ClangCalls:
 
     def call_stmt(self, c) -> list[ir.Stmt] | None:
         fn = c.spelling
+        if fn in self.parsed.functions:
+            raise Unsupported(c, f"'{fn}', a function no file found declares (its effects are unknown)")
         args = list(c.get_arguments())
         kids = children(c)
         callee = strip(kids[0]) if kids else None

@@ -51,6 +51,7 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         self.template_types: dict = {}
         self.kernels: list = []
         self.globals: list = []
+        self.function_extents: list[tuple[int, int]] = []   # the main file's function definitions
         self._collect(parsed.tu.cursor)
 
     # ---------- the file ----------
@@ -78,6 +79,12 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
                     stack.extend(reversed(children(c)))
                 continue
             if self.in_headers(c):
+                continue
+            if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD) and c.is_definition():
+                self.function_extents.append((c.extent.start.offset, c.extent.end.offset))
+            if k in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.CLASS_TEMPLATE):
+                stack.extend(reversed([m for m in children(c) if m.kind in (CK.CXX_METHOD, CK.CONSTRUCTOR,
+                                                                              CK.FUNCTION_TEMPLATE)]))
                 continue
             if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
                 self.kernels.append(c)
@@ -182,6 +189,15 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
                 scope[key] = val
                 return
         self.scopes[-1][key] = val
+
+    def file_scope_error(self) -> str | None:
+        """The first error clang reports in the main file outside every function definition (a
+        preprocessor error, a broken declaration), or None: errors inside host functions are the
+        host's business."""
+        for file, offset, line, col, msg in self.parsed.placed:
+            if file == self.filename and not any(a <= offset <= b for a, b in self.function_extents):
+                return f"{file}:{line}:{col}: {msg}"
+        return None
 
     def check_errors(self, fn) -> None:
         """A function clang reported an error in is not read: clang may have dropped what it could

@@ -55,6 +55,7 @@ class Parsed:
     errors: list[str] = field(default_factory=list)   # clang's errors in the file (after the notes)
     # the same errors placed: (file, byte offset, line, column, message)
     placed: list[tuple] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)   # called, declared nowhere: declared by kernelrace
 
 
 def _cindex():
@@ -164,6 +165,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     out.placed = [(d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling)
                   for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
                   and not _NOT_FOUND.search(d.spelling)]
+    out.functions = [n for n, called in missing.items() if called]
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
