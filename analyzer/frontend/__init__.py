@@ -36,6 +36,10 @@ def lower_source(text: str, lang: str, filename: str,
         return _clang(text, lang, filename, pp)
     if lang in C_FAMILY and frontend == "auto":
         try:
+            return _clang(text, lang, filename, pp, clean=True)
+        except KernelraceError:
+            pass
+        try:
             return _lower_lark(text, lang, filename, pp)
         except KernelraceError as lark_error:
             try:
@@ -45,9 +49,14 @@ def lower_source(text: str, lang: str, filename: str,
     return _lower_lark(text, lang, filename, pp)
 
 
-def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None, strict: bool = False) -> list[ir.Kernel]:
+def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None, strict: bool = False,
+           clean: bool = False) -> list[ir.Kernel]:
+    """The clang front end's kernels; `strict`: refused where clang reports an error at file scope or
+    in a kernel; `clean`: refused unless clang reads the file without any error or note and lowers
+    every kernel."""
     from analyzer.frontend.clang import lower_clang
-    kernels, notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (), strict)
+    kernels, notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (),
+                                 strict or clean, clean)
     if kernels and all(k.unsupported for k in kernels):
         span, what = kernels[0].unsupported
         raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}")

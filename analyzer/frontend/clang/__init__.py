@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from analyzer import ir
 from analyzer.errors import KernelraceError
+from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS
 
 
 def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
-                strict: bool = False) -> tuple[list[ir.Kernel], list[str]]:
+                strict: bool = False, clean: bool = False) -> tuple[list[ir.Kernel], list[str]]:
     """Every kernel of one hand-written file, and the notes (headers not found, names made
     parameters); a file with no kernel is a one-line KernelraceError. An error clang reports inside
     a kernel (or a function it inlines) makes that kernel unknown; with `strict` (auto mode, after
@@ -18,6 +19,8 @@ def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
     parsed = parse(text, lang, filename, include_dirs, macros)
+    if clean and (parsed.errors or parsed.notes or set(parsed.functions) - VERIFIER_ANNOTATIONS - {"__requires", "__assume"}):
+        raise KernelraceError(f"{filename}: clang's reading is not clean")
     try:
         lowering = ClangLowering(parsed)
         if strict and lowering.file_scope_error():
@@ -32,6 +35,8 @@ def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
     if strict and any(k.unsupported and k.unsupported[1].startswith("clang: ") for k in kernels):
         span, what = next(k.unsupported for k in kernels if k.unsupported and k.unsupported[1].startswith("clang: "))
         raise KernelraceError(f"{span}: {what[len('clang: '):]}")
+    if clean and any(k.unsupported for k in kernels):
+        raise KernelraceError(f"{filename}: a kernel clang does not lower")
     if not kernels and parsed.errors:
         raise KernelraceError(parsed.errors[0])
     if not kernels:

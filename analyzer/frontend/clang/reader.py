@@ -103,6 +103,11 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     is declared (a missing macro: a symbolic parameter; a missing function: a function of its
     arguments) on one more parse."""
     ci = _cindex()
+    depth = bracket_depth(text)
+    if depth > MAX_BRACKET_DEPTH:
+        # clang recurses once per level in this process: thousands of levels overflow its stack
+        raise KernelraceError(f"{filename}: brackets nested {depth} deep (the clang front end reads at most "
+                              f"{MAX_BRACKET_DEPTH})")
     args = list(_ARGS[lang])
     args += ["-isystem", str(INCLUDE)] if lang != "opencl" else []
     for d in include_dirs:
@@ -170,6 +175,23 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
     return out
+
+
+MAX_BRACKET_DEPTH = 256
+
+
+def bracket_depth(text: str) -> int:
+    """The deepest nesting of (), [] and {} in the text (comments and literals counted too: an
+    upper bound, in one pass)."""
+    depth = best = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > best:
+                best = depth
+        elif ch in ")]}":
+            depth -= 1
+    return best
 
 
 def _function_decl(lang: str, name: str) -> str:
