@@ -123,10 +123,12 @@ def test_speed_of_a_3000_line_file_with_host_code(tmp_path):
                      for i in range(900))
     text = "#include <cuda_runtime.h>\n" + "\n".join(parts) + "\n" + host
     assert text.count("\n") > 3000
-    start = time.perf_counter()
+    # CPU time, not wall time: the machine running the suite may be shared (the wall time alone, on
+    # an idle 2-core machine: 0.9 s)
+    start = time.process_time()
     kernels, _ = lower_clang(text, "cuda", str(tmp_path / "big.cu"))
     assert len(kernels) == 200 and not any(k.unsupported for k in kernels)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_each_host_launch_with_constant_extents_is_checked():
