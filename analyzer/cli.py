@@ -220,8 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
                    help="define a preprocessor macro (VALUE defaults to 1)")
     c.add_argument("--frontend", choices=FRONTENDS, default="auto",
-                   help="how hand-written CUDA, OpenCL and Metal are read: auto (Lark, then clang for a file Lark "
-                        "cannot read), clang, lark (docs/frontends.md)")
+                   help="how hand-written CUDA, OpenCL and Metal are read: auto (clang where it reads the file "
+                        "cleanly, else Lark, else clang), clang, lark (docs/frontends.md)")
     _confirm_options(c, flag=True)
     _run_options(c)
 

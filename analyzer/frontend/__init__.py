@@ -31,7 +31,8 @@ def lower_source(text: str, lang: str, filename: str,
                  pp: PreprocessOptions | None = None, frontend: str = "lark") -> list[ir.Kernel]:
     """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
     is a one-line KernelraceError. A C-family file is read by Lark or clang as `frontend` says;
-    `auto`: Lark, and clang for a file Lark cannot read or lower (docs/frontends.md)."""
+    `auto`: clang where it reads the file cleanly, else Lark, else clang's reading where it reports no
+    error at file scope or in a kernel (docs/frontends.md)."""
     if lang in C_FAMILY and frontend == "clang":
         return _clang(text, lang, filename, pp)
     if lang in C_FAMILY and frontend == "auto":
