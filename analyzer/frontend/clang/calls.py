@@ -39,9 +39,6 @@ class ClangCalls:
         from analyzer.frontend.c_values import BuiltinVec
         return BuiltinVec(prefix)
 
-    def callee_name(self, c) -> str:
-        return c.spelling
-
     def call(self, c, into=None) -> Value:
         fn = c.spelling
         args = list(c.get_arguments())
@@ -64,8 +61,6 @@ class ClangCalls:
             obj = self.rvalue(obj_kids[0]) if obj_kids else None
             if isinstance(obj, Group):
                 return self._group_call(obj, fn, args, c)
-            if ref is not None and ref.kind == CK.CXX_METHOD and ref.is_definition() is False and self.user_function(ref):
-                pass
             raise Unsupported(c, f"call of member function '{fn}'")
         if ref is not None and ref.kind == CK.CONSTRUCTOR or (c.kind == CK.CALL_EXPR and ref is None and fn and
                                                               vector_shape(fn)):

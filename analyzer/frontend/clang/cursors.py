@@ -43,8 +43,7 @@ def strip(c):
 
 
 def canonical(t):
-    t = t.get_canonical()
-    return t
+    return t.get_canonical()
 
 
 def space_of(t) -> str | None:
@@ -61,8 +60,7 @@ def space_of(t) -> str | None:
 
 
 def is_vector(t) -> bool:
-    return canonical(t).kind in (TK.VECTOR, TK.EXTVECTOR) if hasattr(TK, "EXTVECTOR") else \
-        canonical(t).kind == TK.VECTOR
+    return canonical(t).kind in (TK.VECTOR, TK.EXTVECTOR)
 
 
 def type_name(t) -> str:

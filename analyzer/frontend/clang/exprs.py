@@ -15,8 +15,7 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Value, Vector, _add, _mul, const_int)
-from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, is_float_type, is_pointer, is_vector,
-                                             size_of_type, strip, type_name)
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_pointer, is_vector, strip, type_name
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _swizzle
 from analyzer.frontend.types import COMPONENTS, vector_shape
@@ -273,8 +272,6 @@ class ClangExprs:
         if not kids:
             raise Unsupported(c, "cast without an operand")
         target = c.type
-        if is_vector(target) and canonical(kids[-1].type).kind in (TK.VECTOR, TK.EXTVECTOR) is False:
-            pass
         inner = strip(kids[-1])
         if inner.kind == CK.PAREN_EXPR or (inner.kind == CK.INIT_LIST_EXPR and is_vector(target)):
             return self._vector_literal(inner, type_name(target), c)   # OpenCL `(float4)(a, b, c, d)`
@@ -500,13 +497,6 @@ def _reads(val) -> bool:
         exprs.extend(ir.operands(e))
     return False
 
-
-def float_typed(c) -> bool:
-    return is_float_type(c.type)
-
-
-def size_hint(c) -> int | None:
-    return size_of_type(c.type)
 
 
 def field_offset(record_t, field) -> int | None:

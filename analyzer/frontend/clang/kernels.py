@@ -16,10 +16,10 @@ from analyzer.frontend.c_decls import UNSIGNED_RANGES
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import ParamStruct, Pointer, Scalar, SharedScalar, const_int
+from analyzer.frontend.c_values import ParamStruct, Pointer, Scalar, SharedScalar
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
-                                             strip, type_name)
+                                             type_name)
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
@@ -373,6 +373,7 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         return None
 
     def _declare_globals(self) -> None:
+        """File-scope variables are declared where a kernel first names them (global_var)."""
         self.global_values: dict = {}
 
     def global_var(self, ref, c):
@@ -466,6 +467,3 @@ def _parsed_text(parsed: Parsed) -> str:
         from analyzer.frontend.clang.reader import metal_attributes
         return metal_attributes(parsed.text)[0]
     return parsed.text
-
-
-__all__ = ["ClangLowering", "const_int", "SharedScalar", "strip"]

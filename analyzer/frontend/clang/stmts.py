@@ -7,12 +7,14 @@ switch a chain of guarded groups, an inlined function's return a flag.
 
 from __future__ import annotations
 
+from clang.cindex import StorageClass
+
 from analyzer import ir
 from analyzer.frontend.c_stmts import (Goto, Label, _all, _any, _continues_test, _has_break, _resolve_labels,
                                         jumps_to_flag)
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip, type_name
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
 from analyzer.frontend.types import vector_shape
 
 ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
@@ -176,8 +178,6 @@ class ClangStmts:
                 pre.extend(self.declare_var(k))
             else:
                 rest.append(k)
-        if self.source.after(c, 40).replace(" ", "").startswith("ifconstexpr"):
-            pass
         cond_c, then_c = rest[0], rest[1]
         else_c = rest[2] if len(rest) > 2 else None
         cond = self.cond(cond_c)
@@ -297,7 +297,7 @@ class ClangStmts:
         if t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
             return self.declare_array(d, t, kids, shared)
         init = kids[-1] if kids else None
-        if d.storage_class == ci_static() and not shared and init is not None and "const" in d.type.spelling:
+        if d.storage_class == StorageClass.STATIC and not shared and init is not None and "const" in d.type.spelling:
             n = self.int_value(init)
             if n is not None:
                 self.scopes[-1][d.hash] = Scalar(ir.Const(n), "int")
@@ -499,11 +499,3 @@ def _addc(e: ir.Expr, off: int) -> ir.Expr:
     if isinstance(e, ir.Const):
         return ir.Const(e.value + off)
     return ir.BinOp("+", e, ir.Const(off))
-
-
-def ci_static():
-    import clang.cindex as ci
-    return ci.StorageClass.STATIC
-
-
-__all__ = ["ClangStmts", "type_name"]
