@@ -36,34 +36,40 @@ def lower_source(text: str, lang: str, filename: str,
     if lang in C_FAMILY and frontend == "clang":
         return _clang(text, lang, filename, pp)
     if lang in C_FAMILY and frontend == "auto":
-        try:
-            return _clang(text, lang, filename, pp, clean=True)
-        except KernelraceError:
-            pass
+        reading = _read_clang(text, lang, filename, pp)
+        if reading is not None and reading.unclean is None:
+            return _taken(reading)
         try:
             return _lower_lark(text, lang, filename, pp)
-        except KernelraceError as lark_error:
-            try:
-                return _clang(text, lang, filename, pp, strict=True)
-            except KernelraceError:
-                raise lark_error from None
+        except KernelraceError:
+            if reading is None or reading.refusal is not None:
+                raise
+            return _taken(reading)
     return _lower_lark(text, lang, filename, pp)
 
 
-def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None, strict: bool = False,
-           clean: bool = False) -> list[ir.Kernel]:
-    """The clang front end's kernels; `strict`: refused where clang reports an error at file scope or
-    in a kernel; `clean`: refused unless clang reads the file without any error or note and lowers
-    every kernel."""
-    from analyzer.frontend.clang import lower_clang
-    kernels, notes = lower_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (),
-                                 strict or clean, clean)
-    if kernels and all(k.unsupported for k in kernels):
-        span, what = kernels[0].unsupported
-        raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}")
-    for note in notes:   # headers not found, names the build was to define: said where the user looks
+def _read_clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None):
+    """clang's reading of a file (parsed and lowered once), or None where clang cannot read it."""
+    from analyzer.frontend.clang import read_clang
+    try:
+        return read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    except KernelraceError:
+        return None
+
+
+def _taken(reading) -> list[ir.Kernel]:
+    for note in reading.notes:   # headers not found, names the build was to define: said where the user looks
         print(f"kernelrace: note: {note}", file=sys.stderr)
-    return kernels
+    return reading.kernels
+
+
+def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) -> list[ir.Kernel]:
+    """`--frontend clang`: clang's kernels, whatever it reports (errors inside a kernel make it unknown)."""
+    from analyzer.frontend.clang import read_clang
+    reading = read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    if reading.error:
+        raise KernelraceError(reading.error)
+    return _taken(reading)
 
 
 def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:

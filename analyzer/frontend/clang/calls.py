@@ -79,6 +79,8 @@ class ClangCalls:
                 raise Unsupported(c, f"{fn} with {len(comps)} values")
             return Vector(comps, fn[5:])
         body = self.user_function(ref)
+        if body is not None:
+            self.check_errors(body)   # what clang dropped from it could be what makes it touch memory
         if body is not None and bindings is not None:
             return self.inline(body, None, args, c, into, bindings)
         if body is not None and self.should_inline(body):

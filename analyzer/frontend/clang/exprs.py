@@ -284,7 +284,9 @@ class ClangExprs:
             raise Unsupported(c, "cast of an integer to a pointer")
         name = self.note_type(target)
         if is_vector(target) and not isinstance(val, Vector):
-            return Vector(self._components(val, canonical(target).element_count), name)
+            # a scalar converted to a vector is in every lane (OpenCL's `(float4)(2.0f)`)
+            return Vector((self._scalar(self._convert(val, (vector_shape(name) or ("float", 0))[0])),)
+                          * canonical(target).element_count, name)
         return self._convert(val, name)
 
     def _vector_literal(self, node, ty: str, c) -> Value:
