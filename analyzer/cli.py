@@ -27,6 +27,7 @@ from analyzer.tvm.builders import TARGETS
 from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, WARNING, KernelResult
+from analyzer.frontend import FRONTENDS
 from analyzer.inputs import kernel_files
 from analyzer.analysis.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
@@ -270,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search DIR for #include \"...\" headers (after the including file's directory)")
     c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
                    help="define a preprocessor macro (VALUE defaults to 1)")
+    c.add_argument("--frontend", choices=FRONTENDS, default="auto",
+                   help="how hand-written CUDA, OpenCL and Metal are read: auto (clang where it reads the file "
+                        "cleanly, else Lark, else clang), clang, lark (docs/frontends.md)")
     _confirm_options(c, flag=True)
     _run_options(c)
 
@@ -535,7 +539,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         # the configuration's include directories are relative to the file that names them
         configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
-                                         macros=tuple(args.macro),
+                                         macros=tuple(args.macro), frontend=getattr(args, "frontend", "auto"),
                                          contracts=st.options.contracts + tuple(cfg.check.assume)))
         skipped: list[str] = []
         if args.files == ["-"]:

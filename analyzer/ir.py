@@ -471,6 +471,8 @@ class Kernel:
     # A kernel the front end could not lower (one of several in its file): where, and what construct.
     # It is reported `unknown` and not analysed; the file's other kernels are.
     unsupported: "tuple[Span, str] | None" = None
+    # The most threads a block of this kernel may have (`__launch_bounds__(N)`), when the source says.
+    max_threads_per_block: int | None = None
 
     def line(self, n: int) -> str:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""

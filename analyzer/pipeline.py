@@ -57,6 +57,7 @@ class Options:
     conditions: bool = False         # --conditions: each kernel's race-freedom condition (race_freedom.py)
     include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
     macros: tuple[tuple[str, str], ...] = ()         # check -D NAME[=VALUE]
+    frontend: str = "auto"           # check --frontend: hand-written C-family files read by auto, clang or lark
 
 
 SCOPES = ("block", "grid", "all")
@@ -372,7 +373,7 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
     """The IR of a kernel source's kernels with their launch extents and defines applied, and the
     launch comment that gave the extents (empty when none did)."""
     path = path or name
-    kernels = _lowered(text, lang, name, PreprocessOptions(options.include_dirs, options.macros))
+    kernels = _lowered(text, lang, name, PreprocessOptions(options.include_dirs, options.macros), options.frontend)
     # the shader fixes its workgroup size (@workgroup_size, LocalSize, reqd_work_group_size)
     if lang in ("spirv", "wgsl", "opencl"):
         for k in kernels:
@@ -487,11 +488,13 @@ def _extent_dims(extents: dict[str, int | str], prefix: str) -> dict[str, int | 
     return out
 
 
-def _lowered(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
+def _lowered(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None,
+             frontend: str = "lark") -> list[ir.Kernel]:
     """`lower_source`, with the cycle collector paused: millions of short-lived objects, beside
-    the heap of a process that built with TVM (gc_pause.py)."""
+    the heap of a process that built with TVM (gc_pause.py). TVM's emitted source is always read by
+    Lark (`frontend` is check's choice for hand-written files)."""
     with cycles_collected_after():
-        return lower_source(text, lang, filename, pp)
+        return lower_source(text, lang, filename, pp, frontend)
 
 
 def built_kernels(mod: BuiltModule) -> list[ir.Kernel]:

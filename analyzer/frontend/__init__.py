@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from analyzer.errors import KernelraceError
@@ -22,10 +23,56 @@ def lang_of(path: str) -> str | None:
     return EXTENSIONS.get(Path(path).suffix)
 
 
+FRONTENDS = ("auto", "clang", "lark")
+C_FAMILY = ("cuda", "metal", "opencl")
+
+
 def lower_source(text: str, lang: str, filename: str,
-                 pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
+                 pp: PreprocessOptions | None = None, frontend: str = "lark") -> list[ir.Kernel]:
     """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
-    is a one-line KernelraceError."""
+    is a one-line KernelraceError. A C-family file is read by Lark or clang as `frontend` says;
+    `auto`: clang where it reads the file cleanly, else Lark, else clang's reading where it reports no
+    error at file scope or in a kernel (docs/frontends.md)."""
+    if lang in C_FAMILY and frontend == "clang":
+        return _clang(text, lang, filename, pp)
+    if lang in C_FAMILY and frontend == "auto":
+        reading = _read_clang(text, lang, filename, pp)
+        if reading is not None and reading.unclean is None:
+            return _taken(reading)
+        try:
+            return _lower_lark(text, lang, filename, pp)
+        except KernelraceError:
+            if reading is None or reading.refusal is not None:
+                raise
+            return _taken(reading)
+    return _lower_lark(text, lang, filename, pp)
+
+
+def _read_clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None):
+    """clang's reading of a file (parsed and lowered once), or None where clang cannot read it."""
+    from analyzer.frontend.clang import read_clang
+    try:
+        return read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    except KernelraceError:
+        return None
+
+
+def _taken(reading) -> list[ir.Kernel]:
+    for note in reading.notes:   # headers not found, names the build was to define: said where the user looks
+        print(f"kernelrace: note: {note}", file=sys.stderr)
+    return reading.kernels
+
+
+def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) -> list[ir.Kernel]:
+    """`--frontend clang`: clang's kernels, whatever it reports (errors inside a kernel make it unknown)."""
+    from analyzer.frontend.clang import read_clang
+    reading = read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    if reading.error:
+        raise KernelraceError(reading.error)
+    return _taken(reading)
+
+
+def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
     if lang == "wgsl":
         # Preprocessed with its lines in place: positions and the lines shown are the file's own.
         lowering = WgslLowering(parse_wgsl(preprocess_wgsl(text, filename, pp), filename), text, filename)

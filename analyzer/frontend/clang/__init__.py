@@ -1,0 +1,70 @@
+"""The clang front end for hand-written CUDA C++, OpenCL C and Metal: libclang parses (reader.py,
+with kernelrace's own headers in include/), and the lowering walks clang's AST into the kernel IR
+(kernels.py: kernels, parameters, globals; stmts.py; stores.py; exprs.py; calls.py; launches.py).
+See docs/frontends.md for what each dialect reads and what gives `unknown`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer import ir
+from analyzer.errors import KernelraceError
+from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS
+
+_STATED = VERIFIER_ANNOTATIONS | {"__requires", "__assume"}   # names a file may use undeclared, on purpose
+
+
+@dataclass
+class Reading:
+    """What clang made of one file: its kernels (or the one-line error), the notes, and what
+    `auto` decides by (`clean`, `refusal`)."""
+    kernels: list
+    notes: list[str]
+    error: str | None          # the file could not be lowered at all
+    unclean: str | None        # why the reading is not clean (an error, a note, a kernel not lowered)
+    refusal: str | None        # why auto, after Lark failed, does not take it either
+
+
+def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
+    """Parse and lower one file once; the caller decides what to take (lower_clang, or auto)."""
+    from analyzer.frontend.clang.kernels import ClangLowering
+    from analyzer.frontend.clang.reader import parse
+    parsed = parse(text, lang, filename, include_dirs, macros)   # KernelraceError: nothing to read
+    file_error = None
+    try:
+        lowering = ClangLowering(parsed)
+        file_error = lowering.file_scope_error()
+        kernels = lowering.lower()
+    except RecursionError:
+        return Reading([], parsed.notes, f"{filename}: nested too deeply for the clang front end", "error", "error")
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
+        # an AST shape the lowering does not expect, outside any one kernel: one line, never a traceback
+        why = f"{filename}: the clang front end could not read the file ({type(exc).__name__}: {exc})"
+        return Reading([], parsed.notes, why, why, why)
+    error = None
+    if not kernels:
+        what = {"cuda": "__global__ function", "metal": "kernel function", "opencl": "__kernel function"}[lang]
+        error = parsed.errors[0] if parsed.errors else f"{filename}: no kernel found (no {what})"
+    elif all(k.unsupported for k in kernels):
+        span, what = kernels[0].unsupported
+        error = f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}"
+    unclean = None
+    if parsed.errors or parsed.notes or set(parsed.functions) - _STATED:
+        unclean = "clang reported errors or notes"
+    elif any(k.unsupported for k in kernels):
+        unclean = "a kernel clang does not lower"
+    in_kernel = next((k.unsupported for k in kernels if k.unsupported and k.unsupported[1].startswith("clang: ")),
+                     None)
+    refusal = error or file_error or parsed.missing_user_header or (
+        f"{in_kernel[0]}: {in_kernel[1][len('clang: '):]}" if in_kernel else None)
+    return Reading(kernels, parsed.notes, error, unclean or error, refusal)
+
+
+def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> tuple[list[ir.Kernel], list[str]]:
+    """Every kernel of one hand-written file, and the notes (headers not found, names made
+    parameters); a file with no kernel (or none lowered) is a one-line KernelraceError. An error
+    clang reports inside a kernel (or a function it inlines) makes that kernel unknown."""
+    reading = read_clang(text, lang, filename, include_dirs, macros)
+    if reading.error:
+        raise KernelraceError(reading.error)
+    return reading.kernels, reading.notes

@@ -1,0 +1,507 @@
+"""Calls in the clang lowering: the dialects' builtins (work-item functions, barriers, atomics,
+shuffles, cooperative groups, conversions) and device functions, inlined where they touch memory,
+synchronise or read thread state, otherwise uninterpreted functions of their arguments.
+
+The builtin tables and their lowering are the Lark path's (dialects.py, opencl.py): their methods
+are called on this lowering, which offers the same helpers (`rvalue`, `make_access`, `pending`).
+"""
+
+from __future__ import annotations
+
+from analyzer import ir
+from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
+from analyzer.frontend.c_stmts import jumps_to_flag
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
+from analyzer.frontend.opencl import OpenClLowering
+from analyzer.frontend.types import vector_shape
+
+_BOTH = frozenset({ir.SHARED, ir.GLOBAL})
+_CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
+_THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
+                                             "get_local_size", "get_num_groups", "get_global_size"}
+
+
+class ClangCalls:
+    """Builtins and device functions; mixed into ClangLowering."""
+
+    def builtin_name(self, name: str, ref) -> Value | None:
+        if self.lang == "cuda":
+            if name in _CUDA_BUILTINS:
+                return self._builtin_vec(_CUDA_BUILTINS[name])
+            if name == "warpSize":
+                return Scalar(ir.Const(32))
+        return None
+
+    def _builtin_vec(self, prefix):
+        from analyzer.frontend.c_values import BuiltinVec
+        return BuiltinVec(prefix)
+
+    def call(self, c, into=None) -> Value:
+        fn = c.spelling
+        args = list(c.get_arguments())
+        ref = c.referenced
+        kids = children(c)
+        bindings = None
+        if ref is None and kids:
+            # a call inside a template whose arguments are dependent: clang leaves it unresolved
+            resolved = self.unresolved_callee(c, kids)
+            if resolved is not None:
+                fn, args, ref, bindings = resolved
+        if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
+            return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
+        if fn in self.parsed.functions:
+            raise Unsupported(c, f"'{fn}', a function no file found declares (its effects are unknown)")
+        # a member call: `g.sync()`, `tile.shfl_down(v, 1)`, `s.method()`
+        callee = strip(kids[0]) if kids else None
+        if callee is not None and callee.kind == CK.MEMBER_REF_EXPR:
+            obj_kids = children(callee)
+            obj = self.rvalue(obj_kids[0]) if obj_kids else None
+            if isinstance(obj, Group):
+                return self._group_call(obj, fn, args, c)
+            raise Unsupported(c, f"call of member function '{fn}'")
+        if ref is not None and ref.kind == CK.CONSTRUCTOR or (c.kind == CK.CALL_EXPR and ref is None and fn and
+                                                              vector_shape(fn)):
+            return self._construct(c, fn, args)
+        if self.barrier(fn, c, args) is not None:
+            raise Unsupported(c, f"barrier '{fn}' inside an expression")
+        group = self._group(fn, args, c)
+        if group is not None:
+            return group
+        special = self.call_value(fn, args, c)
+        if special is not None:
+            return special
+        if fn.startswith("make_") and vector_shape(fn[5:]):
+            comps = tuple(self._scalar(self.rvalue(a)) for a in args)
+            if len(comps) != vector_shape(fn[5:])[1]:
+                raise Unsupported(c, f"{fn} with {len(comps)} values")
+            return Vector(comps, fn[5:])
+        body = self.user_function(ref)
+        if body is not None:
+            self.check_errors(body)   # what clang dropped from it could be what makes it touch memory
+        if body is not None and bindings is not None:
+            return self.inline(body, None, args, c, into, bindings)
+        if body is not None and self.should_inline(body):
+            return self.inline(body, ref, args, c, into)
+        vals = [self.rvalue(a) for a in args]
+        if any(isinstance(v, Pointer) for v in vals):
+            raise Unsupported(c, f"call of '{fn}' with a pointer argument")
+        if ref is not None and canonical(ref.result_type).kind == TK.RECORD and not vector_shape(
+                self.note_type(ref.result_type)) and body is not None:
+            return self.inline(body, ref, args, c, into)
+        ty = "float" if any(isinstance(v, Scalar) and self._is_float(v.ty) for v in vals) else "int"
+        return Scalar(ir.Call(fn, tuple(self._scalar(v) for v in vals)), ty)
+
+    def _construct(self, c, fn, args) -> Value:
+        ty = self.note_type(c.type)
+        vals = [self.rvalue(a) for a in args]
+        shape = vector_shape(ty)
+        if shape:
+            comps: list[ir.Expr] = []
+            for v in vals:
+                comps.extend(v.comps if isinstance(v, Vector) else (self._scalar(v),))
+            if len(comps) == 1:
+                comps = comps * shape[1]
+            if not comps:
+                comps = [ir.Const(0)] * shape[1]
+            if len(comps) != shape[1]:
+                raise Unsupported(c, f"{ty} built from {len(comps)} values")
+            return Vector(tuple(comps), ty)
+        if len(vals) == 1:
+            return self._convert(vals[0], ty)
+        return Scalar(ir.Call("ctor:" + ty, tuple(self._scalar(v) for v in vals)), ty)
+
+    # ---------- statements that are calls ----------
+
+    def call_stmt(self, c) -> list[ir.Stmt] | None:
+        fn = c.spelling
+        if fn in self.parsed.functions and fn not in VERIFIER_ANNOTATIONS:
+            raise Unsupported(c, f"'{fn}', a function no file found declares (its effects are unknown)")
+        args = list(c.get_arguments())
+        kids = children(c)
+        callee = strip(kids[0]) if kids else None
+        if callee is not None and callee.kind == CK.MEMBER_REF_EXPR and fn == "sync" and not args:
+            obj = self.rvalue(children(callee)[0])
+            if isinstance(obj, Group):
+                return [self.group_barrier(obj, c)]
+        if fn == "sync" and len(args) == 1:
+            obj = self.rvalue(args[0])
+            if isinstance(obj, Group):
+                return [self.group_barrier(obj, c)]
+        barrier = self.barrier(fn, c, args)
+        if barrier is not None:
+            return [barrier]
+        if self.lang == "cuda":
+            if fn == "__threadfence_block":
+                return []
+            if fn in ir.FENCES:
+                return [ir.Eval(ir.Call(fn, ()), self.span(c))]
+        if self.lang == "opencl":
+            if fn in ("mem_fence", "read_mem_fence", "write_mem_fence", "atomic_work_item_fence"):
+                return []
+            m = _vstore(fn)
+            if m is not None:
+                return self._vstore_call(fn, m, args, c)
+        if self.lang == "metal" and fn == "atomic_thread_fence":
+            return []
+        return None
+
+    def barrier(self, fn, c, args) -> ir.Barrier | None:
+        span = self.span(c)
+        if self.lang == "cuda":
+            if fn == "__syncthreads" and self.from_headers(c):
+                return ir.Barrier(ir.BLOCK, _BOTH, span, "__syncthreads()")
+            if fn == "__syncwarp" and self.from_headers(c):
+                return ir.Barrier(ir.WARP, _BOTH, span, "__syncwarp()")
+            return None
+        if self.lang == "metal":
+            if fn in ("threadgroup_barrier", "simdgroup_barrier") and self.from_headers(c):
+                words = set(self.source.text(c).replace("::", " ").replace("|", " ").replace("(", " ")
+                            .replace(")", " ").replace(",", " ").split())
+                flags = [w for w in words if w in _MEM_FLAGS]
+                spaces = frozenset().union(*(_MEM_FLAGS[f] for f in flags)) if flags else _BOTH
+                scope = ir.BLOCK if fn == "threadgroup_barrier" else ir.WARP
+                return ir.Barrier(scope, spaces, span, self.call_text(c))
+            return None
+        if self.lang == "opencl":
+            if fn in ("barrier", "work_group_barrier", "sub_group_barrier"):
+                spaces = OpenClLowering._flags(self, args)
+                if len(args) > 1 and {"memory_scope_work_item", "memory_scope_sub_group"} & set(
+                        self.source.text(args[1]).split()):
+                    spaces = frozenset()
+                scope = ir.WARP if fn == "sub_group_barrier" else ir.BLOCK
+                return ir.Barrier(scope, spaces, span, self.call_text(c))
+        return None
+
+    def call_text(self, c) -> str:
+        return " ".join(self.source.text(c).split())
+
+    def call_value(self, fn, args, c) -> Value | None:
+        if not self.from_headers(c):
+            return None
+        if self.lang == "cuda":
+            if fn.startswith("curand"):
+                return self._curand(fn, args, c)
+            return CudaLowering.call_value(self, fn, args, c)
+        if self.lang == "metal":
+            if fn == "as_type":
+                return Scalar(ir.Call(f"as_type<{self.note_type(c.type)}>", tuple(
+                    self._scalar(self.rvalue(a)) for a in args)), self.note_type(c.type))
+            return MetalLowering.call_value(self, fn, args, c)
+        if self.lang == "opencl":
+            return OpenClLowering.call_value(self, fn, args, c)
+        return None
+
+    # the Lark path's helpers that its dialect methods call on `self`
+    def _work_item(self, fn, args, node):
+        return OpenClLowering._work_item(self, fn, args, node)
+
+    def _dim_value(self, what, d):
+        return OpenClLowering._dim_value(what, d)
+
+    def _args(self, fn, args, n, node):
+        return OpenClLowering._args(fn, args, n, node)
+
+    def _select(self, args):
+        return OpenClLowering._select(self, args)
+
+    def _vector_pointer(self, fn, m, offset_node, ptr_node, node):
+        return OpenClLowering._vector_pointer(self, fn, m, offset_node, ptr_node, node)
+
+    def _vload(self, fn, m, args, node):
+        return OpenClLowering._vload(self, fn, m, args, node)
+
+    def _atomic(self, fn, kind_, args, node):
+        return OpenClLowering._atomic(self, fn, kind_, args, node)
+
+    def _metal_atomic(self, fn, args, node):
+        return MetalLowering._metal_atomic(self, fn, args, node)
+
+    def _sync_reduce(self, fn, args, node):
+        return CudaLowering._sync_reduce(self, fn, args, node)
+
+    def _vstore_call(self, fn, m, args, c):
+        val_n, off_n, ptr_n = OpenClLowering._args(fn, args, 3, c)
+        val = self.rvalue(val_n)
+        ptr, _ = OpenClLowering._vector_pointer(self, fn, m, off_n, ptr_n, c)
+        shape = vector_shape(ptr.elem)
+        if shape:
+            val = Vector(self._components(val, shape[1]), ptr.elem)
+        return [self._access_stmt(ptr, True, val, self.span(c))]
+
+    def _curand(self, fn, args, c) -> Value:
+        """A curand generator call: the state (`&local` or `&states[i]`) read unless initialised,
+        and replaced by an unknown value; the number drawn is unknown too."""
+        *rest, state = args
+        for a in rest:
+            self.rvalue(a)
+        target = self.address_of(strip(state).get_children().__next__()) if strip(state).kind == CK.UNARY_OPERATOR \
+            else self.rvalue(state)
+        span = self.span(c)
+        if isinstance(target, LocalStruct):
+            for path, _, ty in self.struct_leaves(self.records[target.ty]):
+                self.pending.append(ir.Assign(f"{target.name}.{path}", self.opaque(f"{fn} state"), span))
+        elif isinstance(target, LocalRef):
+            self.pending.append(ir.Assign(target.name, self.opaque(f"{fn} state"), span))
+        elif isinstance(target, Pointer):
+            if fn != "curand_init":
+                self.pending.append(self._access_stmt(target, False, None, span))
+            self.pending.append(self._access_stmt(target, True, Scalar(self.opaque(f"{fn} state"), "int"), span))
+        else:
+            raise Unsupported(c, f"'{fn}' on a state that is no local variable or element in memory")
+        return Scalar(self.opaque(f"result of {fn}"), "float" if "uniform" in fn or "normal" in fn else "uint")
+
+    def opaque(self, why: str) -> ir.Opaque:
+        return ir.Opaque(why, next(self.opaque_ids))
+
+    # ---------- cooperative groups ----------
+
+    def group_type(self, t) -> bool:
+        return self.lang == "cuda" and "cooperative_groups::" in canonical(t).spelling
+
+    def _group(self, fn, args, c) -> Group | None:
+        if self.lang != "cuda" or not self.from_headers(c):
+            return None
+        if fn == "this_thread_block" and not args:
+            return Group("block")
+        if fn == "this_grid" and not args:
+            return Group("grid")
+        if fn == "tiled_partition" and args:
+            size = None
+            t = canonical(c.type)
+            if t.get_num_template_arguments() == 1:
+                size = t.get_template_argument_value(0) if hasattr(t, "get_template_argument_value") else None
+            if size is None:
+                import re
+                m = re.search(r"thread_block_tile<(\d+)", t.spelling)
+                size = int(m.group(1)) if m else None
+            if size is None and len(args) == 2:
+                from analyzer.frontend.c_values import const_int
+                size = const_int(self.cond(args[1]))
+            if size is None:
+                raise Unsupported(c, "tiled_partition of a size that is not a constant")
+            return Group("tile", size)
+        return None
+
+    def _group_call(self, group: Group, fn, args, c) -> Value:
+        if fn in ("thread_rank",):
+            if group.kind == "tile":
+                return Scalar(ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
+            if group.kind == "block":
+                return Scalar(ir.Builtin("linear_tid"), "uint")
+        if fn == "size" and group.kind == "tile":
+            return Scalar(ir.Const(group.size), "uint")
+        if fn.startswith("shfl") and group.kind == "tile" and group.size == 32:
+            vals = [self.rvalue(a) for a in args]
+            from analyzer.frontend.dialects import _shuffle_source
+            src = _shuffle_source(f"__{fn}_sync", [None] + [self._scalar(v) if isinstance(v, Scalar) else None
+                                                           for v in vals])
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), src), "float")
+        raise Unsupported(c, f"'{fn}' of a cooperative group")
+
+    def group_barrier(self, group: Group, c) -> ir.Barrier:
+        return CudaLowering._group_barrier(self, group, c)
+
+    # ---------- device functions ----------
+
+    def user_function(self, ref):
+        """The definition (with a body) of a function of the user's files, or None: the primary
+        template of an instantiation."""
+        if ref is None or ref.kind not in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD):
+            return None
+        if self.in_headers(ref):
+            return None
+        tmpl = ref.specialized_template
+        base = tmpl if tmpl is not None else ref
+        d = base.get_definition() or base
+        if d is None or not any(k.kind == CK.COMPOUND_STMT for k in d.get_children()):
+            return None
+        if self.in_headers(d):
+            return None
+        return d
+
+    def should_inline(self, fn) -> bool:
+        key = fn.hash
+        if key in self.inline_cache:
+            return self.inline_cache[key]
+        self.inline_cache[key] = True   # recursion: inlined (and refused at depth)
+        out = False
+        for p in fn.get_children():
+            if p.kind == CK.PARM_DECL and canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
+                                                                     TK.RVALUEREFERENCE):
+                out = True
+        if not out:
+            for n in fn.walk_preorder():
+                if n.kind == CK.DECL_REF_EXPR:
+                    r = n.referenced
+                    if n.spelling in _THREAD_STATE or n.spelling in ("__syncthreads", "__syncwarp", "barrier",
+                                                                     "threadgroup_barrier", "simdgroup_barrier"):
+                        out = True
+                        break
+                    if r is not None and r.kind == CK.VAR_DECL and r.semantic_parent is not None and \
+                            r.semantic_parent.kind in (CK.TRANSLATION_UNIT, CK.NAMESPACE) and \
+                            not r.spelling.startswith("__kernelrace_param_"):
+                        out = True
+                        break
+                    if r is not None and r.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and r.hash != fn.hash:
+                        body = self.user_function(r)
+                        if body is not None and self.should_inline(body):
+                            out = True
+                            break
+                if n.kind == CK.CALL_EXPR and n.spelling.startswith(("atomic", "__shfl", "simd_", "get_local",
+                                                                      "get_group", "get_global")):
+                    out = True
+                    break
+        self.inline_cache[key] = out
+        return out
+
+    def unresolved_callee(self, c, kids):
+        """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:
+        explicit template arguments bound in order, type parameters deduced from pointer and scalar
+        arguments; None when the callee is no overloaded name."""
+        callee = strip(kids[0])
+        over = next((k for k in callee.walk_preorder() if k.kind == CK.OVERLOADED_DECL_REF), None)
+        if over is None:
+            return None
+        args = kids[1:]
+        decls = [overloaded_decl(over, i) for i in range(overloaded_count(over))]
+        fns = [d for d in decls if d is not None and d.kind in (CK.FUNCTION_TEMPLATE, CK.FUNCTION_DECL)]
+        fn = next((d for d in fns if len([p for p in d.get_children() if p.kind == CK.PARM_DECL]) == len(args)),
+                  fns[0] if fns else None)
+        if fn is None:
+            return None
+        if self.in_headers(fn):
+            return over.spelling, args, None, None
+        tparams = [p for p in fn.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
+                                                              CK.TEMPLATE_TYPE_PARAMETER)]
+        explicit = [k for k in callee.get_children() if k.kind != CK.OVERLOADED_DECL_REF]
+        values, types = {}, {}
+        for tp, a in zip(tparams, explicit):
+            if tp.kind == CK.TEMPLATE_TYPE_PARAMETER:
+                types[tp.spelling] = self.note_type(a.type)
+            else:
+                values[tp.spelling] = self.rvalue(a)
+        params = [p for p in fn.get_children() if p.kind == CK.PARM_DECL]
+        import re
+        for p, a in zip(params, args):
+            base = re.sub(r"\b(const|volatile)\b|[*&]", "", p.type.spelling).strip()
+            if any(tp.spelling == base and tp.kind == CK.TEMPLATE_TYPE_PARAMETER for tp in tparams) \
+                    and base not in types:
+                outer, self.pending = self.pending, []
+                try:
+                    v = self.rvalue(a)
+                finally:
+                    self.pending = outer
+                types[base] = v.elem if isinstance(v, Pointer) else getattr(v, "ty", "float")
+        return over.spelling, args, fn, (values, types)
+
+    def inline(self, fn, ref, args, c, into=None, bindings=None) -> Value:
+        if self.inline_depth > 8:
+            raise Unsupported(c, f"recursion through '{fn.spelling}'")
+        params = [p for p in fn.get_children() if p.kind == CK.PARM_DECL]
+        if len(params) != len(args):
+            raise Unsupported(c, f"call of '{fn.spelling}' with {len(args)} arguments")
+        self.check_errors(fn)
+        saved_t = dict(self.template_values), dict(self.template_types)
+        self.bind_template(fn, ref)
+        if bindings is not None:
+            self.template_values.update(bindings[0])
+            self.template_types.update(bindings[1])
+        scope: dict = {}
+        stmts: list[ir.Stmt] = []
+        span = self.span(c)
+        name = fn.spelling
+        try:
+            for p, a in zip(params, args):
+                pt = canonical(p.type)
+                if pt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+                    s = strip(a)
+                    if s.kind == CK.DECL_REF_EXPR:
+                        bound = self.value(s)
+                        if isinstance(bound, (LocalRef, LocalStruct, SharedScalar, Pointer)):
+                            scope[p.hash] = bound
+                            continue
+                    if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR) or (
+                            s.kind == CK.UNARY_OPERATOR):
+                        try:
+                            ptr = self.place(s)
+                        except Unsupported:
+                            ptr = None
+                        if isinstance(ptr, Pointer):
+                            scope[p.hash] = ptr if (self._is_struct(ptr.elem) or ptr.inner) else SharedScalar(ptr)
+                            continue
+                    val = self.rvalue(a)
+                else:
+                    val = self.rvalue(a)
+                if isinstance(val, Pointer):
+                    elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
+                    scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
+                                                  val.inner if elem == val.elem else ())
+                elif isinstance(val, (Group, LocalStruct)):
+                    scope[p.hash] = val
+                else:
+                    ref_ = LocalRef(self.fresh_var(f"{name}.{p.spelling}"), self.note_type(pt))
+                    stmts.extend(self._assign_local(ref_, val, span))
+                    scope[p.hash] = ref_
+            ret_t = canonical(fn.result_type)
+            saved = self.scopes, self.return_var, self.return_struct
+            self.return_var = self.fresh_var(f"{name}.ret")
+            ret_name = self.note_type(ret_t)
+            self.return_struct = None
+            if ret_t.kind == TK.RECORD and self._is_struct(ret_name):
+                self.return_struct = into if isinstance(into, LocalStruct) and into.ty == ret_name else \
+                    LocalStruct(self.return_var, ret_name)
+            self.scopes = [self.scopes[0], scope]
+            self.inline_depth += 1
+            outer, self.pending = self.pending + stmts, []
+            try:
+                body = next(k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT)
+                body_ir = self.block(body)
+            finally:
+                self.inline_depth -= 1
+                ret_var, ret_struct = self.return_var, self.return_struct
+                self.scopes, self.return_var, self.return_struct = saved
+                self.pending = outer
+        finally:
+            self.template_values, self.template_types = saved_t
+        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
+            raise Unsupported(c, f"'return' inside a loop of inlined function '{name}'")
+        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
+            flag = self.fresh_var(f"{name}.returned")
+            self.pending.append(ir.Assign(flag, ir.Const(0), span))
+            self.pending.extend(jumps_to_flag(body_ir, flag, span, ir.Return, _has_return))
+        else:
+            self.pending.extend(body_ir)
+        if ret_struct is not None:
+            return ret_struct
+        if ret_t.kind == TK.VOID:
+            return Scalar(ir.Const(0), "int")
+        if vector_shape(ret_name):
+            return self.rvalue_ref(LocalRef(ret_var, ret_name))
+        return Scalar(ir.Var(ret_var), ret_name)
+
+
+def _vstore(fn: str):
+    from analyzer.frontend.opencl import _VHALF, _VLOAD
+    m = _VLOAD.match(fn) or _VHALF.match(fn)
+    return m if m and m.group(1).startswith("vstore") else None
+
+
+def overloaded_count(cursor) -> int:
+    import clang.cindex as ci
+    lib = ci.conf.lib
+    lib.clang_getNumOverloadedDecls.argtypes = [ci.Cursor]
+    lib.clang_getNumOverloadedDecls.restype = __import__("ctypes").c_uint
+    return lib.clang_getNumOverloadedDecls(cursor)
+
+
+def overloaded_decl(cursor, i: int):
+    import clang.cindex as ci
+    lib = ci.conf.lib
+    lib.clang_getOverloadedDecl.argtypes = [ci.Cursor, __import__("ctypes").c_uint]
+    lib.clang_getOverloadedDecl.restype = ci.Cursor
+    d = lib.clang_getOverloadedDecl(cursor, i)
+    d = ci.Cursor.from_cursor_result(d, cursor)   # keeps the translation unit alive
+    return None if d is None or d.kind.is_invalid() else d

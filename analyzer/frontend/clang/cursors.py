@@ -1,0 +1,144 @@
+"""Reading clang's cursors: implicit nodes skipped, types named as the IR's type names (`float`,
+`uint`, `float4`, a struct's name), address spaces, source text by offsets, and spans.
+
+Separate so that every part of the clang lowering reads the AST the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import clang.cindex as ci
+
+from analyzer import ir
+
+CK = ci.CursorKind
+TK = ci.TypeKind
+
+_SCALARS = {TK.BOOL: "bool", TK.CHAR_S: "char", TK.SCHAR: "char", TK.CHAR_U: "uchar", TK.UCHAR: "uchar",
+            TK.SHORT: "short", TK.USHORT: "ushort", TK.INT: "int", TK.UINT: "uint", TK.LONG: "long",
+            TK.ULONG: "ulong", TK.LONGLONG: "longlong", TK.ULONGLONG: "ulonglong", TK.FLOAT: "float",
+            TK.DOUBLE: "double", TK.HALF: "half", TK.FLOAT16: "half", TK.BFLOAT16: "bfloat", TK.VOID: "void",
+            TK.INT128: "longlong", TK.UINT128: "ulonglong", TK.CHAR16: "ushort", TK.CHAR32: "uint",
+            TK.WCHAR: "int", TK.LONGDOUBLE: "double"}
+_AS = re.compile(r"address_space\((\d+)\)|\b(__global|__local|__constant|__private|__generic)\b")
+# Address spaces: Metal's (by the numbers of include/metal_stdlib) and OpenCL's keywords.
+_SPACE_OF = {"1": ir.GLOBAL, "2": ir.CONSTANT, "3": ir.SHARED, "__global": ir.GLOBAL, "__local": ir.SHARED,
+             "__constant": ir.CONSTANT, "__private": ir.PRIVATE, "__generic": None}
+PASS_THROUGH = {CK.UNEXPOSED_EXPR, CK.PAREN_EXPR}
+
+
+def strip(c):
+    """The expression under implicit casts and parentheses (an UNEXPOSED_EXPR with one child
+    whose extent is its own)."""
+    while c.kind in PASS_THROUGH:
+        kids = list(c.get_children())
+        if len(kids) != 1:
+            return c
+        if c.kind == CK.UNEXPOSED_EXPR and c.extent.end.offset > kids[0].extent.end.offset and is_vector(kids[0].type):
+            return c   # an ext_vector element access (`v.xy`): its accessor follows the child
+        c = kids[0]
+    return c
+
+
+def canonical(t):
+    return t.get_canonical()
+
+
+def space_of(t) -> str | None:
+    """The address space a (pointee) type names in its spelling, or None."""
+    m = None
+    for m in _AS.finditer(t.get_canonical().spelling):
+        pass
+    if m is None:
+        for m in _AS.finditer(t.spelling):
+            pass
+    if m is None:
+        return None
+    return _SPACE_OF.get(m.group(1) or m.group(2))
+
+
+def is_vector(t) -> bool:
+    return canonical(t).kind in (TK.VECTOR, TK.EXTVECTOR)
+
+
+def type_name(t) -> str:
+    """The IR's name of a type: a scalar's (`uint`), a vector's (`float4`), a record's tag name;
+    pointers and arrays name their element."""
+    t = canonical(t)
+    k = t.kind
+    if k in _SCALARS:
+        return _SCALARS[k]
+    if k in (TK.POINTER, TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+        return type_name(t.get_pointee())
+    if k in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY, TK.DEPENDENTSIZEDARRAY):
+        return type_name(t.element_type)
+    if is_vector(t):
+        return f"{type_name(t.element_type)}{t.element_count}"
+    if k == TK.RECORD:
+        decl = t.get_declaration()
+        name = decl.spelling or t.spelling
+        return re.sub(r"^(struct|class|union)\s+", "", name)
+    if k == TK.ENUM:
+        return "int"
+    return re.sub(r"\b(const|volatile|__private|__global|__local|__constant|__attribute__\(\(address_space\(\d+\)\)\))\b\s*",
+                  "", t.spelling).strip() or "int"
+
+
+def size_of_type(t) -> int | None:
+    n = canonical(t).get_size()
+    return n if n and n > 0 else None
+
+
+def is_pointer(t) -> bool:
+    return canonical(t).kind == TK.POINTER
+
+
+def is_float_type(t) -> bool:
+    t = canonical(t)
+    return t.kind in (TK.FLOAT, TK.DOUBLE, TK.HALF, TK.FLOAT16, TK.BFLOAT16, TK.LONGDOUBLE)
+
+
+def children(c) -> list:
+    return list(c.get_children())
+
+
+@lru_cache(maxsize=64)
+def file_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+class Source:
+    """Text of the files the AST points into: the parsed text for the main file (Metal's renamed
+    attributes keep their lengths), the files themselves for headers."""
+
+    def __init__(self, filename: str, text: str):
+        self.filename = filename
+        self.main = text.encode()
+
+    def bytes_of(self, path: str) -> bytes:
+        return self.main if path == self.filename else file_bytes(path)
+
+    def text(self, c) -> str:
+        start, end = c.extent.start, c.extent.end
+        if start.file is None:
+            return ""
+        return self.bytes_of(start.file.name)[start.offset:end.offset].decode(errors="replace")
+
+    def after(self, c, n: int = 200) -> str:
+        """Up to n characters of the file from the cursor's start."""
+        start = c.extent.start
+        if start.file is None:
+            return ""
+        return self.bytes_of(start.file.name)[start.offset:start.offset + n].decode(errors="replace")
+
+
+def span_of(c, filename: str) -> ir.Span:
+    loc = c.extent.start
+    f = loc.file.name if loc.file is not None else filename
+    return ir.Span(f, loc.line, loc.column)

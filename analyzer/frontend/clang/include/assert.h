@@ -1,0 +1,2 @@
+/* kernelrace's <assert.h>: its declarations kernelrace needs are in the prelude. */
+#pragma once

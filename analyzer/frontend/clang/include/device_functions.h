@@ -1,0 +1,2 @@
+/* kernelrace's <device_functions.h>: its declarations kernelrace needs are in the prelude. */
+#pragma once

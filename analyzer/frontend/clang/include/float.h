@@ -1,0 +1,3 @@
+/* kernelrace's <float.h>. */
+#pragma once
+#include "kernelrace_math.h"

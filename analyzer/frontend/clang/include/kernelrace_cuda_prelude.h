@@ -1,0 +1,133 @@
+/* kernelrace's CUDA prelude (force-included): the keywords, builtin variables, vector types and
+   device functions kernelrace models, declared for clang's CUDA device mode without the toolkit. */
+#pragma once
+#define __host__ __attribute__((host))
+#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+#define __grid_constant__
+#define CUDART_INF_F __builtin_huge_valf()
+#ifndef NULL
+#define NULL 0
+#endif
+typedef unsigned long size_t;
+typedef long ptrdiff_t;
+typedef int cudaError_t;
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3,
+       cudaMemcpyDefault = 4 };
+#define __KR_VEC2(T, N) struct __align__(2 * sizeof(T)) N##2 { T x, y; }; \
+    __host__ __device__ inline N##2 make_##N##2(T x, T y) { N##2 v; v.x = x; v.y = y; return v; }
+#define __KR_VEC3(T, N) struct N##3 { T x, y, z; }; \
+    __host__ __device__ inline N##3 make_##N##3(T x, T y, T z) { N##3 v; v.x = x; v.y = y; v.z = z; return v; }
+#define __KR_VEC4(T, N) struct __align__(4 * sizeof(T)) N##4 { T x, y, z, w; }; \
+    __host__ __device__ inline N##4 make_##N##4(T x, T y, T z, T w) { N##4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v; }
+#define __KR_VECS(T, N) __KR_VEC2(T, N) __KR_VEC3(T, N) __KR_VEC4(T, N)
+__KR_VECS(float, float) __KR_VECS(int, int) __KR_VECS(unsigned int, uint) __KR_VECS(double, double)
+__KR_VECS(char, char) __KR_VECS(unsigned char, uchar) __KR_VECS(short, short) __KR_VECS(unsigned short, ushort)
+__KR_VECS(long, long) __KR_VECS(unsigned long, ulong) __KR_VECS(long long, longlong)
+__KR_VECS(unsigned long long, ulonglong)
+#undef __KR_VECS
+#undef __KR_VEC2
+#undef __KR_VEC3
+#undef __KR_VEC4
+struct dim3 {
+    unsigned int x, y, z;
+    __host__ __device__ constexpr dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1) : x(x), y(y), z(z) {}
+    __host__ __device__ constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+extern "C" __host__ int cudaConfigureCall(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t stream = 0);
+extern "C" __host__ unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared = 0, void *stream = 0);
+extern __device__ const uint3 threadIdx;
+extern __device__ const uint3 blockIdx;
+extern __device__ const dim3 blockDim;
+extern __device__ const dim3 gridDim;
+extern __device__ const int warpSize;
+
+/* Barriers, fences, warp intrinsics, atomics: declared generically; kernelrace reads them by name. */
+__device__ void __syncthreads(void);
+__device__ int __syncthreads_count(int);
+__device__ int __syncthreads_and(int);
+__device__ int __syncthreads_or(int);
+__device__ void __syncwarp(unsigned mask = 0xffffffffu);
+__device__ void __threadfence(void);
+__device__ void __threadfence_block(void);
+__device__ void __threadfence_system(void);
+__device__ unsigned __activemask(void);
+__device__ unsigned __ballot_sync(unsigned, int);
+__device__ int __any_sync(unsigned, int);
+__device__ int __all_sync(unsigned, int);
+template <class T> __device__ T __shfl_sync(unsigned, T, int, int = 32);
+template <class T> __device__ T __shfl_up_sync(unsigned, T, unsigned, int = 32);
+template <class T> __device__ T __shfl_down_sync(unsigned, T, unsigned, int = 32);
+template <class T> __device__ T __shfl_xor_sync(unsigned, T, int, int = 32);
+template <class T> __device__ T __shfl(T, int, int = 32);
+template <class T> __device__ T __shfl_up(T, unsigned, int = 32);
+template <class T> __device__ T __shfl_down(T, unsigned, int = 32);
+template <class T> __device__ T __shfl_xor(T, int, int = 32);
+template <class T> __device__ T __ldg(const T *);
+template <class T> __device__ T __reduce_add_sync(unsigned, T);
+#define __KR_ATOMIC(name) template <class T, class U> __device__ T name(T *, U); \
+    template <class T, class U> __device__ T name##_block(T *, U); template <class T, class U> __device__ T name##_system(T *, U);
+__KR_ATOMIC(atomicAdd) __KR_ATOMIC(atomicSub) __KR_ATOMIC(atomicExch) __KR_ATOMIC(atomicMin) __KR_ATOMIC(atomicMax)
+__KR_ATOMIC(atomicAnd) __KR_ATOMIC(atomicOr) __KR_ATOMIC(atomicXor) __KR_ATOMIC(atomicInc) __KR_ATOMIC(atomicDec)
+#undef __KR_ATOMIC
+template <class T, class U, class V> __device__ T atomicCAS(T *, U, V);
+template <class T, class U, class V> __device__ T atomicCAS_block(T *, U, V);
+__device__ int __popc(unsigned);
+__device__ int __popcll(unsigned long long);
+__device__ unsigned __brev(unsigned);
+__device__ unsigned long long __brevll(unsigned long long);
+__device__ int __clz(int);
+__device__ int __ffs(int);
+__device__ int __mul24(int, int);
+__device__ unsigned __umul24(unsigned, unsigned);
+__device__ int __mulhi(int, int);
+__device__ float __fdividef(float, float);
+__device__ float __expf(float);
+__device__ float __logf(float);
+__device__ float __sinf(float);
+__device__ float __cosf(float);
+__device__ float __powf(float, float);
+__device__ float __saturatef(float);
+__device__ float __int_as_float(int);
+__device__ int __float_as_int(float);
+__device__ float __uint_as_float(unsigned);
+__device__ unsigned __float_as_uint(float);
+__device__ int __float2int_rn(float);
+__device__ int __float2int_rz(float);
+__device__ float __int2float_rn(int);
+__device__ long long clock64(void);
+__device__ int clock(void);
+__device__ void __nanosleep(unsigned);
+__device__ void __trap(void);
+__device__ void __assume(bool);
+template <class T> __host__ __device__ constexpr T min(T a, T b) { return a < b ? a : b; }
+template <class T> __host__ __device__ constexpr T max(T a, T b) { return a > b ? a : b; }
+__host__ __device__ inline int min(int a, unsigned b) { return a < (int)b ? a : (int)b; }
+__host__ __device__ inline int max(int a, unsigned b) { return a > (int)b ? a : (int)b; }
+extern "C" __host__ __device__ int printf(const char *, ...);
+extern "C" __host__ __device__ void __assert_fail(const char *, const char *, unsigned, const char *);
+#define assert(e) __kernelrace_assert(e)
+__host__ __device__ void __kernelrace_assert(bool);
+/* Host API names, so that host code parses (kernelrace does not model them). */
+template <class T> __host__ cudaError_t cudaMalloc(T **, size_t);
+__host__ cudaError_t cudaFree(void *);
+__host__ cudaError_t cudaMemcpy(void *, const void *, size_t, int);
+__host__ cudaError_t cudaMemset(void *, int, size_t);
+__host__ cudaError_t cudaDeviceSynchronize(void);
+__host__ cudaError_t cudaGetLastError(void);
+__host__ const char *cudaGetErrorString(cudaError_t);
+template <class T> __host__ cudaError_t cudaMemcpyToSymbol(const T &, const void *, size_t, size_t = 0, int = 1);
+template <class T> __host__ cudaError_t cudaLaunchKernel(T, dim3, dim3, void **, size_t = 0, cudaStream_t = 0);
+#include "kernelrace_math.h"
+#include "cuda_fp16.h"
+#include "cuda_bf16.h"

@@ -1,0 +1,3 @@
+/* kernelrace's <limits.h>. */
+#pragma once
+#include "climits"

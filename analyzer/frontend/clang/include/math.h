@@ -1,0 +1,3 @@
+/* kernelrace's <math.h>. */
+#pragma once
+#include "kernelrace_math.h"

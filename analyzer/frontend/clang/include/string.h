@@ -1,0 +1,2 @@
+/* kernelrace's <string.h>: its declarations kernelrace needs are in the prelude. */
+#pragma once

@@ -1,0 +1,2 @@
+/* kernelrace's <vector_types.h>: its declarations kernelrace needs are in the prelude. */
+#pragma once

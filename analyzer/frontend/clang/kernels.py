@@ -1,0 +1,469 @@
+"""The clang lowering of one file: finds the kernels (`__global__`, `__kernel`, Metal `kernel`),
+lowers each (once per instantiation a host launch names, for a template) into ir.Kernel with its
+parameters, file-scope variables, types and launch facts; a construct it does not model makes that
+kernel `unknown` with the reason and place, never the file.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+
+from analyzer import ir
+from analyzer.frontend.c_access import AccessLowering
+from analyzer.frontend.c_decls import UNSIGNED_RANGES
+from analyzer.frontend.c_exprs import ExprLowering
+from analyzer.frontend.c_stmts import leftover_goto
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_values import ParamStruct, Pointer, Scalar, SharedScalar
+from analyzer.frontend.clang.calls import ClangCalls
+from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
+                                             type_name)
+from analyzer.frontend.clang.exprs import ClangExprs
+from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
+from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
+from analyzer.frontend.clang.stmts import ClangStmts
+from analyzer.frontend.clang.stores import ClangStores
+from analyzer.frontend.dialects import MetalLowering
+from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
+
+_INCLUDE = str(INCLUDE)
+
+
+class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLowering, ExprLowering):
+    """One file's kernels from clang's AST."""
+
+    def __init__(self, parsed: Parsed):
+        self.parsed = parsed
+        self.lang = parsed.lang
+        self.filename = parsed.filename
+        self.lines = parsed.text.splitlines()
+        self.source = Source(parsed.filename, _parsed_text(parsed))
+        self.warp_size = 1 if self.lang == "opencl" else 32
+        self.access_ids = itertools.count(1)
+        self.loop_ids = itertools.count(1)
+        self.opaque_ids = itertools.count(1)
+        self.inline_cache: dict = {}
+        self.type_sizes: dict[str, int] = {}
+        self.records: dict[str, object] = {}
+        self.template_values: dict = {}
+        self.template_types: dict = {}
+        self.kernels: list = []
+        self.globals: list = []
+        self.function_extents: list[tuple[int, int]] = []   # the main file's function definitions
+        self._collect(parsed.tu.cursor)
+
+    # ---------- the file ----------
+
+    def in_headers(self, c) -> bool:
+        """Whether a cursor comes from kernelrace's bundled headers or clang's own."""
+        f = c.location.file
+        if f is None:
+            return True
+        name = f.name
+        return name.startswith(_INCLUDE) or "/clang/" in name and "/include/" in name
+
+    def from_headers(self, call) -> bool:
+        ref = call.referenced
+        # clang's OpenCL built-ins are declared where they are first called: a function no file defines
+        return ref is None or self.in_headers(ref) or ref.get_definition() is None
+
+    def _collect(self, root) -> None:
+        stack = list(reversed(children(root)))
+        while stack:
+            c = stack.pop()
+            k = c.kind
+            if k in (CK.NAMESPACE, CK.LINKAGE_SPEC, CK.UNEXPOSED_DECL):
+                if not self.in_headers(c):
+                    stack.extend(reversed(children(c)))
+                continue
+            if self.in_headers(c):
+                continue
+            if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD) and c.is_definition():
+                self.function_extents.append((c.extent.start.offset, c.extent.end.offset))
+            if k in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.CLASS_TEMPLATE):
+                stack.extend(reversed([m for m in children(c) if m.kind in (CK.CXX_METHOD, CK.CONSTRUCTOR,
+                                                                              CK.FUNCTION_TEMPLATE)]))
+                continue
+            if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
+                self.kernels.append(c)
+            elif k == CK.VAR_DECL:
+                self.globals.append(c)
+
+    def _is_kernel(self, c) -> bool:
+        if self.lang == "cuda":
+            return any(k.kind == CK.CUDAGLOBAL_ATTR for k in c.get_children())
+        if self.lang == "opencl":
+            return "device_kernel" in c.type.spelling or self.source.after(c, 12).lstrip().startswith(
+                ("__kernel", "kernel"))
+        return any(k.kind == CK.ANNOTATE_ATTR and k.spelling in ("kernelrace_kernel", "kr:kernel")
+                   for k in c.get_children())
+
+    def lower(self) -> list[ir.Kernel]:
+        out = []
+        launches = host_launches(self) if self.lang == "cuda" and "<<<" in self.parsed.text else {}
+        for k in self.kernels:
+            tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
+                                                                 CK.TEMPLATE_TYPE_PARAMETER)]
+            found = [tuple(x.targs) for x in launches.get(k.hash, [])] + explicit_instances(self, k) if tparams else []
+            instances = list(dict.fromkeys(found)) if found else [None]
+            for targs in instances:
+                try:
+                    kernel = self.lower_kernel(k, tparams, targs)
+                    out.extend(_under_launches(kernel, [x for x in launches.get(k.hash, [])
+                                                        if targs is None or tuple(x.targs) == targs]))
+                except Unsupported as exc:
+                    node = exc.node if exc.node is not None else k
+                    self.kernel.body = []
+                    self.kernel.unsupported = (self.span(node), exc.what)
+                    out.append(self.kernel)
+                except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
+                    # an AST shape this lowering does not expect: that kernel is unknown, never a traceback
+                    self.kernel.body = []
+                    self.kernel.unsupported = (self.span(k), f"a construct the clang front end does not read "
+                                                             f"({type(exc).__name__})")
+                    out.append(self.kernel)
+        return out
+
+    def span(self, c) -> ir.Span:
+        if c is None:
+            return ir.Span(self.filename, 0, 0)
+        if isinstance(c, ir.Span):
+            return c
+        return span_of(c, self.filename)
+
+    # ---------- types ----------
+
+    def note_type(self, t) -> str:
+        """The IR name of a type, its size remembered; a template's type parameter by its binding
+        (4-byte `float` when unbound, as the Lark path)."""
+        ct = canonical(t)
+        if ct.kind in (TK.POINTER, TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+            return self.note_type(ct.get_pointee())
+        if ct.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
+            return self.note_type(ct.element_type if ct.kind != TK.DEPENDENTSIZEDARRAY else ct.get_array_element_type())
+        if "type-parameter" in ct.spelling or ct.kind in (TK.UNEXPOSED, TK.DEPENDENT):
+            name = re.sub(r"\b(const|volatile)\b|[*&]", "", t.spelling).strip()
+            return self.template_types.get(name, "float")
+        name = type_name(ct)
+        if ct.kind == TK.RECORD and not vector_shape(name) and name not in SCALAR_SIZES:
+            # (cuRAND's states are opaque per-thread data of a size, as on the Lark path)
+            self.records.setdefault(name, ct)
+        if name not in self.type_sizes:
+            n = size_of_type(ct)
+            if n:
+                self.type_sizes[name] = n
+        return name
+
+    def size(self, name: str) -> int | None:
+        return self.type_sizes.get(name) or size_of(name)
+
+    def _is_struct(self, name: str) -> bool:
+        return name in self.records and not vector_shape(name)
+
+    def struct_names(self):
+        return self.records
+
+    def elem_size(self, ty: str) -> int | None:
+        return self.size(ty)
+
+    def make_access(self, ptr: Pointer, is_write: bool, span, atomic=False) -> ir.Access:
+        if ptr.buffer == "?":
+            raise Unsupported(None, "access through a pointer of unknown origin")
+        buf = self.kernel.buffers[ptr.buffer]
+        width = self.size(ptr.elem) or buf.elem_size
+        view = str(ptr.elem) if str(ptr.elem) != buf.elem_type and self.size(ptr.elem) else ""
+        return ir.Access(ptr.buffer, ptr.space, ptr.offset, width, is_write, span, elem_size=buf.elem_size,
+                         atomic=atomic, id=next(self.access_ids), view=view)
+
+    def fresh_var(self, name: str) -> str:
+        n = self.var_counts.get(name, 0)
+        self.var_counts[name] = n + 1
+        return name if n == 0 else f"{name}#{n}"
+
+    def rebind(self, decl_ref, val) -> None:
+        key = decl_ref.referenced.hash
+        for scope in reversed(self.scopes):
+            if key in scope:
+                scope[key] = val
+                return
+        self.scopes[-1][key] = val
+
+    def file_scope_error(self) -> str | None:
+        """The first error clang reports in the main file outside every function definition (a
+        preprocessor error, a broken declaration), or None: errors inside host functions are the
+        host's business."""
+        for file, offset, line, col, msg in self.parsed.placed:
+            if file == self.filename and not any(a <= offset <= b for a, b in self.function_extents):
+                return f"{file}:{line}:{col}: {msg}"
+        return None
+
+    def check_errors(self, fn) -> None:
+        """A function clang reported an error in is not read: clang may have dropped what it could
+        not make sense of, and what was dropped would go unchecked. Its kernel is unknown."""
+        start, end = fn.extent.start, fn.extent.end
+        if start.file is None:
+            return
+        for file, offset, line, col, msg in self.parsed.placed:
+            if file == start.file.name and start.offset <= offset <= end.offset:
+                raise Unsupported(ir.Span(file, line, col), f"clang: {msg}")
+
+    def int_value(self, c) -> int | None:
+        if self.mentions_symbol(c):
+            return None
+        return evaluate_int(c)
+
+    def mentions_symbol(self, c) -> bool:
+        """Whether an expression refers to a symbolic value: a missing macro's parameter or a
+        template's non-type parameter."""
+        for n in c.walk_preorder():
+            if n.kind == CK.DECL_REF_EXPR:
+                r = n.referenced
+                if r is not None and (r.kind == CK.TEMPLATE_NON_TYPE_PARAMETER or r.spelling.startswith(PARAM_PREFIX)):
+                    return True
+        return False
+
+    # ---------- one kernel ----------
+
+    def lower_kernel(self, fn, tparams, targs) -> ir.Kernel:
+        name = _qualified(fn)
+        if targs is not None:
+            name += "<" + ", ".join(str(a) for a in targs) + ">"
+        self.kernel = ir.Kernel(name=name, file=self.filename, lang=self.lang, body=[], buffers={}, params=[],
+                                warp_size=self.warp_size, source_lines=self.lines)
+        self.scopes: list[dict] = [{}]
+        self.var_counts: dict[str, int] = {}
+        self.inline_depth = 0
+        self.nesting = 0
+        self.pending: list[ir.Stmt] = []
+        self.return_var = None
+        self.return_struct = None
+        self.template_values, self.template_types = {}, {}
+        for i, tp in enumerate(tparams):
+            arg = targs[i] if targs is not None and i < len(targs) else None
+            if tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
+                if isinstance(arg, int):
+                    self.template_values[tp.spelling] = Scalar(ir.Const(arg), "int")
+                else:
+                    self.kernel.params.append(tp.spelling)
+                    self.template_values[tp.spelling] = Scalar(ir.Param(tp.spelling), "int")
+            else:
+                self.template_types[tp.spelling] = arg if isinstance(arg, str) else "float"
+        self._declare_globals()
+        for p in fn.get_children():
+            if p.kind == CK.PARM_DECL:
+                self._declare_param(p)
+        bounds = launch_bounds(self, fn)
+        if bounds is not None:
+            self.kernel.max_threads_per_block = bounds
+        if self.lang == "opencl":
+            wg = work_group_size(self, fn)
+            if wg is not None:
+                self.kernel.block_dim = dict(zip("xyz", wg))
+        body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
+        if body is None:
+            raise Unsupported(fn, "kernel without a body")
+        self.check_errors(fn)
+        self.kernel.body = self.block(body)
+        goto = leftover_goto(self.kernel.body)
+        if goto is not None:
+            raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
+        return self.kernel
+
+    def bind_template(self, fn, ref) -> None:
+        """A function template's parameters bound to an instantiation's arguments."""
+        if ref is None or fn.kind != CK.FUNCTION_TEMPLATE:
+            return
+        tparams = [p for p in fn.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
+                                                              CK.TEMPLATE_TYPE_PARAMETER)]
+        n = ref.get_num_template_arguments()
+        for i, tp in enumerate(tparams):
+            if i >= n:
+                break
+            kind = ref.get_template_argument_kind(i).name
+            if tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER and kind == "INTEGRAL":
+                self.template_values[tp.spelling] = Scalar(ir.Const(ref.get_template_argument_value(i)), "int")
+            elif tp.kind == CK.TEMPLATE_TYPE_PARAMETER and kind == "TYPE":
+                self.template_types[tp.spelling] = self.note_type(ref.get_template_argument_type(i))
+
+    def _declare_param(self, p) -> None:
+        name = p.spelling
+        t = canonical(p.type)
+        if not name:
+            return
+        if self.lang == "metal":
+            bound = self._metal_param(p, name, t)
+            if bound is not None:
+                self.scopes[0][p.hash] = bound
+                return
+        if t.kind == TK.POINTER:
+            pointee = t.get_pointee()
+            elem = self.note_type(pointee)
+            space = space_of(pointee) or ir.GLOBAL
+            if space == ir.PRIVATE:
+                space = ir.GLOBAL
+            self.kernel.buffers[name] = ir.Buffer(name, space, elem, self.size(elem) or 4)
+            self.scopes[0][p.hash] = Pointer(name, space, elem, ir.Const(0))
+            return
+        if t.kind == TK.RECORD and not vector_shape(type_name(t)):
+            self.scopes[0][p.hash] = ParamStruct(name)
+            self._pointer_fields(name, t)
+            return
+        ty = self.note_type(t)
+        self.kernel.params.append(name)
+        self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
+        if ty in UNSIGNED_RANGES:
+            self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty]
+
+    def _pointer_fields(self, name, t) -> None:
+        for f in t.get_fields():
+            ft = canonical(f.type)
+            if ft.kind == TK.POINTER:
+                bname = f"{name}.{f.spelling}"
+                elem = self.note_type(ft.get_pointee())
+                space = space_of(ft.get_pointee()) or ir.GLOBAL
+                self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, self.size(elem) or 4)
+                self.param_pointers[(name, f.spelling)] = Pointer(bname, space, elem, ir.Const(0))
+
+    @property
+    def param_pointers(self) -> dict:
+        return self.__dict__.setdefault("_param_pointers", {})
+
+    def param_field(self, base: ParamStruct, field: str, c):
+        ptr = self.param_pointers.get((base.name, field))
+        if ptr is not None:
+            return ptr
+        if field not in self.kernel.params:
+            self.kernel.params.append(field)
+        return Scalar(ir.Param(field), self.note_type(c.type))
+
+    def _metal_param(self, p, name, t):
+        attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
+        ty = type_name(t)
+        for attr in attrs:
+            if attr in MetalLowering._attrs:
+                prefix = MetalLowering._attrs[attr]
+                if vector_shape(ty):
+                    return self._builtin_vec(prefix)
+                return Scalar(ir.Builtin(f"{prefix}.x"), "uint")
+            if attr == "thread_index_in_simdgroup":
+                return Scalar(ir.Builtin("lane"), "uint")
+            if attr == "simdgroup_index_in_threadgroup":
+                return Scalar(ir.Builtin("warp"), "uint")
+            if attr == "thread_index_in_threadgroup":
+                return Scalar(ir.Builtin("linear_tid"), "uint")
+            if attr == "threads_per_simdgroup":
+                return Scalar(ir.Const(32), "uint")
+            if attr == "thread_position_in_grid":
+                if vector_shape(ty):
+                    raise Unsupported(p, "vector [[thread_position_in_grid]]")
+                return Scalar(ir.BinOp("+", ir.BinOp("*", ir.Builtin("bid.x"), ir.Builtin("bdim.x")),
+                                       ir.Builtin("tid.x")), "uint")
+            if attr in ("buffer", "threadgroup", "texture", "sampler"):
+                continue
+            raise Unsupported(p, f"attribute [[{attr}]]")
+        if t.kind == TK.LVALUEREFERENCE and space_of(t.get_pointee()) == ir.CONSTANT:
+            inner = canonical(t.get_pointee())
+            if inner.kind != TK.RECORD:
+                ty = self.note_type(inner)
+                self.kernel.params.append(name)
+                return Scalar(ir.Param(name), ty)
+            return ParamStruct(name)
+        return None
+
+    def _declare_globals(self) -> None:
+        """File-scope variables are declared where a kernel first names them (global_var)."""
+        self.global_values: dict = {}
+
+    def global_var(self, ref, c):
+        """A file-scope variable a kernel names: a shared array or scalar (one per block), device or
+        constant memory (one per grid), or a constant number."""
+        key = ref.hash
+        if key in self.global_values:
+            return self.global_values[key]
+        val = self._global(ref, c)
+        self.global_values[key] = val
+        return val
+
+    def _global(self, ref, c):
+        t = canonical(ref.type)
+        attrs = {k.kind for k in ref.get_children()}
+        shared = CK.CUDASHARED_ATTR in attrs or space_of(ref.type) == ir.SHARED
+        constant_attr = CK.CUDACONSTANT_ATTR in attrs if hasattr(CK, "CUDACONSTANT_ATTR") else False
+        device = CK.CUDADEVICE_ATTR in attrs if hasattr(CK, "CUDADEVICE_ATTR") else False
+        spelled = self.source.text(ref)
+        is_const = ref.type.is_const_qualified() or "constexpr" in spelled.split("=")[0].split() or (
+            # Metal's program-scope `constant` and OpenCL's `__constant` variables cannot change
+            self.lang in ("metal", "opencl") and space_of(ref.type) == ir.CONSTANT)
+        if is_const and t.kind not in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY) and not shared:
+            init = [k for k in ref.get_children() if k.kind.is_expression()]
+            if init:
+                n = self.int_value(init[-1])
+                if n is not None:
+                    return Scalar(ir.Const(n), "int")
+        if self.lang == "cuda" and "__constant__" in spelled.split("=")[0]:
+            constant_attr = True
+        if self.lang == "cuda" and "__device__" in spelled.split("=")[0] or "__managed__" in spelled.split("=")[0]:
+            device = True
+        space = ir.SHARED if shared else ir.CONSTANT if constant_attr or space_of(ref.type) == ir.CONSTANT else \
+            ir.GLOBAL if device or space_of(ref.type) == ir.GLOBAL else None
+        if space is None:
+            raise Unsupported(c, f"'{ref.spelling}', a file-scope variable of the host")
+        elem = self.note_type(t)
+        elem_size = self.size(elem) or 4
+        bname = self.fresh_var(ref.spelling)
+        if t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):
+            extents = []
+            tt = t
+            while tt.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):
+                extents.append(tt.element_count if tt.kind == TK.CONSTANTARRAY else None)
+                tt = canonical(tt.element_type)
+            total = elem_size
+            for n in extents:
+                total = total * n if total is not None and n is not None else None
+            self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
+            return Pointer(bname, space, elem, ir.Const(0), tuple(extents[1:]))
+        self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
+        return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
+
+
+def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
+    """The kernel under the launches host code makes of it with constant block extents: one launch
+    gives the kernel its extents (a --block-dim or --grid-dim given still wins); several different
+    ones give one copy per launch, named after the host line (`k@88`)."""
+    configs = list(dict.fromkeys((x.block, x.grid) for x in launches if x.block is not None))
+    if not configs:
+        return [kernel]
+    at = {}
+    for x in launches:
+        at.setdefault((x.block, x.grid), (x.line, x.col))
+    lines = {key: (f"{line}" if sum(1 for v in at.values() if v[0] == line) == 1 else f"{line}:{col}")
+             for key, (line, col) in at.items()}
+    out = []
+    for block, grid in configs:
+        k = kernel if len(configs) == 1 else copy.copy(kernel)
+        if len(configs) > 1:
+            k.name = f"{kernel.name}@{lines[(block, grid)]}"
+        k.block_dim = dict(zip("xyz", block))
+        if grid is not None:
+            k.grid_dim = dict(zip("xyz", grid))
+        out.append(k)
+    return out
+
+
+def _qualified(fn) -> str:
+    parts = [fn.spelling]
+    p = fn.semantic_parent
+    while p is not None and p.kind == CK.NAMESPACE:
+        if p.spelling:
+            parts.append(p.spelling)
+        p = p.semantic_parent
+    return "::".join(reversed(parts))
+
+
+def _parsed_text(parsed: Parsed) -> str:
+    if parsed.lang == "metal":
+        from analyzer.frontend.clang.reader import metal_attributes
+        return metal_attributes(parsed.text)[0]
+    return parsed.text

@@ -1,0 +1,142 @@
+"""Launch facts in the source: `__launch_bounds__(N)` and Metal's
+`[[max_total_threads_per_threadgroup(N)]]` (the most threads a block may have), OpenCL's
+`reqd_work_group_size(x, y, z)` (the block's extents), and host code's launches
+`k<args><<<grid, block>>>(...)` with the extents clang can evaluate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.clang.cursors import CK, children, strip
+from analyzer.frontend.clang.reader import evaluate_int
+
+_BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*([^,)]+)")
+_WG = re.compile(r"reqd_work_group_size\s*\(([^)]*)\)")
+_CONFIG = ("cudaConfigureCall", "__cudaPushCallConfiguration")
+
+
+@dataclass
+class Launch:
+    targs: tuple            # the kernel template's arguments (ints, type names), () for a plain kernel
+    grid: tuple | None      # (x, y, z) when every extent evaluates, else None
+    block: tuple | None
+    line: int
+    col: int = 0
+
+
+def _head(lowering, fn) -> str:
+    """The function's text up to its body."""
+    body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
+    text = lowering.source.text(fn)
+    if body is not None:
+        text = text[:max(0, body.extent.start.offset - fn.extent.start.offset)]
+    return text
+
+
+def launch_bounds(lowering, fn) -> int | None:
+    if lowering.lang == "cuda":
+        m = _BOUNDS.search(_head(lowering, fn))
+        if m is None:
+            return None
+        return _number(lowering, m.group(1))
+    if lowering.lang == "metal":
+        for k in fn.get_children():
+            if k.kind == CK.ANNOTATE_ATTR and k.spelling == "kr:max_total_threads_per_threadgroup":
+                # the attribute's argument, kept as a string by the renaming (reader.metal_attributes)
+                arg = next((x.spelling for x in k.walk_preorder() if x.kind == CK.STRING_LITERAL), '""')
+                return _number(lowering, arg[1:-1])
+    return None
+
+
+def work_group_size(lowering, fn) -> tuple[int, int, int] | None:
+    m = _WG.search(_head(lowering, fn))
+    if m is None:
+        return None
+    sizes = [_number(lowering, a) for a in m.group(1).split(",")]
+    if len(sizes) != 3 or any(s is None or s < 1 for s in sizes):
+        raise Unsupported(fn, "reqd_work_group_size that is not three positive constants")
+    return tuple(sizes)
+
+
+def _number(lowering, text: str) -> int | None:
+    text = text.strip().rstrip("uUlL")
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    m = re.search(rf"^\s*#\s*define\s+{re.escape(text)}\s+\(?\s*(\d+)[uUlL]*\s*\)?\s*$", lowering.parsed.text,
+                  re.MULTILINE)
+    if m:
+        return int(m.group(1))
+    m = re.search(rf"\bconst(?:expr)?\s+(?:unsigned\s+)?int\s+{re.escape(text)}\s*=\s*(\d+)\s*;", lowering.parsed.text)
+    return int(m.group(1)) if m else None
+
+
+def host_launches(lowering) -> dict:
+    """Kernel (its cursor's hash) -> the launches host code in the file makes of it."""
+    out: dict = {}
+    for fn in lowering.parsed.tu.cursor.walk_preorder():
+        if fn.kind != CK.CALL_EXPR or lowering.in_headers(fn):
+            continue
+        kids = children(fn)
+        if len(kids) < 2 or strip(kids[1]).kind != CK.CALL_EXPR or strip(kids[1]).spelling not in _CONFIG:
+            continue
+        callee = strip(kids[0])
+        ref = callee.referenced
+        if ref is None:
+            continue
+        tmpl = ref.specialized_template
+        kernel = tmpl if tmpl is not None else ref
+        kernel = kernel.get_definition() or kernel
+        targs = []
+        for i in range(max(ref.get_num_template_arguments(), 0)):
+            kind = ref.get_template_argument_kind(i).name
+            if kind == "INTEGRAL":
+                targs.append(ref.get_template_argument_value(i))
+            elif kind == "TYPE":
+                targs.append(lowering.note_type(ref.get_template_argument_type(i)))
+            else:
+                targs.append(None)
+        config = list(strip(kids[1]).get_arguments())
+        grid = _dims(config[0]) if config else None
+        block = _dims(config[1]) if len(config) > 1 else None
+        out.setdefault(kernel.hash, []).append(Launch(tuple(targs), grid, block, fn.extent.start.line, fn.extent.start.column))
+    return out
+
+
+def _dims(c) -> tuple | None:
+    """(x, y, z) of a dim3 argument clang can evaluate."""
+    s = strip(c)
+    while s.kind in (CK.UNEXPOSED_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR, CK.CALL_EXPR) and len(
+            [k for k in children(s) if k.kind != CK.TYPE_REF]) == 1 and s.spelling in ("", "dim3") and not (
+            s.kind == CK.CALL_EXPR and evaluate_int(list(s.get_arguments())[0]) is not None):
+        s = [k for k in children(s) if k.kind != CK.TYPE_REF][0]
+    if s.kind == CK.CALL_EXPR and s.spelling == "dim3":
+        args = list(s.get_arguments())
+        vals = [evaluate_int(a) for a in args]
+        if len(args) == 1 and vals[0] is None:
+            return _dims(args[0])
+        vals = (vals + [1, 1, 1])[:3]
+        return tuple(vals) if None not in vals else None
+    n = evaluate_int(s)
+    return (n, 1, 1) if n is not None else None
+
+
+def explicit_instances(lowering, fn) -> list[tuple]:
+    """The arguments of each explicit instantiation of a kernel template in the file
+    (`template __global__ void k<1, float>(float *);`): integers, and type names as written."""
+    name = re.escape(fn.spelling)
+    out = []
+    for m in re.finditer(rf"\btemplate\s+(?!<)[^;{{}}]*?\b{name}\s*<([^<>]*)>\s*\(", lowering.parsed.text):
+        args = []
+        for a in m.group(1).split(","):
+            a = a.strip()
+            try:
+                args.append(int(a.rstrip("uUlL"), 0))
+            except ValueError:
+                args.append(a)
+        out.append(tuple(args))
+    return out

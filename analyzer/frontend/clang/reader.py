@@ -1,0 +1,282 @@
+"""Running libclang on one hand-written file: per-dialect arguments, kernelrace's own bundled
+headers (include/, found in either include form), Metal's `[[...]]` attributes renamed so that clang
+keeps them, and names the build was expected to define (`BLOCK_SIZE`) declared as symbolic
+parameters on a second parse.
+
+libclang-ng (clang 22) is used rather than the `libclang` 18 wheel: its bindings expose
+`Cursor.binary_operator`, and the unary operator kinds and constant evaluation are in its C API.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.errors import KernelraceError
+
+INCLUDE = Path(__file__).with_name("include")
+
+# Prefix of the constants a missing macro becomes: `BLOCK_SIZE` -> `__kernelrace_param_BLOCK_SIZE`.
+PARAM_PREFIX = "__kernelrace_param_"
+# The value clang sees for such a constant (array extents and `if constexpr` need one); the lowering
+# reads the name as a symbolic parameter, never this value.
+PARAM_SENTINEL = 0x4B52_0000
+
+_ARGS = {
+    "cuda": ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "-std=c++17",
+             "-D__CUDACC__=1", "-D__NVCC__=1", "-D__CUDACC_VER_MAJOR__=12", "-D__CUDACC_VER_MINOR__=4",
+             "-Wno-unknown-cuda-version", "-include", "kernelrace_cuda_prelude.h"],
+    "opencl": ["-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
+               "-Xclang", "-fdeclare-opencl-builtins", "-cl-ext=+cl_khr_fp16,+cl_khr_fp64"],
+    "metal": ["-x", "c++", "-std=c++17", "-D__METAL_VERSION__=300", "-D__METAL__=1",
+              "-include", "metal_stdlib", "-Wno-ignored-attributes", "-Wno-unknown-attributes"],
+}
+
+# `[[name]]` and `[[name(args)]]` (Metal's attributes): renamed to a macro of the same length that
+# clang turns into `annotate("kr:name")`, kept in the AST on parameters and functions.
+_ATTR = re.compile(r"\[\[\s*([A-Za-z_]\w*)(\s*\([^\[\]]*\))?\s*\]\]")
+_ATTR_LIST = re.compile(r"\[\[([^\[\]]*,[^\[\]]*)\]\]")
+_ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
+_LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
+_UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
+_NOT_FOUND = re.compile(r"'([^']+)' file not found")
+
+
+@dataclass
+class Parsed:
+    tu: object
+    lang: str
+    filename: str
+    notes: list[str] = field(default_factory=list)
+    params: list[str] = field(default_factory=list)   # undefined macros made parameters
+    text: str = ""
+    errors: list[str] = field(default_factory=list)   # clang's errors in the file (after the notes)
+    # the same errors placed: (file, byte offset, line, column, message)
+    placed: list[tuple] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)   # called, declared nowhere: declared by kernelrace
+    # `#include "x.h"` of the user's own that was not found (no -I for it): auto takes Lark's error
+    missing_user_header: str | None = None
+
+
+def _cindex():
+    try:
+        import clang.cindex as ci
+    except ImportError as exc:   # the package is a core dependency; say what is missing
+        raise KernelraceError(f"the clang front end needs the libclang-ng package: {exc}") from None
+    return ci
+
+
+def metal_attributes(text: str) -> tuple[str, list[str]]:
+    """The text with each `[[name(...)]]` renamed `_kR_name(...)` (`[[name]]`: `_kr_name`), same
+    length, and the macro definitions the renamed names need."""
+    names: dict[str, bool] = {}
+
+    def one(name: str, args: str | None) -> str:
+        names[name] = names.get(name, False) or bool(args)
+        return f"_kR_{name}{args.strip()}" if args else f"_kr_{name}"
+
+    def sub(m: re.Match) -> str:
+        new = one(m.group(1), m.group(2))
+        return new.ljust(len(m.group(0))) if len(new) <= len(m.group(0)) else new
+
+    def sub_list(m: re.Match) -> str:   # [[kernel, max_total_threads_per_threadgroup(1024)]]
+        items = [_ITEM.match(x.strip()) for x in re.split(r",(?![^()]*\))", m.group(1))]
+        if not all(items):
+            return m.group(0)
+        new = " ".join(one(i.group(1), i.group(2)) for i in items)
+        return new.ljust(len(m.group(0)))
+
+    out = _ATTR.sub(sub, text)
+    out = _ATTR_LIST.sub(sub_list, out)
+    # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
+    # (C++ allows no automatic variable in another address space).
+    out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
+    defs = []
+    for name in names:
+        defs.append(f'#define _kr_{name} __attribute__((annotate("kr:{name}")))')
+        defs.append(f'#define _kR_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
+    return out, defs
+
+
+def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Parsed:
+    """Parse one file; a header not found is a note, and an identifier the file never declares
+    is declared (a missing macro: a symbolic parameter; a missing function: a function of its
+    arguments) on one more parse."""
+    ci = _cindex()
+    depth = bracket_depth(text)
+    if depth > MAX_BRACKET_DEPTH:
+        # clang recurses once per level in this process: thousands of levels overflow its stack
+        raise KernelraceError(f"{filename}: brackets nested {depth} deep (the clang front end reads at most "
+                              f"{MAX_BRACKET_DEPTH})")
+    args = list(_ARGS[lang])
+    args += ["-isystem", str(INCLUDE)] if lang != "opencl" else []
+    for d in include_dirs:
+        args += ["-I", str(d)]
+    for name, value in macros:
+        args.append(f"-D{name}={value}" if value != "" else f"-D{name}")
+    args += ["-I", str(Path(filename).parent or ".")]
+    src = text
+    extra: list[str] = []
+    if lang == "metal":
+        src, extra = metal_attributes(text)
+    index = ci.Index.create()
+    # Headers not found: empty stand-ins in a directory no one has (clang stops reporting errors
+    # after a fatal one, so the parse is repeated without them to see the rest).
+    stubs_dir = str(Path(filename).resolve().parent / "__kernelrace_missing__")
+    stubs: dict[str, str] = {}
+    notes: list[str] = []
+    declared: list[str] = []
+    missing: dict[str, bool] = {}
+    for _ in range(6):
+        unsaved = [(filename, src)] + [(f"{stubs_dir}/{h}", "") for h in stubs]
+        all_args = args + ["-I", stubs_dir]
+        if extra or declared:
+            pre_name = str(Path(stubs_dir) / "__kernelrace_prelude.h")
+            unsaved.append((pre_name, "\n".join(extra + declared) + "\n"))
+            all_args += ["-include", pre_name]
+        try:
+            tu = index.parse(filename, args=all_args, unsaved_files=unsaved)
+        except ci.TranslationUnitLoadError as exc:
+            raise KernelraceError(f"{filename}: clang could not read the file: {exc}") from None
+        new_headers, new_names = False, False
+        for d in tu.diagnostics:
+            if d.severity < ci.Diagnostic.Error:
+                continue
+            m = _NOT_FOUND.search(d.spelling)
+            if m and m.group(1) not in stubs:
+                stubs[m.group(1)] = _loc(d)
+                new_headers = True
+                continue
+            m = _UNDECLARED.search(d.spelling)
+            if m and m.group(1) not in missing and not m.group(1).startswith("_kr"):
+                missing[m.group(1)] = _called(src, d, filename)
+                new_names = True
+        if new_headers:
+            continue   # errors after a fatal one were not reported: look again first
+        if not new_names:
+            break
+        declared = []
+        for name, called in missing.items():
+            if called:
+                declared.append(_function_decl(lang, name))
+            else:
+                declared.append(f"#define {name} {PARAM_PREFIX}{name}")
+                declared.append(f"{'__constant ' if lang == 'opencl' else 'constexpr '}int {PARAM_PREFIX}{name} = "
+                                f"{PARAM_SENTINEL + len(declared)};")
+    notes = [f"{where}: {h} not found: its declarations are unknown" for h, where in stubs.items()]
+    quoted = [f"{where}: include file \"{h}\" not found (give its directory with -I)" for h, where in stubs.items()
+              if re.search(rf'#\s*include\s*"{re.escape(h)}"', text)]
+    out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called], text)
+    out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
+                  if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
+    out.placed = [(d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling)
+                  for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
+                  and not _NOT_FOUND.search(d.spelling)]
+    out.functions = [n for n, called in missing.items() if called]
+    out.missing_user_header = quoted[0] if quoted else None
+    for n in out.params:
+        out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
+                         f"(give its value with -D {n}=VALUE)")
+    return out
+
+
+MAX_BRACKET_DEPTH = 256
+
+
+def bracket_depth(text: str) -> int:
+    """The deepest nesting of (), [] and {} in the text (comments and literals counted too: an
+    upper bound, in one pass)."""
+    depth = best = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > best:
+                best = depth
+        elif ch in ")]}":
+            depth -= 1
+    return best
+
+
+def _function_decl(lang: str, name: str) -> str:
+    """A function the file calls and never declares: any arguments, an int result."""
+    if lang == "opencl":
+        return f"int __attribute__((overloadable)) {name}();"
+    spec = "__host__ __device__ " if lang == "cuda" else ""
+    return f"template <class... _KrT> {spec}int {name}(_KrT...);"
+
+
+def _called(src: str, diag, filename: str) -> bool:
+    """Whether the undeclared name at the diagnostic is called (`f(`)."""
+    loc = diag.location
+    if loc.file is None:
+        return False
+    lines = src.split("\n") if loc.file.name == filename else _read_lines(loc.file.name)
+    if not 0 < loc.line <= len(lines):
+        return False
+    rest = lines[loc.line - 1][loc.column - 1:]
+    m = re.match(r"[A-Za-z_]\w*\s*(\(|<)", rest)
+    return bool(m)
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text(errors="replace").split("\n")
+    except OSError:
+        return []
+
+
+def _loc(d) -> str:
+    loc = d.location
+    return f"{loc.file.name if loc.file else '?'}:{loc.line}:{loc.column}"
+
+
+# ---------- the C API pieces the Python bindings leave out ----------
+
+_UNARY = {1: "post++", 2: "post--", 3: "pre++", 4: "pre--", 5: "&", 6: "*", 7: "+", 8: "-", 9: "~", 10: "!",
+          11: "__real", 12: "__imag", 13: "__extension__", 14: "co_await"}
+_lib = None
+
+
+def _capi():
+    global _lib
+    if _lib is None:
+        ci = _cindex()
+        lib = ci.conf.lib
+        lib.clang_getCursorUnaryOperatorKind.argtypes = [ci.Cursor]
+        lib.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
+        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getKind.restype = ctypes.c_int
+        lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+        lib.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
+        lib.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
+        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        _lib = lib
+    return _lib
+
+
+def unary_op(cursor) -> str:
+    """The operator of a UNARY_OPERATOR cursor: '-', '!', 'pre++', 'post--', '&', '*', ..."""
+    return _UNARY.get(_capi().clang_getCursorUnaryOperatorKind(cursor), "?")
+
+
+def evaluate_int(cursor) -> int | None:
+    """The integer value clang computes for a constant expression, or None."""
+    lib = _capi()
+    res = lib.clang_Cursor_Evaluate(cursor)
+    if not res:
+        return None
+    try:
+        if lib.clang_EvalResult_getKind(res) != 1:   # CXEval_Int
+            return None
+        if lib.clang_EvalResult_isUnsignedInt(res):
+            return int(lib.clang_EvalResult_getAsUnsigned(res))
+        return int(lib.clang_EvalResult_getAsLongLong(res))
+    finally:
+        lib.clang_EvalResult_dispose(res)

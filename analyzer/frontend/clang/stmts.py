@@ -1,0 +1,501 @@
+"""Statements of the clang lowering: blocks, declarations of locals (scalars, vectors, structs,
+private and shared arrays with their initialisers), if/for/while/do/switch, break/continue/return.
+
+The IR shapes are the Lark C path's (c_stmts): a do-while is a loop that tests at its end, a
+switch a chain of guarded groups, an inlined function's return a flag.
+"""
+
+from __future__ import annotations
+
+from clang.cindex import StorageClass
+
+from analyzer import ir
+from analyzer.frontend.c_stmts import (Goto, Label, _all, _any, _continues_test, _has_break, _resolve_labels,
+                                        jumps_to_flag)
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
+from analyzer.frontend.types import vector_shape
+
+ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
+
+
+class ClangStmts:
+    """Statements and local declarations; mixed into ClangLowering."""
+
+    def block(self, c) -> list[ir.Stmt]:
+        self.scopes.append({})
+        out: list[ir.Stmt] = []
+        guarded = out
+        for s in children(c):
+            fact = self._assumption(s)
+            if fact is None:
+                guarded.extend(self.stmt(s))
+                continue
+            cond = self.cond(fact)
+            guarded.extend(self.flush([]))
+            inner: list[ir.Stmt] = []
+            guarded.append(ir.If(cond, inner, [], self.span(s)))
+            guarded = inner
+        self.scopes.pop()
+        return _resolve_labels(out, self.fresh_var)
+
+    def _assumption(self, c):
+        s = strip(c)
+        if s.kind == CK.CALL_EXPR and s.spelling in ASSUMPTIONS:
+            args = list(s.get_arguments())
+            return args[0] if len(args) == 1 else None
+        return None
+
+    def flush(self, stmts: list[ir.Stmt]) -> list[ir.Stmt]:
+        pending, self.pending = self.pending, []
+        return pending + stmts
+
+    def stmt(self, c) -> list[ir.Stmt]:
+        if self.nesting >= 200:
+            raise Unsupported(c, "statements nested too deeply (more than 200 levels)")
+        self.nesting += 1
+        try:
+            return self._stmt(c)
+        except Unsupported as exc:
+            if exc.node is None:
+                exc.node = c
+            raise
+        finally:
+            self.nesting -= 1
+
+    def _stmt(self, c) -> list[ir.Stmt]:
+        k = c.kind
+        span = self.span(c)
+        if k == CK.COMPOUND_STMT:
+            return self.block(c)
+        if k == CK.DECL_STMT:
+            out: list[ir.Stmt] = []
+            for d in children(c):
+                if d.kind == CK.VAR_DECL:
+                    out.extend(self.declare_var(d))
+                elif d.kind in (CK.STRUCT_DECL, CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL, CK.ENUM_DECL,
+                                CK.USING_DIRECTIVE, CK.USING_DECLARATION, CK.STATIC_ASSERT):
+                    continue
+                else:
+                    raise Unsupported(d, f"declaration '{d.kind.name.lower()}'")
+            return self.flush(out)
+        if k == CK.NULL_STMT:
+            return []
+        if k == CK.BREAK_STMT:
+            return [ir.Break(span)]
+        if k == CK.CONTINUE_STMT:
+            return [ir.Continue(span)]
+        if k == CK.RETURN_STMT:
+            pre: list[ir.Stmt] = []
+            kids = children(c)
+            if kids:
+                if self.inline_depth and self.return_struct is not None:
+                    pre.extend(self.copy_into(self.return_struct, kids[0], span))
+                else:
+                    val = self.rvalue(kids[0])
+                    if self.inline_depth and isinstance(val, (Scalar, Vector)):
+                        pre.append(ir.Assign(self.return_var, self._scalar(val), span))
+                    elif isinstance(val, Scalar):
+                        pre.append(ir.Eval(val.expr, span))
+            return self.flush(pre) + [ir.Return(span)]
+        if k == CK.IF_STMT:
+            return self._if(c)
+        if k == CK.FOR_STMT:
+            return self._for(c)
+        if k == CK.WHILE_STMT:
+            cond_c, body_c = self._cond_and_body(c)
+            self.scopes.append({})
+            pre = self.flush([])
+            cond = self.cond(cond_c)
+            if self.pending:
+                raise Unsupported(cond_c, "side effect in a loop condition")
+            if isinstance(cond, ir.Const) and cond.value != 0:
+                cond = None
+            body = self.stmt(body_c)
+            self.scopes.pop()
+            return pre + [ir.Loop([], cond, [], body, span, next(self.loop_ids))]
+        if k == CK.DO_STMT:
+            body_c, cond_c = children(c)
+            self.scopes.append({})
+            body = self.stmt(body_c)
+            self.scopes.pop()
+            cond = self.cond(cond_c)
+            if self.pending:
+                raise Unsupported(cond_c, "side effect in a loop condition")
+            cspan = self.span(cond_c)
+            body = _continues_test(body, cond, cspan) + [ir.If(ir.UnOp("!", cond), [ir.Break(cspan)], [], cspan)]
+            return [ir.Loop([], None, [], body, span, next(self.loop_ids))]
+        if k == CK.SWITCH_STMT:
+            return self._switch(c)
+        if k in (CK.UNEXPOSED_STMT,):   # an attributed statement (`[[likely]]`, `#pragma unroll`)
+            kids = children(c)
+            if len(kids) == 1:
+                return self.stmt(kids[0])
+            if not kids:
+                return []
+        if k == CK.ASM_STMT or k == CK.MS_ASM_STMT:
+            return self.asm(c)
+        if k == CK.GOTO_STMT:
+            label = next((x.spelling for x in c.get_children() if x.kind == CK.LABEL_REF), None)
+            if label is None:
+                raise Unsupported(c, "goto without a label")
+            return self.flush([Goto(label, c, span)])
+        if k == CK.LABEL_STMT:
+            inner = children(c)
+            return [Label(c.spelling, span)] + (self.stmt(inner[-1]) if inner else [])
+        if k == CK.INDIRECT_GOTO_STMT:
+            raise Unsupported(c, "computed goto")
+        if k.is_expression() or k == CK.UNEXPOSED_EXPR:
+            return self.flush(self.effect(c))
+        raise Unsupported(c, f"statement '{k.name.lower()}'")
+
+    def asm(self, c) -> list[ir.Stmt]:
+        text = self.source.text(c)
+        # An asm statement that names no memory operand and no memory clobber touches registers only.
+        if "memory" in text or "[" in text or any(w in text for w in ("ld.", "st.", "cp.async", "atom", "red.",
+                                                                       "bar.", "ldmatrix", "stmatrix")):
+            raise Unsupported(c, "inline asm that may touch memory or synchronise (not modelled)")
+        return []
+
+    def _cond_and_body(self, c):
+        kids = children(c)
+        body = kids[-1]
+        conds = [k for k in kids[:-1] if k.kind != CK.VAR_DECL and k.kind != CK.DECL_STMT]
+        if not conds:
+            raise Unsupported(c, "loop condition that declares a variable")
+        return conds[-1], body
+
+    def _if(self, c) -> list[ir.Stmt]:
+        kids = children(c)
+        self.scopes.append({})
+        pre: list[ir.Stmt] = []
+        rest = []
+        for k in kids:
+            if k.kind == CK.DECL_STMT:
+                pre.extend(self.stmt(k))
+            elif k.kind == CK.VAR_DECL:
+                pre.extend(self.declare_var(k))
+            else:
+                rest.append(k)
+        cond_c, then_c = rest[0], rest[1]
+        else_c = rest[2] if len(rest) > 2 else None
+        cond = self.cond(cond_c)
+        pre = self.flush(pre)
+        self.scopes.append({})
+        then = self.stmt(then_c)
+        self.scopes.pop()
+        self.scopes.append({})
+        orelse = self.stmt(else_c) if else_c is not None else []
+        self.scopes.pop()
+        self.scopes.pop()
+        n = const_int(cond)
+        if n is not None and self.source.after(c, 40).replace(" ", "").startswith("ifconstexpr"):
+            return pre + (then if n else orelse)
+        return pre + [ir.If(cond, then, orelse, self.span(c))]
+
+    def _for(self, c) -> list[ir.Stmt]:
+        kids = children(c)
+        body_c = kids[-1]
+        init_c = cond_c = inc_c = None
+        parts = kids[:-1]
+        if len(parts) == 3:
+            init_c, cond_c, inc_c = parts
+        elif parts:
+            semis = self._for_semicolons(c)
+            for p in parts:
+                off = p.extent.start.offset
+                if semis is None:
+                    raise Unsupported(c, "for header clang's cursors do not delimit")
+                if off < semis[0]:
+                    init_c = p
+                elif off < semis[1]:
+                    cond_c = p
+                else:
+                    inc_c = p
+        self.scopes.append({})
+        init = self.stmt(init_c) if init_c is not None else []
+        cond = self.cond(cond_c) if cond_c is not None else None
+        if self.pending:
+            raise Unsupported(cond_c, "side effect in a loop condition")
+        update = self.flush(self.effect(inc_c)) if inc_c is not None else []
+        body = self.stmt(body_c)
+        self.scopes.pop()
+        return init + [ir.Loop([], cond, update, body, self.span(c), next(self.loop_ids))]
+
+    def _for_semicolons(self, c) -> tuple[int, int] | None:
+        """File offsets of the two `;` of a for header, read from the source text."""
+        start = c.extent.start
+        if start.file is None:
+            return None
+        data = self.source.bytes_of(start.file.name)
+        i = data.find(b"(", start.offset)
+        if i < 0:
+            return None
+        depth, semis = 0, []
+        for j in range(i, min(len(data), i + 4000)):
+            ch = data[j:j + 1]
+            if ch == b"(":
+                depth += 1
+            elif ch == b")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif ch == b";" and depth == 1:
+                semis.append(j)
+        return (semis[0], semis[1]) if len(semis) >= 2 else None
+
+    def _switch(self, c) -> list[ir.Stmt]:
+        """`switch` as a chain of guarded groups (as c_stmts): a group runs when an earlier group fell
+        into it or one of its labels matches, and no `break` of the switch was taken."""
+        kids = children(c)
+        value_c, body_c = kids[-2], kids[-1]
+        span = self.span(c)
+        value = self.cond(value_c)
+        sel, fell, broke = self.fresh_var("switch"), self.fresh_var("switch.fell"), self.fresh_var("switch.broke")
+        out = self.flush([ir.Assign(sel, value, span), ir.Assign(fell, ir.Const(0), span),
+                          ir.Assign(broke, ir.Const(0), span)])
+        groups: list[tuple[list, list]] = []
+        items = children(body_c) if body_c.kind == CK.COMPOUND_STMT else [body_c]
+        for it in items:
+            while it.kind in (CK.CASE_STMT, CK.DEFAULT_STMT):
+                if not groups or groups[-1][1]:
+                    groups.append(([], []))
+                if it.kind == CK.CASE_STMT:
+                    label_c, inner = children(it)[0], children(it)[-1]
+                    groups[-1][0].append(self.cond(label_c))
+                else:
+                    inner = children(it)[-1]
+                    groups[-1][0].append(None)
+                it = inner
+            if groups:
+                groups[-1][1].append(it)
+        cases = [lab for labels, _ in groups for lab in labels if lab is not None]
+        no_case = _all(ir.UnOp("!", ir.BinOp("==", ir.Var(sel), x)) for x in cases)
+        self.scopes.append({})
+        try:
+            for labels, stmts in groups:
+                match = _any(no_case if lab is None else ir.BinOp("==", ir.Var(sel), lab) for lab in labels)
+                guard = ir.BinOp("&&", ir.UnOp("!", ir.Var(broke)), ir.BinOp("||", ir.Var(fell), match))
+                body = [ir.Assign(fell, ir.Const(1), span)]
+                for st in stmts:
+                    body.extend(self.stmt(st))
+                out.append(ir.If(guard, jumps_to_flag(body, broke, span, ir.Break, _has_break), [], span))
+        finally:
+            self.scopes.pop()
+        return out
+
+    # ---------- local declarations ----------
+
+    def declare_var(self, d) -> list[ir.Stmt]:
+        t = canonical(d.type)
+        name = d.spelling
+        span = self.span(d)
+        kids = [k for k in children(d) if not k.kind.is_attribute() and k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF,
+                                                                                          CK.NAMESPACE_REF)]
+        shared = self.is_shared(d)
+        if t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
+            return self.declare_array(d, t, kids, shared)
+        init = kids[-1] if kids else None
+        if d.storage_class == StorageClass.STATIC and not shared and init is not None and "const" in d.type.spelling:
+            n = self.int_value(init)
+            if n is not None:
+                self.scopes[-1][d.hash] = Scalar(ir.Const(n), "int")
+                return []
+        if t.kind == TK.POINTER:
+            if init is None:
+                self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
+                return []
+            val = self.rvalue(init)
+            if isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0:
+                self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
+                return []
+            if not isinstance(val, Pointer):
+                raise Unsupported(init, "pointer initialised from a non-pointer value")
+            self.scopes[-1][d.hash] = val.__class__(val.buffer, val.space, self.note_type(t.get_pointee()),
+                                                    val.offset, val.inner if val.elem == self.note_type(
+                                                        t.get_pointee()) else ())
+            return []
+        if t.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+            if init is None:
+                raise Unsupported(d, "reference without a referent")
+            s = strip(init)
+            if s.kind == CK.DECL_REF_EXPR:
+                val = self.value(s)
+                if isinstance(val, (LocalRef, LocalStruct, SharedScalar, Pointer)):
+                    self.scopes[-1][d.hash] = val
+                    return []
+            val = self.place(init) if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR,
+                                                  CK.UNARY_OPERATOR) else None
+            if isinstance(val, Pointer):
+                if self._is_struct(val.elem) or val.inner:
+                    self.scopes[-1][d.hash] = val
+                else:
+                    self.scopes[-1][d.hash] = SharedScalar(val)
+                return []
+            raise Unsupported(d, "local reference variable")
+        ty = self.note_type(t)
+        if self.group_type(t):
+            if init is None:
+                raise Unsupported(d, "cooperative group without a value")
+            val = self.rvalue(init)
+            if not isinstance(val, Group):
+                raise Unsupported(init, f"'{ty}' initialised from something not a cooperative group")
+            self.scopes[-1][d.hash] = val
+            return []
+        if shared:
+            bname = self.fresh_var(name)
+            size = self.size(ty) or 4
+            self.kernel.buffers[bname] = ir.Buffer(bname, ir.SHARED, ty, size, size_bytes=size)
+            self.scopes[-1][d.hash] = SharedScalar(Pointer(bname, ir.SHARED, ty, ir.Const(0)))
+            return []
+        if t.kind == TK.RECORD and self._is_struct(ty):
+            local = LocalStruct(self.fresh_var(name), ty)
+            out: list[ir.Stmt] = []
+            if init is not None:
+                out = self.copy_into(local, init, span)
+            self.scopes[-1][d.hash] = local
+            return out
+        ref = LocalRef(self.fresh_var(name), ty)
+        out = []
+        if init is not None:
+            s = strip(init)
+            if s.kind == CK.CALL_EXPR and not list(s.get_arguments()) and vector_shape(ty) and s.spelling == ty:
+                val = None   # `float4 v;` default construction
+            else:
+                val = self.rvalue(init)
+            if val is not None:
+                out.extend(self._assign_local(ref, val, span))
+        self.scopes[-1][d.hash] = ref
+        return out
+
+    def copy_into(self, local, init, span) -> list[ir.Stmt]:
+        """A local struct initialised (or a struct returned) from a value."""
+        s = strip(init)
+        if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind == CK.CONSTRUCTOR:
+            args = list(s.get_arguments())
+            if not args:
+                return []
+            if len(args) == 1:
+                return self.copy_into(local, args[0], span)
+        if s.kind == CK.INIT_LIST_EXPR:
+            out = []
+            record = self.records[local.ty]
+            leaves = [x for x in self.struct_leaves(record)]
+            vals = children(s)
+            if len(vals) > len(leaves):
+                raise Unsupported(init, "struct initializer with nested braces")
+            for (path, _, ty), v in zip(leaves, vals):
+                if ty is None:
+                    raise Unsupported(init, "struct initializer of an array member")
+                out.append(ir.Assign(f"{local.name}.{path}", self._scalar(self.rvalue(v)), span))
+            return out
+        if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind != CK.CONSTRUCTOR:
+            val = self.call(s, into=local)
+            if isinstance(val, LocalStruct) and val is not local:
+                return self.copy_struct_values(local, val, span)
+            return []
+        src = self.struct_ref(init)
+        return self.copy_struct_values(local, src, span, self.span(init))
+
+    def copy_struct_values(self, dst, src, span, read_span=None) -> list[ir.Stmt]:
+        """dst = src member by member; the reads are placed at the source expression."""
+        struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
+        out = []
+        for path, off, ty in self.struct_leaves(self.records[struct]):
+            if ty is None or vector_shape(ty):
+                raise Unsupported(None, f"copy of struct '{struct}', which has an array or vector member '{path}'")
+            if isinstance(src, LocalStruct):
+                val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            else:
+                val = self.load(Pointer(src.buffer, src.space, ty, _addc(src.offset, off)), read_span or span)
+            if isinstance(dst, LocalStruct):
+                out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
+            else:
+                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _addc(dst.offset, off)), True, val,
+                                             span))
+        return out
+
+    def declare_array(self, d, t, kids, shared: bool) -> list[ir.Stmt]:
+        name = d.spelling
+        init = kids[-1] if kids and strip(kids[-1]).kind == CK.INIT_LIST_EXPR else None
+        dim_exprs = [k for k in kids if k is not init]
+        elem_t = t
+        extents: list[int | None] = []
+        while elem_t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
+            if elem_t.kind == TK.CONSTANTARRAY:
+                extents.append(elem_t.element_count)
+            else:
+                extents.append(None)
+            elem_t = canonical(elem_t.element_type) if elem_t.kind != TK.DEPENDENTSIZEDARRAY else canonical(
+                elem_t.get_array_element_type())
+        # extents clang computed from a symbolic value (a template parameter, a missing macro) or
+        # that it could not compute: the dimension expressions say
+        for i, e in enumerate(dim_exprs[:len(extents)]):
+            if extents[i] is not None and not self.mentions_symbol(e):
+                continue
+            n = const_int(self.cond(e))
+            if n is None and i > 0:
+                raise Unsupported(e, "array dimension that is not a constant")
+            extents[i] = n
+        space = ir.SHARED if shared else ir.PRIVATE
+        elem = self.note_type(elem_t)
+        elem_size = self.size(elem) or 4
+        bname = self.fresh_var(name)
+        total = elem_size if None not in extents else None
+        for n in extents:
+            total = total * n if total is not None and n is not None else None
+        self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
+        ptr = Pointer(bname, space, elem, ir.Const(0), tuple(extents[1:]))
+        self.scopes[-1][d.hash] = ptr
+        if init is None:
+            return []
+        if shared:
+            raise Unsupported(init, "initializer of a shared array")
+        return self.array_init(ptr, init, extents, elem_size)
+
+    def array_init(self, ptr: Pointer, init, extents, elem_size: int) -> list[ir.Stmt]:
+        """`float a[8] = {1, 2}`: each element written, the ones not given with zero (a loop)."""
+        span = self.span(init)
+        flat: list = []
+        stack = [strip(init)]
+        while stack:
+            n = stack.pop()
+            if n.kind == CK.INIT_LIST_EXPR:
+                stack.extend(reversed(children(n)))
+            else:
+                flat.append(n)
+        count = 1
+        for n in extents:
+            if n is None:
+                raise Unsupported(init, "initializer of an array of unknown size")
+            count *= n
+        elem = Pointer(ptr.buffer, ptr.space, ptr.elem, ptr.offset)
+        out: list[ir.Stmt] = []
+        for i, v in enumerate(flat[:count]):
+            val = self.rvalue(v)
+            out.extend(self.flush([self._access_stmt(
+                Pointer(elem.buffer, elem.space, elem.elem, ir.Const(i * elem_size)), True, val, span)]))
+        if len(flat) < count:
+            var = self.fresh_var("init")
+            body = [self._access_stmt(Pointer(elem.buffer, elem.space, elem.elem,
+                                              ir.BinOp("*", ir.Var(var), ir.Const(elem_size))), True,
+                                      Scalar(ir.Const(0)), span)]
+            out.append(ir.Assign(var, ir.Const(len(flat)), span))
+            out.append(ir.Loop([], ir.BinOp("<", ir.Var(var), ir.Const(count)),
+                               [ir.Assign(var, ir.BinOp("+", ir.Var(var), ir.Const(1)), span)], body, span,
+                               next(self.loop_ids)))
+        return out
+
+    def is_shared(self, d) -> bool:
+        if any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()):
+            return True
+        return space_of(d.type) == ir.SHARED
+
+
+def _addc(e: ir.Expr, off: int) -> ir.Expr:
+    if off == 0:
+        return e
+    if isinstance(e, ir.Const):
+        return ir.Const(e.value + off)
+    return ir.BinOp("+", e, ir.Const(off))

@@ -1,0 +1,176 @@
+"""Stores of the clang lowering: assignments (`=`, `op=`, `++`), expression statements, and whole
+structs copied member by member (locals and structs in memory)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer import ir
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, _add, const_int
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_vector, strip, type_name
+from analyzer.frontend.clang.exprs import _ASSIGN_OPS, _reads
+from analyzer.frontend.clang.reader import unary_op
+from analyzer.frontend.opencl import _swizzle
+from analyzer.frontend.types import COMPONENTS, vector_shape
+
+
+class ClangStores:
+    """Assignments, expression statements and struct copies; mixed into ClangLowering."""
+
+    # ---------- stores ----------
+
+    def assign(self, c) -> list[ir.Stmt]:
+        """`a = b` and `a op= b`."""
+        target, value_c = children(c)
+        span = self.span(c)
+        if c.kind == CK.BINARY_OPERATOR:
+            if canonical(target.type).kind == TK.RECORD and self._is_struct(type_name(target.type)):
+                return self.copy_struct(target, value_c, span)
+            rhs = self.rvalue(value_c)
+        else:
+            op = _ASSIGN_OPS.get(c.binary_operator.name)
+            if op is None:
+                raise Unsupported(c, f"assignment operator '{c.binary_operator.name}'")
+            rhs = self.rvalue(value_c)
+            rhs = self._binop(op, self.rvalue(target), rhs, c)
+        return self.store(target, rhs, span)
+
+    def store(self, target_c, val: Value, span) -> list[ir.Stmt]:
+        t = strip(target_c)
+        k = t.kind
+        if k == CK.DECL_REF_EXPR:
+            ref = self.value(t)
+            if isinstance(ref, LocalRef):
+                return self._assign_local(ref, val, span)
+            if isinstance(ref, SharedScalar):
+                return [self._access_stmt(ref.ptr, True, val, span)]
+            if isinstance(ref, Pointer) and isinstance(val, Pointer):
+                self.rebind(t, replace(val, elem=ref.elem if ref.buffer != "?" and False else val.elem))
+                return []
+            if isinstance(ref, Pointer) and ref.buffer == "?":
+                raise Unsupported(t, "pointer variable given a value that is not a pointer")
+            raise Unsupported(t, f"assignment to '{t.spelling}'")
+        if k == CK.MEMBER_REF_EXPR:
+            kids = children(t)
+            sb = strip(kids[0]) if kids else None
+            base = self.value(sb) if sb is not None and sb.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
+            if isinstance(base, LocalStruct):
+                return [ir.Assign(f"{base.name}.{t.spelling}", self._scalar(val), span)]
+            comp = COMPONENTS.get(t.spelling)
+            if isinstance(base, LocalRef) and comp is not None and vector_shape(base.ty):
+                return [ir.Assign(f"{base.name}.{comp}", self._scalar(val), span)]
+            ptr = self.member_place(t)
+            if ptr is not None:
+                return [self._access_stmt(ptr, True, val, span)]
+            raise Unsupported(t, "assignment to a struct member")
+        if k == CK.UNEXPOSED_EXPR:
+            kids = children(t)
+            if len(kids) == 1 and is_vector(kids[0].type):   # `v.xy = ...` on an ext_vector local
+                base = self.value(strip(kids[0]))
+                field = self.source.text(t).rsplit(".", 1)[-1].strip()
+                if isinstance(base, LocalRef) and vector_shape(base.ty):
+                    lanes = _swizzle(field, vector_shape(base.ty)[1])
+                    if lanes is None:
+                        raise Unsupported(t, f"vector component '.{field}'")
+                    comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
+                    return [ir.Assign(f"{base.name}.{i}", x, span) for i, x in zip(lanes, comps)]
+        if k == CK.ARRAY_SUBSCRIPT_EXPR:
+            base_c, idx_c = children(t)
+            base = self.value(base_c)
+            if isinstance(base, LocalRef) and vector_shape(base.ty):
+                idx = const_int(self.cond(idx_c))
+                if idx is None:
+                    raise Unsupported(t, "vector lane selected by a variable")
+                return [ir.Assign(f"{base.name}.{idx}", self._scalar(val), span)]
+        ptr = self.place(t)
+        return [self._access_stmt(ptr, True, val, span)]
+
+    def effect(self, c) -> list[ir.Stmt]:
+        """An expression statement's statements (its pending effects are flushed by the caller)."""
+        s = strip(c)
+        if s.kind == CK.BINARY_OPERATOR and s.binary_operator.name == "Assign" or s.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+            return self.assign(s)
+        if s.kind == CK.UNARY_OPERATOR and unary_op(s) in ("pre++", "pre--", "post++", "post--"):
+            a_c = children(s)[0]
+            old = self.rvalue(a_c)
+            op = "+" if "++" in unary_op(s) else "-"
+            return self.store(a_c, self._binop(op, old, Scalar(ir.Const(1)), s), self.span(s))
+        if s.kind == CK.BINARY_OPERATOR and s.binary_operator.name == "Comma":
+            a, b = children(s)
+            first = self.flush(self.effect(a))
+            return first + self.flush(self.effect(b))
+        if s.kind == CK.CALL_EXPR and s.spelling == "operator=" and len(list(s.get_arguments())) == 2:
+            dst, src = s.get_arguments()
+            if not self._is_struct(type_name(dst.type)):   # a vector type's (CUDA's float4 is a struct)
+                return self.store(dst, self.rvalue(src), self.span(s))
+            return self.copy_struct(dst, src, self.span(s))   # a struct's implicit copy assignment
+        if s.kind == CK.CALL_EXPR:
+            handled = self.call_stmt(s)
+            if handled is not None:
+                return handled
+        val = self.rvalue(s)
+        if isinstance(val, Scalar):
+            return [ir.Eval(val.expr, self.span(s))] if _reads(val) else []
+        if isinstance(val, Vector):
+            return [ir.Eval(ir.Call("vec", val.comps), self.span(s))] if _reads(val) else []
+        return []
+
+    # ---------- structs ----------
+
+    def copy_struct(self, target_c, src_c, span) -> list[ir.Stmt]:
+        """`dst = src` for structs, member by member."""
+        dst = self.struct_ref(target_c)
+        src = self.struct_ref(src_c)
+        struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
+        record = self.records.get(struct)
+        if record is None:
+            raise Unsupported(src_c, f"copy of struct '{struct}'")
+        out: list[ir.Stmt] = []
+        for path, off, ty in self.struct_leaves(record):
+            if ty is None or vector_shape(ty):
+                raise Unsupported(src_c, f"copy of struct '{struct}', which has an array or vector member '{path}'")
+            if isinstance(src, LocalStruct):
+                val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            else:
+                val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), self.span(src_c))
+            if isinstance(dst, LocalStruct):
+                out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
+            else:
+                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _add(dst.offset, ir.Const(off))),
+                                             True, val, span))
+        return out
+
+    def struct_ref(self, c):
+        s = strip(c)
+        if s.kind == CK.DECL_REF_EXPR:
+            val = self.value(s)
+            if isinstance(val, (LocalStruct, Pointer)):
+                return val
+            if isinstance(val, SharedScalar):
+                return val.ptr
+        if s.kind == CK.MEMBER_REF_EXPR:
+            val = self._member(s)
+            if isinstance(val, (LocalStruct, Pointer)):
+                return val
+        if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.UNARY_OPERATOR):
+            return self.place(s)
+        if s.kind == CK.CALL_EXPR:
+            val = self.call(s)
+            if isinstance(val, LocalStruct):
+                return val
+        raise Unsupported(c, "struct value that is not a variable or an element in memory")
+
+    def struct_leaves(self, record, prefix: str = "", offset: int = 0):
+        """(member path, byte offset, type) of every scalar or vector member of a record type, nested
+        ones flattened; array members give type None."""
+        t = canonical(record)
+        for f in t.get_fields():
+            ft = canonical(f.type)
+            off = offset + (t.get_offset(f.spelling) or 0) // 8
+            if ft.kind == TK.CONSTANTARRAY:
+                yield f"{prefix}{f.spelling}", off, None
+            elif ft.kind == TK.RECORD and self._is_struct(type_name(ft)):
+                yield from self.struct_leaves(ft, f"{prefix}{f.spelling}.", off)
+            else:
+                yield f"{prefix}{f.spelling}", off, self.note_type(ft)

@@ -1,0 +1,185 @@
+"""The clang front end (analyzer/frontend/clang/) on fixtures of its own (tests/clang/): host code,
+templates launched from host code, bundled headers in either include form, OpenCL structs, Metal's
+METAL_FUNC and metal:: names, pointers moved by bytes, conditional reads, missing build macros,
+asm and private array initialisers; and `--frontend auto` falling back to clang where Lark cannot read."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from analyzer.frontend.clang import lower_clang
+from conftest import cli_in_process
+
+HERE = Path(__file__).parent / "clang"
+
+
+def check(name: str, *args: str) -> tuple[int, dict | None, str]:
+    code, out, err = cli_in_process(["check", str(HERE / name), "--frontend", "clang", "--format", "json",
+                                     "--timeout", "5", *args])
+    return code, (json.loads(out) if code in (0, 1) else None), err
+
+
+def findings(report: dict) -> set[tuple[str, int]]:
+    return {(f["rule"], f["second"]["line"]) for f in report["findings"] if f["rule"] != "unknown"}
+
+
+def lowered(name: str):
+    path = HERE / name
+    lang = {".cu": "cuda", ".cl": "opencl", ".metal": "metal"}[path.suffix]
+    return lower_clang(path.read_text(), lang, str(path))
+
+
+def test_host_code_and_a_missing_header_leave_the_kernels_analysed():
+    code, report, err = check("host_and_kernel.cu", "--block-dim", "256")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 13)}
+    assert all(f["witness"].get("replayed", True) for f in report["findings"] if f["witness"])
+    kernels, notes = lowered("host_and_kernel.cu")
+    assert [k.name for k in kernels] == ["shift", "copy"]
+    assert kernels[0].max_threads_per_block == 256 and kernels[1].max_threads_per_block is None
+    assert any("torch/extension.h not found" in n for n in notes)
+
+
+def test_a_template_kernel_is_checked_with_its_host_launch_arguments():
+    kernels, _ = lowered("template_launch.cu")
+    assert [k.name for k in kernels] == ["rotate<128, float>"]
+    assert kernels[0].buffers["s"].size_bytes == 128 * 4
+    code, report, err = check("template_launch.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 8)}
+
+
+@pytest.mark.parametrize("name", ["fp16_char.cu", "struct_arg.cl", "byte_offset.cl", "guarded_read.cu"])
+def test_clean_fixtures_are_clean(name):
+    code, report, err = check(name, "--block-dim", "64")
+    assert code == 0, err
+    assert report["findings"] == []
+
+
+def test_opencl_required_work_group_size_is_the_block():
+    (kernel,), _ = lowered("struct_arg.cl")
+    assert kernel.block_dim == {"x": 64, "y": 1, "z": 1}
+    assert kernel.params == ["n", "scale"]
+
+
+def test_a_byte_offset_moves_the_pointer_by_bytes():
+    (kernel,), _ = lowered("byte_offset.cl")
+    text = repr(kernel.body)
+    # dst[i] is 4 bytes per element from byte offsetd: offsetd + i * 4 (not offsetd * 4)
+    assert "BinOp(op='+', a=Param(name='offsetd'), b=BinOp(op='*'" in text
+
+
+def test_a_conditional_read_happens_only_under_its_condition():
+    (kernel,), _ = lowered("guarded_read.cu")
+    from analyzer import ir
+    guarded = [s for s in kernel.body if isinstance(s, ir.If) and any(
+        isinstance(t, ir.Assign) and isinstance(t.value, ir.Read) for t in s.then)]
+    assert len(guarded) == 1
+
+
+def test_metal_func_and_metal_names():
+    code, report, err = check("metal_func.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert ("read-after-write", 12) in findings(report)
+
+
+def test_an_undefined_build_macro_is_a_symbolic_parameter():
+    (kernel,), notes = lowered("block_size_macro.cu")
+    assert "BLOCK_SIZE" in kernel.params
+    assert any("-D BLOCK_SIZE=VALUE" in n for n in notes)
+    code, report, err = check("block_size_macro.cu", "--block-dim", "64", "--define", "BLOCK_SIZE=64")
+    assert code == 0, err
+    assert report["findings"] == []
+
+
+def test_asm_that_may_touch_memory_makes_only_its_kernel_unknown():
+    kernels, _ = lowered("asm_and_init.cu")
+    by_name = {k.name: k for k in kernels}
+    span, why = by_name["fence_asm"].unsupported
+    assert (span.line, "asm" in why) == (4, True)
+    assert by_name["private_init"].unsupported is None
+    code, report, err = check("asm_and_init.cu", "--block-dim", "64")
+    assert code == 0, err
+    assert findings(report) == set()
+
+
+def test_auto_falls_back_to_clang_where_lark_cannot_read(tmp_path):
+    src = tmp_path / "host.cu"
+    src.write_text((HERE / "host_and_kernel.cu").read_text())
+    code, _, err = cli_in_process(["check", str(src), "--frontend", "lark", "--block-dim", "256"])
+    assert code == 2
+    code, out, err = cli_in_process(["check", str(src), "--block-dim", "256", "--format", "json"])
+    assert code == 1, err
+    assert findings(json.loads(out)) == {("read-after-write", 13)}
+
+
+def test_speed_of_a_3000_line_file_with_host_code(tmp_path):
+    body = (HERE / "host_and_kernel.cu").read_text().split("int main")[0]
+    parts = [body.replace("shift", f"shift{i}").replace("copy", f"copy{i}").replace("#include", "// include")
+             for i in range(100)]
+    host = "\n".join(f"void host{i}(float *a, float *b, int n) {{ for (int j = 0; j < n; ++j) a[j] = b[j] * {i}; }}"
+                     for i in range(900))
+    text = "#include <cuda_runtime.h>\n" + "\n".join(parts) + "\n" + host
+    assert text.count("\n") > 3000
+    # CPU time, not wall time: the machine running the suite may be shared (the wall time alone, on
+    # an idle 2-core machine: 0.9 s)
+    start = time.process_time()
+    kernels, _ = lower_clang(text, "cuda", str(tmp_path / "big.cu"))
+    assert len(kernels) == 200 and not any(k.unsupported for k in kernels)
+    assert time.process_time() - start < 2.0
+
+
+def test_each_host_launch_with_constant_extents_is_checked():
+    kernels, _ = lowered("host_launches.cu")
+    assert [(k.name, k.block_dim["x"], k.grid_dim["x"]) for k in kernels] == [
+        ("shift@8:24", 128, 1), ("shift@8:46", 256, 1)]
+    (one,), _ = lowered("template_launch.cu")
+    assert one.block_dim == {"x": 128, "y": 1, "z": 1} and one.grid_dim == {}   # the grid is a variable
+    code, report, err = check("host_launches.cu")
+    assert code == 0, err
+
+
+def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
+    """Fuzzing: fixtures with slices cut out, characters swapped and lines doubled either lower or
+    fail with a one-line KernelraceError; never another exception."""
+    import random
+    from analyzer.errors import KernelraceError
+    rng = random.Random(41)
+    sources = sorted(HERE.iterdir()) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
+    done = 0
+    for path in sources:
+        text = path.read_text()
+        lang = {".cu": "cuda", ".cl": "opencl", ".metal": "metal"}[path.suffix]
+        for _ in range(6):
+            t = list(text)
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(t))
+                op = rng.randrange(3)
+                if op == 0:
+                    del t[i:i + rng.randint(1, 12)]
+                elif op == 1:
+                    t[i] = rng.choice("{}()[];,*&<>=+-'\"\\\n")
+                else:
+                    t[i:i] = t[i:i + rng.randint(1, 30)]
+            try:
+                lower_clang("".join(t), lang, str(tmp_path / path.name))
+            except KernelraceError as exc:
+                assert "\n" not in str(exc)
+            done += 1
+    assert done == 6 * len(sources)
+
+
+def test_metal_kernel_attribute_and_max_threads():
+    kernels, _ = lowered("metal_kernel_attribute.metal")
+    assert [(k.name, k.max_threads_per_block) for k in kernels] == [("a", 256), ("b", 128)]
+
+
+def test_a_function_from_a_missing_header_makes_its_kernel_unknown():
+    kernels, notes = lowered("missing_helper.cu")
+    by_name = {k.name: k for k in kernels}
+    span, why = by_name["uses_helper"].unsupported
+    assert span.line == 6 and "'load_tile'" in why
+    assert by_name["plain"].unsupported is None
+    assert any("tile_helpers_not_here.cuh not found" in n for n in notes)
