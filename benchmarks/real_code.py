@@ -41,8 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DIALECTS = {".cu": "cuda", ".cuh": "cuda", ".cl": "opencl", ".metal": "metal",
             ".wgsl": "wgsl", ".wesl": "wgsl", ".comp": "glsl", ".glsl": "glsl"}
 # What is extracted of a repository: sources and headers, so that includes resolve, not its assets.
-EXTRACT = ["*.cu", "*.cuh", "*.cl", "*.metal", "*.wgsl", "*.wesl", "*.comp", "*.glsl", "*.h", "*.hh",
-           "*.hpp", "*.hxx", "*.inl", "*.inc", "*.cuinc", "*.def", "*.c", "*.cc", "*.cpp", "*.mm"]
+EXTRACT = {".cu", ".cuh", ".cl", ".metal", ".wgsl", ".wesl", ".comp", ".glsl", ".h", ".hh", ".hpp", ".hxx",
+           ".inl", ".inc", ".cuinc", ".def", ".c", ".cc", ".cpp", ".mm"}
 
 
 @dataclass
@@ -92,19 +92,40 @@ def tree(scratch: Path, row: Row) -> Path:
 
 
 def extract(mirror: Path, scratch: Path, row: Row) -> Path:
-    """The repository's sources at the row's commit under scratch (once per repository and commit)."""
+    """The repository's sources and headers at the row's commit under scratch (once per repository
+    and commit). Blob by blob, not `git archive`: a snapshot lacks its largest files, and one absent
+    blob would stop an archive."""
     dest = tree(scratch, row)
     if (dest / ".extracted").exists():
         return dest
     git_dir = mirror / row.repo.replace("/", "+") / "repo"
-    dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.Popen(["git", "--git-dir", str(git_dir), "archive", row.commit], stdout=subprocess.PIPE)
-    # tar exits 2 when a pattern matches nothing; what matters is that the file checked is there.
-    subprocess.run(["tar", "-x", "-C", str(dest), "--wildcards", *EXTRACT], stdin=archive.stdout,
-                   stderr=subprocess.DEVNULL)
-    archive.wait()
-    if archive.returncode != 0:
-        sys.exit(f"git archive of {row.repo} at {row.commit} failed (is its snapshot under {git_dir}?)")
+    git = ["git", "--git-dir", str(git_dir)]
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", row.commit], capture_output=True)
+    if listing.returncode != 0:
+        sys.exit(f"{row.repo}: no commit {row.commit} under {git_dir}: {listing.stderr.decode().strip()}")
+    blobs = []
+    for entry in listing.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, path = entry.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        name = path.decode(errors="replace")
+        if kind == b"blob" and mode != b"120000" and Path(name).suffix in EXTRACT:
+            blobs.append((sha.decode(), name))
+    cat = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    for sha, name in blobs:
+        cat.stdin.write(sha.encode() + b"\n")
+        cat.stdin.flush()
+        header = cat.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            continue                    # not in the snapshot (too large): an include of it stays unresolved
+        data = cat.stdout.read(int(header[2]))
+        cat.stdout.read(1)
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    cat.stdin.close()
+    cat.wait()
     (dest / ".extracted").touch()
     return dest
 
