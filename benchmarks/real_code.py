@@ -152,15 +152,19 @@ def flag_args(flags: str, root: Path) -> list[str]:
 
 def normalise(cause: str, scratch: Path) -> str:
     """One cause for messages that differ only in the file, its line and column, the source line
-    quoted after a syntax error, a kernel's name or numbers; the unexpected token is kept."""
-    c = cause.replace(str(scratch) + "/", "")
+    quoted after a syntax error, a kernel's or buffer's name or numbers; the unexpected token is kept."""
+    c = re.sub(r"(\S*/)?[\w.-]+\+[\w.-]+@[0-9a-f]{12}/\S*?((:\d+)+:?|(?=[\s:]))", "FILE", cause)
+    c = c.replace(str(scratch) + "/", "")
     c = re.sub(r"^kernelrace: (error: )?", "", c)
-    c = re.sub(r"^\S+?(:\d+)+: ", "", c)
+    c = re.sub(r"^FILE:? ", "", c)
     c = re.sub(r"^kernel \S+ not analysed: ", "", c)
     c = re.sub(r"^(syntax error: unexpected '[^']*'):.*", r"\1", c)
+    c = re.sub(r"^(syntax error: unexpected character \S+):.*", r"\1", c)
+    c = re.sub(r"(between line N and line N|between line \d+ and line \d+) on \w+", "on a buffer", c)
+    c = re.sub(r"\(searched next to the file.*", "", c)
     c = re.sub(r"%\w+", "%N", c)
     c = re.sub(r"\b\d+\b", "N", c)
-    return c.strip()[:160]
+    return c.strip()[:140]
 
 
 def run_one(row: Row, args, scratch: Path) -> Outcome:
@@ -265,9 +269,17 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=120, help="seconds per file")
     ap.add_argument("--only", default="", help="rows whose repository or path matches this regular expression")
     ap.add_argument("--label", default="", help="names the output files (default: the checkout's commit)")
+    ap.add_argument("--summarise", type=Path, metavar="RESULTS_JSON",
+                    help="print the summary of an earlier run's results file instead of running")
     args = ap.parse_args()
     args.checkout = args.checkout.resolve()
     scratch = args.scratch.resolve()
+    if args.summarise:
+        data = json.loads(args.summarise.read_text())
+        outcomes = [Outcome(**o) for o in data["files"]]
+        print(summary(outcomes, scratch, f"{data['checkout']} at {data['commit']}"
+                      + (f", with {data['extra']}" if data["extra"] else "")))
+        return 0
     if scratch == ROOT or ROOT in scratch.parents:
         sys.exit("--scratch must be outside the repository")
     rows = [r for r in read_list(args.list) if not args.only or re.search(args.only, f"{r.repo}/{r.path}")]
