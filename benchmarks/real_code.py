@@ -10,6 +10,8 @@ directory structure so includes resolve, and each file is checked on its own:
     python benchmarks/real_code.py [--mirror /work/.mirror] [--list benchmarks/real_code.tsv]
         [--scratch /tmp/kernelrace-real] [--checkout PATH] [--kernelrace "python -m analyzer.cli"]
         [--extra "--frontend clang"] [--jobs 1] [--timeout 120] [--only REGEX] [--label NAME]
+    python benchmarks/real_code.py --summarise SCRATCH/results-LABEL.json
+    python benchmarks/real_code.py --compare SCRATCH/results-A.json SCRATCH/results-B.json
 
 runs `kernelrace check FILE --format json --no-cache` plus the row's flags with PYTHONPATH set to
 --checkout (default: this checkout), so it measures any worktree. A file is *analysed* when check
@@ -249,6 +251,26 @@ def summary(outcomes: list[Outcome], scratch: Path, label: str) -> str:
     return "\n".join(out)
 
 
+def comparison(runs: list[dict]) -> str:
+    """Analysed files (and exit 2) per dialect, one column per results file, on the rows they share."""
+    shared = set.intersection(*({(o["repo"], o["path"]) for o in r["files"]} for r in runs))
+    names = [f"{r['commit']}" + (f" {r['extra']}" if r["extra"] else "") for r in runs]
+    lines = ["| | files | " + " | ".join(f"analysed: {n} | exit 2: {n}" for n in names) + " |",
+             "|---|---:|" + "---:|---:|" * len(runs)]
+    dialects = sorted({o["dialect"] for r in runs for o in r["files"]})
+    for d in [*dialects, None]:
+        if not any((o["repo"], o["path"]) in shared and o["dialect"] == d for o in runs[0]["files"]) and d:
+            continue
+        cells, total = [], 0
+        for r in runs:
+            os_ = [o for o in r["files"] if (o["repo"], o["path"]) in shared and (d is None or o["dialect"] == d)]
+            total = len(os_)
+            analysed = sum(o["status"] in ("clean", "findings") for o in os_)
+            cells += [f"{analysed} ({100 * analysed / max(total, 1):.0f}%)", str(sum(o["status"] == "exit2" for o in os_))]
+        lines.append(f"| {d or '**all**'} | {total} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def git_label(checkout: Path) -> str:
     try:
         return subprocess.check_output(["git", "-C", str(checkout), "rev-parse", "--short=12", "HEAD"], text=True).strip()
@@ -271,9 +293,14 @@ def main() -> int:
     ap.add_argument("--label", default="", help="names the output files (default: the checkout's commit)")
     ap.add_argument("--summarise", type=Path, metavar="RESULTS_JSON",
                     help="print the summary of an earlier run's results file instead of running")
+    ap.add_argument("--compare", type=Path, nargs="+", metavar="RESULTS_JSON",
+                    help="print analysed files per dialect of earlier runs side by side instead of running")
     args = ap.parse_args()
     args.checkout = args.checkout.resolve()
     scratch = args.scratch.resolve()
+    if args.compare:
+        print(comparison([json.loads(p.read_text()) for p in args.compare]))
+        return 0
     if args.summarise:
         data = json.loads(args.summarise.read_text())
         outcomes = [Outcome(**o) for o in data["files"]]
