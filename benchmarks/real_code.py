@@ -13,7 +13,8 @@ directory structure so includes resolve, and each file is checked on its own:
     python benchmarks/real_code.py --summarise SCRATCH/results-LABEL.json
     python benchmarks/real_code.py --compare SCRATCH/results-A.json SCRATCH/results-B.json
 
-runs `kernelrace check FILE --format json --no-cache` plus the row's flags with PYTHONPATH set to
+runs `kernelrace check FILE --format json --no-cache --no-config -j 1` plus the row's flags (-I folders taken
+from the repository's root) and --extra, with PYTHONPATH set to
 --checkout (default: this checkout), so it measures any worktree. A file is *analysed* when check
 exits 0 or 1 and no kernel is `unknown`; *clean* when analysed with no finding. Prints one line per
 file as it ends, then the markdown summary (per dialect and per repository, then the causes of
