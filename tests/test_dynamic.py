@@ -211,7 +211,7 @@ def test_every_racy_fixture_is_confirmed():
         "base_class.cu:17": "cannot-run", "template_host_name.metal:20": "cannot-run",
         "attributes_do_while.cu:16": "cannot-run", "curand_states.cu:15": "cannot-run",
         "syncthreads_count.cu:10": "cannot-run", "goto_forward.cu:10": "no-difference",
-        "atomics.comp:171": "no-difference"}
+        "atomics.comp:170": "no-difference"}
 
 
 def test_a_reinterpreting_access_moves_bytes():

@@ -489,8 +489,7 @@ class SymbolicExecutor:
     def loaded(self, acc: ir.Access, offset) -> Sym:
         """The value a load (or an atomic that leaves its element alone) of `acc` at `offset` gets."""
         site = self.read_only.get(acc.buffer)
-        if site is not None:
-            # Nothing writes the buffer: one value per address, at every site and iteration.
+        if site is not None:   # nothing writes the buffer: one value per address, at every site and iteration
             return Sym(f"load{site.id}", True, (offset,))
         # Same site, same address, same iterations: the same value in every thread (race-free reading).
         return Sym(f"load{acc.id}", True, (offset,) + self.iters())

@@ -14,8 +14,9 @@ def render(results: list[KernelResult], hidden: dict[str, int] | None = None) ->
     for r in results:
         where = ", ".join([r.target] + [f"{k}={v!r}" for k, v in (r.params or {}).items()]) if r.target else ""
         for f in r.findings:
-            lines.append(f"{f.file}:{f.second.line}:{f.second.col}: {f.severity}[{f.rule}] {f.message} "
-                         f"(kernel {f.kernel}{' [' + where + ']' if where else ''})")
+            cond = f"; {f.phrase()}" if f.condition is not None else ""
+            kernel = f" (kernel {f.kernel}{' [' + where + ']' if where else ''})" if f.kernel else ""
+            lines.append(f"{f.file}:{f.second.line}:{f.second.col}: {f.severity}[{f.rule}] {f.message}{cond}{kernel}")
     s = summary(results, hidden)
     hidden_text = "".join(f", {s[k]} {label}" for k, label in (("suppressed", "suppressed"),
                                                                ("in_baseline", "in baseline")) if s[k])

@@ -17,6 +17,7 @@ from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct
                                         SharedScalar, Value, Vector, _add, _mul, const_int)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_pointer, is_vector, strip, type_name
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
+from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
 from analyzer.frontend.types import COMPONENTS, vector_shape
 
@@ -149,7 +150,9 @@ class ClangExprs:
                     self.kernel.params.append(pname)
                 return Scalar(ir.Param(pname), "int")
             if ref.kind == CK.ENUM_CONSTANT_DECL:
-                return Scalar(ir.Const(ref.enum_value), "int")
+                # OpenCL's memory orders and scopes as the dialect's tables number them (opencl.py
+                # reads an atomic's scope from them), not as clang's headers do
+                return Scalar(ir.Const(NUMBERED.get(ref.spelling, ref.enum_value)), "int")
             if ref.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
                 bound = self.template_values.get(ref.spelling)
                 if bound is not None:

@@ -273,7 +273,9 @@ class Module:
             self.types[r] = Type("function", elem=a[0])
         elif op == "OpTypeImage":   # Dim Depth Arrayed MS Sampled Format (spirv/images.py)
             # the lexer reads `2D` as a number and a word
-            dim, rest = (a[1] + a[2], a[3:]) if a[1].isdigit() and a[2:3] == ["D"] else (a[1], a[2:])
+            if len(a) < 7:
+                raise Unsupported(ins.node, "OpTypeImage with too few operands")
+            dim, rest = (a[1] + a[2], a[3:]) if a[1].isdigit() and a[2] == "D" else (a[1], a[2:])
             if len(rest) < 5:
                 raise Unsupported(ins.node, "OpTypeImage with too few operands")
             self.types[r] = Type("image", elem=a[0], storage=f"{dim}:{rest[1]}:{rest[3]}:{rest[4]}")
