@@ -25,6 +25,9 @@ import yaml
 
 from conftest import FIXTURES, TESTS
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 ROOT = TESTS.parent
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())

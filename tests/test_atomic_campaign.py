@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("atomic_campaign", ROOT / "benchmarks" / "atomic_campaign.py")
 ac = sys.modules.setdefault("atomic_campaign", importlib.util.module_from_spec(_spec))

@@ -13,6 +13,9 @@ from analyzer.analysis import bitwise_lemmas, solver
 from analyzer.analysis.bitwise_lemmas import BitwiseLemmas
 from conftest import TESTS, cli_in_process
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 EDGES = [0, 1, 2, 3, 5, 8, 255, 256, 1023, -1, -2, -256, (1 << 62) + 3, (1 << 63) - 1, -(1 << 63),
          1 << 63, (1 << 64) + 1, -(1 << 63) - 1]
 

@@ -14,6 +14,9 @@ from analyzer.frontend import lower_source
 from analyzer.analysis.memory_guard import KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.pipeline import Options, check_text
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 BRANCHES = 64
 NESTED = 16
 

@@ -13,6 +13,10 @@ import subprocess
 import sys
 
 from conftest import FIXTURES, TESTS
+import pytest
+
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
 
 SLICE = ["cuda/reduce_tree.cu", "cuda/grid_partials.cu", "cuda/matmul_tiled.cu", "cuda/preprocessor_macros.cu",
          "cuda/divergent_barrier.cu", "metal/simd_partials.metal", "metal/grid_stencil.metal",

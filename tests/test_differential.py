@@ -15,6 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("differential", ROOT / "benchmarks" / "differential.py")
 dt = sys.modules.setdefault("differential", importlib.util.module_from_spec(_spec))

@@ -13,6 +13,9 @@ from analyzer.tvm import workloads as W
 from analyzer.pipeline import Options, check_built
 from conftest import Precomputed, built
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 TARGETS = ("cuda", "metal", "vulkan")
 # Vulkan builds (warp size 1: 64 threads, reductions through shared memory) unroll each thread's
 # strip of a row into SPIR-V: at 4096 columns a norm kernel is ~6000-9000 SPIR-V lines and checks

@@ -42,7 +42,8 @@ def test_readme_set_up_and_test_commands_are_what_ci_runs():
     section = readme.split("## Set up and test", 1)[1].split("\n## ", 1)[0]
     commands = [b.strip() for b in re.findall(r"^```\n(.*?)^```", section, re.S | re.M)]
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("python ")]
-    assert commands == ci == ['python -m pip install -e ".[dev,opencl,cluster]"', "python -m pytest -q"]
+    assert commands == ci == ['python -m pip install -e ".[dev,opencl,cluster]"', "python -m pytest -q",
+                              "python -m pytest -q -m slow"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_ids)

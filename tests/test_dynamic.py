@@ -14,6 +14,9 @@ from analyzer.dynamic.values import BF16, F16, InterpretError, as_kind
 from analyzer.frontend import lower_source
 from conftest import FIXTURES, TESTS
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 SEED_BUILDER = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"
 CUMSUM = "tvm.relax.backend.gpu_generic:gpu_2d_continuous_cumsum"
 

@@ -11,6 +11,9 @@ import pytest
 from conftest import FIXTURES, fixture_args, map_in_processes
 from dynamic_oracle import build_outcomes, fixture_outcomes
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".cu", ".metal", ".cl", ".comp", ".spvasm", ".wgsl"))
 DECODE = "tvm.relax.frontend.nn.llm._decode_kernels"
 GENERIC = "tvm.relax.backend.gpu_generic"

@@ -18,6 +18,9 @@ from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from conftest import Precomputed
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("fuzz_frontends", ROOT / "benchmarks" / "fuzz_frontends.py")
 fz = sys.modules.setdefault("fuzz_frontends", importlib.util.module_from_spec(_spec))

@@ -13,6 +13,10 @@ import re
 from pathlib import Path
 
 from conftest import TESTS, cli_in_process, fixture_args, map_in_processes
+import pytest
+
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
 
 CORPUS = TESTS / "handwritten"
 FILES = sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".cu", ".metal"))

@@ -8,6 +8,9 @@ import pytest
 
 from conftest import FIXTURES
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 SOURCES = [FIXTURES / "cuda" / "reduce_tree.cu", FIXTURES / "metal" / "matmul_tiled.metal",
            FIXTURES / "wgsl" / "override_size.wgsl",
            FIXTURES / "cuda" / "preprocessor_macros.cu"]

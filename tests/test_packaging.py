@@ -20,6 +20,9 @@ import pytest
 
 from conftest import FIXTURES, TESTS
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 ROOT = TESTS.parent
 # One fixture per dialect, each small and with a finding the run must report.
 ONE_PER_DIALECT = [FIXTURES / "cuda" / "neighbour_shift.cu", FIXTURES / "metal" / "neighbour_shift.metal",

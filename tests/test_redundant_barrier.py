@@ -17,6 +17,9 @@ from analyzer.analysis.races import OUT_OF_TIME, analyse_pairs
 from analyzer.analysis.symbolic import SymbolicExecutor
 from conftest import FIXTURES, Precomputed, fixture_args
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 OPTIONS = Options(hints="off", timeout_ms=5000)   # verdicts, not the solver budget, are under test
 # Fixtures with a barrier statement in their text (one only a macro spells is no statement the
 # barrier-deletion mutants can take out).

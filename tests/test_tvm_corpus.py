@@ -9,6 +9,9 @@ from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, with_builtin_contracts
 from conftest import Precomputed, built
 
+# Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
+pytestmark = pytest.mark.slow
+
 TARGETS = ("cuda", "metal")
 
 
