@@ -17,8 +17,9 @@ kernelrace (in-process) checks each kernel twice: with the launch and the parame
 finding, and a race finding on a buffer the oracle finds clean is a false alarm (unless the oracle
 finds the race once counters may start anywhere in a wider range: the analysis takes a counter's
 initial value as any integer) and its witness must be one of the oracle's collisions; and with the
-launch and `P` symbolic, where only a missed race counts (a kernel that reads no block index is
-launched with one block along x there, a stated assumption, so it is judged on one block).
+launch and `P` symbolic, where only a missed race counts (a kernel that reads no block index, or
+no thread index, is launched with one block, or one thread per block, there: a stated assumption,
+so it is judged so).
 
     python benchmarks/atomic_campaign.py --kernels N --seed S [--start I] [--jobs J]
         [--dialects cuda,opencl,metal,wgsl,glsl] [--modes concrete,symbolic] [--kernel-timeout T]
@@ -134,6 +135,9 @@ class Kernel:
 
     def reads_bid(self) -> bool:
         return self.uses("bid") or any(isinstance(s, Read) for s in walk(self.body))
+
+    def reads_tid(self) -> bool:
+        return self.uses("tid") or any(isinstance(s, Read) for s in walk(self.body))
 
 
 def walk(body):
@@ -702,10 +706,11 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
     lw = dialect == "cuda"   # its atomic loads are adds of zero
     if concrete:
         verdict = judge(kernel, kernel.grid, kernel.p, load_writes=lw)
-    elif kernel.reads_bid():
-        verdict = judge_all(kernel, kernel.grid, PARAMS, load_writes=lw)
-    else:   # analysed with one block along x (a stated assumption): judged on one
-        verdict = judge_all(kernel, 1, PARAMS, load_writes=lw)
+    else:
+        # Dimensions the kernel never reads are analysed with extent 1 (a stated assumption, said
+        # in the output): judged so, one block, one thread per block
+        one = kernel if kernel.reads_tid() else replace(kernel, block=1)
+        verdict = judge_all(one, kernel.grid if kernel.reads_bid() else 1, PARAMS, load_writes=lw)
     rules: dict = {}
     for f in findings:
         rules.setdefault(f.second.buffer, set()).add(f.rule)

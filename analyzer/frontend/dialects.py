@@ -120,7 +120,9 @@ class CudaLowering(CLowering):
             acc.value = ir.Call(fn, tuple(self._scalar(v) for v in vals))
             self.pending.append(ir.MemOp(acc))
             step = self._scalar(vals[0]) if len(vals) == 1 and isinstance(vals[0], Scalar) else None
-            adds = fn.split("_")[0] in ("atomicAdd", "atomicSub")
+            base = fn.split("_")[0]
+            # or/xor with 0 leave the element as an add of 0 does (the idiom's atomic load)
+            adds = base in ("atomicAdd", "atomicSub") or (base in ("atomicOr", "atomicXor") and step == ir.Const(0))
             scope = ir.BLOCK if fn.endswith("_block") else None
             return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step if adds else None,
                                                subtract=fn.startswith("atomicSub"), scope=scope), "int")
