@@ -180,20 +180,7 @@ class StmtLowering:
                 continue   # statements before the first label never run
             else:
                 groups[-1][1].append(it)
-        cases = [lab for labels, _ in groups for lab in labels if lab is not None]
-        no_case = _all(ir.UnOp("!", ir.BinOp("==", ir.Var(sel), c)) for c in cases)
-        self.scopes.append({})
-        try:
-            for labels, stmts in groups:
-                match = _any(no_case if lab is None else ir.BinOp("==", ir.Var(sel), lab) for lab in labels)
-                guard = ir.BinOp("&&", ir.UnOp("!", ir.Var(broke)), ir.BinOp("||", ir.Var(fell), match))
-                body = [ir.Assign(fell, ir.Const(1), span)]
-                for st in stmts:
-                    body.extend(self.stmt(st))
-                out.append(ir.If(guard, jumps_to_flag(body, broke, span, ir.Break, _has_break), [], span))
-        finally:
-            self.scopes.pop()
-        return out
+        return out + switch_groups(self, groups, sel, fell, broke, span)
 
     def stmt_do_stmt(self, node):
         """`do body while (c);` as `for (;;) { body; if (!c) break; }`, where a `continue` of this
@@ -236,6 +223,28 @@ def _continues_test(stmts, cond, span) -> list:
                              s.span))
         else:
             out.append(s)
+    return out
+
+
+def switch_groups(lowering, groups: list[tuple[list, list]], sel: str, fell: str, broke: str,
+                  span: ir.Span) -> list[ir.Stmt]:
+    """A switch's groups (labels: case values, None for `default`; statements) as guarded blocks,
+    for the Lark and clang lowerings alike: each runs when an earlier group fell into it or one of
+    its labels matches the selector `sel`, and no `break` of the switch (`broke`) was taken."""
+    cases = [lab for labels, _ in groups for lab in labels if lab is not None]
+    no_case = _all(ir.UnOp("!", ir.BinOp("==", ir.Var(sel), c)) for c in cases)
+    out: list[ir.Stmt] = []
+    lowering.scopes.append({})
+    try:
+        for labels, stmts in groups:
+            match = _any(no_case if lab is None else ir.BinOp("==", ir.Var(sel), lab) for lab in labels)
+            guard = ir.BinOp("&&", ir.UnOp("!", ir.Var(broke)), ir.BinOp("||", ir.Var(fell), match))
+            body = [ir.Assign(fell, ir.Const(1), span)]
+            for st in stmts:
+                body.extend(lowering.stmt(st))
+            out.append(ir.If(guard, jumps_to_flag(body, broke, span, ir.Break, _has_break), [], span))
+    finally:
+        lowering.scopes.pop()
     return out
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from clang.cindex import StorageClass
 
 from analyzer import ir
-from analyzer.frontend.c_stmts import (Goto, Label, _all, _any, _continues_test, _has_break, _resolve_labels,
-                                        jumps_to_flag)
+from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
@@ -270,20 +269,7 @@ class ClangStmts:
                 it = inner
             if groups:
                 groups[-1][1].append(it)
-        cases = [lab for labels, _ in groups for lab in labels if lab is not None]
-        no_case = _all(ir.UnOp("!", ir.BinOp("==", ir.Var(sel), x)) for x in cases)
-        self.scopes.append({})
-        try:
-            for labels, stmts in groups:
-                match = _any(no_case if lab is None else ir.BinOp("==", ir.Var(sel), lab) for lab in labels)
-                guard = ir.BinOp("&&", ir.UnOp("!", ir.Var(broke)), ir.BinOp("||", ir.Var(fell), match))
-                body = [ir.Assign(fell, ir.Const(1), span)]
-                for st in stmts:
-                    body.extend(self.stmt(st))
-                out.append(ir.If(guard, jumps_to_flag(body, broke, span, ir.Break, _has_break), [], span))
-        finally:
-            self.scopes.pop()
-        return out
+        return out + switch_groups(self, groups, sel, fell, broke, span)
 
     # ---------- local declarations ----------
 
