@@ -44,30 +44,27 @@ _ANYWHERE = ((), (), None, None, frozenset(), frozenset())
 def block_dims_read(kernel: ir.Kernel) -> frozenset[str]:
     """The grid dimensions whose block index the kernel reads, or whose launched extent exceeds 1."""
     out = {d for d in DIMS if isinstance(kernel.grid_dim.get(d), int) and kernel.grid_dim[d] > 1}
-    seen: set[int] = set()
-
-    def visit(e) -> None:
-        if id(e) in seen:
-            return
-        seen.add(id(e))
-        if isinstance(e, ir.Builtin):
-            if e.name.startswith(("bid.", "gdim.")):
-                out.add(e.name[5:] if e.name.startswith("gdim.") else e.name[4:])
-            return
-        if isinstance(e, ir.Read):
-            visit(e.access.offset)
-        for x in ir.operands(e):
-            visit(x)
-
-    for s in ir.walk_stmts(kernel.body, updates=True):
-        for e in _exprs(s):
-            visit(e)
+    for name in _builtins_named(kernel):
+        if name.startswith(("bid.", "gdim.")):
+            out.add(name.split(".")[1])
     return frozenset(out)
 
 
 def thread_dims_read(kernel: ir.Kernel) -> frozenset[str]:
     """The block dimensions whose thread index or extent the kernel reads (a lane, warp or linear
     thread index reads them all)."""
+    out: set[str] = set()
+    for name in _builtins_named(kernel):
+        if name.startswith(("tid.", "bdim.")):
+            out.add(name.split(".")[1])
+        elif name in ("lane", "warp", "linear_tid"):
+            out.update(DIMS)
+    return frozenset(out)
+
+
+def _builtins_named(kernel: ir.Kernel) -> frozenset[str]:
+    """Every builtin the kernel names: in its statements (loops' initialisers included), the
+    addresses of its accesses and its stated assumptions. Naming one is reading it."""
     out: set[str] = set()
     seen: set[int] = set()
 
@@ -76,10 +73,7 @@ def thread_dims_read(kernel: ir.Kernel) -> frozenset[str]:
             return
         seen.add(id(e))
         if isinstance(e, ir.Builtin):
-            if e.name.startswith(("tid.", "bdim.")):
-                out.add(e.name.split(".")[1])
-            elif e.name in ("lane", "warp", "linear_tid"):
-                out.update(DIMS)
+            out.add(e.name)
             return
         if isinstance(e, ir.Read):
             visit(e.access.offset)

@@ -223,14 +223,8 @@ class MetalLowering(CLowering):
                 if ty.base.endswith(("2", "3")):
                     return BuiltinVec(prefix)
                 return Scalar(ir.Builtin(f"{prefix}.x"), "uint")
-            if attr == "thread_index_in_simdgroup":
-                return Scalar(ir.Builtin("lane"), "uint")
-            if attr == "simdgroup_index_in_threadgroup":
-                return Scalar(ir.Builtin("warp"), "uint")
-            if attr == "thread_index_in_threadgroup":
-                return Scalar(ir.Builtin("linear_tid"), "uint")
-            if attr == "threads_per_simdgroup":
-                return Scalar(ir.Const(32), "uint")
+            if attr in METAL_SCALAR_ATTRS:
+                return Scalar(METAL_SCALAR_ATTRS[attr], "uint")
             if attr == "thread_position_in_grid":
                 if ty.base.endswith(("2", "3")):
                     raise Unsupported(a, "vector [[thread_position_in_grid]]")
@@ -299,6 +293,13 @@ class MetalLowering(CLowering):
         adds = fn in ("atomic_fetch_add_explicit", "atomic_fetch_sub_explicit")
         return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step if adds else None,
                                            subtract=fn == "atomic_fetch_sub_explicit"), "uint")
+
+
+# Metal's scalar thread-position attributes, for the Lark and clang front ends alike.
+METAL_SCALAR_ATTRS = {"thread_index_in_simdgroup": ir.Builtin("lane"),
+                      "simdgroup_index_in_threadgroup": ir.Builtin("warp"),
+                      "thread_index_in_threadgroup": ir.Builtin("linear_tid"),
+                      "threads_per_simdgroup": ir.Const(32)}
 
 
 def lowering_for(lang: str):

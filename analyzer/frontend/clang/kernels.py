@@ -25,7 +25,7 @@ from analyzer.frontend.clang.launches import explicit_instances, host_launches, 
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
-from analyzer.frontend.dialects import MetalLowering
+from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, MetalLowering
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
 _INCLUDE = str(INCLUDE)
@@ -347,14 +347,8 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
                 if vector_shape(ty):
                     return self._builtin_vec(prefix)
                 return Scalar(ir.Builtin(f"{prefix}.x"), "uint")
-            if attr == "thread_index_in_simdgroup":
-                return Scalar(ir.Builtin("lane"), "uint")
-            if attr == "simdgroup_index_in_threadgroup":
-                return Scalar(ir.Builtin("warp"), "uint")
-            if attr == "thread_index_in_threadgroup":
-                return Scalar(ir.Builtin("linear_tid"), "uint")
-            if attr == "threads_per_simdgroup":
-                return Scalar(ir.Const(32), "uint")
+            if attr in METAL_SCALAR_ATTRS:
+                return Scalar(METAL_SCALAR_ATTRS[attr], "uint")
             if attr == "thread_position_in_grid":
                 if vector_shape(ty):
                     raise Unsupported(p, "vector [[thread_position_in_grid]]")
