@@ -20,11 +20,24 @@ class Location:
     text: str = ""      # the source line
     origin: tuple[str, int, int] | None = None   # the line of the source it was compiled from
     origin_text: str = ""
+    # A built kernel's access: the line of the builder's Python that wrote it (analyzer/tvm/sites.py)
+    builder_line: tuple[str, int, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         origin = dict(zip(("file", "line", "col"), self.origin)) | {"text": self.origin_text} if self.origin else None
         return {"file": self.file, "line": self.line, "col": self.col, "kind": self.kind,
-                "buffer": self.buffer, "memory": self.memory, "origin": origin}
+                "buffer": self.buffer, "memory": self.memory, "origin": origin} \
+            | ({"builder_line": dict(zip(("file", "line", "col"), self.builder_line))} if self.builder_line else {})
+
+    def users(self, built: bool) -> tuple[str, int, int] | None:
+        """This access's line in the user's own source, when what was analysed is generated from
+        it: a GLSL shader's line (checked by hand; a build's GLSL is generated too), or the
+        builder's Python line."""
+        if self.builder_line is not None:
+            return self.builder_line
+        if self.origin is not None and (not built or self.origin[0].endswith(".py")):
+            return self.origin
+        return None
 
 
 @dataclass
@@ -50,6 +63,19 @@ class Finding:
     condition_kind: str | None = None
     # The condition as ISL sets (race_freedom.py); not part of the report.
     condition_sets: tuple[str, str] | None = field(default=None, repr=False)
+    # A built kernel's finding none of whose accesses maps to a builder line: the builder's `def`
+    # line, so that the report still lands in the user's file (analyzer/tvm/sites.py).
+    builder_def: tuple[str, int, int] | None = None
+
+    def site(self) -> tuple[str, int, int] | None:
+        """Where the finding is in the user's own source when the analysed text was generated
+        (SPIR-V from GLSL, a TVM build's emitted source): the later access's line there, else the
+        earlier one's, else the builder's `def` line; None when the analysed file is the user's."""
+        built = self.target is not None
+        for loc in (self.second, self.first):
+            if loc is not None and (where := loc.users(built)) is not None:
+                return where
+        return self.builder_def
 
     def phrase(self) -> str:
         """The condition as the text output says it, after the message."""
@@ -68,7 +94,8 @@ class Finding:
             "fix": self.fix,
         } | ({"confirmation": self.confirmation} if self.confirmation is not None else {}) \
           | ({"condition": self.condition, "condition_exact": self.condition_kind == "exact"}
-             if self.condition is not None else {})
+             if self.condition is not None else {}) \
+          | ({"site": dict(zip(("file", "line", "col"), site))} if (site := self.site()) is not None else {})
 
     def sort_key(self):
         return (self.file, self.kernel, self.second.line, self.second.col, self.rule,

@@ -20,6 +20,7 @@ from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
 from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
+from analyzer.tvm import sites
 from analyzer.analysis.concurrency import Cfg, build_cfg
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
@@ -530,6 +531,7 @@ def check_built(mod: BuiltModule, options: Options, kernels: list[ir.Kernel] | N
             for f in result.findings:
                 f.notes.append(mod.provenance)
         results.append(result)
+    sites.locate(results, mod)
     return results
 
 
@@ -551,6 +553,7 @@ def build_and_check(builder: str, params: dict[str, Any], target: str, options: 
         inputs = (tvm_version(), mod.target, mod.lang, mod.params, mod.files(), bool(mod.units), mod.kernels,
                   mod.buffers, mod.definitions, mod.provenance, options)
         results = cache.through("built", inputs, lambda: check_built(mod, options), options.kernel_timeout_s)
+        sites.locate(results, mod)
     if not want_sources:
         return results, seconds, None
     from analyzer.report.sarif import built_sources

@@ -101,10 +101,8 @@ class Inline:
         for loc in (f.first, f.second):
             if loc is None:
                 continue
-            if loc.origin is not None:
-                file, line = loc.origin[0], loc.origin[1]
-            else:
-                file, line = loc.file, loc.line
+            users = loc.users(built) or loc.origin   # a GLSL or builder line (Location.users)
+            file, line = (users[0], users[1]) if users is not None else (loc.file, loc.line)
             if _is_file_we_read(file, built) and (file, line) not in out:
                 out.append((file, line))
         return out

@@ -4,6 +4,7 @@ comments in every dialect (--warn-unused-ignores), `check -` and the --scalar/--
 
 import io
 import json
+import os
 import re
 import shutil
 import sys
@@ -124,12 +125,13 @@ def test_github_annotations_on_the_users_lines(cli):
     code, out, err = cli("check", str(RACY), str(comp), "--no-cache", "-j", "1", "--format", "github")
     lines = out.splitlines()
     assert code == 1 and len(lines) == 4, out
-    assert lines[0].startswith(f"::error file={RACY},line=8,col=5,title=kernelrace (write-after-write)::write to "
+    # paths relative to the working directory (the repository's root in a workflow), as the runner wants
+    assert lines[0].startswith(f"::error file={os.path.relpath(RACY)},line=8,col=5,title=kernelrace (write-after-write)::write to "
                                f"out[128]")
     assert "%0Afix: " in lines[0] and "\n" not in lines[0]
     # GLSL: the shader's own line, not the disassembly's
-    assert lines[2].startswith(f"::error file={comp},line=15,title=kernelrace (read-after-write)::")
-    assert lines[3].startswith(f"::notice file={comp},line=18,title=kernelrace (redundant-barrier)::")
+    assert lines[2].startswith(f"::error file={os.path.relpath(comp)},line=15,title=kernelrace (read-after-write)::")
+    assert lines[3].startswith(f"::notice file={os.path.relpath(comp)},line=18,title=kernelrace (redundant-barrier)::")
 
 
 def test_github_escapes_properties_and_data():
@@ -299,3 +301,24 @@ def test_a_builds_emitted_source_is_not_read_but_a_builders_python_line_is(tmp_p
     (tmp_path / "k.cu").write_text("x = 1;  # kernelrace: ignore\n")
     assert not inline.suppresses(_finding("t.cu", 9, origin=("b2.py", 1, 0)), built=True)
     assert not inline.suppresses(_finding("k.cu", 1), built=False)
+
+
+def test_a_builders_findings_land_on_its_python_line(cli, tmp_path, monkeypatch):
+    """`lint` of a TVMScript builder: the annotation (and the concise line) is the builder's own
+    Python line of the racing store, and `# kernelrace: ignore[...]` there silences it."""
+    src = FIXTURES.parent / "builders" / "grid_races.py"
+    (tmp_path / "my_tiles.py").write_text(src.read_text())
+    monkeypatch.chdir(tmp_path)
+    store = next(n for n, line in enumerate(src.read_text().splitlines(), 1)
+                 if line.strip().startswith("B[bx * step + tx] ="))
+    args = ("lint", "my_tiles:tiles", "--param", "overlap=4", "--target", "cuda,vulkan", "--no-cache", "-j", "1")
+    code, out, err = cli(*args, "--format", "github")
+    assert code == 1, err
+    lines = out.splitlines()
+    assert len(lines) == 2 and all(line.startswith(f"::error file=my_tiles.py,line={store},col=21,title=kernelrace "
+                                                   f"(write-after-write)::") for line in lines), out
+    code, out, err = cli(*args, "--format", "concise")
+    assert out.splitlines()[0].startswith(f"my_tiles.py:{store}:21: error[write-after-write] ")
+    _with_comment(src, tmp_path / "my_tiles.py", store, "# kernelrace: ignore[write-after-write]", above=True)
+    code, report, err = cli(*args, "--format", "json")
+    assert code == 0 and report["findings"] == [] and report["summary"]["suppressed"] == 2, err

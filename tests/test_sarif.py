@@ -113,9 +113,29 @@ def thread(t) -> str:
     return "(" + ",".join(map(str, t)) + ")"
 
 
+def users(loc, f) -> tuple[int, int | None]:
+    """Where SARIF puts an access: its line in the user's source (a GLSL line, a builder's Python
+    line) when it has one, else its own; a column of 0 (unknown) is left out."""
+    site = loc.users(f.target is not None) or (loc.file, loc.line, loc.col)
+    return site[1], site[2] or None
+
+
+def primary_pos(f) -> tuple[int, int | None]:
+    """The primary location: the user's line of the finding (`Finding.site`) when the analysed
+    text was generated from the user's, else the second access."""
+    site = f.site()
+    return (site[1], site[2] or None) if site is not None else (f.second.line, f.second.col)
+
+
+def users_text(f, loc) -> str:
+    site = loc.users(f.target is not None)
+    return sarif._users_text(loc, site).strip() if site else loc.text
+
+
 def match(log: dict, results: list[KernelResult]) -> list[tuple[Finding, dict]]:
     """Each finding with its SARIF result, matched by rule and by the positions of the primary
-    location (which must be the second access) and related location 1 (the first)."""
+    location (the user's line of the finding, else the second access) and related location 1 (the
+    first access, on the user's line when it has one)."""
     out = log["runs"][0]["results"]
     fs = findings(results)
     assert len(out) == len(fs)
@@ -128,9 +148,9 @@ def match(log: dict, results: list[KernelResult]) -> list[tuple[Finding, dict]]:
         by_key[key] = res
     pairs = []
     for f in fs:
-        key = (f.rule, f.kernel, json.dumps(f.params, sort_keys=True), f.second.line, f.second.col,
-               *((f.first.line, f.first.col) if f.first else (None, None)))
-        assert key in by_key, f"no SARIF result with the second access primary and the first related: {key}"
+        key = (f.rule, f.kernel, json.dumps(f.params, sort_keys=True), *primary_pos(f),
+               *(users(f.first, f) if f.first else (None, None)))
+        assert key in by_key, f"no SARIF result with the user's line primary and the first related: {key}"
         pairs.append((f, by_key[key]))
     return pairs
 
@@ -161,13 +181,16 @@ def assert_semantics(log: dict, results: list[KernelResult], on_disk: bool = Tru
         primary = res["locations"][0]
         assert primary["logicalLocations"] == [{"name": f.kernel, "kind": "function"}]
         if on_disk:
-            assert_file_line(log, primary, f.second.text)
+            site = f.site()
+            shown = f.second if site is None or f.second.users(f.target is not None) == site else f.first
+            if site is None or shown.users(f.target is not None) == site:
+                assert_file_line(log, primary, users_text(f, shown))
         if f.first is not None:
             first = related(res, 1)
             if f.first.kind in ("read", "write"):
                 assert first["message"]["text"] == f"first access: {f.first.kind} of {f.first.buffer} ({f.first.memory})"
             if on_disk:
-                assert_file_line(log, first, f.first.text)
+                assert_file_line(log, first, users_text(f, f.first))
             assert "](1)" in res["message"]["text"]     # the message links to the first access
         w = f.witness
         if w and "first_thread" in w:
@@ -178,7 +201,7 @@ def assert_semantics(log: dict, results: list[KernelResult], on_disk: bool = Tru
             for n, (fl, loc, role) in enumerate(zip(flows, (f.first, f.second), ("first", "second")), 1):
                 assert len(fl["locations"]) == 1
                 where = fl["locations"][0]["location"]
-                assert region(where) == (loc.line, loc.col)
+                assert region(where) == users(loc, f)
                 msg = unescape(where["message"]["text"])
                 assert msg.startswith(f"thread {n} {thread(w[role + '_thread'])} in block {thread(w['block'])}")
                 for loop, it in w[role + "_iterations"].items():
@@ -226,41 +249,44 @@ def test_metal_fixture():
     assert related(res, 1)["message"]["text"] == "first access: read of S (device)"
 
 
-def test_spirv_from_glsl_fixture_carries_origins(tmp_path):
+def test_glsl_findings_are_on_the_glsl_line(tmp_path):
+    """A GLSL shader is analysed as the SPIR-V glslang compiles it to; the result's primary location
+    is the user's GLSL line (what code scanning annotates in a diff), the disassembly's line a
+    related location."""
     results = check_cached("vulkan/reduce_tree.comp")
     fs = findings(results)
     assert fs and all(f.second.origin for f in fs)
     log = sarif.to_sarif(results)
     validate(log)
-    assert_semantics(log, results, on_disk=False)   # the disassembly is not on disk yet
+    assert_semantics(log, results)     # the GLSL file is on disk; its lines are checked
     glsl = (FIXTURES / "vulkan/reduce_tree.comp").read_text().splitlines()
+    spvasm = "tests/fixtures/vulkan/reduce_tree.comp.spvasm"
     for f, res in match(log, results):
-        art = res["locations"][0]["physicalLocation"]["artifactLocation"]
-        assert art["uri"] == "tests/fixtures/vulkan/reduce_tree.comp.spvasm" and "uriBaseId" not in art
-        if f.rule == "redundant-barrier":
-            continue    # the barrier after the loop (GLSL line 18); the race is at line 15
-        # the GLSL line each access came from: a related location in the real file, and a property
-        origins = [r for r in res["relatedLocations"] if r["id"] in (2, 3)]
-        assert origins
-        for o in origins:
-            assert o["physicalLocation"]["artifactLocation"] == {"uri": "tests/fixtures/vulkan/reduce_tree.comp",
-                                                                 "uriBaseId": "%SRCROOT%"}
-            line, col = region(o)
-            assert line == f.second.origin[1] and col is None     # glslang gives no column
-            assert glsl[line - 1].strip() == f.second.origin_text
-            assert "compiled from tests/fixtures/vulkan/reduce_tree.comp:15" in o["message"]["text"]
+        primary = res["locations"][0]["physicalLocation"]
+        assert primary["artifactLocation"] == {"uri": "tests/fixtures/vulkan/reduce_tree.comp", "uriBaseId": "%SRCROOT%"}
+        line, col = region(res["locations"][0])
+        assert line == f.second.origin[1] and col is None     # glslang gives no column
+        assert glsl[line - 1].strip() == f.second.origin_text == primary["contextRegion"]["snippet"]["text"]
+        # the disassembly, not on disk yet: a related location with its own line
+        generated = related(res, 2)
+        art = generated["physicalLocation"]["artifactLocation"]
+        assert art["uri"] == spvasm and "uriBaseId" not in art and "not written" in art["description"]["text"]
+        assert region(generated) == (f.second.line, f.second.col)
+        assert "in the SPIR-V compiled from it" in generated["message"]["text"]
         assert res["properties"]["origin"]["second"] == {"file": "tests/fixtures/vulkan/reduce_tree.comp",
                                                          "line": f.second.origin[1], "col": f.second.origin[2],
                                                          "text": f.second.origin_text}
-    # With the disassembly written (--emit-dir), the locations point into it, line for line.
+    # With the disassembly written (--emit-dir), the related location points into it, line for line.
     emitted = sarif.emit_sources(results, sarif.check_sources(results), str(tmp_path / "emit"))
-    name = "tests/fixtures/vulkan/reduce_tree.comp.spvasm"
-    assert Path(emitted[name]).is_file()
+    assert Path(emitted[spvasm]).is_file()
     log = sarif.to_sarif(results, emit=emitted)
     validate(log)
     assert_semantics(log, results)
-    for res in log["runs"][0]["results"]:
-        assert resolve(log, res["locations"][0]["physicalLocation"]["artifactLocation"]) == Path(emitted[name]).resolve()
+    lines = Path(emitted[spvasm]).read_text().splitlines()
+    for f, res in match(log, results):
+        generated = related(res, 2)
+        assert resolve(log, generated["physicalLocation"]["artifactLocation"]) == Path(emitted[spvasm]).resolve()
+        assert lines[f.second.line - 1].strip() == f.second.text
 
 
 def test_divergent_barrier_witness():
@@ -462,20 +488,39 @@ def built(target, params=MERGE_PARAMS):
     return _BUILT[key]
 
 
-def test_built_cuda_kernel_points_at_the_emitted_source(tmp_path):
+def _decode_kernels() -> Path:
+    import tvm.relax.frontend.nn.llm._decode_kernels as m
+
+    return Path(m.__file__).resolve()
+
+
+def test_built_cuda_kernel_points_at_the_builders_line(tmp_path):
+    """TVM's emitted CUDA carries no line information; the TIR the builder wrote in TVMScript
+    does. The primary location is the builder's Python line of the access (the write of S in
+    `_merge_state_inplace`), the emitted source a related location."""
     mod, results = built("cuda")
     assert findings(results)
     name = "_merge_state_inplace.cu"                 # what check_built calls TVM's CUDA source
     assert {r.file for r in results} == {name}
     sources = {name: mod.source}
     assert sarif.built_sources(mod) == sources
+    builder = _decode_kernels().read_text().splitlines()
 
-    # Not emitted: the virtual name, without a base, marked as not on disk.
+    # Not emitted: the emitted source is the virtual name, without a base, marked as not on disk.
     log = sarif.to_sarif(results, invocation={"builder": MERGE_STATE})
     validate(log)
-    for res in log["runs"][0]["results"]:
-        art = res["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert_semantics(log, results)           # the builder's file is on disk: its lines are checked
+    for f, res in match(log, results):
+        primary = res["locations"][0]
+        assert resolve(log, primary["physicalLocation"]["artifactLocation"]) == _decode_kernels()
+        art = related(res, 2)["physicalLocation"]["artifactLocation"]
         assert art["uri"] == name and "uriBaseId" not in art and "not written" in art["description"]["text"]
+    war = next(res for f, res in match(log, results) if f.rule == "write-after-read")
+    line, col = region(war["locations"][0])
+    assert builder[line - 1].strip() == "S[bx, ty + by * bdy] = T.log2(s_val[0] + s_other_val[0]) + s_max[0]"
+    assert builder[line - 1][col - 1] == "S"
+    first_line = region(related(war, 1))[0]
+    assert builder[first_line - 1].strip() == "s_val[0] = S[bx, ty + by * bdy]"    # the read of S
 
     emitted = sarif.emit_sources(results, sources, str(tmp_path / "emit"))
     path = Path(emitted[name])
@@ -485,15 +530,40 @@ def test_built_cuda_kernel_points_at_the_emitted_source(tmp_path):
     validate(log)
     assert_semantics(log, results)
     for f, res in match(log, results):
-        assert resolve(log, res["locations"][0]["physicalLocation"]["artifactLocation"]) == path.resolve()
-        assert resolve(log, related(res, 1)["physicalLocation"]["artifactLocation"]) == path.resolve()
-        lines = path.read_text().splitlines()
-        assert lines[f.second.line - 1].strip() == f.second.text
+        for id_, loc in ((2, f.second), (3, f.first)):
+            generated = related(res, id_)
+            assert resolve(log, generated["physicalLocation"]["artifactLocation"]) == path.resolve()
+            assert path.read_text().splitlines()[region(generated)[0] - 1].strip() == loc.text
+            assert "in the source emitted by TVM" in generated["message"]["text"]
         assert res["properties"]["builder"] == MERGE_STATE
         assert res["properties"]["target"] == "cuda" and res["properties"]["params"] == MERGE_PARAMS
         assert "cuda, num_heads=8, head_dim=256, v_dtype='float16'" in unescape(res["message"]["text"])
-    war = next(res for f, res in match(log, results) if f.rule == "write-after-read")
-    assert region(war["locations"][0])[0] > region(related(war, 1))[0]   # the write (second) after the read
+    assert region(related(war, 2))[0] > region(related(war, 3))[0]   # the write (second) after the read
+
+
+def test_a_builder_without_line_information_points_at_its_def_line(tmp_path, monkeypatch):
+    """A `te`/dlight builder's TIR carries no Python lines: the primary location is the builder
+    function's `def` line (the user's file), with the access's line in the emitted source related."""
+    import inspect
+
+    from analyzer import workloads
+    from analyzer.pipeline import build_and_check
+
+    results, _, sources = build_and_check("analyzer.workloads:softmax", {"rows": "n", "cols": 4096,
+                                          "schedule_target": "opencl"}, "metal", Options(), want_sources=True)
+    fs = findings(results)
+    assert fs and all(f.site() == f.builder_def for f in fs)
+    log = sarif.to_sarif(results, invocation={"builder": "analyzer.workloads:softmax"})
+    validate(log)
+    fn = inspect.unwrap(workloads.softmax)
+    out = log["runs"][0]["results"]
+    assert len(out) == len(fs)
+    for res in out:
+        primary = res["locations"][0]
+        assert resolve(log, primary["physicalLocation"]["artifactLocation"]) == Path(inspect.getsourcefile(fn)).resolve()
+        assert region(primary) == (inspect.getsourcelines(fn)[1], None)
+        assert "its line there is not known" in primary["message"]["text"]
+        assert related(res, 2)["physicalLocation"]["region"]["startLine"] == res["properties"]["second"]["line"]
 
 
 def test_emitted_source_under_the_working_directory_is_relative(tmp_path, monkeypatch):
@@ -504,15 +574,15 @@ def test_emitted_source_under_the_working_directory_is_relative(tmp_path, monkey
                                                           "/_merge_state_inplace.cu"))
     log = sarif.to_sarif(results, emit=emitted)
     validate(log)
-    art = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    art = related(log["runs"][0]["results"][0], 2)["physicalLocation"]["artifactLocation"]
     assert art == {"uri": "emitted/cuda-num_heads=8-head_dim=256-v_dtype=float16/_merge_state_inplace.cu",
                    "uriBaseId": "%SRCROOT%"}
     assert resolve(log, art) == (tmp_path / art["uri"]).resolve()
 
 
 def test_builds_of_several_parameter_sets_do_not_share_a_file(tmp_path):
-    """`--param head_dim=128,256`: two sources named `_merge_state_inplace.cu`; each finding points
-    at its own build's file."""
+    """`--param head_dim=128,256`: two sources named `_merge_state_inplace.cu`; each finding's
+    emitted source is its own build's file."""
     emitted, all_results, mods = {}, [], {}
     for hd in (128, 256):
         params = dict(MERGE_PARAMS, head_dim=hd)
@@ -525,13 +595,15 @@ def test_builds_of_several_parameter_sets_do_not_share_a_file(tmp_path):
     assert_semantics(log, all_results)
     seen = set()
     for f, res in match(log, all_results):
-        path = resolve(log, res["locations"][0]["physicalLocation"]["artifactLocation"])
+        path = resolve(log, related(res, 2)["physicalLocation"]["artifactLocation"])
         assert path.read_text() == mods[f.params["head_dim"]].source
         seen.add(path)
     assert len(seen) == 2
 
 
 def test_built_vulkan_kernel_emits_spirv_and_glsl(tmp_path):
+    """A Vulkan build: the builder's line primary, the SPIR-V analysed (2, 3) and the GLSL it was
+    compiled from (4; generated from the TIR, embedded in the SPIR-V) related."""
     mod, results = built("vulkan")
     fs = findings(results)
     assert fs and all(f.second.origin for f in fs)
@@ -545,7 +617,9 @@ def test_built_vulkan_kernel_emits_spirv_and_glsl(tmp_path):
     validate(log)
     assert_semantics(log, results)
     for f, res in match(log, results):
-        origin = related(res, 2)
+        assert resolve(log, res["locations"][0]["physicalLocation"]["artifactLocation"]) == _decode_kernels()
+        assert resolve(log, related(res, 2)["physicalLocation"]["artifactLocation"]) == Path(emitted[f.file]).resolve()
+        origin = related(res, 4)
         path = resolve(log, origin["physicalLocation"]["artifactLocation"])
         assert path == Path(emitted[f.second.origin[0]]).resolve()
         assert path.read_text().splitlines()[region(origin)[0] - 1].strip() == f.second.origin_text

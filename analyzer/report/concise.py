@@ -1,11 +1,13 @@
-"""`--format concise`: one line per finding (`file:line:col: severity[rule] message`), then the
-summary line; and `--statistics`: how many findings each rule reported, as ruff prints them."""
+"""`--format concise`: one line per finding (`file:line:col: severity[rule] message`, at the user's
+own line: a GLSL shader's, a TVM builder's Python line), then the summary line; and `--statistics`:
+how many findings each rule reported, as ruff prints them."""
 
 from __future__ import annotations
 
 import json
 
 from analyzer.findings import KernelResult
+from analyzer.report import github
 from analyzer.report.text import summary
 
 
@@ -16,7 +18,10 @@ def render(results: list[KernelResult], hidden: dict[str, int] | None = None) ->
         for f in r.findings:
             cond = f"; {f.phrase()}" if f.condition is not None else ""
             kernel = f" (kernel {f.kernel}{' [' + where + ']' if where else ''})" if f.kernel else ""
-            lines.append(f"{f.file}:{f.second.line}:{f.second.col}: {f.severity}[{f.rule}] {f.message}{cond}{kernel}")
+            # the user's line when the analysed text was generated (a GLSL or builder line)
+            site = f.site()
+            file, line, col = github.where(f) if site is not None else (f.file, f.second.line, f.second.col)
+            lines.append(f"{file}:{line}:{f'{col}:' if col > 0 else ''} {f.severity}[{f.rule}] {f.message}{cond}{kernel}")
     s = summary(results, hidden)
     hidden_text = "".join(f", {s[k]} {label}" for k, label in (("suppressed", "suppressed"),
                                                                ("in_baseline", "in baseline")) if s[k])

@@ -1,13 +1,16 @@
 """`--format github`: one GitHub Actions workflow command per finding, which the runner turns into
 an annotation on the file and line of the pull request's diff.
 
-The annotation goes on the user's own line: a GLSL shader's line rather than its disassembly's,
-the emitted source's copy under --emit-dir for a TVM build. Severities map to `error`, `warning`
+The annotation goes on the user's own line: a GLSL shader's line rather than its disassembly's, a
+TVM builder's Python line (its `def` line when the access's own is not known) rather than TVM's
+emitted source. Severities map to `error`, `warning`
 and `notice`. Values are escaped as the runner unescapes them (`%`, CR and LF everywhere, and `:`
 and `,` in properties).
 """
 
 from __future__ import annotations
+
+import os
 
 from analyzer.findings import Finding, KernelResult
 
@@ -22,14 +25,25 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def shown_path(path: str) -> str:
+    """A path as the runner wants it: relative to the working directory (the repository's root in
+    a workflow) when it is under it."""
+    if os.path.isabs(path):
+        rel = os.path.relpath(path)
+        if not rel.startswith(".."):
+            return rel
+    return path
+
+
 def where(f: Finding, emitted: dict[str, str] | None = None) -> tuple[str, int, int]:
-    """(file, line, col) of the finding in the user's source: the later access's origin when it
-    was compiled from another file, else its own place (a build's emitted source: where
-    --emit-dir wrote it). col 0: unknown."""
+    """(file, line, col) of the finding in the user's source (`Finding.site`: a GLSL shader's
+    line, a builder's Python line, else the builder's `def` line), else its own place (a build's
+    emitted source without a builder to name: where --emit-dir wrote it). col 0: unknown."""
+    site = f.site()
+    if site is not None:
+        return shown_path(site[0]), site[1], site[2]
     loc = f.second
-    if loc.origin is not None and not (f.target is not None and not loc.origin[0].endswith(".py")):
-        return loc.origin[0], loc.origin[1], loc.origin[2]
-    return (emitted or {}).get(loc.file, loc.file), loc.line, loc.col
+    return shown_path((emitted or {}).get(loc.file, loc.file)), loc.line, loc.col
 
 
 def annotation(f: Finding, emitted: dict[str, str] | None = None) -> str:

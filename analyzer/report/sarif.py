@@ -4,8 +4,14 @@ Mapping of a finding (see `Finding` in findings.py):
 
 - `locations[0]` is the SECOND access (the one the finding is reported at, as in the text output);
   the FIRST access is `relatedLocations` id 1, and the message links to it (`[...](1)`).
-- A location compiled from another source (SPIR-V from GLSL: `Location.origin`) also gets that
-  original line as a related location (ids 2 and 3), and the `origin` in `properties`.
+- Both on the user's own line when what was analysed was generated from it (`Finding.site`,
+  `Location.users`): a GLSL shader's line (`Location.origin`), a TVM builder's Python line
+  (`Location.builder_line`), else for a build the builder's `def` line. The generated text's own
+  lines (the SPIR-V disassembly, TVM's emitted source) are then related ids 2 (second) and 3
+  (first), and a Vulkan build's generated GLSL ids 4 and 5. Code scanning annotates locations[0].
+- Otherwise a location compiled from another source (`Location.origin`: a Vulkan build's generated
+  GLSL) gets that original line as a related location (ids 2 and 3), and the `origin` in
+  `properties`.
 - The witness is written out in the message, kept whole in `properties.witness`, and drawn as a
   `codeFlows` entry with one `threadFlow` per thread of the witness.
 - Columns: kernelrace's `Location.col` is Lark's token column, which is 1-based, as SARIF's
@@ -356,6 +362,18 @@ def _physical(loc_file: str, line: int, col: int, text: str, uris: _Uris, target
     return phys
 
 
+def _line_of(file: str, line: int) -> str:
+    import linecache
+
+    return linecache.getline(file, line).rstrip("\r\n")
+
+
+def _users_text(loc: Location, users: tuple[str, int, int]) -> str:
+    """The text of the user's line of an access: the GLSL line the SPIR-V embeds, a builder's line
+    as read from its file."""
+    return loc.origin_text if users == loc.origin else _line_of(users[0], users[1])
+
+
 def _what(loc: Location) -> str:
     if loc.kind in ("read", "write"):
         return f"{loc.kind} of {loc.buffer}" + (f" ({loc.memory})" if loc.memory else "")
@@ -423,11 +441,18 @@ class _ResultBuilder:
         self.rule_index = rule_index
         self.builder = builder
 
-    def location(self, loc: Location, f: Finding, message: str | None = None, id_: int | None = None) -> dict:
+    def location(self, loc: Location, f: Finding, message: str | None = None, id_: int | None = None,
+                 generated: bool = False) -> dict:
+        """An access's location: its line in the user's source when it has one (a GLSL line, a
+        builder's Python line), else (or with `generated`) its line in the analysed text."""
         out: dict[str, Any] = {}
         if id_ is not None:
             out["id"] = id_
-        out["physicalLocation"] = _physical(loc.file, loc.line, loc.col, loc.text, self.uris, f.target, f.params)
+        users = None if generated else loc.users(f.target is not None)
+        if users is not None:
+            out["physicalLocation"] = _physical(*users, _users_text(loc, users), self.uris, None, None)
+        else:
+            out["physicalLocation"] = _physical(loc.file, loc.line, loc.col, loc.text, self.uris, f.target, f.params)
         if message:
             out["message"] = _msg(message)
         return out
@@ -438,21 +463,57 @@ class _ResultBuilder:
                 "physicalLocation": _physical(file, line, col, loc.origin_text, self.uris, f.target, f.params),
                 "message": _msg(f"{role} compiled from {file}:{line}")}
 
-    def result(self, f: Finding) -> dict:
+    def _generated(self, f: Finding) -> str:
+        return "the source emitted by TVM" if f.target else "the SPIR-V compiled from it"
+
+    def primary(self, f: Finding, site: tuple[str, int, int] | None) -> dict:
+        """locations[0]: the user's line (`Finding.site`) when the analysed text was generated,
+        else the later access in the analysed file."""
+        role = _role(f.second, "second")
+        if site is None:
+            return self.location(f.second, f, role)
+        if site == f.builder_def and f.second.users(True) is None and (f.first is None or f.first.users(True) is None):
+            text = f"{role}, in the builder {self.builder or ''} (its line there is not known)".replace("  ", " ")
+            return {"physicalLocation": _physical(*site, _line_of(*site[:2]), self.uris, None, None),
+                    "message": _msg(text)}
+        loc = f.second if f.second.users(f.target is not None) == site else f.first
+        return self.location(loc, f, role if loc is f.second else _role(loc, "first"))
+
+    def related(self, f: Finding, site: tuple[str, int, int] | None) -> tuple[list[dict], str | None]:
+        """relatedLocations, and the text of the link to id 1 (the first access)."""
         related: list[dict] = []
-        links: list[str] = []
+        link = None
         if f.first is not None:
-            related.append(self.location(f.first, f, _role(f.first, "first"), 1))
-            links.append(f"{_role(f.first, 'first')} at line {f.first.line}")
-        first_origin = f.first.origin if f.first is not None else None
-        if f.second.origin and f.second.origin == first_origin:   # one source line, both accesses
-            related.append(self.origin(f.second, f, "first and second access", 2))
+            first = self.location(f.first, f, _role(f.first, "first"), 1)
+            related.append(first)
+            link = f"{_role(f.first, 'first')} at line {first['physicalLocation'].get('region', {}).get('startLine', 0)}"
+        if site is not None:
+            # the analysed (generated) text's own lines, for the reader who wants to see them
+            related.append(self.location(f.second, f, f"{_role(f.second, 'second')} in {self._generated(f)}", 2,
+                                         generated=True))
+            if f.first is not None:
+                related.append(self.location(f.first, f, f"{_role(f.first, 'first')} in {self._generated(f)}", 3,
+                                             generated=True))
+            # a Vulkan build's GLSL (generated too, from the TIR): the lines the SPIR-V came from
+            for id_, (loc, role) in enumerate(((f.second, "second"), (f.first, "first")), 4):
+                if loc is not None and loc.origin and loc.users(f.target is not None) != loc.origin:
+                    related.append(self.origin(loc, f, _role(loc, role), id_))
         else:
-            if f.second.origin:
-                related.append(self.origin(f.second, f, _role(f.second, "second"), 2))
-            if first_origin:
-                related.append(self.origin(f.first, f, _role(f.first, "first"), 3))
-        next_id = 4
+            first_origin = f.first.origin if f.first is not None else None
+            if f.second.origin and f.second.origin == first_origin:   # one source line, both accesses
+                related.append(self.origin(f.second, f, "first and second access", 2))
+            else:
+                if f.second.origin:
+                    related.append(self.origin(f.second, f, _role(f.second, "second"), 2))
+                if first_origin:
+                    related.append(self.origin(f.first, f, _role(f.first, "first"), 3))
+        return related, link
+
+    def result(self, f: Finding) -> dict:
+        site = f.site()
+        related, link = self.related(f, site)
+        links = [link] if link else []
+        next_id = max([4] + [r["id"] + 1 for r in related])
         for b in (f.witness or {}).get("barriers", []) or []:
             if not isinstance(b, dict) or not b.get("line"):
                 continue
@@ -479,7 +540,7 @@ class _ResultBuilder:
         tail.extend(n[:1].upper() + n[1:].rstrip(".") + "." for n in f.notes if n)
         message = {"text": text_esc + " " + _esc(" ".join(tail))}
 
-        primary = self.location(f.second, f, _role(f.second, "second"))
+        primary = self.primary(f, site)
         primary["logicalLocations"] = [{"name": f.kernel, "kind": "function"}]
         res: dict[str, Any] = {
             "ruleId": f.rule,

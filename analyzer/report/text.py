@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer.findings import ERROR, KernelResult
+from analyzer.report import github
 
 STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 
@@ -109,6 +110,8 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                 if i == 0 or loc_.line != rows[i - 1][0].line:   # a line shown once for both
                     console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
                 origin = f" (from {loc_.origin[0]}:{loc_.origin[1]})" if loc_.origin else ""
+                if loc_.builder_line:   # a TVM build: the builder's own Python line
+                    origin += f" (builder {github.shown_path(loc_.builder_line[0])}:{loc_.builder_line[1]})"
                 console.print(f"  [dim]      |[/] [cyan]{role}{escape(what)} at {loc_.line}:{loc_.col}{escape(origin)}[/]")
                 if loc_.origin_text and (i == 0 or rows[i - 1][0].origin != loc_.origin):
                     console.print(f"  [dim]{loc_.origin[1]:>5} |[/] {escape(loc_.origin_text[:140])}  [dim]({escape(loc_.origin[0])})[/]")

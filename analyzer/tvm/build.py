@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.errors import KernelraceError
+from analyzer.tvm import sites
 from analyzer.tvm.builders import (as_module, call_builder, load_builder, lower_device,
                                      make_target, schedule)
 
@@ -50,6 +51,10 @@ class BuiltModule:
     # Vulkan: one SPIR-V module per kernel, as (file name, assembly text), and how it was made
     units: list[tuple[str, str]] = field(default_factory=list)
     provenance: str = ""
+    # Where the builder's Python wrote each access (analyzer/tvm/sites.py): (buffer, "read"/"write")
+    # -> its lines, and the builder function's `def` line; what reports show as the user's line.
+    sites: dict[tuple[str, str], tuple[tuple[str, int, int], ...]] = field(default_factory=dict)
+    builder_def: tuple[str, int, int] | None = None
 
     @property
     def lang(self) -> str:
@@ -128,6 +133,7 @@ def build_lowered(spec: str, params: dict[str, Any], target_name: str):
         ) from exc
     built = from_lowered(spec, target_name, params, source, host, device, _buffer_shapes(mod),
                          what=f"{spec}({shown})")
+    built.builder_def = sites.definition(fn)
     return built, mod, host
 
 
@@ -150,7 +156,8 @@ def from_lowered(builder: str, target_name: str, params: dict[str, Any], source:
                 extents = webgpu_dispatch(extents, gv.name_hint, definitions)
             kernels.append(BuiltKernel(gv.name_hint, extents))
     kernels.sort(key=lambda k: k.name)
-    built = BuiltModule(builder, target_name, dict(params), source, kernels, buffers, definitions)
+    built = BuiltModule(builder, target_name, dict(params), source, kernels, buffers, definitions,
+                        sites=sites.access_sites(device))
     if target_name == "vulkan":
         _vulkan_units(built, device, what or builder)
     return built
