@@ -29,6 +29,7 @@ from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, WARNING, KernelResult
 from analyzer.frontend import FRONTENDS
 from analyzer.inputs import kernel_files
+from analyzer.progress_bar import DelayedBar
 from analyzer.analysis.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
 from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs, not_analysed
@@ -560,11 +561,13 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
             handles = [workers.submit(check_file, f, args.lang or cfg.check.lang,
                                       args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
                                       defines, st.options, st.cache) for f in files]
-            for f, h in _each_unit(files, handles):
-                if isinstance(h, KernelraceError):
-                    results.append(not_analysed(f, str(h)))
-                else:
-                    results.extend(h)
+            with DelayedBar(err, len(files), "checking", not st.quiet) as bar:   # stderr on a terminal, after 2 s
+                for f, h in _each_unit(files, handles):
+                    bar.advance(f)
+                    if isinstance(h, KernelraceError):
+                        results.append(not_analysed(f, str(h)))
+                    else:
+                        results.extend(h)
         if st.emit_dir:   # a compiled shader's disassembly, which locations point into
             emitted.update(_emit(results, sarif.check_sources(results), st.emit_dir))
     else:
@@ -575,21 +578,23 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         with Workers(min(st.jobs, len(jobs)), st.cluster) as workers:
             handles = [workers.submit(build_and_check, job.builder, job.params, job.target, st.options,
                                       bool(st.emit_dir), st.cache) for job in jobs]
-            for job, h in _each_unit(jobs, handles):
-                shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
-                if show_progress and not st.verbose:
-                    err.print(f"building {job.builder} for {job.target} ({shown})", markup=False)
-                if isinstance(h, KernelraceError):
-                    results.append(not_analysed(job.builder, str(h), job.target, job.params))
-                    continue
-                kernels, build_seconds, sources = h
-                if show_progress and st.verbose:
-                    err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
-                              f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s{_cached(kernels)}",
-                              markup=False)
-                if st.emit_dir:
-                    emitted.update(_emit(kernels, sources, st.emit_dir))
-                results.extend(kernels)
+            with DelayedBar(err, len(jobs), "building", not st.quiet) as bar:   # stderr on a terminal, after 2 s
+                for job, h in _each_unit(jobs, handles):
+                    shown = ", ".join(f"{k}={v!r}" for k, v in job.params.items())
+                    bar.advance(f"{job.builder} [{job.target}]")
+                    if show_progress and not st.verbose:
+                        err.print(f"building {job.builder} for {job.target} ({shown})", markup=False)
+                    if isinstance(h, KernelraceError):
+                        results.append(not_analysed(job.builder, str(h), job.target, job.params))
+                        continue
+                    kernels, build_seconds, sources = h
+                    if show_progress and st.verbose:
+                        err.print(f"built {job.builder} for {job.target} ({shown}) in {build_seconds:.2f} s, "
+                                  f"analysed {len(kernels)} kernel(s) in {sum(k.seconds for k in kernels):.2f} s{_cached(kernels)}",
+                                  markup=False)
+                    if st.emit_dir:
+                        emitted.update(_emit(kernels, sources, st.emit_dir))
+                    results.extend(kernels)
 
     results, hidden = _filter(results, st, known, inline)
     code = _exit_status(results, st.fail_on)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -71,6 +73,16 @@ def _thread(t: list[int]) -> str:
     return "(" + ",".join(str(v) for v in t) + ")"
 
 
+def _short_path(path: str) -> str:
+    """A builder's file as the reader finds it: relative to the working directory when under it,
+    else relative to the import path it was imported from (`tvm/relax/.../_decode_kernels.py`)."""
+    shown = github.shown_path(path)
+    if not os.path.isabs(shown):
+        return shown
+    roots = [r for r in map(os.path.abspath, filter(None, sys.path)) if shown.startswith(r.rstrip(os.sep) + os.sep)]
+    return os.path.relpath(shown, max(roots, key=len)) if roots else shown
+
+
 def _where(r: KernelResult) -> str:
     shown = ", ".join([r.target] + [f"{k}={v!r}" for k, v in (r.params or {}).items()]) if r.target else ""
     return f" [{shown}]" if shown else ""
@@ -95,6 +107,8 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
         for f in r.findings:
             sev = STYLE.get(f.severity, "")
             loc = f"{f.file}:{f.second.line}:{f.second.col}"
+            if f.target is None and (site := f.site()) is not None:   # a shader's GLSL line, not its SPIR-V's
+                loc = f"{site[0]}:{site[1]}" + (f":{site[2]}" if site[2] else "")
             cond = f"; {f.phrase()}" if f.condition is not None else ""
             kernel = f"  [dim]kernel {escape(f.kernel)}{escape(where)}[/]" if f.kernel else ""
             console.print(f"[bold]{escape(loc)}[/]: [{sev}]{f.severity}[/]{escape('[' + f.rule + ']')} "
@@ -111,7 +125,7 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                     console.print(f"  [dim]{loc_.line:>5} |[/] {escape(loc_.text[:140])}")
                 origin = f" (from {loc_.origin[0]}:{loc_.origin[1]})" if loc_.origin else ""
                 if loc_.builder_line:   # a TVM build: the builder's own Python line
-                    origin += f" (builder {github.shown_path(loc_.builder_line[0])}:{loc_.builder_line[1]})"
+                    origin += f" (builder {_short_path(loc_.builder_line[0])}:{loc_.builder_line[1]})"
                 console.print(f"  [dim]      |[/] [cyan]{role}{escape(what)} at {loc_.line}:{loc_.col}{escape(origin)}[/]")
                 if loc_.origin_text and (i == 0 or rows[i - 1][0].origin != loc_.origin):
                     console.print(f"  [dim]{loc_.origin[1]:>5} |[/] {escape(loc_.origin_text[:140])}  [dim]({escape(loc_.origin[0])})[/]")
