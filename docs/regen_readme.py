@@ -7,7 +7,7 @@ Each example's block in README.md stands between `<!-- example: NAME -->` and `<
 a code block with the command (`$ kernelrace ...`) and the lines of its output that the README
 shows (`Example.shows` picks them; `...` stands for lines left out). The command is run from the
 repository's root as `python -m analyzer.cli`, without the result cache. tests/test_readme_examples.py
-(slow: the `llm` example builds 69 kernels for three targets) fails when a block is stale.
+(in the slow set: the `llm` example builds 69 kernels for three targets) fails when a block is stale.
 """
 
 from __future__ import annotations
