@@ -95,7 +95,7 @@ def _literal_or_str(v: str):
         return v
 
 
-DESCRIPTION = ("Static race analyzer for GPU kernels: CUDA, Metal, OpenCL, Vulkan (SPIR-V, GLSL) and WGSL, "
+DESCRIPTION = ("Static race analyzer for GPU kernels: CUDA, Metal, OpenCL, Vulkan (GLSL, SPIR-V) and WebGPU (WGSL), "
                "hand-written or built with Apache TVM.")
 USAGE_HINT = ("with no command, kernelrace lints every builder configured under [[tool.kernelrace.lint]] in "
               "pyproject.toml (or [[lint]] in kernelrace.toml), found from the current directory upwards")
@@ -259,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=_Parser,
                            metavar="{check,lint,confirm,llm,rules,explain}")
 
-    c = sub.add_parser("check", help="check CUDA, Metal, OpenCL, SPIR-V/GLSL or WGSL source files")
+    c = sub.add_parser("check", help="check CUDA, Metal, OpenCL, Vulkan (GLSL, SPIR-V) or WebGPU (WGSL) source files")
     c.add_argument("files", nargs="+", metavar="FILE", help="kernel files or directories; - reads standard input")
     c.add_argument("--lang", choices=LANGS)
     c.add_argument("--stdin-filename", metavar="NAME",

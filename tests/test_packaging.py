@@ -1,5 +1,6 @@
 """What a user installs: the wheel, built from this tree and installed in a fresh virtualenv, runs
-every command from a directory outside the repository; nothing binary is committed.
+every command from a directory outside the repository (that nothing binary is committed:
+tests/test_housekeeping.py).
 
 The editable install the other tests use imports from the source tree, so a subpackage or a grammar
 left out of the wheel goes unnoticed there. This test builds the wheel as pip would (without
@@ -28,9 +29,6 @@ ROOT = TESTS.parent
 ONE_PER_DIALECT = [FIXTURES / "cuda" / "neighbour_shift.cu", FIXTURES / "metal" / "neighbour_shift.metal",
                    FIXTURES / "opencl" / "reduce_tree.cl", FIXTURES / "vulkan" / "reduce_tree.comp",
                    FIXTURES / "vulkan" / "tvm_shaped_tile.spvasm", FIXTURES / "wgsl" / "reduce_tree.wgsl"]
-BINARY_SUFFIXES = (".whl", ".tar.gz", ".zip", ".egg", ".so", ".pyc")
-
-
 def _run(args, cwd, env=None, timeout=300):
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -126,12 +124,6 @@ def test_lint_a_builder(installed):
     assert got.returncode == 1, got.stdout + got.stderr
     assert "write-after-write" in got.stdout
     assert "overlap=0" not in got.stdout, got.stdout   # the tiles without overlap are apart
-
-
-def test_no_binary_or_archive_is_tracked():
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
-    binaries = [p for p in tracked.stdout.split("\0") if p.endswith(BINARY_SUFFIXES)]
-    assert binaries == []
 
 
 def test_the_tvm_range_is_pyprojects():
