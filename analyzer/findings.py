@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,9 +36,15 @@ class Location:
         builder's Python line."""
         if self.builder_line is not None:
             return self.builder_line
-        if self.origin is not None and (not built or self.origin[0].endswith(".py")):
-            return self.origin
-        return None
+        if self.origin is None:
+            return None
+        if built:
+            return self.origin if self.origin[0].endswith(".py") else None
+        # A shader checked by hand: the file it names must be the one checked (`X.comp` read as
+        # `X.comp.spvasm`, also from standard input) or one on disk, not a name an OpLine of a
+        # SPIR-V file from elsewhere carries.
+        mine = self.file == self.origin[0] + ".spvasm" or os.path.isfile(self.origin[0])
+        return self.origin if mine else None
 
 
 @dataclass
