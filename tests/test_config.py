@@ -169,8 +169,11 @@ def test_sarif_output_carries_the_baseline_fingerprints(sample, cli, tmp_path):
     assert log["version"] == "2.1.0"
     results = log["runs"][0]["results"]
     assert {r["partialFingerprints"]["kernelrace/v1"] for r in results} == set(json.loads(base.read_text())["findings"])
-    uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-    assert "emitted" in uri and (tmp_path / "emitted" / "cuda-n=64-dtype=float32" / "shift_inplace.cu").is_file()
+    # the alert on the builder's own Python line; the source TVM emitted (written) a related location
+    primary = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    emitted = [r["physicalLocation"]["artifactLocation"]["uri"] for r in results[0]["relatedLocations"] if r["id"] == 2]
+    assert primary.endswith("sample_kernels.py")
+    assert "emitted" in emitted[0] and (tmp_path / "emitted" / "cuda-n=64-dtype=float32" / "shift_inplace.cu").is_file()
 
 
 def test_command_line_overrides_the_configuration(repo, cli):

@@ -79,7 +79,7 @@ def test_kernelrace_fails_the_racy_tests_and_summarizes(user_tests):
         "kernelrace: GPU kernel(s) this test built have findings at or above error (--kernelrace-fail-on=error)",
         lit("merge_state_inplace.cu:149:3: error[write-after-read] write to S[0] (global) ") + "*"
         + lit("kernel merge_state_inplace_kernel [cuda]"),
-        "*first: read S (global) at 134:18",
+        "*first: read S (global) at 134:18 (builder tvm/relax/frontend/nn/llm/_decode_kernels.py:497)",
         "*witness: block *",
     ])
     # a fixture's build fails the test at setup
