@@ -124,7 +124,8 @@ def test_check_paths_uploads_sarif_on_the_users_lines_then_fails(runner, tmp_pat
     places = {(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], r["ruleId"])
               for r in log["runs"][0]["results"]}
     assert ("kernels/neighbour_shift.cu", "read-after-write") in places
-    assert any(uri.startswith("kernels/reduce_tree.comp") for uri, _ in places), places
+    assert ("kernels/reduce_tree.comp", "read-after-write") in places      # the GLSL file, not its disassembly
+    assert not any(uri.endswith(".spvasm") for uri, _ in places), places
 
 
 def test_github_annotations_without_failing(runner, tmp_path):
@@ -141,6 +142,30 @@ def test_configured_builders_and_a_builder_input(runner, tmp_path):
     outputs, steps, _ = run_action(runner, tmp_path, builder="grid_races:tiles", targets="cuda",
                                    args="--param overlap=1 --format concise", **{"pip-args": LOCAL_INSTALL})
     assert outputs == {"exit-code": "1"}, steps
+
+
+def test_a_builders_alerts_land_on_its_python_lines(runner, tmp_path):
+    """The builder's SARIF, as uploaded: each alert on the builder's own line of the racing store
+    (TVM's emitted source is a related location, written where the Action emits it)."""
+    from test_sarif import validate
+
+    _, repo = runner
+    outputs, steps, upload = run_action(runner, tmp_path, builder="grid_races:tiles", targets="cuda,vulkan",
+                                        args="--param overlap=1",
+                                        **{"pip-args": LOCAL_INSTALL, "fail-on-findings": "false"})
+    assert outputs == {"exit-code": "1"}, steps
+    log = json.loads((repo / upload["sarif_file"]).read_text())
+    validate(log)
+    store = next(n for n, line in enumerate((repo / "grid_races.py").read_text().splitlines(), 1)
+                 if line.strip().startswith("B[bx * step + tx] ="))
+    results = log["runs"][0]["results"]
+    assert len(results) == 2
+    for r in results:
+        loc = r["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"] == {"uri": "grid_races.py", "uriBaseId": "%SRCROOT%"}
+        assert loc["region"] == {"startLine": store, "startColumn": 21}
+        emitted = next(x for x in r["relatedLocations"] if x["id"] == 2)["physicalLocation"]["artifactLocation"]
+        assert emitted["uri"].startswith("kernelrace-emitted/") and (repo / emitted["uri"]).is_file()
 
 
 def test_bad_input_fails_the_run_step(runner, tmp_path):

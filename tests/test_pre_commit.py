@@ -60,9 +60,6 @@ def test_the_check_hook_fails_on_the_racy_kernels_at_the_users_lines(scratch):
     assert "kernels/neighbour_shift.cu:8:23: error[read-after-write]" in out
     assert "kernels/reduce_tree.comp:15: error[read-after-write]" in out     # the GLSL line, not the SPIR-V's
     assert "notes.txt" not in out and "grid_races.py" not in out             # the hook's file pattern
-    # the hook ran kernelrace as pip installed it into pre-commit's own environment for the hook
-    installed = list((scratch[0].parent / "pre-commit-home").glob("repo*/py_env-*/lib/python*/site-packages/analyzer/cli.py"))
-    assert len(installed) == 1
 
 
 def test_the_builder_hook_lints_the_configured_builders(scratch):

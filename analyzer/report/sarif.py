@@ -339,7 +339,8 @@ class _Uris:
         path = written or file
         if written is None and (target or not os.path.exists(path)):
             # a virtual source: a built kernel's emitted code, a shader's disassembly
-            what = "source emitted by TVM" if target else "disassembly"
+            what = ("source emitted by TVM" if target else "disassembly" if path.endswith(".spvasm")
+                    else "source read from standard input")
             return {"uri": _quote(path.replace("\\", "/")),
                     "description": {"text": f"{what}, not written to disk"}}
         absolute = Path(os.path.abspath(path))
