@@ -139,7 +139,8 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
     for u, who in [(u, "") for u in pairs.undecided] + between_blocks:
         loc = analysis.location(u.second)
         msg = messages.UNKNOWN.format(what=f"{u.first.access.kind} and {u.second.access.kind}{who}",
-                                      l1=u.first.access.span.line, l2=u.second.access.span.line,
+                                      l1=analysis.user_line(u.first.access.span),
+                                      l2=analysis.user_line(u.second.access.span),
                                       buf=u.second.access.buffer, reason=u.reason)
         findings.append(analysis.finding("unknown", "warning", msg, loc, analysis.location(u.first)))
     findings = _dedupe(sorted(findings, key=Finding.sort_key))

@@ -48,6 +48,12 @@ class KernelAnalysis:
         buf = self.kernel.buffers.get(name)
         return (buf.display or name) if buf is not None else name
 
+    def user_line(self, span: ir.Span) -> int:
+        """The line a message names for an access: a hand-checked shader's GLSL line (the file
+        the user wrote, `X.comp` analysed as `X.comp.spvasm`), else the analysed file's line."""
+        o = span.origin
+        return o.line if o is not None and span.file == o.file + ".spvasm" else span.line
+
     def location(self, e: AccessEvent) -> Location:
         acc = e.access
         loc = self.span_location(acc.span, "atomic" if acc.atomic else acc.kind)
@@ -147,7 +153,7 @@ class KernelAnalysis:
         grid = w.second_block is not None
         msg = (messages.RACE_GRID if grid else messages.RACE)[h.kind].format(
             buf=self.buffer_name(h.second.access.buffer), elem=w.element, mem=self.memory(h.second.access.space),
-            t1=fmt(w.first.index), t2=fmt(w.second.index), l1=h.first.access.span.line,
+            t1=fmt(w.first.index), t2=fmt(w.second.index), l1=self.user_line(h.first.access.span),
             b1=fmt(w.block), b2=fmt(w.second_block or w.block))
         if h.benign:
             msg += messages.BENIGN_SUFFIX
@@ -283,7 +289,7 @@ class KernelAnalysis:
         fmt = lambda t: "(" + ",".join(str(v) for v in t) + ")"  # noqa: E731
         msg = messages.BARRIER_SCOPE[h.kind].format(
             buf=self.buffer_name(acc.buffer), elem=w.element, mem=mem, t1=fmt(w.first.index),
-            t2=fmt(w.second.index), l1=h.first.access.span.line,
+            t2=fmt(w.second.index), l1=self.user_line(h.first.access.span),
             barriers=self._barrier_list(h.unordered_by, mem), hint=self.scope_hint(h.unordered_by, acc.space))
         if h.benign:
             msg += messages.BENIGN_SUFFIX
