@@ -33,6 +33,7 @@ from analyzer.analysis.z3_terms import as_int, truth
 
 DIMS = ("x", "y", "z")
 MAX_INSTANCES = 48    # writer copies (a load times a write site) one query's facts may encode
+UNWRITTEN_SHARE = 30  # the share of a query's budget the refinement is asked on (races.py)
 
 
 class UnwrittenFacts:
@@ -49,9 +50,12 @@ class UnwrittenFacts:
         self._sites = ContractFacts(kernel, ev, [])     # its `value_only`: loads only values read
         self._memo: dict = {}
 
-    def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent) -> list:
+    def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent, model) -> list:
         """Facts about `loads` (Z3 applications of the query just built in `enc` for the pair a, b),
-        with the side constraints their new terms need; [] when none is a load of a written buffer."""
+        with the side constraints their new terms need; [] when none is a load of a written buffer,
+        or when `model` (the query's) already extends to one that satisfies them: no two loads of
+        one element (and, but for global memory, one block) there read different values, so
+        init(o) can be what they read. Most collisions are so, and cost no query."""
         if not self.writes:
             return []
         skip = self._sites.value_only(a, b)
@@ -63,7 +67,7 @@ class UnwrittenFacts:
             e = self.events.get(int(sym.name[4:]))
             if e is not None and e.access.buffer in self.writes and not e.access.is_write:
                 picked.append((app, k, e.access))
-        if not picked:
+        if not picked or self._extends(model, picked, enc):
             return []
         key = (id(enc), tuple(app.get_id() for app, _, _ in picked))
         hit = self._memo.get(key)
@@ -77,6 +81,19 @@ class UnwrittenFacts:
         out = hit[0] + enc.needed()
         enc.last_loads, enc.last_state, enc.last_base = saved
         return out
+
+    @staticmethod
+    def _extends(model, picked: list, enc) -> bool:
+        seen: dict[tuple, object] = {}
+        for app, k, acc in picked:
+            where = [model.eval(app.arg(0), model_completion=True)]
+            if acc.space != ir.GLOBAL:
+                where += [model.eval(enc.blocks[k][d], model_completion=True) for d in DIMS]
+            key = (acc.buffer, acc.width, *(str(w) for w in where))
+            value = model.eval(app, model_completion=True)
+            if seen.setdefault(key, value) is not value and not seen[key].eq(value):
+                return False
+        return True
 
     def _facts(self, enc, picked: list) -> list:
         out, budget = [], MAX_INSTANCES
