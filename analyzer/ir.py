@@ -236,6 +236,9 @@ class If:
     then: list["Stmt"]
     orelse: list["Stmt"]
     span: Span
+    # A stated fact (`__builtin_assume(e)`, `assert(e)`: the rest of the block runs under it):
+    # every thread satisfies it, so no thread takes the other way and it parts no threads.
+    assumed: bool = False
 
 
 @dataclass(eq=False)

@@ -167,3 +167,15 @@ def test_race_freedom_conditions_per_kernel():
     # A sufficient race condition only gives a necessary race-freedom condition.
     code, report, _ = run(str(FIX / "tile_store.cu"), "--conditions", "--hints", "off")
     assert report["kernels"][0]["race_free_when"].startswith("race-free only if ")
+
+
+@pytest.mark.parametrize("frontend", ["clang", "lark"])
+def test_divergent_barrier_names_the_branch_not_a_stated_fact(frontend):
+    code, report, err = run(str(FIX / "assume_then_branch.cu"), "--frontend", frontend)
+    assert code == 1, err
+    divergent = [f for f in report["findings"] if f["rule"] == "divergent-barrier"]
+    # Only the barrier under the branch; the one under `__builtin_assume` alone is every thread's.
+    assert [f["second"]["line"] for f in divergent] == [10]
+    assert divergent[0]["first"]["line"] == 8
+    w = divergent[0]["witness"]
+    assert w["reaching_thread"] != w["skipping_thread"]

@@ -92,6 +92,8 @@ class KernelAnalysis:
         enc.collecting()
         reach = [truth(enc.term(g, 1)) for g in ev.guard]
         skip = z3.Not(z3.And(*[truth(enc.term(g, 2)) for g in ev.guard])) if ev.guard else z3.BoolVal(False)
+        # A stated fact holds in every thread: the skipping one too (it parts no threads).
+        reach += [truth(enc.term(g, 2)) for g in ev.assumed]
         # The same instance of the barrier: the same iterations of the loops around it (a thread
         # that reaches it in one iteration and skips it in another is no divergence).
         between = [enc.iteration(1, l) == enc.iteration(2, l) for l in ev.loops]

@@ -216,6 +216,17 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             self.iter_bounds += [v >= 0, v < ITER_LIMIT]
         return v
 
+    def stranger(self, k: int) -> list:
+        """Thread k (3 and up) as any thread of any block, apart from the query's two: its
+        indices and their bounds (which a fact about it states). Its block-uniform values are
+        its block's own (`@b{k}`), its per-thread values and iterations its own."""
+        assert k > 2
+        if k not in self.tid:
+            self.tid[k] = {d: z3.Int(f"t{k}.{d}") for d in DIMS}
+            self.blocks[k] = {d: z3.Int(f"block{k}.{d}") for d in DIMS}
+        t, b = self.tid[k], self.blocks[k]
+        return [c for d in DIMS for c in (t[d] >= 0, t[d] < self.bdim[d], b[d] >= 0, b[d] < self.gdim[d])]
+
     def linear(self, k: int):
         t = self.tid[k]
         bx, by = self.bdim["x"], self.bdim["y"]
@@ -304,7 +315,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             return self.iteration(k, t.loop)
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
-            if self.grid and t.uniform and t.name not in self.common_loads:
+            if (self.grid or k > 2) and t.uniform and t.name not in self.common_loads:
                 # Uniform in a block, not across blocks: a loop's state may follow blockIdx, shared
                 # memory is per block, and blocks load a written buffer at unrelated times.
                 name = f"{t.name}@b{k}"
@@ -312,7 +323,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
             if t.lower is not None:
                 self.base.append(out >= t.lower)
-            if not t.uniform and t.name.startswith(("ticket", "gticket")) and args:
+            if not t.uniform and t.name.startswith(("ticket", "gticket")) and args and k <= 2:
                 self._ticket(t.name, k, args, out)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)

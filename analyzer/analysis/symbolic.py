@@ -106,6 +106,7 @@ class BarrierEvent:
     grid_divergent_because: Term | None = None
     grid_divergent_span: ir.Span | None = None
     grid_divergent_exit: bool = False
+    assumed: tuple = ()   # the stated facts among its guard (ir.If.assumed): every thread's
 
 
 @dataclass
@@ -177,6 +178,7 @@ class _State:
     grid_divergent: tuple = ()
     dead: bool = False
     ended: tuple = ()      # facts of loops this path got past (AccessEvent.ended)
+    assumed: tuple = ()    # the stated facts among the guard (ir.If.assumed)
 
 
 def _simplify_not(t):
@@ -526,7 +528,8 @@ class SymbolicExecutor:
             if self.emit and not st.dead:
                 cond, span = st.divergent if st.divergent else (None, None)
                 self.result.barrier_events[id(s)] = BarrierEvent(s, st.guard, tuple(self.loop_stack), cond, span,
-                                                                 *(st.grid_divergent or (None, None, False)))
+                                                                 *(st.grid_divergent or (None, None, False)),
+                                                                 assumed=st.assumed)
         elif isinstance(s, ir.If):
             self.if_(s, st)
         elif isinstance(s, ir.Loop):
@@ -538,7 +541,7 @@ class SymbolicExecutor:
                 # What loop state holds where an iteration ends early counts as much as what it
                 # holds at the end of the body (see `_loop_pass`).
                 self._exits[-1].append(_State(dict(st.env), dict(st.private), st.guard, st.divergent,
-                                              st.grid_divergent, ended=st.ended))
+                                              st.grid_divergent, ended=st.ended, assumed=st.assumed))
             st.dead = True
         else:
             raise TypeError(f"unknown IR statement {s!r}")
@@ -590,7 +593,7 @@ class SymbolicExecutor:
 
     def _branch(self, stmts, st: _State, cond, span) -> _State:
         sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent, st.grid_divergent,
-                     ended=st.ended)
+                     ended=st.ended, assumed=st.assumed)
         if not st.divergent and not is_uniform(cond):
             sub.divergent = (cond, span)
         sub.grid_divergent = self.grid.first(st.grid_divergent, cond, span)
@@ -608,6 +611,11 @@ class SymbolicExecutor:
                 self.result.loop_branch_terms[id(s)] = cond
         if isinstance(cond, ir.Const):
             self.block(s.then if cond.value else s.orelse, st)
+            return
+        if s.assumed:
+            # Every thread satisfies a stated fact: it guards what follows, and parts no threads.
+            st.guard, st.assumed = st.guard + (cond,), st.assumed + (cond,)
+            self.block(s.then, st)
             return
         t = self._branch(s.then, st, cond, s.span)
         f = self._branch(s.orelse, st, _simplify_not(cond), s.span)
@@ -771,7 +779,8 @@ class SymbolicExecutor:
                        if k[0] in assigned_private else v)
                    for k, v in st.private.items()}
         self.loop_stack.append(lid)
-        body_st = _State(env, private, st.guard, st.divergent, st.grid_divergent, ended=st.ended)
+        body_st = _State(env, private, st.guard, st.divergent, st.grid_divergent, ended=st.ended,
+                         assumed=st.assumed)
         cond = self.term(s.cond, body_st) if s.cond is not None else None
         if cond is not None:
             body_st.guard = body_st.guard + (cond,)
@@ -807,7 +816,7 @@ class SymbolicExecutor:
             self.block(s.body, body_st)
             exits = self._exits.pop()
             cont = _State(body_st.env, body_st.private, body_st.guard, body_st.divergent, body_st.grid_divergent,
-                          ended=body_st.ended)
+                          ended=body_st.ended, assumed=body_st.assumed)
             self.block(s.update, cont)
         finally:
             self._frames.pop()

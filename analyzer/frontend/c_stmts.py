@@ -55,7 +55,7 @@ class StmtLowering:
             cond = self.cond(fact)
             guarded.extend(self._flush([]))
             inner: list[ir.Stmt] = []
-            guarded.append(ir.If(cond, inner, [], self.span(s)))
+            guarded.append(ir.If(cond, inner, [], self.span(s), assumed=True))
             guarded = inner
         self.scopes.pop()
         return _resolve_labels(out, self.fresh_var)

@@ -34,7 +34,7 @@ class ClangStmts:
             cond = self.cond(fact)
             guarded.extend(self.flush([]))
             inner: list[ir.Stmt] = []
-            guarded.append(ir.If(cond, inner, [], self.span(s)))
+            guarded.append(ir.If(cond, inner, [], self.span(s), assumed=True))
             guarded = inner
         self.scopes.pop()
         return _resolve_labels(out, self.fresh_var)
