@@ -51,7 +51,8 @@ def annotation(f: Finding, emitted: dict[str, str] | None = None) -> str:
     props = [f"file={_prop(file)}", f"line={line}"] + ([f"col={col}"] if col > 0 else [])
     props.append(f"title={_prop(f'kernelrace ({f.rule})')}")
     where_built = ", ".join([f.target] + [f"{k}={v!r}" for k, v in (f.params or {}).items()]) if f.target else ""
-    message = f"{f.message} (kernel {f.kernel}{' [' + where_built + ']' if where_built else ''})"
+    cond = f"; {f.phrase()}" if f.condition is not None else ""
+    message = f"{f.message}{cond} (kernel {f.kernel}{' [' + where_built + ']' if where_built else ''})"
     if f.fix:
         message += f"\nfix: {f.fix['text']}"
     return f"::{LEVEL.get(f.severity, 'error')} {','.join(props)}::{_data(message)}"

@@ -534,6 +534,8 @@ class _ResultBuilder:
             text_esc = _esc(text)
         wtext = _witness_text(f.witness)
         tail = []
+        if f.condition is not None:    # the race's condition, as the text output says it
+            tail.append(f"{f.phrase()[:1].upper()}{f.phrase()[1:]}.")
         if wtext:
             tail.append(f"Witness: {wtext}.")
         build = _build_text(f.target, f.params)
