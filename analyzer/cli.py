@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = ["kernelrace", *argv]
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     try:
         return _run(args, parser, err)
     except KernelraceError as exc:
@@ -940,11 +940,11 @@ def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: 
         buf = io.StringIO()
         # A file gets no colour and no terminal control codes, whatever stdout is.
         report.print_text(results, Console(file=buf, force_terminal=False, color_system=None, highlight=False,
-                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden,
+                                           emoji=False, soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden,
                           llm=llm_table, shard=shard)
         text = buf.getvalue()
     else:
-        report.print_text(results, Console(highlight=False, soft_wrap=True), quiet=bool(st.quiet),
+        report.print_text(results, Console(highlight=False, soft_wrap=True, emoji=False), quiet=bool(st.quiet),
                           verbose=st.verbose, hidden=hidden, llm=llm_table, shard=shard)
         return
     if st.output:
