@@ -121,3 +121,21 @@ def test_json_rows_name_schedules_and_the_matmul_deviation(cli):
     matmul = [r for r in rows if r["schedule"].startswith("Matmul")]
     assert matmul and all("SIMT matmul" in r["schedule"] for r in matmul)
     assert any(r["schedule"] == "GEMV" for r in rows)
+
+
+@pytest.mark.parametrize("targets", ["cuda", pytest.param("metal,vulkan", marks=pytest.mark.slow)])
+def test_lint_builds_the_primfuncs_a_relax_model_lowers_to(cli, targets):
+    # Relax's lowering leaves its PrimFuncs without `global_symbol` (TVM: "This pass must be called
+    # after MakePackedAPI"); kernelrace names each after its global variable, as Relax's VM build does.
+    code, report, err = cli("lint", "builders.relax_block:block_kernels", "--target", targets,
+                            "--format", "json", *FAST)
+    assert code == 0 and err == ""
+    kernels = {(k["kernel"], k["target"]) for k in report["kernels"]}
+    for t in targets.split(","):
+        assert {"rms_norm_kernel", "softmax_kernel"} <= {k for k, tt in kernels if tt == t}
+    assert report["summary"]["unknown"] == 0
+
+
+def test_lint_of_a_relax_module_points_to_model(cli):
+    code, _, err = cli("lint", "builders.relax_block:block_module", "--target", "opencl", *FAST)
+    assert code == 2 and "returned a Relax IRModule" in err and "kernelrace model builders.relax_block" in err

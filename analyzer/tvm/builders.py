@@ -81,7 +81,11 @@ def as_module(obj: Any, spec: str):
     import tvm
 
     if isinstance(obj, tvm.IRModule):
-        return obj
+        relax = [gv.name_hint for gv, f in obj.functions.items() if not isinstance(f, tvm.tirx.PrimFunc)]
+        if relax:
+            raise KernelraceError(f"builder {spec} returned a Relax IRModule (function {relax[0]}): "
+                                  f"`kernelrace model {spec}` checks the kernels a Relax model lowers to")
+        return _named(obj)
     if isinstance(obj, tvm.tirx.PrimFunc):
         name = spec.rpartition(":")[2].split(".")[-1].lstrip("_") or "kernel"
         if obj.attrs is None or "global_symbol" not in obj.attrs:
@@ -90,6 +94,18 @@ def as_module(obj: Any, spec: str):
     raise KernelraceError(
         f"builder {spec} returned {type(obj).__name__}, expected a TIR PrimFunc or IRModule"
     )
+
+
+def _named(mod):
+    """Every PrimFunc with a `global_symbol` (its name in the module), as TVM's own build gives
+    them before its host/device split: the PrimFuncs a Relax module lowers to have none (Relax's
+    VM build adds them), and TVM then fails ("This pass must be called after MakePackedAPI")."""
+    import tvm
+
+    if all(f.attrs is not None and "global_symbol" in f.attrs for f in mod.functions.values()):
+        return mod
+    return tvm.IRModule({gv: f if f.attrs is not None and "global_symbol" in f.attrs
+                         else f.with_attr("global_symbol", gv.name_hint) for gv, f in mod.functions.items()})
 
 
 def schedule(mod, target):

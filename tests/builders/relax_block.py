@@ -6,7 +6,8 @@ over a symbolic number of rows, as a new user would write one. `block_module()` 
 IRModule. `crashes_under_metal(target)` is `block_module()`, except that under a Metal target its
 process dies with SIGSEGV, as TVM's Metal steps do at times. `block_kernels(target)` is the block's
 PrimFuncs after Relax's lowering and dlight's default schedules (an IRModule of PrimFuncs without
-`global_symbol`, as `relax.build` would hand them on).
+`global_symbol`, as `relax.build` would hand them on), scheduled under `schedule_target` (OpenCL:
+dlight's CUDA matmul imports TVM's tensor intrinsics, a minute, and its Metal matmul crashes).
 """
 
 import os
@@ -54,13 +55,12 @@ def crashes_under_metal(target=None):
     return block_module()
 
 
-def block_kernels(target=None):
+def block_kernels(schedule_target: str = "opencl"):
     import tvm
     from tvm import relax
     from tvm.s_tir import dlight as dl
 
-    target = target or tvm.target.Target("opencl")
-    with target:
+    with tvm.target.Target(schedule_target):
         mod = relax.get_pipeline("zero")(block_module())
         mod = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(),
                                       dl.gpu.Fallback())(mod)
