@@ -71,7 +71,8 @@ def _lowered(spec: str, dtype: str | None, target_name: str):
     key = (spec, dtype, target_name)
     if key not in _LOWERED:
         target = make_target(target_name)
-        _LOWERED.clear()      # one model at a time: the memory of the last one is let go
+        if any(k[:2] != key[:2] for k in _LOWERED):
+            _LOWERED.clear()      # one model at a time: the memory of the last one is let go
         try:
             _LOWERED[key] = lower_relax(load(spec, dtype, target), target)
         except KernelraceError:
@@ -97,11 +98,9 @@ def kernel_unit(spec: str, dtype: str | None, target_name: str, name: str, optio
     import contextlib
     import io
 
-    import tvm
-
     from analyzer.pipeline import check_module
     from analyzer.tvm.build import _buffer_shapes, from_lowered
-    from analyzer.tvm.builders import lower_device, make_target
+    from analyzer.tvm.builders import emit_and_lower, make_target
     from analyzer.tvm.relax_kernels import prepare
 
     t0 = time.perf_counter()
@@ -110,10 +109,7 @@ def kernel_unit(spec: str, dtype: str | None, target_name: str, name: str, optio
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             mod, rule = prepare(func, name, target)
-            source = ""
-            if target_name != "vulkan" or tvm.get_global_func("target.build.vulkan", allow_missing=True):
-                source = tvm.tirx.build(mod, target=target).imports[0].inspect_source()
-            host, device = lower_device(mod, target)
+            source, host, device = emit_and_lower(mod, target)
     except KernelraceError as exc:
         raise KernelraceError(f"{name}: {exc}") from None
     except Exception as exc:  # noqa: BLE001  TVM's own error: one line

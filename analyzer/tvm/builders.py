@@ -140,6 +140,24 @@ def lower_device(mod, target):
     return host, device
 
 
+def emit_and_lower(mod, target) -> tuple[str, Any, dict]:
+    """`tvm.tirx.build`'s steps with one run of TVM's pipeline, for a build that needs both the
+    device source and the host/device split (`lower_device`, whose modules it returns): the
+    pipeline, the split, the device finalization, the codegen. The source is empty where TVM has
+    no codegen for the target (Vulkan in the wheel)."""
+    import tvm
+
+    b = importlib.import_module("tvm.tirx.build")
+    bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
+    pipeline, _, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
+    host, device = b.split_host_device_mods(pipeline(bound))
+    finalized = {t: finalize_device()(m) for t, m in device.items()}
+    source = ""
+    if tvm.get_global_func(f"target.build.{target.kind.name}", allow_missing=True):
+        source = "".join(b.codegen_build(m, t).inspect_source() for t, m in finalized.items() if len(m.functions))
+    return source, host, finalized if target.kind.name == "vulkan" else device
+
+
 def device_functions(spec: str, params: dict[str, Any]) -> list[tuple[str, Any]]:
     """A builder (`module:function`) built for Vulkan as `kernelrace lint` builds it, up to the
     device TIR the codegen sees: (kernel name, device PrimFunc) pairs sorted by name."""
