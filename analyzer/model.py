@@ -7,8 +7,8 @@ own reference model (analyzer/tvm/reference_model.py). Its kernels are lowered, 
 built one at a time (analyzer/tvm/relax_kernels.py), each kernel and target one unit of work in a
 worker process: a unit whose process dies (a TVM segfault) is that kernel's `unknown` on that
 target, with the signal, and the run goes on. A kernel is built once per target and every rule
-checks that build. With `--runtime`, the config's attention, KV cache and sampling kernels (TVM's
-LLM runtime, `kernelrace llm`) are built and tabulated in the same run.
+checks that build. The config's attention, KV cache and sampling kernels are TVM's LLM runtime's,
+checked by `kernelrace llm`.
 """
 
 from __future__ import annotations
