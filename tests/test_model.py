@@ -75,6 +75,11 @@ def test_the_reference_models_kernels_are_the_ones_mlc_ships():
     assert any(k.startswith("rms_norm") and "decode" in by_name[k].callers for k in by_name)
     assert any("silu" in k for k in by_name) and any("NT_matmul" in k for k in by_name)
     assert len(found) == len({k.name for k in found})
+    # PrimFuncs equal up to their names (a kernel per layer) are one kernel, with every name.
+    lowered = lower_relax(mod, tvm.target.Target("opencl"))
+    lowered["softmax_again"] = lowered["softmax"]
+    again = {k.name: k for k in kernels(lowered)}
+    assert "softmax_again" not in again and again["softmax"].aliases == ["softmax_again"]
 
 
 def test_a_crash_under_one_target_is_unknown_there_and_the_rest_goes_on(cli):
