@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"kernelrace {__version__}")
     _run_options(p)
     sub = p.add_subparsers(dest="command", parser_class=_Parser,
-                           metavar="{check,lint,confirm,llm,rules,explain}")
+                           metavar="{check,lint,confirm,llm,model,rules,explain}")
 
     c = sub.add_parser("check", help="check CUDA, Metal, OpenCL, Vulkan (GLSL, SPIR-V) or WebGPU (WGSL) source files")
     c.add_argument("files", nargs="+", metavar="FILE", help="kernel files or directories; - reads standard input")
@@ -339,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "listed as skipped (for quick runs and tests)")
     _run_options(ll)
 
+    _model_parser(sub)
     sub.add_parser("rules", help="list the rules")
     ex = sub.add_parser("explain", help="print a rule's documentation")
     ex.add_argument("rule")
@@ -454,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = ["kernelrace", *argv]
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     try:
         return _run(args, parser, err)
     except KernelraceError as exc:
@@ -526,7 +527,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     inline = suppressions.Inline(stdin_texts, tuple(RULES) + config.PSEUDO_RULES)
     emitted: dict[str, str] = {}    # virtual source name -> the file --emit-dir wrote it to
     sharded: dict = {}              # --shard: what the report says of the shard
-    llm_run = None
+    llm_run = model_run = None
     if args.command == "confirm" or getattr(args, "confirm", False):
         if st.cluster:
             raise KernelraceError("--cluster does not run confirm: the findings run in this process (it needs "
@@ -535,6 +536,9 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
     elif args.command == "llm":
         llm_run = _llm(args, st, err, emitted, sharded)
         results = llm_run[2]
+    elif args.command == "model":
+        model_run = _model(args, st, err, emitted)
+        results = model_run.results
     elif args.command == "check":
         defines = dict(cfg.check.define) | dict(args.define)
         # the configuration's include directories are relative to the file that names them
@@ -613,6 +617,11 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         tables = [llm.table(shape, targets, cells, results, models) for models, shape, cells in runs]
         llm_table = tables[0] if len(tables) == 1 else tables   # several models: one table each
         failed = sum(c.failed is not None for _, _, cells in runs for c in cells)
+        if failed:
+            code = EXIT_BAD_INPUT
+    if model_run is not None:
+        llm_table = model_run.table()
+        failed = sum(c.failed is not None for c in model_run.cells)
         if failed:
             code = EXIT_BAD_INPUT
     if st.exit_zero and code == EXIT_FINDINGS:
@@ -936,11 +945,11 @@ def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: 
         buf = io.StringIO()
         # A file gets no colour and no terminal control codes, whatever stdout is.
         report.print_text(results, Console(file=buf, force_terminal=False, color_system=None, highlight=False,
-                                           soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden,
+                                           emoji=False, soft_wrap=True), quiet=bool(st.quiet), verbose=st.verbose, hidden=hidden,
                           llm=llm_table, shard=shard)
         text = buf.getvalue()
     else:
-        report.print_text(results, Console(highlight=False, soft_wrap=True), quiet=bool(st.quiet),
+        report.print_text(results, Console(highlight=False, soft_wrap=True, emoji=False), quiet=bool(st.quiet),
                           verbose=st.verbose, hidden=hidden, llm=llm_table, shard=shard)
         return
     if st.output:
@@ -950,6 +959,64 @@ def _report(results, hidden, st: Settings, emitted: dict[str, str], invocation: 
             raise KernelraceError(f"{st.output}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
+
+
+# --- `kernelrace model` ----------------------------------------------------------------------------
+
+def _model_parser(sub) -> None:
+    mo = sub.add_parser("model", help="check every device kernel a compiled Relax model ships, on each target",
+                        description="Lower a Relax model (MODULE:FUNCTION returning a Relax IRModule or an "
+                                    "(nn.Module, export_tvm spec) pair, or a Hugging Face config.json, for which "
+                                    "kernelrace writes its own reference decoder model) as MLC-LLM does, schedule each "
+                                    "kernel with dlight's default rules in MLC's order, build it alone for each "
+                                    "target in a worker process (a TVM crash is that kernel's `unknown`), check it "
+                                    "and print a kernel x target table (docs/models.md).")
+    mo.add_argument("spec", metavar="MODULE:FUNCTION|CONFIG.JSON")
+    mo.add_argument("--target", default=",".join(TARGETS),
+                    help=f"comma-separated targets (default: {','.join(TARGETS)})")
+    mo.add_argument("--dtype", choices=("float16", "float32", "bfloat16"),
+                    help="a config's weights and activations (default: float16, MLC's q0f16)")
+    _run_options(mo)
+
+
+def _model(args, st: Settings, err: Console, emitted: dict[str, str]):
+    """`kernelrace model`: every kernel of the model on every target, in worker processes even with
+    --jobs 1 (TVM's crashes stay in them)."""
+    from analyzer import model
+
+    if st.shard is not None:
+        raise KernelraceError("model: --shard is not supported (run one model per CI job)")
+    targets = list(dict.fromkeys(_targets(args.target)))
+    bar = task = None
+    if not st.quiet and err.is_terminal:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), console=err, transient=True)
+    say = (lambda line: (bar.console if bar is not None else err).print(line, markup=False)) if st.verbose else None
+
+    def progress(label: str, total: int) -> None:
+        nonlocal task
+        if bar is None:
+            return
+        if task is None:
+            task = bar.add_task("building", total=total)
+        else:
+            bar.advance(task)
+        bar.update(task, description=escape(label))
+
+    if bar is not None:
+        bar.start()
+    try:
+        with Workers(st.jobs, st.cluster, isolate=True) as workers:
+            out = model.run(args.spec, targets, st.options, workers, args.dtype, st.cache, bool(st.emit_dir),
+                            say, progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if st.emit_dir:
+        emitted.update(_emit(out.results, out.sources, st.emit_dir))
+    return out
 
 
 if __name__ == "__main__":

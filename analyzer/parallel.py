@@ -84,8 +84,11 @@ class Workers:
     `fn` must be a module-level function and its arguments picklable when jobs > 1 or on a
     `cluster` (a Dask scheduler's address; `jobs` is then the cluster's business)."""
 
-    def __init__(self, jobs: int, cluster: str | None = None) -> None:
+    def __init__(self, jobs: int, cluster: str | None = None, isolate: bool = False) -> None:
         self.jobs = max(1, jobs)
+        # isolate: even one job runs in a worker process, so that a crash there is one unit's
+        # (`kernelrace model`, whose TVM steps are known to segfault)
+        self.isolate = isolate
         self._pool: ProcessPoolExecutor | None = None
         self._cluster = Cluster(cluster) if cluster else None
         self._units: list[_Pooled] = []
@@ -103,7 +106,7 @@ class Workers:
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self._cluster is not None:
             return self._cluster.submit(fn, *args)
-        if self.jobs == 1:
+        if self.jobs == 1 and not self.isolate:
             return _Deferred(fn, args)
         unit = _Pooled(self, fn, args)
         self._units.append(unit)

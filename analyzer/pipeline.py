@@ -546,7 +546,14 @@ def build_and_check(builder: str, params: dict[str, Any], target: str, options: 
     t0 = time.perf_counter()
     mod = build(builder, params, target)
     seconds = time.perf_counter() - t0
-    options = with_builtin_contracts(options, builder, params)
+    results, sources = check_module(mod, with_builtin_contracts(options, builder, params), want_sources, cache)
+    return results, seconds, sources
+
+
+def check_module(mod: BuiltModule, options: Options, want_sources: bool = False,
+                 cache: ResultCache | None = None) -> tuple[list[KernelResult], dict[str, str] | None]:
+    """A build's kernels checked, through the result cache when there is one (a module built before
+    to the same sources and metadata is not analysed again), and its analysed sources when asked."""
     if cache is None:
         results = check_built(mod, options)
     else:
@@ -556,9 +563,9 @@ def build_and_check(builder: str, params: dict[str, Any], target: str, options: 
         results = cache.through("built", inputs, lambda: check_built(mod, options), options.kernel_timeout_s)
         sites.locate(results, mod)
     if not want_sources:
-        return results, seconds, None
+        return results, None
     from analyzer.report.sarif import built_sources
-    return results, seconds, built_sources(mod)
+    return results, built_sources(mod)
 
 
 def _apply_shapes(kernel: ir.Kernel, shapes) -> None:

@@ -122,7 +122,7 @@ def render(results: list[KernelResult]) -> str:
     from analyzer.report.text import print_text
 
     buf = io.StringIO()
-    print_text(results, Console(file=buf, highlight=False, soft_wrap=True, no_color=True,
+    print_text(results, Console(file=buf, highlight=False, soft_wrap=True, no_color=True, emoji=False,
                                 force_terminal=False, width=200))
     return buf.getvalue().rstrip("\n")
 

@@ -91,22 +91,38 @@ def _writes(loop: ir.Loop) -> list:
 
 
 def _only_grows(writes, v1: Cell, v2: Cell | None, increments: dict | None = None) -> bool:
-    """`writes` as `counters` makes them; `increments`: id(list) -> cell -> the indices of the
-    list's increments of that cell (worked out here when not given)."""
+    """`writes` as `counters` makes them, or a `_Writes` of them; `increments`: id(list) -> cell ->
+    the indices of the list's increments of that cell (worked out here when not given)."""
+    by = writes if isinstance(writes, _Writes) else _Writes(writes)
     # A write to a counter's buffer at an offset we cannot tell apart may be either counter.
-    opaque = {("buffer", c[1]) for c in (v1, v2) if c is not None and c[0] == "cell"}
-    for s, lst, i, w, inc in writes:
-        if w in opaque:
+    if any(("buffer", c[1]) in by.cells for c in (v1, v2) if c is not None and c[0] == "cell"):
+        return False
+    if v1 in by.overwritten:
+        return False
+    if v2 is None:
+        return True
+    for lst, i in by.plain.get(v2, ()):
+        # Allowed next to an increment of v1 in the same list, nothing that jumps between.
+        partners = (increments.get(id(lst), {}).get(v1, []) if increments is not None
+                    else [j for j, x in enumerate(lst) if _increment(x, v1)])
+        if not any(not _jumps(lst[min(i, j) + 1:max(i, j)]) for j in partners):
             return False
-        if w == v1 and not inc:
-            return False
-        if v2 is not None and w == v2 and not inc:
-            # Allowed next to an increment of v1 in the same list, nothing that jumps between.
-            partners = (increments.get(id(lst), {}).get(v1, []) if increments is not None
-                        else [j for j, x in enumerate(lst) if _increment(x, v1)])
-            if not any(not _jumps(lst[min(i, j) + 1:max(i, j)]) for j in partners):
-                return False
     return True
+
+
+class _Writes:
+    """A loop's writes (as `counters` makes them) by the cell they write: every cell written, the
+    cells some write sets to other than an increment, and those writes' places. `_only_grows` asks
+    of each candidate order only about its two cells (it walked every write: quadratic in a long
+    unrolled body's writes, most of a dlight matmul's analysis)."""
+
+    def __init__(self, writes) -> None:
+        self.cells = {w for _, _, _, w, _ in writes}
+        self.plain: dict = {}
+        for _, lst, i, w, inc in writes:
+            if not inc:
+                self.plain.setdefault(w, []).append((lst, i))
+        self.overwritten = set(self.plain)
 
 
 def _strictly_after(path: list, counters: tuple, loop: ir.Loop) -> bool:
@@ -155,12 +171,13 @@ def counters(loop: ir.Loop) -> tuple | None:
             increments.setdefault(id(lst), {}).setdefault(w, []).append(i)
     # A first counter is only ever incremented (a for loop's own counter, reset in the body of the
     # loop around it, is not one of this loop's).
-    cands = [c for c in _candidates(writes) if _only_grows(writes, c, None)]
+    by = _Writes(writes)
+    cands = [c for c in _candidates(writes) if _only_grows(by, c, None)]
     if not cands:
         return None
     written = sorted({w for _, _, _, w, _ in writes if w[0] in ("var", "cell")}, key=str)
     for order in [(a, b) for a in cands for b in written if b != a] + [(c,) for c in cands]:
-        if _only_grows(writes, order[0], order[1] if len(order) > 1 else None, increments):
+        if _only_grows(by, order[0], order[1] if len(order) > 1 else None, increments):
             return order
     return None
 

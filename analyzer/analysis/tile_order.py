@@ -304,11 +304,14 @@ def _written(stmts) -> set:
 
 
 class _Defs(dict):
-    """Local -> its definition, with what each definition reads (computed once, not per drop)."""
+    """Local -> its definition, with what each definition reads (computed once, not per drop), and
+    the other way round, what reads each name: a drop touches the definitions it drops, not every
+    definition (an unrolled matmul body has thousands)."""
 
     def __init__(self, outer: "_Defs | None" = None):
         super().__init__(outer or {})
         self.deps = dict(outer.deps) if outer else {}
+        self.readers = {n: set(r) for n, r in outer.readers.items()} if outer else {}
 
     def define(self, name, value, deps: set) -> None:
         """`name = value`, with `deps` what value reads."""
@@ -316,9 +319,14 @@ class _Defs(dict):
         if name not in deps:
             self[name] = value
             self.deps[name] = deps
+            for d in deps:
+                self.readers.setdefault(d, set()).add(name)
 
     def drop(self, names: set) -> None:
-        for k in [k for k in self if k in names or not self.deps[k].isdisjoint(names)]:
+        gone = {n for n in names if n in self} | {k for n in names for k in self.readers.get(n, ())}
+        for k in gone:
+            for d in self.deps[k]:
+                self.readers[d].discard(k)
             del self[k], self.deps[k]
 
 

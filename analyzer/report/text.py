@@ -225,9 +225,20 @@ def _cell_text(row: dict[str, Any], notes: dict[str, int]) -> str:
     if st == "clean":
         return f"[green]clean[/] ({escape(shown)})" if shown else "[green]clean[/]"
     if st == "unknown":
-        return f"[yellow]unknown[/] ({escape(shown)})" if shown else "[yellow]unknown[/]"
+        said = [shown] if shown else []
+        if row.get("reason"):     # not analysed (`kernelrace model`: TVM's error, a worker's death)
+            said.append(f"[{notes.setdefault(row['reason'], len(notes) + 1)}]")
+        return f"[yellow]unknown[/] ({escape(', '.join(said))})" if said else "[yellow]unknown[/]"
     worst = next((s for s in ("error", "warning", "note") if counts.get(s)), "note")
     return f"[{STYLE[worst]}]findings[/] ({escape(shown)})"
+
+
+def _row_label(row: dict[str, Any]) -> str:
+    """The kernel column: `kernelrace model` adds how many PrimFuncs a kernel stands for and the
+    Relax functions that launch it (`fused_NT_matmul1_add (x2; decode, prefill)`)."""
+    aliases, callers = row.get("aliases") or [], row.get("callers") or []
+    said = "; ".join(p for p in (f"x{len(aliases) + 1}" if aliases else "", ", ".join(callers)) if p)
+    return f"{row['kernel']} ({said})" if said else row["kernel"]
 
 
 def print_llm_table(llm: dict[str, Any], console: Console) -> None:
@@ -239,14 +250,17 @@ def print_llm_table(llm: dict[str, Any], console: Console) -> None:
     title = ", ".join(f"{k}={v}" for k, v in shape.items() if v is not None)
     if llm.get("models"):
         title = f"{', '.join(llm['models'])} ({title})"
-    t = Table(title=f"kernelrace llm: {escape(title)}", title_justify="left", show_lines=False)
+    if llm.get("command") == "model":    # `kernelrace model`: the model's name, its shape when a config gave it
+        title = f"{llm['model']} ({title})" if title else llm["model"]
+    t = Table(title=f"kernelrace {llm.get('command', 'llm')}: {escape(title)}", title_justify="left",
+              show_lines=False)
     t.add_column("kernel", no_wrap=True)
     for target in llm["targets"]:
         t.add_column(target)
     notes: dict[str, int] = {}
     by_kernel: dict[str, dict[str, dict[str, Any]]] = {}
     for row in llm["rows"]:
-        by_kernel.setdefault(row["kernel"], {})[row["target"]] = row
+        by_kernel.setdefault(_row_label(row), {})[row["target"]] = row
     for kernel, cells in by_kernel.items():
         t.add_row(escape(kernel), *(_cell_text(cells[tg], notes) if tg in cells else "" for tg in llm["targets"]))
     # Not a terminal (a pipe, a file): no width to fit, so do not squeeze the table into 80 columns.

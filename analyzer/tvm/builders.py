@@ -81,7 +81,11 @@ def as_module(obj: Any, spec: str):
     import tvm
 
     if isinstance(obj, tvm.IRModule):
-        return obj
+        relax = [gv.name_hint for gv, f in obj.functions.items() if not isinstance(f, tvm.tirx.PrimFunc)]
+        if relax:
+            raise KernelraceError(f"builder {spec} returned a Relax IRModule (function {relax[0]}): "
+                                  f"`kernelrace model {spec}` checks the kernels a Relax model lowers to")
+        return _named(obj)
     if isinstance(obj, tvm.tirx.PrimFunc):
         name = spec.rpartition(":")[2].split(".")[-1].lstrip("_") or "kernel"
         if obj.attrs is None or "global_symbol" not in obj.attrs:
@@ -90,6 +94,18 @@ def as_module(obj: Any, spec: str):
     raise KernelraceError(
         f"builder {spec} returned {type(obj).__name__}, expected a TIR PrimFunc or IRModule"
     )
+
+
+def _named(mod):
+    """Every PrimFunc with a `global_symbol` (its name in the module), as TVM's own build gives
+    them before its host/device split: the PrimFuncs a Relax module lowers to have none (Relax's
+    VM build adds them), and TVM then fails ("This pass must be called after MakePackedAPI")."""
+    import tvm
+
+    if all(f.attrs is not None and "global_symbol" in f.attrs for f in mod.functions.values()):
+        return mod
+    return tvm.IRModule({gv: f if f.attrs is not None and "global_symbol" in f.attrs
+                         else f.with_attr("global_symbol", gv.name_hint) for gv, f in mod.functions.items()})
 
 
 def schedule(mod, target):
@@ -122,6 +138,24 @@ def lower_device(mod, target):
     if target.kind.name == "vulkan":
         device = {t: finalize_device()(m) for t, m in device.items()}
     return host, device
+
+
+def emit_and_lower(mod, target) -> tuple[str, Any, dict]:
+    """`tvm.tirx.build`'s steps with one run of TVM's pipeline, for a build that needs both the
+    device source and the host/device split (`lower_device`, whose modules it returns): the
+    pipeline, the split, the device finalization, the codegen. The source is empty where TVM has
+    no codegen for the target (Vulkan in the wheel)."""
+    import tvm
+
+    b = importlib.import_module("tvm.tirx.build")
+    bound = tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod)
+    pipeline, _, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
+    host, device = b.split_host_device_mods(pipeline(bound))
+    finalized = {t: finalize_device()(m) for t, m in device.items()}
+    source = ""
+    if tvm.get_global_func(f"target.build.{target.kind.name}", allow_missing=True):
+        source = "".join(b.codegen_build(m, t).inspect_source() for t, m in finalized.items() if len(m.functions))
+    return source, host, finalized if target.kind.name == "vulkan" else device
 
 
 def device_functions(spec: str, params: dict[str, Any]) -> list[tuple[str, Any]]:
