@@ -376,6 +376,22 @@ def changed_atomically(kernel: "Kernel", buffer: str) -> bool:
     return bool(_atomic_writes(kernel).get(buffer))
 
 
+def atomic_direction(kernel: "Kernel", buffer: str) -> int:
+    """1 where every write of `buffer` is an atomic increment, -1 where every one is an atomic
+    decrement, else 0. A thread's later atomic on an element of a buffer that moves one way sees
+    at least (at most) what its own earlier atomic left there, whatever the other threads do: each
+    write after its own in the element's modification order moves the value on the same way."""
+    ops = _atomic_writes(kernel).get(buffer)
+    if buffer in _plain_writes(kernel) or ops not in ({"increment"}, {"decrement"}):
+        return 0
+    return 1 if ops == {"increment"} else -1
+
+
+@per_kernel
+def _plain_writes(kernel: "Kernel") -> set[str]:
+    return {acc.buffer for acc in accesses(kernel.body) if acc.is_write and not acc.atomic}
+
+
 @per_kernel
 def _atomic_writes(kernel: "Kernel") -> dict[str, set[str]]:
     ops: dict[str, set[str]] = {}

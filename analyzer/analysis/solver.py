@@ -18,7 +18,7 @@ import re
 import z3
 
 from analyzer import ir
-from analyzer.analysis import power_bits
+from analyzer.analysis import atomic_order, power_bits
 from analyzer.analysis.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.division_encoding import DivisionEncoding
 from analyzer.analysis.floor_nest import one_floor
@@ -314,6 +314,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 self.base.append(out >= t.lower)
             if not t.uniform and t.name.startswith(("ticket", "gticket")) and args:
                 self._ticket(t.name, k, args, out)
+            for rel, bound in t.after:
+                self._atomic_order(rel, out, as_int(self.term(bound, k)))
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
                 self._track(out)
@@ -401,6 +403,14 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             apart = out != other if step == 1 else z3.Or(out - other >= step, other - out >= step)
             self.base.append(z3.Implies(z3.And(differ, same), apart))
         seen[k].append((args, out))
+
+    def _atomic_order(self, rel: str, out, bound) -> None:
+        """A thread's atomic result bounded by its earlier atomic of the element (atomic_order.py):
+        at least or at most `bound`, or equal to it where the block has one thread."""
+        if rel == atomic_order.ALONE:
+            self.base.append(z3.Implies(z3.And([self.bdim[d] == 1 for d in DIMS]), out == bound))
+        else:
+            self.base.append(out >= bound if rel == atomic_order.AT_LEAST else out <= bound)
 
     def builtin(self, name: str, k: int):
         if name.startswith("tid."):

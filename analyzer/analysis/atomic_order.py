@@ -1,0 +1,125 @@
+"""A thread's own sequence of atomics on one element, for the symbolic executor (symbolic.py).
+
+Two threads' atomic results are each the thread's own value (frontend/atomics.py), but one
+thread's successive atomics on an element are ordered with each other, in every interleaving:
+
+- on a counter that only moves one way (`ir.atomic_direction`: every write of it an atomic
+  increment, or every one a decrement), a later atomic of the thread sees at least (at most) what
+  its own earlier one left: the earlier result plus the earlier step. Two draws of one thread are
+  so ordered, and an atomic load after the thread's own fetch-add of +s sees at least old + s;
+- on block memory (shared, threadgroup, workgroup) in a block of one thread, nothing but the thread
+  touches the element: its next atomic there sees exactly what its last one left.
+
+The executor keeps, per path, the thread's latest atomic of each buffer (`Link`) and gives the next
+atomic result at the same offset term those bounds (`Sym.after`), which the solver states
+(solver.py). What the path cannot vouch for is dropped: a plain store of the thread to the buffer,
+a branch that ends on another atomic, a loop's iterations (only bounds from before the loop hold
+through it, and no exact value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer import ir
+from analyzer.analysis.sym import Sym
+
+# Sym.after relations: the value is at least / at most the bound, or, where the block has one
+# thread, equal to it.
+AT_LEAST, AT_MOST, ALONE = "at-least", "at-most", "alone"
+
+
+@dataclass(frozen=True)
+class Link:
+    """The thread's latest atomic of a buffer on this path."""
+    acc: int                  # its access id
+    offset: object            # its offset term
+    bound: object = None      # what the next atomic result at this offset is at least (at most)
+    exact: object = None      # what the element holds after it, where the thread is alone with it
+    pending: bool = False     # a read-modify-write whose result term is not built yet
+    before: "Link | None" = None   # a pending one's predecessor
+    value: object = None      # its result's term, once built
+
+
+def _settled(link: Link | None) -> Link | None:
+    """A pending link as the next atomic sees it: its result never built (the program drops it),
+    only its predecessor's bound, if at the same offset, still holds."""
+    if link is None or not link.pending:
+        return link
+    b = link.before
+    return Link(link.acc, link.offset, b.bound if b is not None and b.offset is link.offset else None)
+
+
+def _delta(e: ir.Opaque | None, acc: ir.Access) -> int | None:
+    """The change an atomic makes to its element: 0 for a load, +-step for a ticket's fetch."""
+    if acc.atomic_op == "load":
+        return 0
+    if e is not None and acc.atomic_op in ("increment", "decrement"):
+        return e.step if acc.atomic_op == "increment" else -e.step
+    return None
+
+
+def joined(a: dict, b: dict) -> dict:
+    """Links both paths of a branch end on."""
+    return {buf: link for buf, link in a.items() if b.get(buf) is link}
+
+
+def through_loop(links: dict) -> dict:
+    """Links that hold in every iteration of a loop and after it: bounds only."""
+    return {buf: Link(s.acc, s.offset, s.bound) for buf, s in ((b, _settled(x)) for b, x in links.items())}
+
+
+class AtomicOrder:
+    """Part of SymbolicExecutor: uses its `kernel`, `term`, `intern`, `iters` and `loaded`."""
+
+    def atomic_memop(self, acc: ir.Access, offset, st) -> None:
+        """A store or atomic of the thread to `acc`'s buffer: a plain store drops the buffer's link;
+        an atomic starts a pending one, completed where its result is built (`atomic_result`)."""
+        if not acc.atomic:
+            if acc.is_write:
+                st.atomics.pop(acc.buffer, None)
+            return
+        st.atomics[acc.buffer] = Link(acc.id, offset, pending=True, before=_settled(st.atomics.get(acc.buffer)))
+
+    def atomic_result(self, e: ir.Opaque, st):
+        """The term of an atomic's result (`e.fetch` its access): the element's one value where
+        no atomic changes it, else the thread's own (a ticket where `ir.ticket_holds`), bounded
+        by the thread's earlier atomic of the element."""
+        acc = e.fetch
+        if ir.loaded_unchanged(self.kernel, e):   # the element's one value, as a plain load's
+            return self.loaded(acc, self.term(acc.offset, st))
+        if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
+            name, args = ir.ticket_name(e), (self.term(e.ticket, st),) + self.iters()
+        else:
+            name, args = f"opaque{e.site}", self.iters()
+        head = st.atomics.get(acc.buffer)
+        if head is None or head.acc != acc.id:   # not the thread's latest atomic of the buffer here
+            return self.intern(_sym(name, args, ()))
+        if not head.pending:
+            return head.value
+        return self._ordered(acc, e, head.offset, head.before, name, args, st)
+
+    def atomic_load(self, acc: ir.Access, offset, st):
+        """The term of an atomic load that reads the element (`Read(acc)`) of a buffer some atomic
+        changes: the thread's own value, bounded by its earlier atomic of the element."""
+        return self._ordered(acc, None, offset, _settled(st.atomics.get(acc.buffer)),
+                             f"aload{acc.id}", (offset,) + self.iters(), st)
+
+    def _ordered(self, acc: ir.Access, e, offset, prev: Link | None, name: str, args: tuple, st):
+        way = ir.atomic_direction(self.kernel, acc.buffer)
+        after = []
+        if prev is not None and prev.offset is offset:
+            if way and prev.bound is not None:
+                after.append((AT_LEAST if way > 0 else AT_MOST, prev.bound))
+            if prev.exact is not None:
+                after.append((ALONE, prev.exact))
+        value = self.intern(_sym(name, args, tuple(after)))
+        delta = _delta(e, acc)
+        left = None if delta is None else value if delta == 0 else self.terms.binop("+", value, self.intern(ir.Const(delta)))
+        st.atomics[acc.buffer] = Link(acc.id, offset, left if way else None,
+                                      left if acc.space == ir.SHARED else None, value=value)
+        return value
+
+
+def _sym(name: str, args: tuple, after: tuple) -> Sym:
+    return Sym(name, False, args, None, after)
