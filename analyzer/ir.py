@@ -183,6 +183,7 @@ class Access:
     # atomic with), set by frontend/atomics.py in every dialect.
     atomic_op: str = ""
     scope: str = ""
+    step: int = 0   # what an atomic increment or decrement adds (negative for a decrement)
 
     @property
     def kind(self) -> str:

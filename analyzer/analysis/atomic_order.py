@@ -19,6 +19,7 @@ through it, and no exact value).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from analyzer import ir
@@ -27,6 +28,7 @@ from analyzer.analysis.sym import Sym
 # Sym.after relations: the value is at least / at most the bound, or, where the block has one
 # thread, equal to it.
 AT_LEAST, AT_MOST, ALONE = "at-least", "at-most", "alone"
+CONGRUENT = "mod"   # "modN": the value minus the bound is a multiple of N
 
 
 @dataclass(frozen=True)
@@ -107,18 +109,61 @@ class AtomicOrder:
 
     def _ordered(self, acc: ir.Access, e, offset, prev: Link | None, name: str, args: tuple, st):
         way = ir.atomic_direction(self.kernel, acc.buffer)
+        delta = _delta(e, acc)
         after = []
         if prev is not None and prev.offset is offset:
             if way and prev.bound is not None:
                 after.append((AT_LEAST if way > 0 else AT_MOST, prev.bound))
             if prev.exact is not None:
                 after.append((ALONE, prev.exact))
+        counter = _counters(self.kernel).get(acc.buffer)
+        if counter is not None and delta is not None:
+            # Every write of the element adds a multiple of the steps' divisor to its initial value;
+            # on a counter that moves one way, all the launch adds before this atomic's own write.
+            init = self.intern(Sym(f"{'ginit' if acc.space == ir.GLOBAL else 'init'}:{acc.buffer}", True, (offset,)))
+            divisor, per_thread = counter
+            if divisor > 1:
+                after.append((f"{CONGRUENT}{divisor}", init))
+            total = launch_total(self.kernel, acc.space, per_thread) if way else None
+            if total is not None:
+                far = self.terms.binop("+", init, self.intern(ir.Const(way * (total - abs(delta)))))
+                after += [(AT_LEAST, init), (AT_MOST, far)] if way > 0 else [(AT_MOST, init), (AT_LEAST, far)]
         value = self.intern(_sym(name, args, tuple(after)))
-        delta = _delta(e, acc)
         left = None if delta is None else value if delta == 0 else self.terms.binop("+", value, self.intern(ir.Const(delta)))
         st.atomics[acc.buffer] = Link(acc.id, offset, left if way else None,
                                       left if acc.space == ir.SHARED else None, value=value)
         return value
+
+
+def launch_total(kernel: ir.Kernel, space: str, per_thread: int | None) -> int | None:
+    """The most all threads that share memory `space` move an element by, each moving it by at
+    most `per_thread`; None where that or the launch is not known."""
+    dims = [kernel.block_dim.get(d, 1) for d in "xyz"]
+    if space == ir.GLOBAL:
+        dims += [kernel.grid_dim.get(d) for d in "xyz"]
+    if per_thread is None or not all(isinstance(n, int) for n in dims):
+        return None
+    return per_thread * math.prod(dims)
+
+
+@ir.per_kernel
+def _counters(kernel: ir.Kernel) -> dict:
+    """Buffers that only atomic increments and decrements write, each with the divisor of its
+    steps and what one thread's writes of it add up to at most (None where a write site is in a
+    loop: it may run any number of times)."""
+    outside = {id(s.access) for s in ir.walk_stmts(kernel.body, into_loops=False) if isinstance(s, ir.MemOp)}
+    plain, steps, totals = set(), {}, {}
+    for s in ir.walk_stmts(kernel.body, updates=True):
+        acc = s.access if isinstance(s, ir.MemOp) else None
+        if acc is None or not acc.is_write or acc.atomic_op == "load":
+            continue
+        if acc.atomic_op not in ("increment", "decrement") or not acc.step:
+            plain.add(acc.buffer)
+            continue
+        steps[acc.buffer] = math.gcd(steps.get(acc.buffer, 0), acc.step)
+        total = totals.get(acc.buffer, 0)
+        totals[acc.buffer] = total + abs(acc.step) if total is not None and id(acc) in outside else None
+    return {b: (g, totals[b]) for b, g in steps.items() if b not in plain}
 
 
 def _sym(name: str, args: tuple, after: tuple) -> Sym:

@@ -32,6 +32,9 @@ DIMS = ("x", "y", "z")
 ITER_LIMIT = 1 << 64
 MAX_BLOCK = 1024          # threads per block on CUDA and Metal
 MAX_GRID = (1 << 31) - 1
+# Values each thread holds of its own, which a witness prefers small (witnesses.py): an atomic's
+# result (a ticket, an atomic load's) or another value the front end cannot see into.
+OWN_VALUES = ("ticket", "gticket", "aload", "opaque")
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -106,6 +109,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
+        self.own_values: dict[int, object] = {}   # Z3 id -> a thread's own value (an atomic's result, ...)
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
@@ -304,9 +308,10 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             return self.iteration(k, t.loop)
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
-            if self.grid and t.uniform and t.name not in self.common_loads:
+            if self.grid and t.uniform and t.name not in self.common_loads and not t.name.startswith("ginit:"):
                 # Uniform in a block, not across blocks: a loop's state may follow blockIdx, shared
-                # memory is per block, and blocks load a written buffer at unrelated times.
+                # memory is per block, and blocks load a written buffer at unrelated times. (A
+                # global counter's initial value, `ginit:` (atomic_order.py), is the grid's one.)
                 name = f"{t.name}@b{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
@@ -314,6 +319,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 self.base.append(out >= t.lower)
             if not t.uniform and t.name.startswith(("ticket", "gticket")) and args:
                 self._ticket(t.name, k, args, out)
+            if not t.uniform and t.name.startswith(OWN_VALUES):
+                self.own_values[out.get_id()] = out
             for rel, bound in t.after:
                 self._atomic_order(rel, out, as_int(self.term(bound, k)))
             if args and t.name.startswith("load"):
@@ -409,6 +416,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         at least or at most `bound`, or equal to it where the block has one thread."""
         if rel == atomic_order.ALONE:
             self.base.append(z3.Implies(z3.And([self.bdim[d] == 1 for d in DIMS]), out == bound))
+        elif rel.startswith(atomic_order.CONGRUENT):
+            self.base.append((out - bound) % int(rel[len(atomic_order.CONGRUENT):]) == 0)
         else:
             self.base.append(out >= bound if rel == atomic_order.AT_LEAST else out <= bound)
 
