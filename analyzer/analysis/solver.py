@@ -33,7 +33,8 @@ ITER_LIMIT = 1 << 64
 MAX_BLOCK = 1024          # threads per block on CUDA and Metal
 MAX_GRID = (1 << 31) - 1
 # Values each thread holds of its own, which a witness prefers small (witnesses.py): an atomic's
-# result (a ticket, an atomic load's) or another value the front end cannot see into.
+# result (a ticket, an atomic load's) or another value the front end cannot see into; and the
+# value of a counter no atomic changes (a load at an atomic's site).
 OWN_VALUES = ("ticket", "gticket", "aload", "opaque")
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -110,6 +111,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
         self.own_values: dict[int, object] = {}   # Z3 id -> a thread's own value (an atomic's result, ...)
+        self.atomic_sites = {acc.id for acc in ir.accesses(kernel.body) if acc.atomic}
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
@@ -319,7 +321,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 self.base.append(out >= t.lower)
             if not t.uniform and t.name.startswith(("ticket", "gticket")) and args:
                 self._ticket(t.name, k, args, out)
-            if not t.uniform and t.name.startswith(OWN_VALUES):
+            if (not t.uniform and t.name.startswith(OWN_VALUES)) or (
+                    t.name.startswith("load") and t.name[4:].isdigit() and int(t.name[4:]) in self.atomic_sites):
                 self.own_values[out.get_id()] = out
             for rel, bound in t.after:
                 self._atomic_order(rel, out, as_int(self.term(bound, k)))
