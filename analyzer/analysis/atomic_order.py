@@ -1,17 +1,23 @@
-"""A thread's own sequence of atomics on one element, for the symbolic executor (symbolic.py).
+"""What one thread's atomics on a counter tell of their results, for the symbolic executor.
 
-Two threads' atomic results are each the thread's own value (frontend/atomics.py), but one
-thread's successive atomics on an element are ordered with each other, in every interleaving:
+Two threads' atomic results are each the thread's own value (frontend/atomics.py), but what a
+thread's atomics return is tied, in every interleaving, to its own earlier atomics and to the
+counter's initial value:
 
-- on a counter that only moves one way (`ir.atomic_direction`: every write of it an atomic
-  increment, or every one a decrement), a later atomic of the thread sees at least (at most) what
-  its own earlier one left: the earlier result plus the earlier step. Two draws of one thread are
+- a counter that only moves one way (`ir.atomic_direction`: every write of it an atomic
+  increment, or every one a decrement): a later atomic of the thread sees at least (at most) what
+  its own earlier one left, the earlier result plus the earlier step. Two draws of one thread are
   so ordered, and an atomic load after the thread's own fetch-add of +s sees at least old + s;
-- on block memory (shared, threadgroup, workgroup) in a block of one thread, nothing but the thread
-  touches the element: its next atomic there sees exactly what its last one left.
+- block memory (shared, threadgroup, workgroup) in a block of one thread: nothing but the thread
+  touches the element, so its next atomic there sees exactly what its last one left;
+- a counter only atomic increments and decrements write: every result is its initial value plus a
+  multiple of the steps' divisor (a counter drawn two at a time keeps its parity); moving one way,
+  with its write sites outside loops and the launch given, it lies within what the whole launch
+  adds; and where the launch gives its memory two threads and every thread runs one sequence of
+  atomics on it (`sequence`), a pair's results are exactly those of one interleaving of the two.
 
 The executor keeps, per path, the thread's latest atomic of each buffer (`Link`) and gives the next
-atomic result at the same offset term those bounds (`Sym.after`), which the solver states
+atomic result at the same offset term these bounds (`Sym.after`), which the solver states
 (solver.py). What the path cannot vouch for is dropped: a plain store of the thread to the buffer,
 a branch that ends on another atomic, a loop's iterations (only bounds from before the loop hold
 through it, and no exact value).
@@ -29,6 +35,7 @@ from analyzer.analysis.sym import Sym
 # thread, equal to it.
 AT_LEAST, AT_MOST, ALONE = "at-least", "at-most", "alone"
 CONGRUENT = "mod"   # "modN": the value minus the bound is a multiple of N
+PAIR = "pair:"      # "pair:BUFFER:J": the J-th atomic of the buffer's sequence, the pair alone with it
 
 
 @dataclass(frozen=True)
@@ -52,13 +59,10 @@ def _settled(link: Link | None) -> Link | None:
     return Link(link.acc, link.offset, b.bound if b is not None and b.offset is link.offset else None)
 
 
-def _delta(e: ir.Opaque | None, acc: ir.Access) -> int | None:
-    """The change an atomic makes to its element: 0 for a load, +-step for a ticket's fetch."""
-    if acc.atomic_op == "load":
-        return 0
-    if e is not None and acc.atomic_op in ("increment", "decrement"):
-        return e.step if acc.atomic_op == "increment" else -e.step
-    return None
+def _delta(acc: ir.Access) -> int | None:
+    """The change an atomic makes to its element: 0 for a load, its step for an increment or a
+    decrement; None when the IR does not say."""
+    return 0 if acc.atomic_op == "load" else acc.step if acc.atomic_op in ("increment", "decrement") else None
 
 
 def joined(a: dict, b: dict) -> dict:
@@ -99,17 +103,17 @@ class AtomicOrder:
             return self.intern(_sym(name, args, ()))
         if not head.pending:
             return head.value
-        return self._ordered(acc, e, head.offset, head.before, name, args, st)
+        return self._ordered(acc, head.offset, head.before, name, args, st)
 
     def atomic_load(self, acc: ir.Access, offset, st):
         """The term of an atomic load that reads the element (`Read(acc)`) of a buffer some atomic
         changes: the thread's own value, bounded by its earlier atomic of the element."""
-        return self._ordered(acc, None, offset, _settled(st.atomics.get(acc.buffer)),
+        return self._ordered(acc, offset, _settled(st.atomics.get(acc.buffer)),
                              f"aload{acc.id}", (offset,) + self.iters(), st)
 
-    def _ordered(self, acc: ir.Access, e, offset, prev: Link | None, name: str, args: tuple, st):
+    def _ordered(self, acc: ir.Access, offset, prev: Link | None, name: str, args: tuple, st):
         way = ir.atomic_direction(self.kernel, acc.buffer)
-        delta = _delta(e, acc)
+        delta = _delta(acc)
         after = []
         if prev is not None and prev.offset is offset:
             if way and prev.bound is not None:
@@ -128,8 +132,12 @@ class AtomicOrder:
             if total is not None:
                 far = self.terms.binop("+", init, self.intern(ir.Const(way * (total - abs(delta)))))
                 after += [(AT_LEAST, init), (AT_MOST, far)] if way > 0 else [(AT_MOST, init), (AT_LEAST, far)]
+            j = pair_index(self.kernel, acc)
+            if j is not None:
+                after.append((f"{PAIR}{acc.buffer}:{j}", init))
         value = self.intern(_sym(name, args, tuple(after)))
-        left = None if delta is None else value if delta == 0 else self.terms.binop("+", value, self.intern(ir.Const(delta)))
+        left = (None if delta is None else value if delta == 0 else
+                self.terms.binop("+", value, self.intern(ir.Const(delta))))
         st.atomics[acc.buffer] = Link(acc.id, offset, left if way else None,
                                       left if acc.space == ir.SHARED else None, value=value)
         return value
@@ -164,6 +172,46 @@ def _counters(kernel: ir.Kernel) -> dict:
         total = totals.get(acc.buffer, 0)
         totals[acc.buffer] = total + abs(acc.step) if total is not None and id(acc) in outside else None
     return {b: (g, totals[b]) for b, g in steps.items() if b not in plain}
+
+
+def pair_index(kernel: ir.Kernel, acc: ir.Access) -> int | None:
+    """Where `acc` stands in the sequence of atomics every thread runs on its buffer's one element
+    (`sequence`), where the launch gives that memory two threads: the two threads of a pair are
+    then the only ones, and what each sees is its own atomics' and some of the other's."""
+    seq = _sequences(kernel).get(acc.buffer)
+    if seq is None or launch_total(kernel, acc.space, 1) != 2:
+        return None
+    ids = [a for a, _ in seq]
+    return ids.index(acc.id) if acc.id in ids else None
+
+
+def sequence(kernel: ir.Kernel, buffer: str) -> tuple:
+    """What each atomic of the buffer's sequence adds (0 for a load), in program order."""
+    return tuple(d for _, d in _sequences(kernel)[buffer])
+
+
+@ir.per_kernel
+def _sequences(kernel: ir.Kernel) -> dict:
+    """Counters (`_counters`) of one element whose atomics all stand at the kernel's top level, one
+    a statement: every thread runs the same sequence of them, up to where it returns."""
+    counters = _counters(kernel)
+    top = {id(s) for s in kernel.body}
+    seqs: dict = {}
+    bad = set()
+    for s in ir.walk_stmts(kernel.body, updates=True):
+        mine = [a for a in ir.accesses([s]) if a.atomic and a.buffer in counters]
+        if isinstance(s, (ir.If, ir.Loop)):   # its own condition's atomics; its body's come by themselves
+            cond = [] if s.cond is None else [ir.Eval(s.cond, s.span)]
+            mine = [a for a in ir.accesses(cond) if a.atomic and a.buffer in counters]
+        for a in mine:
+            seqs.setdefault(a.buffer, []).append((a.id, a.step if a.atomic_op != "load" else 0))
+            if id(s) not in top or len(mine) > 1 or not isinstance(a.offset, ir.Const):
+                bad.add(a.buffer)
+    offsets = {}
+    for a in ir.accesses(kernel.body):
+        if a.atomic and a.buffer in seqs:
+            offsets.setdefault(a.buffer, set()).add(getattr(a.offset, "value", None))
+    return {b: tuple(seq) for b, seq in seqs.items() if b not in bad and len(offsets[b]) == 1}
 
 
 def _sym(name: str, args: tuple, after: tuple) -> Sym:

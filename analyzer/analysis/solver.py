@@ -325,7 +325,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                     t.name.startswith("load") and t.name[4:].isdigit() and int(t.name[4:]) in self.atomic_sites):
                 self.own_values[out.get_id()] = out
             for rel, bound in t.after:
-                self._atomic_order(rel, out, as_int(self.term(bound, k)))
+                self._atomic_order(rel, out, as_int(self.term(bound, k)), k)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
                 self._track(out)
@@ -414,11 +414,39 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             self.base.append(z3.Implies(z3.And(differ, same), apart))
         seen[k].append((args, out))
 
-    def _atomic_order(self, rel: str, out, bound) -> None:
+    def _pair_order(self, buffer: str, j: int, k: int, out, init) -> None:
+        """Thread k's j-th atomic of the counter's sequence (atomic_order.sequence), the two threads
+        of the pair alone with it: it sees the initial value plus its own earlier atomics' steps
+        and those of the other thread's first x_kj atomics, the x's of one order of the two."""
+        steps = atomic_order.sequence(self.kernel, buffer)
+        m = len(steps)
+        x = {t: [z3.Int(f"order:{buffer}:{t}:{i}") for i in range(m)] for t in (1, 2)}
+        prefix = [0]
+        for d in steps:
+            prefix.append(prefix[-1] + d)
+
+        def sum_of(n):   # the first n steps
+            out = num(prefix[m])
+            for i in reversed(range(m)):
+                out = z3.If(n == i, num(prefix[i]), out)
+            return out
+        for t in (1, 2):
+            self.base += [z3.And(v >= 0, v <= m) for v in x[t]] + [a <= b for a, b in zip(x[t], x[t][1:])]
+        # The other thread's i-th atomic comes before the first's j-th, or after it: one order.
+        self.base += [(x[1][a] >= b + 1) == (x[2][b] <= a) for a in range(m) for b in range(m)]
+        apart = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS] + [self.bid[d] != self.bid2[d] for d in DIMS])
+        if getattr(self.kernel.buffers.get(buffer), "space", None) != ir.GLOBAL:   # the pair in one block
+            apart = z3.And([apart] + [self.bid[d] == self.bid2[d] for d in DIMS])
+        self.base.append(z3.Implies(apart, out == init + prefix[j] + sum_of(x[k][j])))
+
+    def _atomic_order(self, rel: str, out, bound, k: int) -> None:
         """A thread's atomic result bounded by its earlier atomic of the element (atomic_order.py):
         at least or at most `bound`, or equal to it where the block has one thread."""
         if rel == atomic_order.ALONE:
             self.base.append(z3.Implies(z3.And([self.bdim[d] == 1 for d in DIMS]), out == bound))
+        elif rel.startswith(atomic_order.PAIR):
+            buffer, _, j = rel[len(atomic_order.PAIR):].rpartition(":")
+            self._pair_order(buffer, int(j), k, out, bound)
         elif rel.startswith(atomic_order.CONGRUENT):
             self.base.append((out - bound) % int(rel[len(atomic_order.CONGRUENT):]) == 0)
         else:
