@@ -16,7 +16,9 @@ kernelrace (in-process) checks each kernel twice: with the launch and the parame
 (`--block-dim`, `--grid-dim`, `--define`), where a buffer the oracle finds racy must carry a race
 finding, and a race finding on a buffer the oracle finds clean is a false alarm (unless the oracle
 finds the race once counters may start anywhere in a wider range: the analysis takes a counter's
-initial value as any integer) and its witness must be one of the oracle's collisions; and with the
+initial value as any integer; judged on the whole launch, and on the finding's two blocks alone,
+whose runs are runs of the whole launch with the other blocks after them, and whose fewer counter
+instances afford the wider range) and its witness must be one of the oracle's collisions; and with the
 launch and `P` symbolic, where only a missed race counts (a kernel that reads no block index, or
 no thread index, is launched with one block, or one thread per block, there: a stated assumption,
 so it is judged so).

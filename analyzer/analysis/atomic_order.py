@@ -149,7 +149,7 @@ def launch_total(kernel: ir.Kernel, space: str, per_thread: int | None) -> int |
     dims = [kernel.block_dim.get(d, 1) for d in "xyz"]
     if space == ir.GLOBAL:
         dims += [kernel.grid_dim.get(d) for d in "xyz"]
-    if per_thread is None or not all(isinstance(n, int) for n in dims):
+    if per_thread is None or space not in (ir.GLOBAL, ir.SHARED) or not all(isinstance(n, int) for n in dims):
         return None
     return per_thread * math.prod(dims)
 
@@ -205,7 +205,8 @@ def _sequences(kernel: ir.Kernel) -> dict:
             mine = [a for a in ir.accesses(cond) if a.atomic and a.buffer in counters]
         for a in mine:
             seqs.setdefault(a.buffer, []).append((a.id, a.step if a.atomic_op != "load" else 0))
-            if id(s) not in top or len(mine) > 1 or not isinstance(a.offset, ir.Const):
+            # (a loop's condition runs once an iteration)
+            if id(s) not in top or isinstance(s, ir.Loop) or len(mine) > 1 or not isinstance(a.offset, ir.Const):
                 bad.add(a.buffer)
     offsets = {}
     for a in ir.accesses(kernel.body):
