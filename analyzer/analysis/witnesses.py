@@ -372,7 +372,7 @@ class WitnessSearch:
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         # Each thread's own values (atomic results, ...) near 0: counters that start small.
         own = list(enc.own_values.values())
-        wishes.append([z3.And(v >= -4, v <= 4) for v in own])
+        wishes.append([z3.And(v >= -2, v <= 2) for v in own])
         wishes.append([z3.And(v >= -16, v <= 16) for v in own])
         # A tenth of the budget, in solver work only: the clock stays the query's backstop. (The
         # solver goes on to the checks that classify the finding, with these limits: a 3 s clock
