@@ -388,9 +388,18 @@ def atomic_direction(kernel: "Kernel", buffer: str) -> int:
     return 1 if ops == {"increment"} else -1
 
 
+def atomic_among_all(acc: Access) -> bool:
+    """Whether an atomic is atomic with every thread that shares its memory (the grid's, for
+    global memory; the block's otherwise). A narrower one may lose another block's update, and
+    the element then need not move one way."""
+    return acc.scope == GRID or (acc.space != GLOBAL and acc.scope == BLOCK)
+
+
 @per_kernel
 def _plain_writes(kernel: "Kernel") -> set[str]:
-    return {acc.buffer for acc in accesses(kernel.body) if acc.is_write and not acc.atomic}
+    """Buffers some write changes without an atomic among all (see `atomic_among_all`)."""
+    return {acc.buffer for acc in accesses(kernel.body)
+            if acc.is_write and acc.atomic_op != "load" and not (acc.atomic and atomic_among_all(acc))}
 
 
 @per_kernel

@@ -165,7 +165,7 @@ def _counters(kernel: ir.Kernel) -> dict:
         acc = s.access if isinstance(s, ir.MemOp) else None
         if acc is None or not acc.is_write or acc.atomic_op == "load":
             continue
-        if acc.atomic_op not in ("increment", "decrement") or not acc.step:
+        if acc.atomic_op not in ("increment", "decrement") or not acc.step or not ir.atomic_among_all(acc):
             plain.add(acc.buffer)
             continue
         steps[acc.buffer] = math.gcd(steps.get(acc.buffer, 0), acc.step)

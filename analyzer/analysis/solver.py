@@ -409,6 +409,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         for other_args, other in seen[3 - k]:
             differ = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS]
                            + ([self.bid[d] != self.bid2[d] for d in DIMS] if blocks else []))
+            if self.grid and not blocks:   # a block's counter: threads of two blocks draw from two
+                differ = z3.And([differ] + [self.bid[d] == self.bid2[d] for d in DIMS])
             same = z3.And([as_int(a) == as_int(b) for a, b in zip(args, other_args)])
             apart = out != other if step == 1 else z3.Or(out - other >= step, other - out >= step)
             self.base.append(z3.Implies(z3.And(differ, same), apart))
