@@ -183,6 +183,7 @@ class Access:
     # atomic with), set by frontend/atomics.py in every dialect.
     atomic_op: str = ""
     scope: str = ""
+    step: int = 0   # what an atomic increment or decrement adds (negative for a decrement)
 
     @property
     def kind(self) -> str:
@@ -377,6 +378,31 @@ def changed_atomically(kernel: "Kernel", buffer: str) -> bool:
     """Whether an atomic write of the kernel may change `buffer` (then two threads' atomic loads of
     one element at one point may differ; otherwise a plain write to it races with the loads)."""
     return bool(_atomic_writes(kernel).get(buffer))
+
+
+def atomic_direction(kernel: "Kernel", buffer: str) -> int:
+    """1 where every write of `buffer` is an atomic increment, -1 where every one is an atomic
+    decrement, else 0. A thread's later atomic on an element of a buffer that moves one way sees
+    at least (at most) what its own earlier atomic left there, whatever the other threads do: each
+    write after its own in the element's modification order moves the value on the same way."""
+    ops = _atomic_writes(kernel).get(buffer)
+    if buffer in _plain_writes(kernel) or ops not in ({"increment"}, {"decrement"}):
+        return 0
+    return 1 if ops == {"increment"} else -1
+
+
+def atomic_among_all(acc: Access) -> bool:
+    """Whether an atomic is atomic with every thread that shares its memory (the grid's, for
+    global memory; the block's otherwise). A narrower one may lose another block's update, and
+    the element then need not move one way."""
+    return acc.scope == GRID or (acc.space != GLOBAL and acc.scope == BLOCK)
+
+
+@per_kernel
+def _plain_writes(kernel: "Kernel") -> set[str]:
+    """Buffers some write changes without an atomic among all (see `atomic_among_all`)."""
+    return {acc.buffer for acc in accesses(kernel.body)
+            if acc.is_write and acc.atomic_op != "load" and not (acc.atomic and atomic_among_all(acc))}
 
 
 @per_kernel

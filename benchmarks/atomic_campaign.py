@@ -16,7 +16,9 @@ kernelrace (in-process) checks each kernel twice: with the launch and the parame
 (`--block-dim`, `--grid-dim`, `--define`), where a buffer the oracle finds racy must carry a race
 finding, and a race finding on a buffer the oracle finds clean is a false alarm (unless the oracle
 finds the race once counters may start anywhere in a wider range: the analysis takes a counter's
-initial value as any integer) and its witness must be one of the oracle's collisions; and with the
+initial value as any integer; judged on the whole launch, and on the finding's two blocks alone,
+whose runs are runs of the whole launch with the other blocks after them, and whose fewer counter
+instances afford the wider range) and its witness must be one of the oracle's collisions; and with the
 launch and `P` symbolic, where only a missed race counts (a kernel that reads no block index, or
 no thread index, is launched with one block, or one thread per block, there: a stated assumption,
 so it is judged so).
@@ -443,13 +445,13 @@ def apply(draw: Draw, old: int) -> int:
 
 
 def executions(kernel: Kernel, grid: int, p: int, inits, load_writes: bool = False,
-               free: frozenset = frozenset()) -> dict:
+               free: frozenset = frozenset(), blocks: tuple | None = None) -> dict:
     """Every outcome (the values each thread draws) of every interleaving of the threads' atomics,
     from every initial value in `inits` of each counter instance (one per block for a shared
     counter), with each thread's accesses; states met twice are explored once. A draw from a
     counter in `free` is any value in `inits`, whatever the others drew (kernelrace's model of
-    an atomic load: the thread's own value)."""
-    threads = [(b, t) for b in range(grid) for t in range(kernel.block)]
+    an atomic load: the thread's own value). With `blocks`, those blocks of the grid alone run."""
+    threads = [(b, t) for b in (range(grid) if blocks is None else blocks) for t in range(kernel.block)]
     spaces = {c.name: c.space for c in kernel.counters}
     runs: dict = {}
 
@@ -501,9 +503,12 @@ class Verdict:
 
 
 def judge(kernel: Kernel, grid: int, p: int, inits=INITS, verdict: Verdict | None = None,
-          load_writes: bool = False, free: frozenset = frozenset()) -> Verdict:
+          load_writes: bool = False, free: frozenset = frozenset(), blocks: tuple | None = None) -> Verdict:
+    """The oracle's verdict; with `blocks`, on those blocks of the grid alone: what they do is what
+    they do in some run of the whole grid (the other blocks may run after them), so a collision
+    found so is one of the whole launch's."""
     v = verdict or Verdict()
-    for drawn, touches in executions(kernel, grid, p, inits, load_writes, free).items():
+    for drawn, touches in executions(kernel, grid, p, inits, load_writes, free, blocks).items():
         by_place: dict = {}
         for x in touches:
             by_place.setdefault((x.buffer, x.element), []).append(x)
@@ -547,15 +552,15 @@ def instances(kernel: Kernel, grid: int) -> int:
     return sum(1 if c.space == GLOBAL else grid for c in kernel.counters)
 
 
-def wide_inits(kernel: Kernel, free: frozenset = frozenset()) -> tuple | None:
+def wide_inits(kernel: Kernel, free: frozenset = frozenset(), blocks: tuple | None = None) -> tuple | None:
     """The widest set of initial values, around INITS, the oracle can afford on this kernel (each
-    draw from a counter in `free` a value of its own): its states are about len ** (counter
-    instances and free draws) times the interleavings of the threads' draws. None when even
-    INITS is too many."""
-    n = max(1, instances(kernel, kernel.grid)
-            + kernel.block * kernel.grid * sum(d.counter in free for d in kernel.draws()))
+    draw from a counter in `free` a value of its own; with `blocks`, those blocks alone): its
+    states are about len ** (counter instances and free draws) times the interleavings of the
+    threads' draws. None when even INITS is too many."""
+    grid = kernel.grid if blocks is None else len(blocks)
+    n = max(1, instances(kernel, grid) + kernel.block * grid * sum(d.counter in free for d in kernel.draws()))
     draws = len(kernel.draws())
-    orders = math.factorial(draws * kernel.block * kernel.grid) // math.factorial(draws) ** (kernel.block * kernel.grid)
+    orders = math.factorial(draws * kernel.block * grid) // math.factorial(draws) ** (kernel.block * grid)
     if len(INITS) ** n * orders > WIDE_STATES:
         return None if free else INITS
     values = sorted(WIDE_INITS, key=abs)
@@ -630,6 +635,14 @@ def kernelrace(em: Emitted, kernel: Kernel, concrete: bool, workdir: Path, timeo
     except Exception as exc:  # a crash of the code under test is a finding of this harness
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return None, ("crashed", f"{type(exc).__name__} at {Path(where.filename).name}:{where.lineno}: {exc}")
+
+
+def witness_blocks(f) -> tuple:
+    """The blocks (along x) of a finding's two threads; () without a witness."""
+    w = f.witness or {}
+    if not w:
+        return ()
+    return tuple(sorted({(w.get(k) or w.get("block") or [0])[0] for k in ("first_block", "second_block")}))
 
 
 def witness_threads(f, block: int) -> frozenset:
@@ -732,7 +745,23 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
         return run
     buffers = {"dst"} | {c.name for c in kernel.counters if c.space == GLOBAL}
     run.clean_buffers = len(buffers - set(verdict.racy))
-    wide = None
+    wides: dict = {}
+
+    def wider(f) -> Verdict:
+        """The oracle at the widest initial values it can afford: on the whole launch, and on the
+        finding's two blocks alone, where fewer counters and threads afford wider values."""
+        sub = witness_blocks(f)
+        for key in {None, sub if sub and len(sub) < kernel.grid else None}:
+            if key not in wides:
+                wides[key] = judge(kernel, kernel.grid, kernel.p, wide_inits(kernel, blocks=key), load_writes=lw,
+                                   blocks=key)
+        out = Verdict(dict(wides[None].racy), set(), set(wides[None].collisions))
+        for key in {sub} - {None}:
+            if key in wides:
+                out.racy = {**wides[key].racy, **out.racy}
+                out.collisions |= wides[key].collisions
+        return out
+
     for f in findings:
         buf = f.second.buffer
         if f.rule not in RACE_RULES:
@@ -741,7 +770,7 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             if buf in verdict.benign and buf != "dst":
                 run.benign_reported += 1
                 continue
-            wide = wide or judge(kernel, kernel.grid, kernel.p, wide_inits(kernel), load_writes=lw)
+            wide = wider(f)
             if buf in wide.racy:
                 run.wide += 1
             else:
@@ -754,7 +783,7 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             elem, pair = f.witness.get("element", 0), witness_threads(f, kernel.block)
             if (buf, elem, pair) in verdict.collisions:
                 continue
-            wide = wide or judge(kernel, kernel.grid, kernel.p, wide_inits(kernel), load_writes=lw)
+            wide = wider(f)
             if (buf, elem, pair) in wide.collisions:
                 continue
             if abs(elem) > FAR and any((b, p) == (buf, pair) for b, _, p in wide.collisions):

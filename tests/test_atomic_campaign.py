@@ -110,6 +110,25 @@ def test_reads_race_with_writes_of_other_threads():
     assert _racy(_kernel([Read(TID), Read(TID)], block=2)) == set()
 
 
+def test_a_thread_alone_in_its_block_draws_what_it_left():
+    """A block of one thread: its add of 0 and its add of 1 return one value."""
+    k = _kernel([Draw("t0", "c0", "add", 0), Draw("t1", "c0", "add", 1), Store(T, Lin((("t1", 1),)))],
+                block=1, grid=2, space=SHARED)
+    v = ac.judge(k, 2, 0)
+    assert not v.racy and v.benign == {"dst"}
+
+
+def test_two_blocks_alone_collide_as_in_the_whole_grid():
+    """Judged on two blocks of the grid alone (the others run after them), the oracle finds only
+    collisions of the whole launch."""
+    k = _kernel([ADD1, Store(_plus(T, halve=True), BID)], block=1, grid=3)
+    whole = ac.judge(k, 3, 0)
+    for blocks in ((0, 1), (1, 2), (0, 2)):
+        part = ac.judge(k, 3, 0, blocks=blocks)
+        assert part.collisions <= whole.collisions and part.racy
+        assert all(pair <= {b * k.block for b in blocks} for _, _, pair in part.collisions)
+
+
 def test_every_dialect_emits_every_counter_kind():
     k = _kernel([Draw("t0", "c0", "sub", 2), Draw("t1", "c1", "load"), Store(_plus(T, P), Lin((("t1", 1),))),
                  Read(TID)], counters=(Counter("c0", GLOBAL), Counter("c1", SHARED)), grid=2)
@@ -165,3 +184,21 @@ def test_the_slice_misses_no_race(campaign):
 def test_the_slice_has_no_false_alarm_and_every_witness_is_a_collision(campaign):
     report = _failures(campaign, {"false alarm", "witness"})
     assert not report, "a race finding the oracle refutes:\n" + report
+
+
+# Kernels of seed 20261206 that each fix of a thread's own atomics (analysis/atomic_order.py) was
+# made for, all false alarms or bad witnesses before it, in every dialect: 4 (a block of one
+# thread adds 0 then 1: one value), 62 (a load after the thread's own add: a small witness),
+# 71 and 189 (a counter that moves one way, within what the launch adds), 122 and 194 (two threads
+# alone with the counter: one interleaving), 131 (steps of 2 keep the parity), 59 (a counter no
+# atomic changes: a small witness), 177 (judged on the witness's two blocks, at wider initial values).
+# Seed 20261207: 7 (a small witness), 118 (a block counter's tickets of step 2 meet between blocks:
+# missed while tickets of one block's counter were kept apart across blocks).
+FIXED = [(20261206, i) for i in (4, 59, 62, 71, 122, 131, 177, 189, 194)] + [(20261207, 7), (20261207, 118)]
+
+
+def test_the_kernels_of_each_fix_pass():
+    records = [ac.Record(i, ac.check_kernel(ac.kernel_at(seed, i), ac.DIALECTS, KERNEL_TIMEOUT)) for seed, i in FIXED]
+    fails = [(r.index, f) for r in records for f in r.failures]
+    assert not fails, "\n".join(f"kernel {i}: {f.kind} ({f.dialect}, {f.mode}) on {f.buffer}: {f.detail}"
+                                 for i, f in fails)

@@ -18,7 +18,7 @@ import re
 import z3
 
 from analyzer import ir
-from analyzer.analysis import power_bits
+from analyzer.analysis import atomic_order, power_bits
 from analyzer.analysis.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.division_encoding import DivisionEncoding
 from analyzer.analysis.floor_nest import one_floor
@@ -32,6 +32,10 @@ DIMS = ("x", "y", "z")
 ITER_LIMIT = 1 << 64
 MAX_BLOCK = 1024          # threads per block on CUDA and Metal
 MAX_GRID = (1 << 31) - 1
+# Values each thread holds of its own, which a witness prefers small (witnesses.py): an atomic's
+# result (a ticket, an atomic load's) or another value the front end cannot see into; and the
+# value of a counter no atomic changes (a load at an atomic's site).
+OWN_VALUES = ("ticket", "gticket", "aload", "opaque")
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -106,6 +110,8 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         self.memo: dict[tuple[int, int], tuple[object, object]] = {}
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
+        self.own_values: dict[int, object] = {}   # Z3 id -> a thread's own value (an atomic's result, ...)
+        self.atomic_sites = {acc.id for acc in ir.accesses(kernel.body) if acc.atomic}
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)
@@ -315,9 +321,10 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             return self.iteration(k, t.loop)
         if isinstance(t, Sym):
             name = t.name if t.uniform else f"{t.name}@t{k}"
-            if (self.grid or k > 2) and t.uniform and t.name not in self.common_loads:
+            if (self.grid or k > 2) and t.uniform and t.name not in self.common_loads and not t.name.startswith("ginit:"):
                 # Uniform in a block, not across blocks: a loop's state may follow blockIdx, shared
-                # memory is per block, and blocks load a written buffer at unrelated times.
+                # memory is per block, and blocks load a written buffer at unrelated times. (A
+                # global counter's initial value, `ginit:` (atomic_order.py), is the grid's one.)
                 name = f"{t.name}@b{k}"
             args = [as_int(self.term(a, k)) for a in t.args]
             out = self.func(name, len(args))(*args) if args else self._c_int(name)
@@ -325,6 +332,11 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 self.base.append(out >= t.lower)
             if not t.uniform and t.name.startswith(("ticket", "gticket")) and args and k <= 2:
                 self._ticket(t.name, k, args, out)
+            if (not t.uniform and t.name.startswith(OWN_VALUES)) or (
+                    t.name.startswith("load") and t.name[4:].isdigit() and int(t.name[4:]) in self.atomic_sites):
+                self.own_values[out.get_id()] = out
+            for rel, bound in t.after:
+                self._atomic_order(rel, out, as_int(self.term(bound, k)), k)
             if args and t.name.startswith("load"):
                 self.loads[out.get_id()] = (t, k)
                 self._track(out)
@@ -408,10 +420,52 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         for other_args, other in seen[3 - k]:
             differ = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS]
                            + ([self.bid[d] != self.bid2[d] for d in DIMS] if blocks else []))
+            if self.grid and not blocks:   # a block's counter: threads of two blocks draw from two
+                differ = z3.And([differ] + [self.bid[d] == self.bid2[d] for d in DIMS])
             same = z3.And([as_int(a) == as_int(b) for a, b in zip(args, other_args)])
             apart = out != other if step == 1 else z3.Or(out - other >= step, other - out >= step)
             self.base.append(z3.Implies(z3.And(differ, same), apart))
         seen[k].append((args, out))
+
+    def _pair_order(self, buffer: str, j: int, k: int, out, init) -> None:
+        """Thread k's j-th atomic of the counter's sequence (atomic_order.sequence), the two threads
+        of the pair alone with it: it sees the initial value plus its own earlier atomics' steps
+        and those of the other thread's first x_kj atomics, the x's of one order of the two."""
+        steps = atomic_order.sequence(self.kernel, buffer)
+        m = len(steps)
+        x = {t: [z3.Int(f"order:{buffer}:{t}:{i}") for i in range(m)] for t in (1, 2)}
+        prefix = [0]
+        for d in steps:
+            prefix.append(prefix[-1] + d)
+
+        def sum_of(n):   # the first n steps
+            out = num(prefix[m])
+            for i in reversed(range(m)):
+                out = z3.If(n == i, num(prefix[i]), out)
+            return out
+        for t in (1, 2):
+            self.base += [z3.And(v >= 0, v <= m) for v in x[t]] + [a <= b for a, b in zip(x[t], x[t][1:])]
+        # The other thread's i-th atomic comes before the first's j-th, or after it: one order.
+        self.base += [(x[1][a] >= b + 1) == (x[2][b] <= a) for a in range(m) for b in range(m)]
+        apart = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS] + [self.bid[d] != self.bid2[d] for d in DIMS])
+        if getattr(self.kernel.buffers.get(buffer), "space", None) != ir.GLOBAL:   # the pair in one block
+            apart = z3.And([apart] + [self.bid[d] == self.bid2[d] for d in DIMS])
+        self.base.append(z3.Implies(apart, out == init + prefix[j] + sum_of(x[k][j])))
+
+    def _atomic_order(self, rel: str, out, bound, k: int) -> None:
+        """A thread's atomic result bounded by its earlier atomic of the element (atomic_order.py):
+        at least or at most `bound`, or equal to it where the block has one thread."""
+        if rel == atomic_order.ALONE:
+            self.base.append(z3.Implies(z3.And([self.bdim[d] == 1 for d in DIMS]), out == bound))
+        elif rel.startswith(atomic_order.PAIR):
+            if k > 2:    # one order of the pair's sequences: nothing of a third thread (unwritten.py)
+                return
+            buffer, _, j = rel[len(atomic_order.PAIR):].rpartition(":")
+            self._pair_order(buffer, int(j), k, out, bound)
+        elif rel.startswith(atomic_order.CONGRUENT):
+            self.base.append((out - bound) % int(rel[len(atomic_order.CONGRUENT):]) == 0)
+        else:
+            self.base.append(out >= bound if rel == atomic_order.AT_LEAST else out <= bound)
 
     def builtin(self, name: str, k: int):
         if name.startswith("tid."):

@@ -15,25 +15,11 @@ from dataclasses import dataclass, field
 
 from analyzer import ir
 from analyzer.analysis import division_forms, power_bits
+from analyzer.analysis.atomic_order import AtomicOrder, joined, through_loop
 from analyzer.analysis.memory_guard import checkpoint
+from analyzer.analysis.sym import Iter, Sym
 
 NON_UNIFORM_BUILTINS = ("tid.", "lane", "warp", "linear_tid")
-
-
-@dataclass(frozen=True)
-class Iter:
-    """The iteration number (from 0) of loop `loop` in the executing thread."""
-    loop: int
-
-
-@dataclass(frozen=True)
-class Sym:
-    """An uninterpreted function of `args`; shared by all threads when uniform, else per thread."""
-    name: str
-    uniform: bool
-    args: tuple = ()
-    # A value it never goes below: loop state that starts there and only ever grows.
-    lower: int | None = None
 
 
 Term = object  # ir.Expr | Iter | Sym
@@ -179,6 +165,7 @@ class _State:
     dead: bool = False
     ended: tuple = ()      # facts of loops this path got past (AccessEvent.ended)
     assumed: tuple = ()    # the stated facts among the guard (ir.If.assumed)
+    atomics: dict = field(default_factory=dict)   # buffer -> the thread's latest atomic of it (atomic_order.py)
 
 
 def _simplify_not(t):
@@ -208,7 +195,8 @@ def _at_first(intern, t, lid: int, memo: dict):
     elif isinstance(t, ir.Call | Sym):
         args = tuple(_at_first(intern, x, lid, memo) for x in t.args)
         out = t if all(p is q for p, q in zip(args, t.args)) else intern(
-            ir.Call(t.fn, args) if isinstance(t, ir.Call) else Sym(t.name, t.uniform, args, t.lower))
+            ir.Call(t.fn, args) if isinstance(t, ir.Call) else
+            Sym(t.name, t.uniform, args, t.lower, tuple((r, _at_first(intern, x, lid, memo)) for r, x in t.after)))
     else:
         out = t
     memo[id(t)] = out
@@ -296,7 +284,7 @@ def _intern(table: dict, t):
     elif isinstance(t, ir.Param | ir.Builtin):
         key = (type(t), t.name)
     elif isinstance(t, Sym):
-        key = (Sym, t.name, t.uniform, t.lower, *map(id, t.args))
+        key = (Sym, t.name, t.uniform, t.lower, tuple((r, id(x)) for r, x in t.after), *map(id, t.args))
     elif isinstance(t, ir.UnOp):
         key = (ir.UnOp, t.op, id(t.a))
     elif isinstance(t, ir.Select):
@@ -366,11 +354,11 @@ class _TermTable:
 
     def state(self, name: str, args: tuple, lower: int | None) -> Sym:
         """Loop state `name` (a uniform Sym of interned `args`), interned."""
-        hit = self.interned.get((Sym, name, True, lower, *map(id, args)))
+        hit = self.interned.get((Sym, name, True, lower, (), *map(id, args)))
         return hit if hit is not None else self.intern(Sym(name, True, args, lower))
 
 
-class SymbolicExecutor:
+class SymbolicExecutor(AtomicOrder):
     """Executes a kernel once, emitting one event per access site and barrier."""
 
     def __init__(self, kernel: ir.Kernel):
@@ -453,11 +441,7 @@ class SymbolicExecutor:
         if isinstance(e, ir.Opaque):
             if e.source is not None:
                 return Sym(f"opaque{e.site}", True, (self.term(e.source, st),) + self.iters())
-            if ir.loaded_unchanged(self.kernel, e):   # the element's one value, as a plain load's
-                return self.loaded(e.fetch, self.term(e.fetch.offset, st))
-            if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
-                return Sym(ir.ticket_name(e), False, (self.term(e.ticket, st),) + self.iters())
-            return Sym(f"opaque{e.site}", False, self.iters())
+            return self.atomic_result(e, st) if e.fetch is not None else Sym(f"opaque{e.site}", False, self.iters())
         raise TypeError(f"unknown IR expression {e!r}")
 
     def iter(self, loop: int) -> Iter:
@@ -485,7 +469,7 @@ class SymbolicExecutor:
         if acc.atomic and ir.changed_atomically(self.kernel, acc.buffer):
             # The thread's own value: another thread's atomic may change the element between two
             # threads' loads of it, and atomics never race with each other to say so.
-            return Sym(f"aload{acc.id}", False, (offset,) + self.iters())
+            return self.atomic_load(acc, offset, st)
         return self.loaded(acc, offset)
 
     def loaded(self, acc: ir.Access, offset) -> Sym:
@@ -522,6 +506,7 @@ class SymbolicExecutor:
                 self.write_private(acc, offset, value, st)
             else:
                 self.record(acc, offset, value, st)
+                self.atomic_memop(acc, offset, st)
         elif isinstance(s, ir.Eval):
             self.term(s.value, st)
         elif isinstance(s, ir.Barrier):
@@ -593,7 +578,7 @@ class SymbolicExecutor:
 
     def _branch(self, stmts, st: _State, cond, span) -> _State:
         sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent, st.grid_divergent,
-                     ended=st.ended, assumed=st.assumed)
+                     ended=st.ended, assumed=st.assumed, atomics=dict(st.atomics))
         if not st.divergent and not is_uniform(cond):
             sub.divergent = (cond, span)
         sub.grid_divergent = self.grid.first(st.grid_divergent, cond, span)
@@ -624,7 +609,7 @@ class SymbolicExecutor:
             return
         if t.dead or f.dead:
             live, dead_cond = (f, cond) if t.dead else (t, _simplify_not(cond))
-            st.env, st.private, st.ended = live.env, live.private, live.ended
+            st.env, st.private, st.ended, st.atomics = live.env, live.private, live.ended, live.atomics
             # The rest runs only where the terminating branch was not taken.
             st.guard = st.guard + (_simplify_not(dead_cond),)
             if not st.divergent and not is_uniform(cond):
@@ -633,6 +618,7 @@ class SymbolicExecutor:
             return
         st.env = _join(cond, t.env, f.env)
         st.private = _join(cond, t.private, f.private)
+        st.atomics = joined(t.atomics, f.atomics)
         # A loop a branch got past ended where that branch was taken.
         n = len(st.ended)
         st.ended += tuple(self.intern(ir.BinOp("||", _simplify_not(c), g))
@@ -661,6 +647,7 @@ class SymbolicExecutor:
         # Every pass is complete (events, exit values); a later pass overwrites an earlier one's
         # events, so the last, stable pass is what remains. One pass when nothing changes.
         env, private, ended = dict(st.env), dict(st.private), st.ended
+        st.atomics = through_loop(st.atomics)   # for the body and after the loop
         # Each extra pass widens something (a piece of state depends on one more thread
         # dimension, a floor goes), so this many always end with a pass that changed nothing.
         for _ in range(4 * (len(assigned) + len(st.private)) + 3):
@@ -780,7 +767,7 @@ class SymbolicExecutor:
                    for k, v in st.private.items()}
         self.loop_stack.append(lid)
         body_st = _State(env, private, st.guard, st.divergent, st.grid_divergent, ended=st.ended,
-                         assumed=st.assumed)
+                         assumed=st.assumed, atomics=dict(st.atomics))
         cond = self.term(s.cond, body_st) if s.cond is not None else None
         if cond is not None:
             body_st.guard = body_st.guard + (cond,)

@@ -370,6 +370,10 @@ class WitnessSearch:
         wishes.append([v <= 3 for v in iters])
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
+        # Each thread's own values (atomic results, ...) near 0: counters that start small.
+        own = list(enc.own_values.values())
+        wishes.append([z3.And(v >= -2, v <= 2) for v in own])
+        wishes.append([z3.And(v >= -16, v <= 16) for v in own])
         # A tenth of the budget, in solver work only: the clock stays the query's backstop. (The
         # solver goes on to the checks that classify the finding, with these limits: a 3 s clock
         # here made a loaded machine turn a data-dependent warning into an error.)

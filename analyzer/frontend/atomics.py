@@ -43,6 +43,7 @@ def fetch_result(fn: str, site: int, acc: ir.Access, step: ir.Expr | None, subtr
         mark(acc, "load" if isinstance(step, ir.Const) else "rmw", scope)
         return ir.Opaque(f"result of {fn}", site, fetch=acc)
     mark(acc, "increment" if value > 0 else "decrement", scope)
+    acc.step = value
     return ir.Opaque(f"result of {fn}", site, ticket=acc.offset,
                      grid_counter=acc.scope == ir.GRID, step=abs(value), fetch=acc)
 
