@@ -29,7 +29,7 @@ from analyzer.analysis.collision_causes import CollisionCauses
 from analyzer.analysis.collision_constraints import CollisionConstraints
 from analyzer.analysis.concurrency import ANY, MANY, Cfg, cuts
 from analyzer.analysis.contracts import ContractFacts
-from analyzer.analysis.unwritten import UNWRITTEN_SHARE, UnwrittenFacts
+from analyzer.analysis.unwritten import UnwrittenFacts
 from analyzer.analysis.disjoint import Disjointness
 from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
 from analyzer.analysis.progress import ProgressFacts
@@ -502,17 +502,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 solver = solver_closed
                 refined_by = list(exact_facts) + closed
         # Loads of one element no write reaches read one value (unwritten.py): a refinement too.
-        unwritten = self.unwritten.facts(self.exact, query_loads, a, b, solver.model()) if res == z3.sat else []
-        if unwritten:
-            # On a share of the budget: where every write may reach every element the loads read
-            # (a sort's compare-and-swap), the facts change nothing and Z3 spent its whole budget
-            # to say unknown (11 pairs of a global bitonic step, 15 s each on the contracts' budget); unknown keeps the collision.
-            with self._scaled(1, UNWRITTEN_SHARE):
-                refined, solver_once = self._solve_once(exact + refined_by + unwritten, out, detail)
-            if refined == z3.unsat:
+        if res == z3.sat:
+            kept = self.unwritten.refine(self, exact, refined_by, query_loads, a, b, solver, out, detail)
+            if kept is None:
                 return False
-            if refined == z3.sat:
-                solver, refined_by = solver_once, refined_by + unwritten
+            solver, refined_by = kept
         if res == z3.unknown:
             if not (sink is out.hazards and self._seen_instead(a, b, out)):
                 self._undecided(first, second, solver, out)

@@ -222,17 +222,6 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             self.iter_bounds += [v >= 0, v < ITER_LIMIT]
         return v
 
-    def stranger(self, k: int) -> list:
-        """Thread k (3 and up) as any thread of any block, apart from the query's two: its
-        indices and their bounds (which a fact about it states). Its block-uniform values are
-        its block's own (`@b{k}`), its per-thread values and iterations its own."""
-        assert k > 2
-        if k not in self.tid:
-            self.tid[k] = {d: z3.Int(f"t{k}.{d}") for d in DIMS}
-            self.blocks[k] = {d: z3.Int(f"block{k}.{d}") for d in DIMS}
-        t, b = self.tid[k], self.blocks[k]
-        return [c for d in DIMS for c in (t[d] >= 0, t[d] < self.bdim[d], b[d] >= 0, b[d] < self.gdim[d])]
-
     def linear(self, k: int):
         t = self.tid[k]
         bx, by = self.bdim["x"], self.bdim["y"]

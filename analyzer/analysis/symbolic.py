@@ -168,6 +168,17 @@ class _State:
     atomics: dict = field(default_factory=dict)   # buffer -> the thread's latest atomic of it (atomic_order.py)
 
 
+def _cell_offset(offsets: dict, offset):
+    """A private cell's offset as a key: the byte offset, or ("at", n) for the n-th distinct
+    symbolic offset term in `offsets` (terms are interned: one term, one key)."""
+    if isinstance(offset, ir.Const):
+        return offset.value
+    hit = offsets.get(id(offset))
+    if hit is None:
+        hit = offsets[id(offset)] = (offset, ("at", len(offsets)))
+    return hit[1]
+
+
 def _simplify_not(t):
     if isinstance(t, ir.UnOp) and t.op == "!":
         return t.a
@@ -456,7 +467,7 @@ class SymbolicExecutor(AtomicOrder):
     def read(self, acc: ir.Access, st: _State):
         offset = self.term(acc.offset, st)
         if acc.space == ir.PRIVATE:
-            key = (acc.buffer, self._cell_offset(offset), acc.width)
+            key = (acc.buffer, _cell_offset(self._offsets, offset), acc.width)
             if key in st.private:
                 return st.private[key]
             # An element the executor lost track of holds what a store of this thread left
@@ -556,7 +567,7 @@ class SymbolicExecutor(AtomicOrder):
             # old one, an unknown function of the thread dimensions either depends on, of the
             # offset's and of the conditions under which the store runs. The element itself holds
             # the value, for reads at the same offset term.
-            at = self._cell_offset(offset)
+            at = _cell_offset(self._offsets, offset)
             dims = self.thread_dims(offset).union(*(self.thread_dims(g) for g in st.guard))
             if value is not None:
                 dims |= self.thread_dims(value)
@@ -565,16 +576,6 @@ class SymbolicExecutor(AtomicOrder):
                                               _norm(dims | self.thread_dims(st.private[key])), self.iters(), None)
             st.private[(acc.buffer, at, acc.width)] = value if value is not None else \
                 self._state(f"private:{acc.buffer}@{next(self.fresh)}", ALL_DIMS, self.iters(), None)
-
-    def _cell_offset(self, offset):
-        """A private cell's offset as a key: the byte offset, or ("at", n) for the n-th distinct
-        symbolic offset term (terms are interned: one term, one key)."""
-        if isinstance(offset, ir.Const):
-            return offset.value
-        hit = self._offsets.get(id(offset))
-        if hit is None:
-            hit = self._offsets[id(offset)] = (offset, ("at", len(self._offsets)))
-        return hit[1]
 
     def _branch(self, stmts, st: _State, cond, span) -> _State:
         sub = _State(dict(st.env), dict(st.private), st.guard + (cond,), st.divergent, st.grid_divergent,

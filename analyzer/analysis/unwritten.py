@@ -10,7 +10,7 @@ the fact stated is
 
     value == init(o)   or   some write of the buffer may touch the bytes at o,
 
-where the write's thread is any thread of any block (solver.Encoder.stranger), in any iteration,
+where the write's thread is any thread of any block (`stranger`), in any iteration,
 with the write's guard holding: an over-approximation of the writes that could come between two
 loads, so the fact holds in every execution (writes to other buffers never touch this one: distinct
 buffers do not alias, a stated assumption). Memory other than global is each block's own, so its
@@ -112,13 +112,42 @@ class UnwrittenFacts:
         """Some thread's instance of the write `w` touches bytes [o, o + width): in a thread of
         its own (fresh, one per fact: each fact's writer is its own existential)."""
         k = self._fresh(enc)
-        bounds = enc.stranger(k)
+        bounds = stranger(enc, k)
         at = as_int(enc.term(w.offset, k))
         guard = [truth(enc.term(g, k)) for g in w.guard]
         return z3.And(bounds + guard + [at < o + width, o < at + w.access.width])
 
+    def refine(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out, detail: bool):
+        """The pair checker's refinement (races.py) of a collision its exact query found, with
+        `solver` the query's: None when the facts rule it out; otherwise (the solver to read the
+        witness from, the refinements in force), refined or not."""
+        facts = self.facts(checker.exact, loads, a, b, solver.model())
+        if not facts:
+            return solver, refined_by
+        # On a share of the budget: where every write may reach every element the loads read (a
+        # sort's compare-and-swap), the facts change nothing and Z3 spent its whole budget to say
+        # unknown (11 pairs of a global bitonic step, 15 s each on the contracts' budget); unknown
+        # keeps the collision.
+        with checker._scaled(1, UNWRITTEN_SHARE):
+            res, refined = checker._solve_once(exact + refined_by + facts, out, detail)
+        if res == z3.unsat:
+            return None
+        return (refined, refined_by + facts) if res == z3.sat else (solver, refined_by)
+
     @staticmethod
     def _fresh(enc) -> int:
         k = max(enc.tid) + 1
-        enc.stranger(k)
+        stranger(enc, k)
         return k
+
+
+def stranger(enc, k: int) -> list:
+    """Thread k (3 and up) of the encoder `enc` (solver.Encoder) as any thread of any block, apart
+    from the query's two: its indices and their bounds (which a fact about it states). Its
+    block-uniform values are its block's own (`@b{k}`), its per-thread values and iterations its own."""
+    assert k > 2
+    if k not in enc.tid:
+        enc.tid[k] = {d: z3.Int(f"t{k}.{d}") for d in DIMS}
+        enc.blocks[k] = {d: z3.Int(f"block{k}.{d}") for d in DIMS}
+    t, b = enc.tid[k], enc.blocks[k]
+    return [c for d in DIMS for c in (t[d] >= 0, t[d] < enc.bdim[d], b[d] >= 0, b[d] < enc.gdim[d])]
