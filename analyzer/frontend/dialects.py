@@ -295,6 +295,22 @@ class MetalLowering(CLowering):
                                            subtract=fn == "atomic_fetch_sub_explicit"), "uint")
 
 
+def metal_position(attr: str, lanes: int) -> tuple[ir.Expr, ...] | None:
+    """The lanes of a Metal thread-position attribute on a `uint`/`uint2`/`uint3` parameter (a
+    scalar is lane x), or None for an attribute that is no per-dimension position: the grid's
+    position and size are the block's times the block extent (plus the thread's), per dimension."""
+    dims = "xyz"[:max(1, min(lanes, 3))]
+    if attr in MetalLowering._attrs:
+        prefix = MetalLowering._attrs[attr]
+        return tuple(ir.Builtin(f"{prefix}.{d}") for d in dims)
+    if attr == "thread_position_in_grid":
+        return tuple(ir.BinOp("+", ir.BinOp("*", ir.Builtin(f"bid.{d}"), ir.Builtin(f"bdim.{d}")),
+                              ir.Builtin(f"tid.{d}")) for d in dims)
+    if attr == "threads_per_grid":
+        return tuple(ir.BinOp("*", ir.Builtin(f"gdim.{d}"), ir.Builtin(f"bdim.{d}")) for d in dims)
+    return None
+
+
 # Metal's scalar thread-position attributes, for the Lark and clang front ends alike.
 METAL_SCALAR_ATTRS = {"thread_index_in_simdgroup": ir.Builtin("lane"),
                       "simdgroup_index_in_threadgroup": ir.Builtin("warp"),

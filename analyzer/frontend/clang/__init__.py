@@ -26,7 +26,14 @@ class Reading:
 
 
 def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
-    """Parse and lower one file once; the caller decides what to take (lower_clang, or auto)."""
+    """Parse and lower one file once; the caller decides what to take (lower_clang, or auto).
+    libclang runs in a forked child (isolated.py): where it crashes on a file, that file is a
+    one-line KernelraceError, never the end of kernelrace."""
+    from analyzer.frontend.clang.isolated import in_child
+    return in_child(_read, (text, lang, filename, tuple(include_dirs), tuple(macros)), filename)
+
+
+def _read(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
     parsed = parse(text, lang, filename, include_dirs, macros)   # KernelraceError: nothing to read

@@ -16,7 +16,7 @@ from analyzer.frontend.c_decls import UNSIGNED_RANGES
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import ParamStruct, Pointer, Scalar, SharedScalar
+from analyzer.frontend.c_values import ParamStruct, Pointer, Scalar, SharedScalar, Vector
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
                                              type_name)
@@ -25,7 +25,7 @@ from analyzer.frontend.clang.launches import explicit_instances, host_launches, 
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
-from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, MetalLowering
+from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
 _INCLUDE = str(INCLUDE)
@@ -342,18 +342,15 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
         ty = type_name(t)
         for attr in attrs:
-            if attr in MetalLowering._attrs:
-                prefix = MetalLowering._attrs[attr]
-                if vector_shape(ty):
-                    return self._builtin_vec(prefix)
-                return Scalar(ir.Builtin(f"{prefix}.x"), "uint")
+            shape = vector_shape(ty)
+            lanes = metal_position(attr, shape[1] if shape else 1)
+            if lanes is not None:
+                if shape and shape[1] > 3:
+                    raise Unsupported(p, f"[[{attr}]] on a {ty}")
+                # (integer conversions are the identity in the IR, as on the Lark path: ushort2 too)
+                return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
             if attr in METAL_SCALAR_ATTRS:
                 return Scalar(METAL_SCALAR_ATTRS[attr], "uint")
-            if attr == "thread_position_in_grid":
-                if vector_shape(ty):
-                    raise Unsupported(p, "vector [[thread_position_in_grid]]")
-                return Scalar(ir.BinOp("+", ir.BinOp("*", ir.Builtin("bid.x"), ir.Builtin("bdim.x")),
-                                       ir.Builtin("tid.x")), "uint")
             if attr in ("buffer", "threadgroup", "texture", "sampler"):
                 continue
             raise Unsupported(p, f"attribute [[{attr}]]")
