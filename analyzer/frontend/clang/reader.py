@@ -110,7 +110,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
         # clang recurses once per level in this process: thousands of levels overflow its stack
         raise KernelraceError(f"{filename}: brackets nested {depth} deep (the clang front end reads at most "
                               f"{MAX_BRACKET_DEPTH})")
-    args = list(_ARGS[lang])
+    args = list(_ARGS[lang]) + ["-ferror-limit=0"]   # errors in host code must not hide a kernel's
     args += ["-isystem", str(INCLUDE)] if lang != "opencl" else []
     for d in include_dirs:
         args += ["-I", str(d)]
@@ -129,6 +129,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     notes: list[str] = []
     declared: list[str] = []
     missing: dict[str, bool] = {}
+    host_cache: dict = {}
     for _ in range(6):
         unsaved = [(filename, src)] + [(f"{stubs_dir}/{h}", "") for h in stubs]
         all_args = args + ["-I", stubs_dir]
@@ -150,7 +151,8 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                 new_headers = True
                 continue
             m = _UNDECLARED.search(d.spelling)
-            if m and m.group(1) not in missing and not m.group(1).startswith("_kr"):
+            if m and m.group(1) not in missing and not m.group(1).startswith("_kr") and not _in_system(d) and \
+                    not (lang == "cuda" and _in_host_function(ci, tu, d, host_cache)):
                 missing[m.group(1)] = _called(src, d, filename)
                 new_names = True
         if new_headers:
@@ -197,6 +199,51 @@ def bracket_depth(text: str) -> int:
         elif ch in ")]}":
             depth -= 1
     return best
+
+
+def _in_system(diag) -> bool:
+    """Whether a diagnostic is in a system header or kernelrace's own (a name a host library header
+    lacks from kernelrace's small C headers is not one the user's build was to define)."""
+    f = diag.location.file
+    return f is None or _system_path(f.name)
+
+
+def _system_path(name: str) -> bool:
+    return name.startswith((str(INCLUDE), "/usr/", "/opt/")) or any(
+        part in name for part in ("/site-packages/", "/include/c++/", "/lib/gcc/", "/lib/clang/"))
+
+
+def _in_host_function(ci, tu, diag, cache: dict) -> bool:
+    """Whether a CUDA diagnostic lies in the body of a host-only function (neither __device__ nor
+    __global__) of the user's files: a name missing there is the host's business (no parse again to
+    declare it). `cache` holds, per translation unit, each file's host-only function extents."""
+    f = diag.location.file
+    if f is None:
+        return False
+    if tu not in cache:
+        cache.clear()
+        cache[tu] = _host_extents(ci, tu)
+    offset = diag.location.offset
+    return any(a <= offset <= b for a, b in cache[tu].get(f.name, ()))
+
+
+def _host_extents(ci, tu) -> dict:
+    CK = ci.CursorKind
+    fn_kinds = (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR, CK.DESTRUCTOR)
+    scopes = (CK.NAMESPACE, CK.LINKAGE_SPEC, CK.STRUCT_DECL, CK.CLASS_DECL, CK.CLASS_TEMPLATE, CK.UNEXPOSED_DECL)
+    out: dict = {}
+    stack = list(tu.cursor.get_children())
+    while stack:
+        c = stack.pop()
+        loc = c.location
+        if loc.file is None or _system_path(loc.file.name):
+            continue
+        if c.kind in scopes:
+            stack.extend(c.get_children())
+        elif c.kind in fn_kinds and c.is_definition() and not any(
+                k.kind in (CK.CUDADEVICE_ATTR, CK.CUDAGLOBAL_ATTR) for k in c.get_children()):
+            out.setdefault(loc.file.name, []).append((c.extent.start.offset, c.extent.end.offset))
+    return out
 
 
 def _function_decl(lang: str, name: str) -> str:
