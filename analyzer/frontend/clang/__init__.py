@@ -60,10 +60,8 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Re
         unclean = "clang reported errors or notes"
     elif any(k.unsupported for k in kernels):
         unclean = "a kernel clang does not lower"
-    in_kernel = next((k.unsupported for k in kernels if k.unsupported and k.unsupported[1].startswith("clang: ")),
-                     None)
-    refusal = error or file_error or parsed.missing_user_header or (
-        f"{in_kernel[0]}: {in_kernel[1][len('clang: '):]}" if in_kernel else None)
+    # An error clang reports inside a kernel makes that kernel unknown, naming it; the others are read.
+    refusal = error or file_error
     return Reading(kernels, parsed.notes, error, unclean or error, refusal)
 
 

@@ -56,8 +56,6 @@ class Parsed:
     # the same errors placed: (file, byte offset, line, column, message)
     placed: list[tuple] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)   # called, declared nowhere: declared by kernelrace
-    # `#include "x.h"` of the user's own that was not found (no -I for it): auto takes Lark's error
-    missing_user_header: str | None = None
 
 
 def _cindex():
@@ -167,9 +165,9 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                 declared.append(f"#define {name} {PARAM_PREFIX}{name}")
                 declared.append(f"{'__constant ' if lang == 'opencl' else 'constexpr '}int {PARAM_PREFIX}{name} = "
                                 f"{PARAM_SENTINEL + len(declared)};")
-    notes = [f"{where}: {h} not found: its declarations are unknown" for h, where in stubs.items()]
-    quoted = [f"{where}: include file \"{h}\" not found (give its directory with -I)" for h, where in stubs.items()
-              if re.search(rf'#\s*include\s*"{re.escape(h)}"', text)]
+    quoted = [h for h in stubs if re.search(rf'#\s*include\s*"{re.escape(h)}"', text)]
+    notes = [f"{where}: {h} not found: its declarations are unknown" + (" (give its directory with -I)" if h in quoted
+                                                                        else "") for h, where in stubs.items()]
     out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called], text)
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
                   if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
@@ -177,7 +175,6 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                   for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
                   and not _NOT_FOUND.search(d.spelling)]
     out.functions = [n for n, called in missing.items() if called]
-    out.missing_user_header = quoted[0] if quoted else None
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
