@@ -230,3 +230,20 @@ def test_metal_vector_positions_are_per_dimension():
     # column adds to one element
     assert {(r, line) for r, line in findings(report)} == {("write-after-read", 19)}
     assert all(f["kernel"] == "column_sum" for f in report["findings"])
+
+
+def test_an_assigned_scalar_parameter_is_a_local_that_starts_as_the_argument():
+    (kernel,), _ = lowered("assigned_param.cu")
+    assert kernel.unsupported is None and "beta" in kernel.params
+    code, report, err = check("assigned_param.cu", "--block-dim", "64")
+    assert code == 0 and report["findings"] == [], err
+
+
+def test_texture_fetches_are_values_and_surface_writes_unknown():
+    kernels, _ = lowered("textures.cu")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["sample_ref"].unsupported is None and by_name["sample_object"].unsupported is None
+    assert "surface memory" in by_name["paint"].unsupported[1]
+    code, report, err = check("textures.cu", "--block-dim", "64")
+    assert code == 0, err
+    assert [f["kernel"] for f in report["findings"]] == ["paint"]   # the one unknown

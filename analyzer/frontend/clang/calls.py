@@ -73,7 +73,9 @@ class ClangCalls:
         special = self.call_value(fn, args, c)
         if special is not None:
             return special
-        if fn.startswith("make_") and vector_shape(fn[5:]):
+        if fn.startswith("surf") and self.lang == "cuda" and self.from_headers(c):
+            raise Unsupported(c, f"'{fn}': surface memory is not modelled")
+        if fn.startswith("make_") and vector_shape(fn[5:]) and self.from_headers(c):
             comps = tuple(self._scalar(self.rvalue(a)) for a in args)
             if len(comps) != vector_shape(fn[5:])[1]:
                 raise Unsupported(c, f"{fn} with {len(comps)} values")
@@ -133,6 +135,8 @@ class ClangCalls:
         barrier = self.barrier(fn, c, args)
         if barrier is not None:
             return [barrier]
+        if self.lang == "cuda" and fn.startswith("surf") and self.from_headers(c):
+            raise Unsupported(c, f"'{fn}': surface memory is not modelled")
         if self.lang == "cuda":
             if fn == "__threadfence_block":
                 return []
