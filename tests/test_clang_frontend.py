@@ -247,3 +247,11 @@ def test_texture_fetches_are_values_and_surface_writes_unknown():
     code, report, err = check("textures.cu", "--block-dim", "64")
     assert code == 0, err
     assert [f["kernel"] for f in report["findings"]] == ["paint"]   # the one unknown
+
+
+def test_metal_quad_group_attributes_and_a_name_against_its_attribute():
+    (kernel,), _ = lowered("metal_quad_attrs.metal")
+    assert kernel.unsupported is None
+    code, report, err = check("metal_quad_attrs.metal", "--block-dim", "64")
+    assert code == 0, err
+    assert {(f["rule"], f["second"]["line"]) for f in report["findings"]} == {("barrier-scope", 14)}

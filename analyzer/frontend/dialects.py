@@ -300,8 +300,8 @@ def metal_position(attr: str, lanes: int) -> tuple[ir.Expr, ...] | None:
     scalar is lane x), or None for an attribute that is no per-dimension position: the grid's
     position and size are the block's times the block extent (plus the thread's), per dimension."""
     dims = "xyz"[:max(1, min(lanes, 3))]
-    if attr in MetalLowering._attrs:
-        prefix = MetalLowering._attrs[attr]
+    if attr in MetalLowering._attrs or attr == "dispatch_threads_per_threadgroup":
+        prefix = MetalLowering._attrs.get(attr, "bdim")
         return tuple(ir.Builtin(f"{prefix}.{d}") for d in dims)
     if attr == "thread_position_in_grid":
         return tuple(ir.BinOp("+", ir.BinOp("*", ir.Builtin(f"bid.{d}"), ir.Builtin(f"bdim.{d}")),
@@ -315,7 +315,13 @@ def metal_position(attr: str, lanes: int) -> tuple[ir.Expr, ...] | None:
 METAL_SCALAR_ATTRS = {"thread_index_in_simdgroup": ir.Builtin("lane"),
                       "simdgroup_index_in_threadgroup": ir.Builtin("warp"),
                       "thread_index_in_threadgroup": ir.Builtin("linear_tid"),
-                      "threads_per_simdgroup": ir.Const(32)}
+                      "threads_per_simdgroup": ir.Const(32),
+                      "thread_index_in_quadgroup": ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(4)),
+                      "quadgroup_index_in_threadgroup": ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(4)),
+                      **{f"{pre}{unit}s_per_threadgroup": ir.BinOp("/", ir.BinOp(
+                          "+", ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")),
+                                        ir.Builtin("bdim.z")), ir.Const(n - 1)), ir.Const(n))
+                         for pre in ("", "dispatch_") for unit, n in (("simdgroup", 32), ("quadgroup", 4))}}
 
 
 def lowering_for(lang: str):

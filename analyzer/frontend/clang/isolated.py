@@ -35,6 +35,9 @@ def in_child(fn, args: tuple, filename: str):
                 out = ("error", str(exc))
             except RecursionError:
                 out = ("error", f"{filename}: nested too deeply for the clang front end")
+            except Exception as exc:   # noqa: BLE001 (one line for the file, never a traceback)
+                out = ("error", f"{filename}: the clang front end could not read the file "
+                                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
             data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as f:
                 f.write(data)

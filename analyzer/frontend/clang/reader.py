@@ -67,13 +67,14 @@ def _cindex():
 
 
 def metal_attributes(text: str) -> tuple[str, list[str]]:
-    """The text with each `[[name(...)]]` renamed `_kR_name(...)` (`[[name]]`: `_kr_name`), same
+    """The text with each `[[name(...)]]` renamed ` _K_name(...)` (`[[name]]`: ` _k_name`; the space
+    parts it from a name written against it, `uint3 tid[[...]]`), same
     length, and the macro definitions the renamed names need."""
     names: dict[str, bool] = {}
 
     def one(name: str, args: str | None) -> str:
         names[name] = names.get(name, False) or bool(args)
-        return f"_kR_{name}{args.strip()}" if args else f"_kr_{name}"
+        return f" _K_{name}{args.strip()}" if args else f" _k_{name}"
 
     def sub(m: re.Match) -> str:
         new = one(m.group(1), m.group(2))
@@ -93,8 +94,8 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
     defs = []
     for name in names:
-        defs.append(f'#define _kr_{name} __attribute__((annotate("kr:{name}")))')
-        defs.append(f'#define _kR_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
+        defs.append(f'#define _k_{name} __attribute__((annotate("kr:{name}")))')
+        defs.append(f'#define _K_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
     return out, defs
 
 
@@ -149,7 +150,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                 new_headers = True
                 continue
             m = _UNDECLARED.search(d.spelling)
-            if m and m.group(1) not in missing and not m.group(1).startswith("_kr") and not _in_system(d) and \
+            if m and m.group(1) not in missing and not m.group(1).startswith(("_kr", "_k_", "_K_")) and not _in_system(d) and \
                     not (lang == "cuda" and _in_host_function(ci, tu, d, host_cache)):
                 missing[m.group(1)] = _called(src, d, filename)
                 new_names = True
