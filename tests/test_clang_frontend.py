@@ -255,3 +255,13 @@ def test_metal_quad_group_attributes_and_a_name_against_its_attribute():
     code, report, err = check("metal_quad_attrs.metal", "--block-dim", "64")
     assert code == 0, err
     assert {(f["rule"], f["second"]["line"]) for f in report["findings"]} == {("barrier-scope", 14)}
+
+
+def test_a_private_array_of_a_symbolic_size_is_zeroed_to_that_size():
+    (kernel,), _ = lowered("symbolic_private_init.cu")
+    assert kernel.unsupported is None and "READS" in kernel.params
+    from analyzer import ir
+    loops = [s for s in kernel.body if isinstance(s, ir.Loop)]
+    assert "Param(name='READS')" in repr(loops[0].cond)
+    code, report, err = check("symbolic_private_init.cu", "--block-dim", "64")
+    assert code == 0 and report["findings"] == [], err
