@@ -265,3 +265,12 @@ def test_a_private_array_of_a_symbolic_size_is_zeroed_to_that_size():
     assert "Param(name='READS')" in repr(loops[0].cond)
     code, report, err = check("symbolic_private_init.cu", "--block-dim", "64")
     assert code == 0 and report["findings"] == [], err
+
+
+def test_a_cooperative_group_passed_by_value_is_inlined_with_its_sync():
+    (kernel,), _ = lowered("group_by_value.cu")
+    assert kernel.unsupported is None
+    from analyzer import ir
+    assert sum(isinstance(s, ir.Barrier) for s in ir.walk_stmts(kernel.body)) == 2
+    code, report, err = check("group_by_value.cu", "--block-dim", "64")
+    assert code == 0 and [f["rule"] for f in report["findings"]] == ["redundant-barrier"], err

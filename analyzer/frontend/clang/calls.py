@@ -111,6 +111,8 @@ class ClangCalls:
             if len(comps) != shape[1]:
                 raise Unsupported(c, f"{ty} built from {len(comps)} values")
             return Vector(tuple(comps), ty)
+        if len(vals) == 1 and isinstance(vals[0], Group):
+            return vals[0]   # a copy (a cooperative group passed by value)
         if len(vals) == 1:
             return self._convert(vals[0], ty)
         return Scalar(ir.Call("ctor:" + ty, tuple(self._scalar(v) for v in vals)), ty)
@@ -333,9 +335,9 @@ class ClangCalls:
         self.inline_cache[key] = True   # recursion: inlined (and refused at depth)
         out = False
         for p in fn.get_children():
-            if p.kind == CK.PARM_DECL and canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
-                                                                     TK.RVALUEREFERENCE):
-                out = True
+            if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
+                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)):
+                out = True   # (a cooperative group by value: the function may synchronise it)
         if not out:
             for n in fn.walk_preorder():
                 if n.kind == CK.DECL_REF_EXPR:
