@@ -274,3 +274,12 @@ def test_a_cooperative_group_passed_by_value_is_inlined_with_its_sync():
     assert sum(isinstance(s, ir.Barrier) for s in ir.walk_stmts(kernel.body)) == 2
     code, report, err = check("group_by_value.cu", "--block-dim", "64")
     assert code == 0 and [f["rule"] for f in report["findings"]] == ["redundant-barrier"], err
+
+
+def test_shuffles_and_ranks_of_a_tile_smaller_than_a_warp():
+    kernels, _ = lowered("tile_shuffles.cu")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("tile_shuffles.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"], f["second"]["line"]) for f in report["findings"]} == {
+        ("write-after-write", "one_slot", 16)}

@@ -297,14 +297,22 @@ class ClangCalls:
                 return Scalar(ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
             if group.kind == "block":
                 return Scalar(ir.Builtin("linear_tid"), "uint")
-        if fn == "size" and group.kind == "tile":
+        if fn in ("size", "num_threads") and group.kind == "tile":
             return Scalar(ir.Const(group.size), "uint")
-        if fn.startswith("shfl") and group.kind == "tile" and group.size == 32:
+        tile = group.kind == "tile" and group.size is not None and 0 < group.size <= 32 and \
+            group.size & (group.size - 1) == 0
+        if fn == "meta_group_rank" and tile:
+            return Scalar(ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
+        if fn.startswith("shfl") and tile:
+            # a tile of a power of two up to 32 threads is a segment of its warp: CUDA's width
             vals = [self.rvalue(a) for a in args]
             from analyzer.frontend.dialects import _shuffle_source
             src = _shuffle_source(f"__{fn}_sync", [None] + [self._scalar(v) if isinstance(v, Scalar) else None
-                                                           for v in vals])
+                                                           for v in vals][:2] + [ir.Const(group.size)])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), src), "float")
+        if fn in ("any", "all", "ballot") and tile:
+            vals = [self.rvalue(a) for a in args]   # reads in the argument still happen
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids)), "uint")
         raise Unsupported(c, f"'{fn}' of a cooperative group")
 
     def group_barrier(self, group: Group, c) -> ir.Barrier:
