@@ -283,3 +283,13 @@ def test_shuffles_and_ranks_of_a_tile_smaller_than_a_warp():
     assert code == 1, err
     assert {(f["rule"], f["kernel"], f["second"]["line"]) for f in report["findings"]} == {
         ("write-after-write", "one_slot", 16)}
+
+
+def test_a_traits_constant_is_symbolic_and_the_grid_rank_is_the_global_index():
+    kernels, _ = lowered("traits_and_grid_rank.cu")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["strided"].unsupported is None and "Traits::WARPS" in by_name["strided"].params
+    assert by_name["by_rank"].unsupported is None
+    code, report, err = check("traits_and_grid_rank.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {f["kernel"] for f in report["findings"]} == {"strided"}

@@ -299,6 +299,19 @@ class ClangCalls:
                 return Scalar(ir.Builtin("linear_tid"), "uint")
         if fn in ("size", "num_threads") and group.kind == "tile":
             return Scalar(ir.Const(group.size), "uint")
+        threads = ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")), ir.Builtin("bdim.z"))
+        if fn in ("size", "num_threads") and group.kind == "block":
+            return Scalar(threads, "uint")
+        if group.kind == "grid" and fn in ("thread_rank", "size", "num_threads", "block_rank", "num_blocks"):
+            blocks = ir.BinOp("*", ir.BinOp("*", ir.Builtin("gdim.x"), ir.Builtin("gdim.y")), ir.Builtin("gdim.z"))
+            block = ir.BinOp("+", ir.Builtin("bid.x"), ir.BinOp("*", ir.Builtin("gdim.x"), ir.BinOp(
+                "+", ir.Builtin("bid.y"), ir.BinOp("*", ir.Builtin("gdim.y"), ir.Builtin("bid.z")))))
+            value = {"thread_rank": ir.BinOp("+", ir.BinOp("*", block, threads), ir.Builtin("linear_tid")),
+                     "size": ir.BinOp("*", blocks, threads), "num_threads": ir.BinOp("*", blocks, threads),
+                     "block_rank": block, "num_blocks": blocks}[fn]
+            return Scalar(value, "ulong")
+        if group.kind == "block" and fn in ("thread_index", "group_index", "group_dim", "dim_threads"):
+            return self._builtin_vec({"thread_index": "tid", "group_index": "bid"}.get(fn, "bdim"))
         tile = group.kind == "tile" and group.size is not None and 0 < group.size <= 32 and \
             group.size & (group.size - 1) == 0
         if fn == "meta_group_rank" and tile:

@@ -165,7 +165,22 @@ class ClangExprs:
         builtin = self.builtin_name(name, ref)
         if builtin is not None:
             return builtin
+        if ref is None and not name:
+            return self._dependent_member(c)
         raise Unsupported(c, f"'{name}', which is not a declared variable of the kernel")
+
+    def _dependent_member(self, c) -> Value:
+        """`Traits::WARPS_N` where Traits is a template's type parameter: a value of the type the
+        template is never given here, so a symbolic parameter named as written (as a template's
+        non-type parameter is)."""
+        words = [t.spelling for t in c.get_tokens()]
+        text = "".join(words)
+        if len(words) >= 3 and words[1::2] == ["::"] * (len(words) // 2) and len(words) % 2 == 1 and all(
+                w.isidentifier() and w != "template" for w in words[0::2]):
+            if text not in self.kernel.params:
+                self.kernel.params.append(text)
+            return Scalar(ir.Param(text), "int")
+        raise Unsupported(c, f"'{text[:60]}', a member of a template's type parameter")
 
     def _binary(self, c) -> Value:
         op = c.binary_operator.name
