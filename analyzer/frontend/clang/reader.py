@@ -42,6 +42,7 @@ _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
+_UNKNOWN_TYPE = re.compile(r"unknown type name '([A-Za-z_]\w*)'")
 
 
 @dataclass
@@ -129,6 +130,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     declared: list[str] = []
     missing: dict[str, bool] = {}
     host_cache: dict = {}
+    type_names: set[str] = set()   # names also used as types: never a number's macro
     for _ in range(6):
         unsaved = [(filename, src)] + [(f"{stubs_dir}/{h}", "") for h in stubs]
         all_args = args + ["-I", stubs_dir]
@@ -149,6 +151,9 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                 stubs[m.group(1)] = _loc(d)
                 new_headers = True
                 continue
+            m = _UNKNOWN_TYPE.search(d.spelling)
+            if m:
+                type_names.add(m.group(1))
             m = _UNDECLARED.search(d.spelling)
             if m and m.group(1) not in missing and not m.group(1).startswith(("_kr", "_k_", "_K_")) and not _in_system(d) and \
                     not (lang == "cuda" and _in_host_function(ci, tu, d, host_cache)):
@@ -160,6 +165,8 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
             break
         declared = []
         for name, called in missing.items():
+            if name in type_names:
+                continue   # a type the build or another file defines: its uses stay clang's errors
             if called:
                 declared.append(_function_decl(lang, name))
             else:
@@ -169,13 +176,14 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     quoted = [h for h in stubs if re.search(rf'#\s*include\s*"{re.escape(h)}"', text)]
     notes = [f"{where}: {h} not found: its declarations are unknown" + (" (give its directory with -I)" if h in quoted
                                                                         else "") for h, where in stubs.items()]
-    out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called], text)
+    out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called and n not in type_names],
+                 text)
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
                   if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
     out.placed = [(d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling)
                   for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
                   and not _NOT_FOUND.search(d.spelling)]
-    out.functions = [n for n, called in missing.items() if called]
+    out.functions = [n for n, called in missing.items() if called and n not in type_names]
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
