@@ -293,3 +293,22 @@ def test_a_traits_constant_is_symbolic_and_the_grid_rank_is_the_global_index():
     code, report, err = check("traits_and_grid_rank.cu", "--block-dim", "64")
     assert code == 1, err
     assert {f["kernel"] for f in report["findings"]} == {"strided"}
+
+
+def test_sizeof_a_template_parameter_is_its_bound_size():
+    kernels, _ = lowered("dependent_sizes.cu")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["pack<double>"].unsupported is None
+    assert "Const(value=8)" in repr(by_name["pack<double>"].body)   # sizeof(double) under the host's launch
+    code, report, err = check("dependent_sizes.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "overlap")}
+
+
+def test_libcu_std_names_are_the_cpp_library_s(tmp_path):
+    src = tmp_path / "limits.cu"
+    src.write_text("#include <cuda/std/limits>\n#include <cuda/std/type_traits>\n"
+                   "__global__ void k(float *o) { if (cuda::std::is_same_v<float, float>) "
+                   "o[threadIdx.x] = cuda::std::numeric_limits<float>::max(); }\n")
+    (kernel,), notes = lower_clang(src.read_text(), "cuda", str(src))
+    assert kernel.unsupported is None and notes == []

@@ -75,7 +75,8 @@ class ClangCalls:
             return special
         if fn.startswith("surf") and self.lang == "cuda" and self.from_headers(c):
             raise Unsupported(c, f"'{fn}': surface memory is not modelled")
-        if fn.startswith("make_") and vector_shape(fn[5:]) and self.from_headers(c):
+        if fn.startswith("make_") and vector_shape(fn[5:]) and (self.from_headers(c) or len(args) == vector_shape(
+                fn[5:])[1]):   # (a user's make_half4(x, y, z, w) builds the same; make_float4(s) is the user's)
             comps = tuple(self._scalar(self.rvalue(a)) for a in args)
             if len(comps) != vector_shape(fn[5:])[1]:
                 raise Unsupported(c, f"{fn} with {len(comps)} values")

@@ -100,6 +100,7 @@ class ClangExprs:
             n = evaluate_int(c)
             if n is not None:
                 return Scalar(ir.Const(n), "int")
+            return self._dependent_size(c)
         if k in (CK.COMPOUND_LITERAL_EXPR, CK.INIT_LIST_EXPR):
             return self._init_list(c)
         raise Unsupported(c, f"expression '{k.name.lower()}'")
@@ -161,13 +162,38 @@ class ClangExprs:
             if builtin is not None:
                 return builtin
             if ref.kind == CK.VAR_DECL:
+                if ref.semantic_parent is not None and ref.semantic_parent.kind != CK.TRANSLATION_UNIT and \
+                        ref.type.is_const_qualified():
+                    n = self.int_value(c)   # a constant of a library namespace (`std::is_same_v<A, B>`)
+                    if n is not None:
+                        return Scalar(ir.Const(n), "int")
                 return self.global_var(ref, c)
         builtin = self.builtin_name(name, ref)
         if builtin is not None:
             return builtin
         if ref is None and not name:
             return self._dependent_member(c)
+        n = self.int_value(c)   # a library's constant (`std::is_same_v<A, B>`, a variable template)
+        if n is not None:
+            return Scalar(ir.Const(n), "int")
         raise Unsupported(c, f"'{name}', which is not a declared variable of the kernel")
+
+    def _dependent_size(self, c) -> Value:
+        """`sizeof(T)` of a template's type parameter: the size of the type a launch binds it to, else
+        a symbolic parameter named as written, from 1 to 256 bytes."""
+        words = [t.spelling for t in c.get_tokens()]
+        if len(words) == 4 and words[0] in ("sizeof", "alignof") and words[1] == "(" and words[3] == ")" and \
+                words[2].isidentifier():
+            bound = self.template_types.get(words[2]) if words[0] == "sizeof" else None
+            size = self.size(bound) if bound else None
+            if size:
+                return Scalar(ir.Const(size), "int")
+            name = "".join(words)
+            if name not in self.kernel.params:
+                self.kernel.params.append(name)
+                self.kernel.param_ranges[name] = (1, 256)
+            return Scalar(ir.Param(name), "int")
+        raise Unsupported(c, f"'{' '.join(words)[:40]}', a size clang does not know")
 
     def _dependent_member(self, c) -> Value:
         """`Traits::WARPS_N` where Traits is a template's type parameter: a value of the type the
