@@ -312,3 +312,14 @@ def test_libcu_std_names_are_the_cpp_library_s(tmp_path):
                    "o[threadIdx.x] = cuda::std::numeric_limits<float>::max(); }\n")
     (kernel,), notes = lower_clang(src.read_text(), "cuda", str(src))
     assert kernel.unsupported is None and notes == []
+
+
+def test_a_cudaLaunchKernel_launch_is_the_kernel_s_and_is_named_in_the_output():
+    (kernel,), _ = lowered("launch_kernel_api.cu")
+    assert kernel.block_dim == {"x": 64, "y": 1, "z": 1} and kernel.grid_dim == {"x": 1, "y": 1, "z": 1}
+    code, report, err = check("launch_kernel_api.cu")
+    assert code == 0 and report["findings"] == [], err
+    assert report["kernels"][0]["assumptions"] == ["launch from host line 13: blockDim = (64,1,1), gridDim = (1,1,1)"]
+    # a --block-dim given wins, and the host's launch is then not said
+    code, report, err = check("launch_kernel_api.cu", "--block-dim", "32")
+    assert not any("host line" in a for a in report["kernels"][0].get("assumptions", []))

@@ -102,7 +102,8 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
 
     def lower(self) -> list[ir.Kernel]:
         out = []
-        launches = host_launches(self) if self.lang == "cuda" and "<<<" in self.parsed.text else {}
+        launches = host_launches(self) if self.lang == "cuda" and (
+            "<<<" in self.parsed.text or "cudaLaunchKernel" in self.parsed.text) else {}
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
@@ -450,6 +451,7 @@ def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
         k.block_dim = dict(zip("xyz", block))
         if grid is not None:
             k.grid_dim = dict(zip("xyz", grid))
+        k.host_launch = (at[(block, grid)][0], block, grid)
         out.append(k)
     return out
 
