@@ -323,3 +323,23 @@ def test_a_cudaLaunchKernel_launch_is_the_kernel_s_and_is_named_in_the_output():
     # a --block-dim given wins, and the host's launch is then not said
     code, report, err = check("launch_kernel_api.cu", "--block-dim", "32")
     assert not any("host line" in a for a in report["kernels"][0].get("assumptions", []))
+
+
+def test_a_return_inside_a_loop_of_an_inlined_function_breaks_out():
+    (kernel,), _ = lowered("return_in_loop.cu")
+    assert kernel.unsupported is None
+    from analyzer import ir
+    loops = [s for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.Loop)]
+    assert len(loops) == 2 and all(any(isinstance(t, ir.Break) for t in ir.walk_stmts(lp.body)) for lp in loops)
+    code, report, err = check("return_in_loop.cu", "--block-dim", "64")
+    assert code in (0, 1), err   # (an error or, where no witness replays through the loops, a warning)
+    assert {(f["rule"], f["second"]["line"]) for f in report["findings"]} == {("write-after-write", 18)}
+
+
+def test_cached_loads_are_reads_and_the_function_name_a_string():
+    kernels, _ = lowered("cached_loads.cu")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("cached_loads.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"], f["second"]["line"]) for f in report["findings"]} == {
+        ("write-after-read", "in_place", 12)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
-from analyzer.frontend.c_stmts import jumps_to_flag
+from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
@@ -19,6 +19,7 @@ from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
+_CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
                                              "get_local_size", "get_num_groups", "get_global_size"}
@@ -191,6 +192,10 @@ class ClangCalls:
         if self.lang == "cuda":
             if fn.startswith("curand"):
                 return self._curand(fn, args, c)
+            if fn in _CACHED_LOADS and len(args) == 1:
+                ptr = self.rvalue(args[0])   # __ldg(&p[i]): a read of p[i] through another cache
+                if isinstance(ptr, Pointer):
+                    return self.load(ptr, self.span(c))
             return CudaLowering.call_value(self, fn, args, c)
         if self.lang == "metal":
             if fn == "as_type":
@@ -494,11 +499,11 @@ class ClangCalls:
                 self.pending = outer
         finally:
             self.template_values, self.template_types = saved_t
-        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            raise Unsupported(c, f"'return' inside a loop of inlined function '{name}'")
-        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
+        if _has_return(body_ir):
             flag = self.fresh_var(f"{name}.returned")
             self.pending.append(ir.Assign(flag, ir.Const(0), span))
+            # a return inside a loop leaves its loops first (`flag = 1; break`)
+            body_ir = returns_out_of_loops(body_ir, flag)
             self.pending.extend(jumps_to_flag(body_ir, flag, span, ir.Return, _has_return))
         else:
             self.pending.extend(body_ir)

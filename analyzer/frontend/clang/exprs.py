@@ -116,6 +116,8 @@ class ClangExprs:
             n = evaluate_int(c)   # a default argument
             if n is not None:
                 return Scalar(ir.Const(n), "int")
+            if canonical(c.type).kind in (TK.CONSTANTARRAY, TK.POINTER) and type_name(c.type) == "char":
+                return Scalar(ir.Call("str:" + self.source.text(c), ()), "int")   # __func__, __FUNCTION__
         if len(kids) == 1:
             return self.value(kids[0])
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")

@@ -19,6 +19,7 @@
 #endif
 typedef unsigned long size_t;
 typedef long ptrdiff_t;
+#include "cstdint"             /* int32_t and friends: nvcc's host headers bring them */
 typedef unsigned int uint;     /* glibc's <sys/types.h> names, which nvcc's host headers bring */
 typedef unsigned short ushort;
 typedef unsigned long ulong;
@@ -77,6 +78,11 @@ template <class T> __device__ T __shfl_up(T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down(T, unsigned, int = 32);
 template <class T> __device__ T __shfl_xor(T, int, int = 32);
 template <class T> __device__ T __ldg(const T *);
+template <class T> __device__ T __ldca(const T *);
+template <class T> __device__ T __ldcg(const T *);
+template <class T> __device__ T __ldcs(const T *);
+template <class T> __device__ T __ldlu(const T *);
+template <class T> __device__ T __ldcv(const T *);
 template <class T> __device__ T __reduce_add_sync(unsigned, T);
 #define __KR_ATOMIC(name) template <class T, class U> __device__ T name(T *, U); \
     template <class T, class U> __device__ T name##_block(T *, U); template <class T, class U> __device__ T name##_system(T *, U);
