@@ -343,3 +343,11 @@ def test_cached_loads_are_reads_and_the_function_name_a_string():
     assert code == 1, err
     assert {(f["rule"], f["kernel"], f["second"]["line"]) for f in report["findings"]} == {
         ("write-after-read", "in_place", 12)}
+
+
+def test_metal_compiler_builtins_under_a_library_s_wrappers():
+    (kernel,), _ = lowered("metal_builtins.metal")
+    assert kernel.unsupported is None
+    code, report, err = check("metal_builtins.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert {f["rule"] for f in report["findings"]} == {"write-after-write", "write-after-read"}

@@ -198,6 +198,10 @@ class ClangCalls:
                     return self.load(ptr, self.span(c))
             return CudaLowering.call_value(self, fn, args, c)
         if self.lang == "metal":
+            if fn.startswith("__metal_simd_"):
+                fn = fn[len("__metal_"):]   # the compiler's builtin under a library's wrapper
+            if fn == "__metal_get_simdgroup_size":
+                return Scalar(ir.Const(32), "uint")
             if fn == "as_type":
                 return Scalar(ir.Call(f"as_type<{self.note_type(c.type)}>", tuple(
                     self._scalar(self.rvalue(a)) for a in args)), self.note_type(c.type))
