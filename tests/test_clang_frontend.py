@@ -351,3 +351,11 @@ def test_metal_compiler_builtins_under_a_library_s_wrappers():
     code, report, err = check("metal_builtins.metal", "--block-dim", "64")
     assert code == 1, err
     assert {f["rule"] for f in report["findings"]} == {"write-after-write", "write-after-read"}
+
+
+def test_a_member_of_a_specialised_traits_template_is_symbolic():
+    (kernel,), _ = lowered("specialised_traits.cu")
+    assert kernel.unsupported is None and "tile_traits<Q>::rows" in kernel.params
+    code, report, err = check("specialised_traits.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert ("write-after-write", 10) in findings(report)

@@ -34,8 +34,13 @@ class ClangDependent:
         non-type parameter is)."""
         words = [t.spelling for t in c.get_tokens()]
         text = "".join(words)
-        if len(words) >= 3 and words[1::2] == ["::"] * (len(words) // 2) and len(words) % 2 == 1 and all(
-                w.isidentifier() and w != "template" for w in words[0::2]):
+        plain = len(words) >= 3 and words[1::2] == ["::"] * (len(words) // 2) and len(words) % 2 == 1 and all(
+            w.isidentifier() and w != "template" for w in words[0::2])
+        # `traits<T, 4>::qk`: a member of a class template's specialisation on the parameters
+        specialised = len(words) >= 6 and words[-2] == "::" and words[-1].isidentifier() and "template" not in words \
+            and all(w.isidentifier() or w.isdigit() or w in ("::", "<", ">", ",") for w in words) and \
+            words.count("<") == words.count(">")
+        if plain or specialised:
             if text not in self.kernel.params:
                 self.kernel.params.append(text)
             return Scalar(ir.Param(text), "int")
