@@ -502,6 +502,9 @@ class Kernel:
     unsupported: "tuple[Span, str] | None" = None
     # The most threads a block of this kernel may have (`__launch_bounds__(N)`), when the source says.
     max_threads_per_block: int | None = None
+    # The launch in the file's host code the extents come from: (host line, block (x, y, z), grid
+    # (x, y, z) or None); shown with the kernel's assumptions while the extents are still its.
+    host_launch: "tuple[int, tuple, tuple | None] | None" = None
 
     def line(self, n: int) -> str:
         return self.source_lines[n - 1] if 0 < n <= len(self.source_lines) else ""

@@ -220,6 +220,12 @@ def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:
     """What the analysis of a kernel took as given beyond its launch: the extents set to 1 because
     the kernel never reads them, the source's launch bounds, and the user's assumptions."""
     out = [f"{d} = 1, never read" for d in kernel.defaulted_dims]
+    if kernel.host_launch is not None:
+        line, block, grid = kernel.host_launch
+        if tuple(kernel.block_dim.get(d) for d in DIMS) == tuple(block):
+            out.insert(0, f"launch from host line {line}: blockDim = ({','.join(map(str, block))})" + (
+                f", gridDim = ({','.join(map(str, grid))})"
+                if grid is not None and tuple(kernel.grid_dim.get(d) for d in DIMS) == tuple(grid) else ""))
     if grid:
         read = block_dims_read(kernel)
         out += [f"gridDim.{d} = 1, never read" for d in DIMS if d not in read and kernel.grid_dim.get(d) is None]

@@ -32,7 +32,7 @@ def lower_source(text: str, lang: str, filename: str,
     """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
     is a one-line KernelraceError. A C-family file is read by Lark or clang as `frontend` says;
     `auto`: clang where it reads the file cleanly, else Lark, else clang's reading where it reports no
-    error at file scope or in a kernel (docs/frontends.md)."""
+    error at file scope; where neither reads it, Lark's error (docs/frontends.md)."""
     if lang in C_FAMILY and frontend == "clang":
         return _clang(text, lang, filename, pp)
     if lang in C_FAMILY and frontend == "auto":

@@ -288,6 +288,42 @@ def jumps_to_flag(stmts, flag: str, span, jump: type, may_jump) -> list:
     return out
 
 
+def returns_out_of_loops(stmts, flag: str) -> list:
+    """An inlined function's body with each `return` inside a loop made `flag = 1; break` (and a
+    break out of every enclosing loop), each such loop followed by `if (flag) return`: the returns
+    left are outside loops, where jumps_to_flag guards what follows them."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Loop) and _returns(s.body):
+            out.append(ir.Loop(s.init, s.cond, s.update, _break_on_return(s.body, flag), s.span, s.id))
+            out.append(ir.If(ir.Var(flag), [ir.Return(s.span)], [], s.span))
+        elif isinstance(s, ir.If) and (_returns(s.then) or _returns(s.orelse)):
+            out.append(ir.If(s.cond, returns_out_of_loops(s.then, flag), returns_out_of_loops(s.orelse, flag), s.span))
+        else:
+            out.append(s)
+    return out
+
+
+def _break_on_return(stmts, flag: str) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Return):
+            out += [ir.Assign(flag, ir.Const(1), s.span), ir.Break(s.span)]
+        elif isinstance(s, ir.If) and (_returns(s.then) or _returns(s.orelse)):
+            out.append(ir.If(s.cond, _break_on_return(s.then, flag), _break_on_return(s.orelse, flag), s.span))
+        elif isinstance(s, ir.Loop) and _returns(s.body):
+            out.append(ir.Loop(s.init, s.cond, s.update, _break_on_return(s.body, flag), s.span, s.id))
+            out.append(ir.If(ir.Var(flag), [ir.Break(s.span)], [], s.span))
+        else:
+            out.append(s)
+    return out
+
+
+def _returns(stmts) -> bool:
+    return any(isinstance(s, ir.Return) or isinstance(s, ir.If) and (_returns(s.then) or _returns(s.orelse))
+               or isinstance(s, ir.Loop) and _returns(s.body) for s in stmts)
+
+
 def _resolve_labels(stmts: list, fresh) -> list:
     """A block's labels, and the `goto`s to them from earlier in the block (at any depth of `if`,
     not inside a loop): `goto L` sets a flag, and what follows it up to L runs only while the flag

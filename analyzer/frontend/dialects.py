@@ -295,11 +295,33 @@ class MetalLowering(CLowering):
                                            subtract=fn == "atomic_fetch_sub_explicit"), "uint")
 
 
+def metal_position(attr: str, lanes: int) -> tuple[ir.Expr, ...] | None:
+    """The lanes of a Metal thread-position attribute on a `uint`/`uint2`/`uint3` parameter (a
+    scalar is lane x), or None for an attribute that is no per-dimension position: the grid's
+    position and size are the block's times the block extent (plus the thread's), per dimension."""
+    dims = "xyz"[:max(1, min(lanes, 3))]
+    if attr in MetalLowering._attrs or attr == "dispatch_threads_per_threadgroup":
+        prefix = MetalLowering._attrs.get(attr, "bdim")
+        return tuple(ir.Builtin(f"{prefix}.{d}") for d in dims)
+    if attr == "thread_position_in_grid":
+        return tuple(ir.BinOp("+", ir.BinOp("*", ir.Builtin(f"bid.{d}"), ir.Builtin(f"bdim.{d}")),
+                              ir.Builtin(f"tid.{d}")) for d in dims)
+    if attr == "threads_per_grid":
+        return tuple(ir.BinOp("*", ir.Builtin(f"gdim.{d}"), ir.Builtin(f"bdim.{d}")) for d in dims)
+    return None
+
+
 # Metal's scalar thread-position attributes, for the Lark and clang front ends alike.
 METAL_SCALAR_ATTRS = {"thread_index_in_simdgroup": ir.Builtin("lane"),
                       "simdgroup_index_in_threadgroup": ir.Builtin("warp"),
                       "thread_index_in_threadgroup": ir.Builtin("linear_tid"),
-                      "threads_per_simdgroup": ir.Const(32)}
+                      "threads_per_simdgroup": ir.Const(32),
+                      "thread_index_in_quadgroup": ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(4)),
+                      "quadgroup_index_in_threadgroup": ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(4)),
+                      **{f"{pre}{unit}s_per_threadgroup": ir.BinOp("/", ir.BinOp(
+                          "+", ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")),
+                                        ir.Builtin("bdim.z")), ir.Const(n - 1)), ir.Const(n))
+                         for pre in ("", "dispatch_") for unit, n in (("simdgroup", 32), ("quadgroup", 4))}}
 
 
 def lowering_for(lang: str):

@@ -26,7 +26,14 @@ class Reading:
 
 
 def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
-    """Parse and lower one file once; the caller decides what to take (lower_clang, or auto)."""
+    """Parse and lower one file once; the caller decides what to take (lower_clang, or auto).
+    libclang runs in a forked child (isolated.py): where it crashes on a file, that file is a
+    one-line KernelraceError, never the end of kernelrace."""
+    from analyzer.frontend.clang.isolated import in_child
+    return in_child(_read, (text, lang, filename, tuple(include_dirs), tuple(macros)), filename)
+
+
+def _read(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
     parsed = parse(text, lang, filename, include_dirs, macros)   # KernelraceError: nothing to read
@@ -53,10 +60,8 @@ def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) 
         unclean = "clang reported errors or notes"
     elif any(k.unsupported for k in kernels):
         unclean = "a kernel clang does not lower"
-    in_kernel = next((k.unsupported for k in kernels if k.unsupported and k.unsupported[1].startswith("clang: ")),
-                     None)
-    refusal = error or file_error or parsed.missing_user_header or (
-        f"{in_kernel[0]}: {in_kernel[1][len('clang: '):]}" if in_kernel else None)
+    # An error clang reports inside a kernel makes that kernel unknown, naming it; the others are read.
+    refusal = error or file_error
     return Reading(kernels, parsed.notes, error, unclean or error, refusal)
 
 

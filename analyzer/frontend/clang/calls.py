@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
-from analyzer.frontend.c_stmts import jumps_to_flag
+from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
@@ -19,6 +19,7 @@ from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
+_CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
                                              "get_local_size", "get_num_groups", "get_global_size"}
@@ -73,7 +74,10 @@ class ClangCalls:
         special = self.call_value(fn, args, c)
         if special is not None:
             return special
-        if fn.startswith("make_") and vector_shape(fn[5:]):
+        if fn.startswith("surf") and self.lang == "cuda" and self.from_headers(c):
+            raise Unsupported(c, f"'{fn}': surface memory is not modelled")
+        if fn.startswith("make_") and vector_shape(fn[5:]) and (self.from_headers(c) or len(args) == vector_shape(
+                fn[5:])[1]):   # (a user's make_half4(x, y, z, w) builds the same; make_float4(s) is the user's)
             comps = tuple(self._scalar(self.rvalue(a)) for a in args)
             if len(comps) != vector_shape(fn[5:])[1]:
                 raise Unsupported(c, f"{fn} with {len(comps)} values")
@@ -109,6 +113,8 @@ class ClangCalls:
             if len(comps) != shape[1]:
                 raise Unsupported(c, f"{ty} built from {len(comps)} values")
             return Vector(tuple(comps), ty)
+        if len(vals) == 1 and isinstance(vals[0], Group):
+            return vals[0]   # a copy (a cooperative group passed by value)
         if len(vals) == 1:
             return self._convert(vals[0], ty)
         return Scalar(ir.Call("ctor:" + ty, tuple(self._scalar(v) for v in vals)), ty)
@@ -133,6 +139,8 @@ class ClangCalls:
         barrier = self.barrier(fn, c, args)
         if barrier is not None:
             return [barrier]
+        if self.lang == "cuda" and fn.startswith("surf") and self.from_headers(c):
+            raise Unsupported(c, f"'{fn}': surface memory is not modelled")
         if self.lang == "cuda":
             if fn == "__threadfence_block":
                 return []
@@ -184,8 +192,16 @@ class ClangCalls:
         if self.lang == "cuda":
             if fn.startswith("curand"):
                 return self._curand(fn, args, c)
+            if fn in _CACHED_LOADS and len(args) == 1:
+                ptr = self.rvalue(args[0])   # __ldg(&p[i]): a read of p[i] through another cache
+                if isinstance(ptr, Pointer):
+                    return self.load(ptr, self.span(c))
             return CudaLowering.call_value(self, fn, args, c)
         if self.lang == "metal":
+            if fn.startswith("__metal_simd_"):
+                fn = fn[len("__metal_"):]   # the compiler's builtin under a library's wrapper
+            if fn == "__metal_get_simdgroup_size":
+                return Scalar(ir.Const(32), "uint")
             if fn == "as_type":
                 return Scalar(ir.Call(f"as_type<{self.note_type(c.type)}>", tuple(
                     self._scalar(self.rvalue(a)) for a in args)), self.note_type(c.type))
@@ -291,14 +307,35 @@ class ClangCalls:
                 return Scalar(ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
             if group.kind == "block":
                 return Scalar(ir.Builtin("linear_tid"), "uint")
-        if fn == "size" and group.kind == "tile":
+        if fn in ("size", "num_threads") and group.kind == "tile":
             return Scalar(ir.Const(group.size), "uint")
-        if fn.startswith("shfl") and group.kind == "tile" and group.size == 32:
+        threads = ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")), ir.Builtin("bdim.z"))
+        if fn in ("size", "num_threads") and group.kind == "block":
+            return Scalar(threads, "uint")
+        if group.kind == "grid" and fn in ("thread_rank", "size", "num_threads", "block_rank", "num_blocks"):
+            blocks = ir.BinOp("*", ir.BinOp("*", ir.Builtin("gdim.x"), ir.Builtin("gdim.y")), ir.Builtin("gdim.z"))
+            block = ir.BinOp("+", ir.Builtin("bid.x"), ir.BinOp("*", ir.Builtin("gdim.x"), ir.BinOp(
+                "+", ir.Builtin("bid.y"), ir.BinOp("*", ir.Builtin("gdim.y"), ir.Builtin("bid.z")))))
+            value = {"thread_rank": ir.BinOp("+", ir.BinOp("*", block, threads), ir.Builtin("linear_tid")),
+                     "size": ir.BinOp("*", blocks, threads), "num_threads": ir.BinOp("*", blocks, threads),
+                     "block_rank": block, "num_blocks": blocks}[fn]
+            return Scalar(value, "ulong")
+        if group.kind == "block" and fn in ("thread_index", "group_index", "group_dim", "dim_threads"):
+            return self._builtin_vec({"thread_index": "tid", "group_index": "bid"}.get(fn, "bdim"))
+        tile = group.kind == "tile" and group.size is not None and 0 < group.size <= 32 and \
+            group.size & (group.size - 1) == 0
+        if fn == "meta_group_rank" and tile:
+            return Scalar(ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
+        if fn.startswith("shfl") and tile:
+            # a tile of a power of two up to 32 threads is a segment of its warp: CUDA's width
             vals = [self.rvalue(a) for a in args]
             from analyzer.frontend.dialects import _shuffle_source
             src = _shuffle_source(f"__{fn}_sync", [None] + [self._scalar(v) if isinstance(v, Scalar) else None
-                                                           for v in vals])
+                                                           for v in vals][:2] + [ir.Const(group.size)])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), src), "float")
+        if fn in ("any", "all", "ballot") and tile:
+            vals = [self.rvalue(a) for a in args]   # reads in the argument still happen
+            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids)), "uint")
         raise Unsupported(c, f"'{fn}' of a cooperative group")
 
     def group_barrier(self, group: Group, c) -> ir.Barrier:
@@ -329,9 +366,9 @@ class ClangCalls:
         self.inline_cache[key] = True   # recursion: inlined (and refused at depth)
         out = False
         for p in fn.get_children():
-            if p.kind == CK.PARM_DECL and canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
-                                                                     TK.RVALUEREFERENCE):
-                out = True
+            if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
+                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)):
+                out = True   # (a cooperative group by value: the function may synchronise it)
         if not out:
             for n in fn.walk_preorder():
                 if n.kind == CK.DECL_REF_EXPR:
@@ -466,11 +503,11 @@ class ClangCalls:
                 self.pending = outer
         finally:
             self.template_values, self.template_types = saved_t
-        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            raise Unsupported(c, f"'return' inside a loop of inlined function '{name}'")
-        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
+        if _has_return(body_ir):
             flag = self.fresh_var(f"{name}.returned")
             self.pending.append(ir.Assign(flag, ir.Const(0), span))
+            # a return inside a loop leaves its loops first (`flag = 1; break`)
+            body_ir = returns_out_of_loops(body_ir, flag)
             self.pending.extend(jumps_to_flag(body_ir, flag, span, ir.Return, _has_return))
         else:
             self.pending.extend(body_ir)

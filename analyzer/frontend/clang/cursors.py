@@ -86,8 +86,15 @@ def type_name(t) -> str:
                   "", t.spelling).strip() or "int"
 
 
+# Types libclang's size query crashes on (an overload set's placeholder) or has no size for.
+_NO_SIZE = {TK.OVERLOAD, TK.DEPENDENT, TK.INVALID, TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO, TK.VOID}
+
+
 def size_of_type(t) -> int | None:
-    n = canonical(t).get_size()
+    ct = canonical(t)
+    if ct.kind in _NO_SIZE or "type-parameter" in ct.spelling:
+        return None
+    n = ct.get_size()
     return n if n and n > 0 else None
 
 

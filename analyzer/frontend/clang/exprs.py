@@ -100,6 +100,7 @@ class ClangExprs:
             n = evaluate_int(c)
             if n is not None:
                 return Scalar(ir.Const(n), "int")
+            return self._dependent_size(c)
         if k in (CK.COMPOUND_LITERAL_EXPR, CK.INIT_LIST_EXPR):
             return self._init_list(c)
         raise Unsupported(c, f"expression '{k.name.lower()}'")
@@ -115,6 +116,8 @@ class ClangExprs:
             n = evaluate_int(c)   # a default argument
             if n is not None:
                 return Scalar(ir.Const(n), "int")
+            if canonical(c.type).kind in (TK.CONSTANTARRAY, TK.POINTER) and type_name(c.type) == "char":
+                return Scalar(ir.Call("str:" + self.source.text(c), ()), "int")   # __func__, __FUNCTION__
         if len(kids) == 1:
             return self.value(kids[0])
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")
@@ -161,10 +164,20 @@ class ClangExprs:
             if builtin is not None:
                 return builtin
             if ref.kind == CK.VAR_DECL:
+                if ref.semantic_parent is not None and ref.semantic_parent.kind != CK.TRANSLATION_UNIT and \
+                        ref.type.is_const_qualified():
+                    n = self.int_value(c)   # a constant of a library namespace (`std::is_same_v<A, B>`)
+                    if n is not None:
+                        return Scalar(ir.Const(n), "int")
                 return self.global_var(ref, c)
         builtin = self.builtin_name(name, ref)
         if builtin is not None:
             return builtin
+        if ref is None and not name:
+            return self._dependent_member(c)
+        n = self.int_value(c)   # a library's constant (`std::is_same_v<A, B>`, a variable template)
+        if n is not None:
+            return Scalar(ir.Const(n), "int")
         raise Unsupported(c, f"'{name}', which is not a declared variable of the kernel")
 
     def _binary(self, c) -> Value:

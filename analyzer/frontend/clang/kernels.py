@@ -16,22 +16,24 @@ from analyzer.frontend.c_decls import UNSIGNED_RANGES
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import ParamStruct, Pointer, Scalar, SharedScalar
+from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
-                                             type_name)
+                                             strip, type_name)
+from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
-from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int
+from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
-from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, MetalLowering
+from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLowering, ExprLowering):
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, AccessLowering,
+                    ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -102,7 +104,8 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
 
     def lower(self) -> list[ir.Kernel]:
         out = []
-        launches = host_launches(self) if self.lang == "cuda" and "<<<" in self.parsed.text else {}
+        launches = host_launches(self) if self.lang == "cuda" and (
+            "<<<" in self.parsed.text or "cudaLaunchKernel" in self.parsed.text) else {}
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
@@ -251,9 +254,18 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
             else:
                 self.template_types[tp.spelling] = arg if isinstance(arg, str) else "float"
         self._declare_globals()
+        body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
+        assigned = _assigned_params(body) if body is not None else set()
+        prologue: list[ir.Stmt] = []
         for p in fn.get_children():
             if p.kind == CK.PARM_DECL:
                 self._declare_param(p)
+                val = self.scopes[0].get(p.hash)
+                if p.hash in assigned and isinstance(val, Scalar):
+                    # a scalar parameter the kernel assigns: a local variable that starts as the argument
+                    local = LocalRef(self.fresh_var(p.spelling), val.ty)
+                    prologue.extend(self._assign_local(local, val, self.span(p)))
+                    self.scopes[0][p.hash] = local
         bounds = launch_bounds(self, fn)
         if bounds is not None:
             self.kernel.max_threads_per_block = bounds
@@ -261,11 +273,10 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
             wg = work_group_size(self, fn)
             if wg is not None:
                 self.kernel.block_dim = dict(zip("xyz", wg))
-        body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
         if body is None:
             raise Unsupported(fn, "kernel without a body")
         self.check_errors(fn)
-        self.kernel.body = self.block(body)
+        self.kernel.body = prologue + self.block(body)
         goto = leftover_goto(self.kernel.body)
         if goto is not None:
             raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")
@@ -342,18 +353,15 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
         ty = type_name(t)
         for attr in attrs:
-            if attr in MetalLowering._attrs:
-                prefix = MetalLowering._attrs[attr]
-                if vector_shape(ty):
-                    return self._builtin_vec(prefix)
-                return Scalar(ir.Builtin(f"{prefix}.x"), "uint")
+            shape = vector_shape(ty)
+            lanes = metal_position(attr, shape[1] if shape else 1)
+            if lanes is not None:
+                if shape and shape[1] > 3:
+                    raise Unsupported(p, f"[[{attr}]] on a {ty}")
+                # (integer conversions are the identity in the IR, as on the Lark path: ushort2 too)
+                return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
             if attr in METAL_SCALAR_ATTRS:
                 return Scalar(METAL_SCALAR_ATTRS[attr], "uint")
-            if attr == "thread_position_in_grid":
-                if vector_shape(ty):
-                    raise Unsupported(p, "vector [[thread_position_in_grid]]")
-                return Scalar(ir.BinOp("+", ir.BinOp("*", ir.Builtin("bid.x"), ir.Builtin("bdim.x")),
-                                       ir.Builtin("tid.x")), "uint")
             if attr in ("buffer", "threadgroup", "texture", "sampler"):
                 continue
             raise Unsupported(p, f"attribute [[{attr}]]")
@@ -402,6 +410,9 @@ class ClangLowering(ClangExprs, ClangStores, ClangStmts, ClangCalls, AccessLower
             device = True
         space = ir.SHARED if shared else ir.CONSTANT if constant_attr or space_of(ref.type) == ir.CONSTANT else \
             ir.GLOBAL if device or space_of(ref.type) == ir.GLOBAL else None
+        if space is None and self.lang == "cuda" and type_name(t).startswith("texture"):
+            # a texture reference: what a fetch through it gives is a value of its arguments
+            return Scalar(ir.Call(f"texture:{ref.spelling}", ()), "int")
         if space is None:
             raise Unsupported(c, f"'{ref.spelling}', a file-scope variable of the host")
         elem = self.note_type(t)
@@ -442,7 +453,27 @@ def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
         k.block_dim = dict(zip("xyz", block))
         if grid is not None:
             k.grid_dim = dict(zip("xyz", grid))
+        k.host_launch = (at[(block, grid)][0], block, grid)
         out.append(k)
+    return out
+
+
+def _assigned_params(body) -> set:
+    """The parameters (their cursors' hashes) a function body assigns, increments or decrements."""
+    out = set()
+    for n in body.walk_preorder():
+        target = None
+        if n.kind in (CK.BINARY_OPERATOR, CK.COMPOUND_ASSIGNMENT_OPERATOR):
+            if n.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR or n.binary_operator.name == "Assign":
+                target = next(iter(n.get_children()), None)
+        elif n.kind == CK.UNARY_OPERATOR and unary_op(n) in ("pre++", "pre--", "post++", "post--"):
+            target = next(iter(n.get_children()), None)
+        if target is None:
+            continue
+        target = strip(target)
+        if target.kind == CK.DECL_REF_EXPR and target.referenced is not None and \
+                target.referenced.kind == CK.PARM_DECL:
+            out.add(target.referenced.hash)
     return out
 
 

@@ -1,7 +1,8 @@
 """Launch facts in the source: `__launch_bounds__(N)` and Metal's
 `[[max_total_threads_per_threadgroup(N)]]` (the most threads a block may have), OpenCL's
 `reqd_work_group_size(x, y, z)` (the block's extents), and host code's launches
-`k<args><<<grid, block>>>(...)` with the extents clang can evaluate.
+`k<args><<<grid, block>>>(...)` and `cudaLaunchKernel((void *)k, grid, block, ...)` with the extents
+clang can evaluate.
 """
 
 from __future__ import annotations
@@ -82,29 +83,44 @@ def host_launches(lowering) -> dict:
         if fn.kind != CK.CALL_EXPR or lowering.in_headers(fn):
             continue
         kids = children(fn)
+        if fn.spelling == "cudaLaunchKernel" and lowering.from_headers(fn):
+            # cudaLaunchKernel((void *)k, grid, block, args, ...): the kernel named in the first argument
+            args = list(fn.get_arguments())
+            ref = next((n.referenced for n in args[0].walk_preorder() if n.kind == CK.DECL_REF_EXPR and
+                        n.referenced is not None and n.referenced.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE)),
+                       None) if len(args) >= 3 else None
+            if ref is not None:
+                _record(lowering, out, ref, args[1], args[2], fn)
+            continue
         if len(kids) < 2 or strip(kids[1]).kind != CK.CALL_EXPR or strip(kids[1]).spelling not in _CONFIG:
             continue
         callee = strip(kids[0])
         ref = callee.referenced
         if ref is None:
             continue
-        tmpl = ref.specialized_template
-        kernel = tmpl if tmpl is not None else ref
-        kernel = kernel.get_definition() or kernel
-        targs = []
-        for i in range(max(ref.get_num_template_arguments(), 0)):
-            kind = ref.get_template_argument_kind(i).name
-            if kind == "INTEGRAL":
-                targs.append(ref.get_template_argument_value(i))
-            elif kind == "TYPE":
-                targs.append(lowering.note_type(ref.get_template_argument_type(i)))
-            else:
-                targs.append(None)
         config = list(strip(kids[1]).get_arguments())
-        grid = _dims(config[0]) if config else None
-        block = _dims(config[1]) if len(config) > 1 else None
-        out.setdefault(kernel.hash, []).append(Launch(tuple(targs), grid, block, fn.extent.start.line, fn.extent.start.column))
+        _record(lowering, out, ref, config[0] if config else None, config[1] if len(config) > 1 else None, fn)
     return out
+
+
+def _record(lowering, out: dict, ref, grid_c, block_c, fn) -> None:
+    """One launch of the kernel `ref` names (a template's specialisation or a plain kernel)."""
+    tmpl = ref.specialized_template
+    kernel = tmpl if tmpl is not None else ref
+    kernel = kernel.get_definition() or kernel
+    targs = []
+    for i in range(max(ref.get_num_template_arguments(), 0)):
+        kind = ref.get_template_argument_kind(i).name
+        if kind == "INTEGRAL":
+            targs.append(ref.get_template_argument_value(i))
+        elif kind == "TYPE":
+            targs.append(lowering.note_type(ref.get_template_argument_type(i)))
+        else:
+            targs.append(None)
+    grid = _dims(grid_c) if grid_c is not None else None
+    block = _dims(block_c) if block_c is not None else None
+    out.setdefault(kernel.hash, []).append(Launch(tuple(targs), grid, block, fn.extent.start.line,
+                                                  fn.extent.start.column))
 
 
 def _dims(c) -> tuple | None:

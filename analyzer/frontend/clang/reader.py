@@ -42,6 +42,7 @@ _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
+_UNKNOWN_TYPE = re.compile(r"unknown type name '([A-Za-z_]\w*)'")
 
 
 @dataclass
@@ -56,8 +57,6 @@ class Parsed:
     # the same errors placed: (file, byte offset, line, column, message)
     placed: list[tuple] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)   # called, declared nowhere: declared by kernelrace
-    # `#include "x.h"` of the user's own that was not found (no -I for it): auto takes Lark's error
-    missing_user_header: str | None = None
 
 
 def _cindex():
@@ -69,13 +68,14 @@ def _cindex():
 
 
 def metal_attributes(text: str) -> tuple[str, list[str]]:
-    """The text with each `[[name(...)]]` renamed `_kR_name(...)` (`[[name]]`: `_kr_name`), same
+    """The text with each `[[name(...)]]` renamed ` _K_name(...)` (`[[name]]`: ` _k_name`; the space
+    parts it from a name written against it, `uint3 tid[[...]]`), same
     length, and the macro definitions the renamed names need."""
     names: dict[str, bool] = {}
 
     def one(name: str, args: str | None) -> str:
         names[name] = names.get(name, False) or bool(args)
-        return f"_kR_{name}{args.strip()}" if args else f"_kr_{name}"
+        return f" _K_{name}{args.strip()}" if args else f" _k_{name}"
 
     def sub(m: re.Match) -> str:
         new = one(m.group(1), m.group(2))
@@ -95,8 +95,8 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
     defs = []
     for name in names:
-        defs.append(f'#define _kr_{name} __attribute__((annotate("kr:{name}")))')
-        defs.append(f'#define _kR_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
+        defs.append(f'#define _k_{name} __attribute__((annotate("kr:{name}")))')
+        defs.append(f'#define _K_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
     return out, defs
 
 
@@ -110,7 +110,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
         # clang recurses once per level in this process: thousands of levels overflow its stack
         raise KernelraceError(f"{filename}: brackets nested {depth} deep (the clang front end reads at most "
                               f"{MAX_BRACKET_DEPTH})")
-    args = list(_ARGS[lang])
+    args = list(_ARGS[lang]) + ["-ferror-limit=0"]   # errors in host code must not hide a kernel's
     args += ["-isystem", str(INCLUDE)] if lang != "opencl" else []
     for d in include_dirs:
         args += ["-I", str(d)]
@@ -129,6 +129,8 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     notes: list[str] = []
     declared: list[str] = []
     missing: dict[str, bool] = {}
+    host_cache: dict = {}
+    type_names: set[str] = set()   # names also used as types: never a number's macro
     for _ in range(6):
         unsaved = [(filename, src)] + [(f"{stubs_dir}/{h}", "") for h in stubs]
         all_args = args + ["-I", stubs_dir]
@@ -149,8 +151,12 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                 stubs[m.group(1)] = _loc(d)
                 new_headers = True
                 continue
+            m = _UNKNOWN_TYPE.search(d.spelling)
+            if m:
+                type_names.add(m.group(1))
             m = _UNDECLARED.search(d.spelling)
-            if m and m.group(1) not in missing and not m.group(1).startswith("_kr"):
+            if m and m.group(1) not in missing and not m.group(1).startswith(("_kr", "_k_", "_K_")) and not _in_system(d) and \
+                    not (lang == "cuda" and _in_host_function(ci, tu, d, host_cache)):
                 missing[m.group(1)] = _called(src, d, filename)
                 new_names = True
         if new_headers:
@@ -159,23 +165,25 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
             break
         declared = []
         for name, called in missing.items():
+            if name in type_names:
+                continue   # a type the build or another file defines: its uses stay clang's errors
             if called:
                 declared.append(_function_decl(lang, name))
             else:
                 declared.append(f"#define {name} {PARAM_PREFIX}{name}")
                 declared.append(f"{'__constant ' if lang == 'opencl' else 'constexpr '}int {PARAM_PREFIX}{name} = "
                                 f"{PARAM_SENTINEL + len(declared)};")
-    notes = [f"{where}: {h} not found: its declarations are unknown" for h, where in stubs.items()]
-    quoted = [f"{where}: include file \"{h}\" not found (give its directory with -I)" for h, where in stubs.items()
-              if re.search(rf'#\s*include\s*"{re.escape(h)}"', text)]
-    out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called], text)
+    quoted = [h for h in stubs if re.search(rf'#\s*include\s*"{re.escape(h)}"', text)]
+    notes = [f"{where}: {h} not found: its declarations are unknown" + (" (give its directory with -I)" if h in quoted
+                                                                        else "") for h, where in stubs.items()]
+    out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called and n not in type_names],
+                 text)
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
                   if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
     out.placed = [(d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling)
                   for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
                   and not _NOT_FOUND.search(d.spelling)]
-    out.functions = [n for n, called in missing.items() if called]
-    out.missing_user_header = quoted[0] if quoted else None
+    out.functions = [n for n, called in missing.items() if called and n not in type_names]
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
@@ -197,6 +205,51 @@ def bracket_depth(text: str) -> int:
         elif ch in ")]}":
             depth -= 1
     return best
+
+
+def _in_system(diag) -> bool:
+    """Whether a diagnostic is in a system header or kernelrace's own (a name a host library header
+    lacks from kernelrace's small C headers is not one the user's build was to define)."""
+    f = diag.location.file
+    return f is None or _system_path(f.name)
+
+
+def _system_path(name: str) -> bool:
+    return name.startswith((str(INCLUDE), "/usr/", "/opt/")) or any(
+        part in name for part in ("/site-packages/", "/include/c++/", "/lib/gcc/", "/lib/clang/"))
+
+
+def _in_host_function(ci, tu, diag, cache: dict) -> bool:
+    """Whether a CUDA diagnostic lies in the body of a host-only function (neither __device__ nor
+    __global__) of the user's files: a name missing there is the host's business (no parse again to
+    declare it). `cache` holds, per translation unit, each file's host-only function extents."""
+    f = diag.location.file
+    if f is None:
+        return False
+    if tu not in cache:
+        cache.clear()
+        cache[tu] = _host_extents(ci, tu)
+    offset = diag.location.offset
+    return any(a <= offset <= b for a, b in cache[tu].get(f.name, ()))
+
+
+def _host_extents(ci, tu) -> dict:
+    CK = ci.CursorKind
+    fn_kinds = (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR, CK.DESTRUCTOR)
+    scopes = (CK.NAMESPACE, CK.LINKAGE_SPEC, CK.STRUCT_DECL, CK.CLASS_DECL, CK.CLASS_TEMPLATE, CK.UNEXPOSED_DECL)
+    out: dict = {}
+    stack = list(tu.cursor.get_children())
+    while stack:
+        c = stack.pop()
+        loc = c.location
+        if loc.file is None or _system_path(loc.file.name):
+            continue
+        if c.kind in scopes:
+            stack.extend(c.get_children())
+        elif c.kind in fn_kinds and c.is_definition() and not any(
+                k.kind in (CK.CUDADEVICE_ATTR, CK.CUDAGLOBAL_ATTR) for k in c.get_children()):
+            out.setdefault(loc.file.name, []).append((c.extent.start.offset, c.extent.end.offset))
+    return out
 
 
 def _function_decl(lang: str, name: str) -> str:

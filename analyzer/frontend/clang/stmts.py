@@ -438,10 +438,19 @@ class ClangStmts:
             return []
         if shared:
             raise Unsupported(init, "initializer of a shared array")
-        return self.array_init(ptr, init, extents, elem_size)
+        count = None
+        if None in extents and len(dim_exprs) >= len(extents):
+            # a private array sized by a symbolic value (`float r[N_READS] = {0}` in a template
+            # kernel never instantiated): the zeros run to that value
+            count = self.cond(dim_exprs[0])
+            for n in extents[1:]:
+                count = ir.BinOp("*", count, ir.Const(n))
+        return self.array_init(ptr, init, extents, elem_size, count)
 
-    def array_init(self, ptr: Pointer, init, extents, elem_size: int) -> list[ir.Stmt]:
-        """`float a[8] = {1, 2}`: each element written, the ones not given with zero (a loop)."""
+    def array_init(self, ptr: Pointer, init, extents, elem_size: int, count_expr: ir.Expr | None = None) -> list[
+            ir.Stmt]:
+        """`float a[8] = {1, 2}`: each element written, the ones not given with zero (a loop); an
+        array of a symbolic size (count_expr) the same, to that size."""
         span = self.span(init)
         flat: list = []
         stack = [strip(init)]
@@ -453,22 +462,26 @@ class ClangStmts:
                 flat.append(n)
         count = 1
         for n in extents:
-            if n is None:
+            if n is None and count_expr is None:
                 raise Unsupported(init, "initializer of an array of unknown size")
-            count *= n
+            count = count * n if n is not None and count is not None else None
         elem = Pointer(ptr.buffer, ptr.space, ptr.elem, ptr.offset)
         out: list[ir.Stmt] = []
+        if count is None:
+            if not all(_is_zero(self.source.text(strip(v))) for v in flat):
+                raise Unsupported(init, "initializer of an array of unknown size with values other than zero")
+            flat = []   # `= {0}`: every element zero, the loop below writes them
         for i, v in enumerate(flat[:count]):
             val = self.rvalue(v)
             out.extend(self.flush([self._access_stmt(
                 Pointer(elem.buffer, elem.space, elem.elem, ir.Const(i * elem_size)), True, val, span)]))
-        if len(flat) < count:
+        if count is None or len(flat) < count:
             var = self.fresh_var("init")
             body = [self._access_stmt(Pointer(elem.buffer, elem.space, elem.elem,
                                               ir.BinOp("*", ir.Var(var), ir.Const(elem_size))), True,
                                       Scalar(ir.Const(0)), span)]
             out.append(ir.Assign(var, ir.Const(len(flat)), span))
-            out.append(ir.Loop([], ir.BinOp("<", ir.Var(var), ir.Const(count)),
+            out.append(ir.Loop([], ir.BinOp("<", ir.Var(var), ir.Const(count) if count is not None else count_expr),
                                [ir.Assign(var, ir.BinOp("+", ir.Var(var), ir.Const(1)), span)], body, span,
                                next(self.loop_ids)))
         return out
@@ -477,6 +490,13 @@ class ClangStmts:
         if any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()):
             return True
         return space_of(d.type) == ir.SHARED
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text.strip().rstrip("fFuUlLhH") or "x") == 0
+    except ValueError:
+        return False
 
 
 def _addc(e: ir.Expr, off: int) -> ir.Expr:

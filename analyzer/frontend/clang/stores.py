@@ -121,16 +121,25 @@ class ClangStores:
     def copy_struct(self, target_c, src_c, span) -> list[ir.Stmt]:
         """`dst = src` for structs, member by member."""
         dst = self.struct_ref(target_c)
-        src = self.struct_ref(src_c)
+        s = strip(src_c)
+        # a vector built for a struct of as many lanes (TVM's `half4 = make_half4(a, b, c, d)`, a struct
+        # template of x, y, z, w): the lanes in the members' order
+        built = self.call(s) if s.kind == CK.CALL_EXPR and s.spelling.startswith("make_") else None
+        src = built if isinstance(built, Vector) else self.struct_ref(src_c)
         struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
         record = self.records.get(struct)
         if record is None:
             raise Unsupported(src_c, f"copy of struct '{struct}'")
         out: list[ir.Stmt] = []
-        for path, off, ty in self.struct_leaves(record):
+        leaves = list(self.struct_leaves(record))
+        if isinstance(src, Vector) and len(src.comps) != len(leaves):
+            raise Unsupported(src_c, f"struct '{struct}' built from {len(src.comps)} values")
+        for i, (path, off, ty) in enumerate(leaves):
             if ty is None or vector_shape(ty):
                 raise Unsupported(src_c, f"copy of struct '{struct}', which has an array or vector member '{path}'")
-            if isinstance(src, LocalStruct):
+            if isinstance(src, Vector):
+                val = Scalar(src.comps[i], ty)
+            elif isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
             else:
                 val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), self.span(src_c))

@@ -3,8 +3,11 @@
 #pragma once
 namespace cooperative_groups {
 struct thread_group { __device__ void sync() const; __device__ unsigned size() const; __device__ unsigned thread_rank() const; };
-struct thread_block : thread_group { __device__ dim3 group_index() const; __device__ dim3 thread_index() const; };
-struct grid_group : thread_group { __device__ bool is_valid() const; };
+struct thread_block : thread_group { __device__ dim3 group_index() const; __device__ dim3 thread_index() const;
+    __device__ dim3 group_dim() const; __device__ dim3 dim_threads() const; __device__ unsigned num_threads() const; };
+struct grid_group : thread_group { __device__ bool is_valid() const; __device__ unsigned long long block_rank() const;
+    __device__ unsigned long long num_blocks() const; __device__ unsigned long long num_threads() const;
+    __device__ unsigned long long thread_rank() const; __device__ unsigned long long size() const; };
 template <unsigned N> struct thread_block_tile : thread_group {
     __device__ unsigned meta_group_rank() const; __device__ unsigned meta_group_size() const;
     template <class T> __device__ T shfl(T, int) const; template <class T> __device__ T shfl_down(T, unsigned) const;

@@ -19,6 +19,10 @@
 #endif
 typedef unsigned long size_t;
 typedef long ptrdiff_t;
+#include "cstdint"             /* int32_t and friends: nvcc's host headers bring them */
+typedef unsigned int uint;     /* glibc's <sys/types.h> names, which nvcc's host headers bring */
+typedef unsigned short ushort;
+typedef unsigned long ulong;
 typedef int cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
@@ -74,6 +78,11 @@ template <class T> __device__ T __shfl_up(T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down(T, unsigned, int = 32);
 template <class T> __device__ T __shfl_xor(T, int, int = 32);
 template <class T> __device__ T __ldg(const T *);
+template <class T> __device__ T __ldca(const T *);
+template <class T> __device__ T __ldcg(const T *);
+template <class T> __device__ T __ldcs(const T *);
+template <class T> __device__ T __ldlu(const T *);
+template <class T> __device__ T __ldcv(const T *);
 template <class T> __device__ T __reduce_add_sync(unsigned, T);
 #define __KR_ATOMIC(name) template <class T, class U> __device__ T name(T *, U); \
     template <class T, class U> __device__ T name##_block(T *, U); template <class T, class U> __device__ T name##_system(T *, U);
@@ -118,6 +127,29 @@ extern "C" __host__ __device__ int printf(const char *, ...);
 extern "C" __host__ __device__ void __assert_fail(const char *, const char *, unsigned, const char *);
 #define assert(e) __kernelrace_assert(e)
 __host__ __device__ void __kernelrace_assert(bool);
+/* Textures: a fetch is a value (texture memory is read-only to kernels); surface writes are unknown. */
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+enum cudaSurfaceBoundaryMode { cudaBoundaryModeZero = 0, cudaBoundaryModeClamp = 1, cudaBoundaryModeTrap = 2 };
+struct textureReference { int normalized, filterMode, addressMode[3], channelDesc; };
+template <class T, int dim = 1, enum cudaTextureReadMode mode = cudaReadModeElementType>
+struct __attribute__((device_builtin_texture_type)) texture : public textureReference { };
+template <class T, int d, enum cudaTextureReadMode m> __device__ T tex1Dfetch(texture<T, d, m>, int);
+template <class T, int d, enum cudaTextureReadMode m> __device__ T tex1D(texture<T, d, m>, float);
+template <class T, int d, enum cudaTextureReadMode m> __device__ T tex2D(texture<T, d, m>, float, float);
+template <class T, int d, enum cudaTextureReadMode m> __device__ T tex3D(texture<T, d, m>, float, float, float);
+template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);
+template <class T> __device__ T tex1D(cudaTextureObject_t, float);
+template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);
+template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);
+template <class T> __device__ T tex2DLayered(cudaTextureObject_t, float, float, int);
+template <class T> __device__ T texCubemap(cudaTextureObject_t, float, float, float);
+template <class T> __device__ void surf1Dwrite(T, cudaSurfaceObject_t, int, int = 0);
+template <class T> __device__ void surf2Dwrite(T, cudaSurfaceObject_t, int, int, int = 0);
+template <class T> __device__ void surf3Dwrite(T, cudaSurfaceObject_t, int, int, int, int = 0);
+template <class T> __device__ T surf2Dread(cudaSurfaceObject_t, int, int, int = 0);
+template <class T> __device__ void surf2Dread(T *, cudaSurfaceObject_t, int, int, int = 0);
 /* Host API names, so that host code parses (kernelrace does not model them). */
 template <class T> __host__ cudaError_t cudaMalloc(T **, size_t);
 __host__ cudaError_t cudaFree(void *);

@@ -1,2 +1,3 @@
-/* kernelrace's <stdio.h>: its declarations kernelrace needs are in the prelude. */
+/* kernelrace's <stdio.h>: declarations for host code (kernelrace_libc.h). */
 #pragma once
+#include "kernelrace_libc.h"
