@@ -136,9 +136,41 @@ class KernelAnalysis:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""
         out = []
         for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else []):
-            if h.kind != kind or (h.benign and not self.strict):
+            if h.kind != kind or (h.benign and not self.strict) or h.outside is not None:
                 continue
             out.append(self._race(h, severity))
+        return out
+
+    def out_of_bounds_findings(self, rule: str, severity: str) -> list[Finding]:
+        """Findings for the collisions that exist only outside the bounds (`Hazard.outside`): at
+        the access that leaves them, naming the index and the access it then meets."""
+        out = []
+        fmt = lambda t: "(" + ",".join(str(v) for v in t) + ")"  # noqa: E731
+        for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else []):
+            o = h.outside
+            if o is None:
+                continue
+            w = h.witness
+            other = h.first if o.access is h.second else h.second
+            mine, theirs = ((w.second, w.first) if o.access is h.second else (w.first, w.second))
+            grid = w.second_block is not None
+            block_of = lambda thread: (w.second_block if thread is w.second else w.block)  # noqa: E731
+            acc = o.access.access
+            msg = messages.OUT_OF_BOUNDS.format(
+                kind="write to" if acc.is_write else "read of", buf=self.buffer_name(acc.buffer),
+                t=fmt(mine.index), b=f" of block {fmt(block_of(mine))}" if grid else "", index=o.index,
+                bound=o.bound, other=other.access.kind, t2=fmt(theirs.index),
+                b2=f" of block {fmt(block_of(theirs))}" if grid else "", l2=other.access.span.line, elem=w.element)
+            notes = [messages.OUT_OF_BOUNDS_WHY]
+            if h.data_dependent:
+                notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
+            if h.replay_failure:
+                notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
+            witness = self._witness(h)
+            witness["out_of_bounds"] = {"line": acc.span.line, "col": acc.span.col, "thread": list(o.thread),
+                                        "index": o.index, "outside": o.bound}
+            out.append(self._conditioned(h, self.finding(rule, severity, msg, self.location(o.access),
+                                                         self.location(other), witness, notes)))
         return out
 
     def _race(self, h: Hazard, severity: str) -> Finding:

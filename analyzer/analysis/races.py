@@ -30,7 +30,9 @@ from analyzer.analysis.collision_constraints import CollisionConstraints
 from analyzer.analysis.concurrency import ANY, MANY, Cfg, cuts
 from analyzer.analysis.contracts import ContractFacts
 from analyzer.analysis.disjoint import Disjointness
-from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
+from analyzer.analysis.addresses import peel_scale
+from analyzer.analysis.hazards import (KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside, PairAnalysis, Undecided,
+                                       Witness)
 from analyzer.analysis.progress import ProgressFacts
 from analyzer.analysis.telescope import TelescopeFacts
 from analyzer.analysis.tile_order import TileOrderFacts
@@ -38,7 +40,7 @@ from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.observed import Observation
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.race_condition import condition_query
-from analyzer.analysis.solver import Encoder, without_loads
+from analyzer.analysis.solver import DIMS, Encoder, as_int, without_loads
 from analyzer.analysis.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
 from analyzer.analysis.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.witnesses import WitnessSearch
@@ -193,11 +195,35 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         try:
             # Most pairs never touch the same bytes at all (measured on TVM's kernels: 9 in 10):
             # one query without interval shapes settles them, for the passes on demand too.
-            if self._never_overlap(a, b, out):
-                return False
-            return self._query_groups(a, b, entries, out, out.hazards, self.detail)
+            hit = not self._never_overlap(a, b, out) and self._query_groups(a, b, entries, out, out.hazards,
+                                                                              self.detail)
+            if not hit:
+                self._outside_bounds(a, b, entries, out)
+            return hit
         finally:
             self._current = None
+
+    def _outside_bounds(self, a: AccessEvent, b: AccessEvent, entries, out: PairAnalysis) -> None:
+        """A pair that never collides in bounds, asked again without the in-bounds facts: a
+        collision there needs an index outside a buffer or a fixed-size dimension, the
+        `out-of-bounds` finding (hazards with `outside` set), not a race. Only where bounds were
+        stated for the pair and the solver-free proof (which uses none) did not settle it; one
+        overlap query first, and the pair's order groups only when that finds an overlap."""
+        if not self.bounded or ("proved", a.access.id, b.access.id) in self._cache or self._out_of_time():
+            return
+        if not (a.bounds or b.bounds or any(self.kernel.buffers.get(e.access.buffer) is not None
+                                            and self.kernel.buffers[e.access.buffer].bounded for e in (a, b))):
+            return
+        outside = PairAnalysis()
+        self.bounded = False
+        try:
+            if not self._apart_by_solver(a, b, outside):
+                self._query_groups(a, b, entries, outside, outside.hazards, self.detail)
+        finally:
+            self.bounded = True
+            out.queries += outside.queries
+        # Undecided without the bounds: the verdict in bounds stands (no race), and nothing is said.
+        out.hazards.extend(h for h in outside.hazards if not h.benign and h.outside is not None)
 
     def _query_groups(self, a, b, entries, out: PairAnalysis, sink: list, detail: bool,
                       expect_hazard: bool = False) -> bool:
@@ -250,6 +276,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         if hit is None:
             # The solver-free proof first: it settles most pairs (see disjoint.py).
             proved = self.disjoint.apart(a, b)
+            if proved:
+                self._cache[("proved", a.access.id, b.access.id)] = True   # with no bounds at all
             if proved and CROSS_CHECK:
                 self._cross_check(a, b, out)
             hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
@@ -532,15 +560,53 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 wit.block, wit.second_block = wit.second_block, wit.block
         query = condition_query(self.exact, list(exact) + refined_by, model) if detail and not shadowed else None
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
-                           replay_failure=replay, block_state=block_state, contracts=would, query=query))
+                           replay_failure=replay, block_state=block_state, contracts=would, query=query,
+                           outside=None if self.bounded else self._outside_at(model, a, b)))
         return True
+
+    def _outside_at(self, model, a: AccessEvent, b: AccessEvent) -> Outside:
+        """Where a collision found without the in-bounds facts leaves them: the first access (a by
+        thread 1, b by thread 2) whose subscript or offset the model puts outside, and how."""
+        enc = self.exact
+        val = lambda t: model.eval(as_int(enc.term(t, k)), model_completion=True).as_long()  # noqa: E731
+        found = None
+        for e, k in ((a, 1), (b, 2)):
+            thread = tuple(enc.value_of(model, enc.tid[k][d]) for d in DIMS)
+            for idx, extent in e.bounds:
+                v = val(idx)
+                if not 0 <= v < extent:
+                    return Outside(e, thread, v, f"a dimension of {extent}")
+            buf = self.kernel.buffers.get(e.access.buffer)
+            if buf is None or not buf.bounded:
+                continue
+            off = val(e.offset)
+            elem = off // max(buf.elem_size, 1)
+            if off < 0:
+                return Outside(e, thread, elem, "the buffer, which starts at element 0")
+            if buf.size_bytes and off + e.access.width > buf.size_bytes:
+                return Outside(e, thread, elem, f"the buffer's {buf.size_bytes // max(buf.elem_size, 1)} elements")
+            scale, index = peel_scale(e.offset)
+            if scale == buf.elem_size:
+                for stride in buf.strides:
+                    v = val(self._inner(index, stride, buf.offset_param))
+                    if not 0 <= v < stride:
+                        return Outside(e, thread, v, f"a row of {stride} elements")
+                column = self._param_column(index, buf)
+                if column is not None:
+                    v, n = val(column), model.eval(enc.param(buf.param_row[0]), model_completion=True).as_long()
+                    if not 0 <= v < n * buf.param_row[1]:
+                        return Outside(e, thread, v, f"a row of {buf.param_row[0]}"
+                                       + (f" * {buf.param_row[1]}" if buf.param_row[1] != 1 else "")
+                                       + f" = {n * buf.param_row[1]} elements")
+            found = found or Outside(e, thread, elem, "its declared shape")
+        return found or Outside(a, tuple(enc.value_of(model, enc.tid[1][d]) for d in DIMS), 0, "its declared shape")
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         """The race pass's pair the solver left undecided: seen colliding in a run of the block
         (made now, once per kernel; observed.py)? Then it is that race, not unknown. (Between
         blocks, `GridChecker`, a run of one block shows nothing.)"""
-        if self.observation is None:
-            return False
+        if self.observation is None or not self.bounded:
+            return False    # (a run stays in bounds: it shows nothing of a collision outside them)
         self.observation.make()
         return self._seen(a, b, out)
 

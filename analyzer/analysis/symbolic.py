@@ -92,6 +92,8 @@ class AccessEvent:
     # the loop ended (`_ended`). Kept apart from the guard: they say nothing about which threads
     # take which branch, only that none of them looped forever on the way.
     ended: tuple = ()
+    # The access's subscripts into fixed-size dimensions (ir.Access.bounds), evaluated: (term, extent).
+    bounds: tuple = ()
 
 
 @dataclass
@@ -497,8 +499,10 @@ class SymbolicExecutor:
     def record(self, acc: ir.Access, offset, value, st: _State) -> None:
         if not self.emit or st.dead or acc.space in (ir.PRIVATE, ir.CONSTANT):
             return
+        # A subscript that reads memory is left out (evaluating it again would record its read again).
+        bounds = tuple((self.term(i, st), n) for i, n in acc.bounds if not _reads(i))
         self.result.accesses[acc.id] = AccessEvent(acc, offset, value, st.guard, tuple(self.loop_stack),
-                                                   next(self.order), st.ended)
+                                                   next(self.order), st.ended, bounds)
 
     # ---------- statements ----------
     def block(self, stmts, st: _State) -> None:
@@ -1160,3 +1164,8 @@ def fold_constant(op: str, a: int, b: int) -> int | None:
     except (ValueError, OverflowError):
         return None
     return None
+
+
+def _reads(e) -> bool:
+    """Whether an IR expression reads memory."""
+    return isinstance(e, ir.Read) or any(_reads(x) for x in ir.operands(e))
