@@ -59,6 +59,8 @@ class Outside:
     thread: tuple[int, int, int]
     index: int
     bound: str
+    k: int = 1              # the solver's thread (1 runs the pair's first site, 2 its second)
+    first: bool = False     # whether that thread is the witness's first
 
 
 @dataclass

@@ -151,8 +151,9 @@ class KernelAnalysis:
             if o is None:
                 continue
             w = h.witness
-            other = h.first if o.access is h.second else h.second
-            mine, theirs = ((w.second, w.first) if o.access is h.second else (w.first, w.second))
+            first = o.first if w.first.index == w.second.index else w.first.index == o.thread
+            other = h.second if first else h.first
+            mine, theirs = (w.first, w.second) if first else (w.second, w.first)
             grid = w.second_block is not None
             block_of = lambda thread: (w.second_block if thread is w.second else w.block)  # noqa: E731
             acc = o.access.access

@@ -559,9 +559,13 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
         query = condition_query(self.exact, list(exact) + refined_by, model) if detail and not shadowed else None
+        outside = None
+        if not self.bounded:
+            outside = self._outside_at(model, a, b)
+            outside.first = (outside.k == 1) == (first is a)
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
                            replay_failure=replay, block_state=block_state, contracts=would, query=query,
-                           outside=None if self.bounded else self._outside_at(model, a, b)))
+                           outside=outside))
         return True
 
     def _outside_at(self, model, a: AccessEvent, b: AccessEvent) -> Outside:
@@ -575,30 +579,30 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             for idx, extent in e.bounds:
                 v = val(idx)
                 if not 0 <= v < extent:
-                    return Outside(e, thread, v, f"a dimension of {extent}")
+                    return Outside(e, thread, v, f"a dimension of {extent}", k)
             buf = self.kernel.buffers.get(e.access.buffer)
             if buf is None or not buf.bounded:
                 continue
             off = val(e.offset)
             elem = off // max(buf.elem_size, 1)
             if off < 0:
-                return Outside(e, thread, elem, "the buffer, which starts at element 0")
+                return Outside(e, thread, elem, "the buffer, which starts at element 0", k)
             if buf.size_bytes and off + e.access.width > buf.size_bytes:
-                return Outside(e, thread, elem, f"the buffer's {buf.size_bytes // max(buf.elem_size, 1)} elements")
+                return Outside(e, thread, elem, f"the buffer's {buf.size_bytes // max(buf.elem_size, 1)} elements", k)
             scale, index = peel_scale(e.offset)
             if scale == buf.elem_size:
                 for stride in buf.strides:
                     v = val(self._inner(index, stride, buf.offset_param))
                     if not 0 <= v < stride:
-                        return Outside(e, thread, v, f"a row of {stride} elements")
+                        return Outside(e, thread, v, f"a row of {stride} elements", k)
                 column = self._param_column(index, buf)
                 if column is not None:
                     v, n = val(column), model.eval(enc.param(buf.param_row[0]), model_completion=True).as_long()
                     if not 0 <= v < n * buf.param_row[1]:
                         return Outside(e, thread, v, f"a row of {buf.param_row[0]}"
                                        + (f" * {buf.param_row[1]}" if buf.param_row[1] != 1 else "")
-                                       + f" = {n * buf.param_row[1]} elements")
-            found = found or Outside(e, thread, elem, "its declared shape")
+                                       + f" = {n * buf.param_row[1]} elements", k)
+            found = found or Outside(e, thread, elem, "its declared shape", k)
         return found or Outside(a, tuple(enc.value_of(model, enc.tid[1][d]) for d in DIMS), 0, "its declared shape")
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
