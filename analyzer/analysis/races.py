@@ -40,7 +40,7 @@ from analyzer.analysis.pair_shapes import DIFFERENT, PairShapes
 from analyzer.analysis.observed import Observation
 from analyzer.analysis.queries import QueryCache
 from analyzer.analysis.race_condition import condition_query
-from analyzer.analysis.solver import DIMS, Encoder, as_int, without_loads
+from analyzer.analysis.solver import DIMS, Encoder, as_int, truth, without_loads
 from analyzer.analysis.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
 from analyzer.analysis.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.witnesses import WitnessSearch
@@ -59,6 +59,9 @@ CONTRACT_BUDGET = 3
 CONTRACT_SPLITS = 2
 # KERNELRACE_CROSS_CHECK=1: every pair the solver-free proof settles is also asked of the solver.
 CROSS_CHECK = os.environ.get("KERNELRACE_CROSS_CHECK") == "1"
+# A witness keeps in bounds at most this many other accesses (outside loops) of each thread: a
+# refinement of found collisions only, whose cost grows with the accesses it states.
+EXECUTED_LIMIT = 64
 
 
 def _first(pa, pb, ea: AccessEvent, eb: AccessEvent) -> str:
@@ -200,17 +203,17 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                                                                               self.detail)
             if (len(out.hazards), len(out.undecided)) == found:
                 # (A pair that collides only with same-value writes leaves nothing either.)
-                self._outside_bounds(a, b, entries, out)
+                self._outside_bounds(a, b, lambda o: self._query_groups(a, b, entries, o, o.hazards, self.detail), out)
             return hit
         finally:
             self._current = None
 
-    def _outside_bounds(self, a: AccessEvent, b: AccessEvent, entries, out: PairAnalysis) -> None:
+    def _outside_bounds(self, a: AccessEvent, b: AccessEvent, ask, out: PairAnalysis) -> None:
         """A pair that never collides in bounds, asked again without the in-bounds facts: a
         collision there needs an index outside a buffer or a fixed-size dimension, the
         `out-of-bounds` finding (hazards with `outside` set), not a race. Only where bounds were
         stated for the pair and the solver-free proof (which uses none) did not settle it; one
-        overlap query first, and the pair's order groups only when that finds an overlap."""
+        overlap query first, and the pair's queries (`ask(analysis)`) only when that finds an overlap."""
         if not self.bounded or ("proved", a.access.id, b.access.id) in self._cache or self._out_of_time():
             return
         if not (a.bounds or b.bounds or any(self.kernel.buffers.get(e.access.buffer) is not None
@@ -220,7 +223,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         self.bounded = False
         try:
             if not self._apart_by_solver(a, b, outside):
-                self._query_groups(a, b, entries, outside, outside.hazards, self.detail)
+                ask(outside)
         finally:
             self.bounded = True
             out.queries += outside.queries
@@ -540,6 +543,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         replay = None
         # A race another one already stands for in the report gets none of the details below.
         shadowed = detail and sink is out.hazards and _shadowed(kind, first, second, sink)
+        outside = None
+        if detail and not shadowed and self.bounded:
+            # Every access the two threads execute stays in bounds too, not only the colliding two.
+            model, executed, outside = self._executed_in_bounds(solver, model, a, b)
+            refined_by += executed
         if detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
@@ -561,23 +569,92 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
         query = condition_query(self.exact, list(exact) + refined_by, model) if detail and not shadowed else None
-        outside = None
         if not self.bounded:
-            outside = self._outside_at(model, a, b)
+            outside = self._outside_at(model, [(a, 1), (b, 2)]) or Outside(a, self._thread(model, 1), 0,
+                                                                        "its declared shape", 1)
+        if outside is not None:
             outside.first = (outside.k == 1) == (first is a)
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
                            replay_failure=replay, block_state=block_state, contracts=would, query=query,
                            outside=outside))
         return True
 
-    def _outside_at(self, model, a: AccessEvent, b: AccessEvent) -> Outside:
-        """Where a collision found without the in-bounds facts leaves them: the first access (a by
-        thread 1, b by thread 2) whose subscript or offset the model puts outside, and how."""
+    def _thread(self, model, k: int) -> tuple[int, int, int]:
+        return tuple(self.exact.value_of(model, self.exact.tid[k][d]) for d in DIMS)
+
+    def _executed(self, k: int, skip: AccessEvent) -> list[AccessEvent]:
+        """The access events outside every loop with bounds to keep, but `skip` (for thread k)."""
+        return [e for e in sorted(self.ev.accesses.values(), key=lambda e: e.order)
+                if not e.loops and e is not skip and (e.bounds or self._bounded(e))][:EXECUTED_LIMIT]
+
+    def _bounded(self, e: AccessEvent) -> bool:
+        buf = self.kernel.buffers.get(e.access.buffer)
+        return buf is not None and buf.bounded
+
+    def _executed_in_bounds(self, solver, model, a: AccessEvent, b: AccessEvent):
+        """(model, facts, outside): the witness moved to one where every access outside loops that
+        either thread executes (its guard holds) stays in bounds, as the colliding two do (TVM's
+        merge_state at head_dim 256: the race on `S` with `D = 0`, where every access to `V` is
+        outside its rows), with the facts it meets; where none exists, the witness as found and
+        the access it leaves the bounds with (an out-of-bounds finding, not a race). Undecided
+        within the budget: the witness as found, nothing said."""
+        enc = self.exact
+        enc.collecting()
+        facts, events, facts_of_1 = [], [], []
+        for k, skip in ((1, a), (2, b), (1, None)):
+            for e in self._executed(k, skip):
+                bounds = self._in_bounds(e.access, e.offset, enc.term(e.offset, k), k, e.bounds)
+                if bounds:
+                    ran = [truth(enc.term(g, k)) for g in e.guard + e.ended]
+                    fact = z3.Implies(z3.And(*ran), z3.And(*bounds)) if ran else z3.And(*bounds)
+                    if skip is None:
+                        facts_of_1.append(fact)
+                    else:
+                        facts.append(fact)
+                        events.append((e, k))
+        facts += enc.needed()
+        if not events or all(z3.is_true(model.eval(f, model_completion=True)) for f in facts):
+            return model, [], None
+        solver.push()
+        solver.add(*facts)
+        res = solver.check()
+        if res == z3.sat:
+            # A wish besides: the block's first and last threads in bounds too (a run of the whole
+            # block, `kernelrace confirm`, executes theirs: `V[tx * 4 + row * D]` wants D >= 4 *
+            # blockDim.x). Thread 1's facts at those threads; unsatisfiable, the witness stays.
+            wish = self._block_corners(facts_of_1)
+            solver.push()
+            solver.add(*wish)
+            if wish and solver.check() == z3.sat:
+                # (The race's condition keeps to the two threads' facts: the corners' products of
+                # extents leave ISL's quasi-affine sets.)
+                return solver.model(), facts, None
+            solver.pop()
+            solver.check()
+            return solver.model(), facts, None
+        solver.pop()
+        if res == z3.unsat:
+            self.bounded = False    # the index as the model has it
+            try:
+                return model, [], self._outside_at(model, events)
+            finally:
+                self.bounded = True
+        return model, [], None
+
+    def _block_corners(self, facts: list) -> list:
+        """Thread 1's `facts` at the block's first thread and at its last."""
+        enc = self.exact
+        tid = [enc.tid[1][d] for d in DIMS]
+        corners = ([(t, z3.IntVal(0)) for t in tid], [(t, enc.bdim[d] - 1) for t, d in zip(tid, DIMS)])
+        return [z3.substitute(f, *corner) for corner in corners for f in facts]
+
+    def _outside_at(self, model, events) -> Outside | None:
+        """Where a collision found without the in-bounds facts leaves them: the first access of
+        `events` ((event, solver thread)) whose subscript or offset the model puts outside, and how."""
         enc = self.exact
         val = lambda t: model.eval(as_int(enc.term(t, k)), model_completion=True).as_long()  # noqa: E731
-        found = None
-        for e, k in ((a, 1), (b, 2)):
-            thread = tuple(enc.value_of(model, enc.tid[k][d]) for d in DIMS)
+        for e, k in events:
+            thread = self._thread(model, k)
             for idx, extent in e.bounds:
                 v = val(idx)
                 if not 0 <= v < extent:
@@ -604,8 +681,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                         return Outside(e, thread, v, f"a row of {buf.param_row[0]}"
                                        + (f" * {buf.param_row[1]}" if buf.param_row[1] != 1 else "")
                                        + f" = {n * buf.param_row[1]} elements", k)
-            found = found or Outside(e, thread, elem, "its declared shape", k)
-        return found or Outside(a, tuple(enc.value_of(model, enc.tid[1][d]) for d in DIMS), 0, "its declared shape")
+        return None
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         """The race pass's pair the solver left undecided: seen colliding in a run of the block
