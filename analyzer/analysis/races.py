@@ -543,11 +543,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         replay = None
         # A race another one already stands for in the report gets none of the details below.
         shadowed = detail and sink is out.hazards and _shadowed(kind, first, second, sink)
-        outside = None
+        outside, executed, scopes = None, [], 0
         if detail and not shadowed and self.bounded:
             # Every access the two threads execute stays in bounds too, not only the colliding two.
-            model, executed, outside = self._executed_in_bounds(solver, model, a, b)
-            refined_by += executed
+            found_model = model
+            model, executed, scopes, outside = self._executed_in_bounds(solver, model, a, b)
         if detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
@@ -559,6 +559,17 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             model, warps = self._readable(solver, model, a, b)
             space = a.access.space if sink is not out.hazards else None
             model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
+            if executed and replay is not None:
+                # No witness in bounds that replays: the search again from the collision as found
+                # (the race stands either way; a replayed witness makes it an error).
+                for _ in range(scopes):
+                    solver.pop()
+                solver.check()
+                solver.push()
+                model, warps = self._readable(solver, found_model, a, b)
+                model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
+                executed = []
+            refined_by += executed
         # One more query, on the full budget: do the contracts turned off rule the collision out?
         would = dormant_used if dormant and not shadowed and self._refuted(solver, dormant, False, model) else ()
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
@@ -592,13 +603,15 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         return buf is not None and buf.bounded
 
     def _executed_in_bounds(self, solver, model, a: AccessEvent, b: AccessEvent):
-        """(model, facts, outside): the witness moved to one where every access outside loops that
-        either thread executes (its guard holds) stays in bounds, as the colliding two do (TVM's
-        merge_state at head_dim 256: the race on `S` with `D = 0`, where every access to `V` is
-        outside its rows), with the facts it meets; where none exists, the witness as found and
+        """(model, facts, scopes, outside): the witness moved to one where every access outside
+        loops that either thread executes (its guard holds) stays in bounds, as the colliding two
+        do (TVM's merge_state at head_dim 256: the race on `S` with `D = 0`, where every access to
+        `V` is outside its rows), with the facts it meets (pushed on `solver` in `scopes` scopes,
+        which the caller pops should no witness of them replay); where none exists, the witness as found and
         the access it leaves the bounds with (an out-of-bounds finding, not a race). Undecided
         within the budget: the witness as found, nothing said."""
         enc = self.exact
+        marks = enc._mark, enc._using
         enc.collecting()
         facts, events, facts_of_1 = [], [], []
         for k, skip in ((1, a), (2, b), (1, None)):
@@ -612,9 +625,19 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                     else:
                         facts.append(fact)
                         events.append((e, k))
+        # What the query's model stands on (its loads and loop state, read by the witness and its
+        # replay) stays the query's, with the facts' own added.
+        kept = enc.last_loads, enc.last_state, enc.last_base
         facts += enc.needed()
-        if not events or all(z3.is_true(model.eval(f, model_completion=True)) for f in facts):
-            return model, [], None
+        enc._mark, enc._using = marks
+        loads, state, base = enc.last_loads, enc.last_state, enc.last_base
+        enc.last_loads, enc.last_state, enc.last_base = kept
+        # (Evaluated without completion: completing would change the model, which the witness is read from.)
+        if not events or all(z3.is_true(model.eval(f)) for f in facts):
+            return model, [], 0, None
+        enc.last_loads = kept[0] + [x for x in loads if all(x.get_id() != y.get_id() for y in kept[0])]
+        enc.last_state = kept[1] + [x for x in state if all(x.get_id() != y.get_id() for y in kept[1])]
+        enc.last_base = kept[2] | base
         solver.push()
         solver.add(*facts)
         res = solver.check()
@@ -628,18 +651,18 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if wish and solver.check() == z3.sat:
                 # (The race's condition keeps to the two threads' facts: the corners' products of
                 # extents leave ISL's quasi-affine sets.)
-                return solver.model(), facts, None
+                return solver.model(), facts, 2, None
             solver.pop()
             solver.check()
-            return solver.model(), facts, None
+            return solver.model(), facts, 1, None
         solver.pop()
         if res == z3.unsat:
             self.bounded = False    # the index as the model has it
             try:
-                return model, [], self._outside_at(model, events)
+                return model, [], 0, self._outside_at(model, events)
             finally:
                 self.bounded = True
-        return model, [], None
+        return model, [], 0, None
 
     def _block_corners(self, facts: list) -> list:
         """Thread 1's `facts` at the block's first thread and at its last."""
