@@ -499,10 +499,8 @@ class SymbolicExecutor:
     def record(self, acc: ir.Access, offset, value, st: _State) -> None:
         if not self.emit or st.dead or acc.space in (ir.PRIVATE, ir.CONSTANT):
             return
-        # A subscript that reads memory is left out (evaluating it again would record its read again).
-        bounds = tuple((self.term(i, st), n) for i, n in acc.bounds if not _reads(i))
         self.result.accesses[acc.id] = AccessEvent(acc, offset, value, st.guard, tuple(self.loop_stack),
-                                                   next(self.order), st.ended, bounds)
+                                                   next(self.order), st.ended, _subscripts(self, acc, st))
 
     # ---------- statements ----------
     def block(self, stmts, st: _State) -> None:
@@ -1164,6 +1162,12 @@ def fold_constant(op: str, a: int, b: int) -> int | None:
     except (ValueError, OverflowError):
         return None
     return None
+
+
+def _subscripts(executor: "SymbolicExecutor", acc: ir.Access, st) -> tuple:
+    """An access's subscripts (ir.Access.bounds) evaluated, but those that read memory (evaluating
+    one again would record its read again)."""
+    return tuple((executor.term(i, st), n) for i, n in acc.bounds if not _reads(i))
 
 
 def _reads(e) -> bool:
