@@ -64,12 +64,14 @@ class OutOfBounds:
                                             and self.kernel.buffers[e.access.buffer].bounded for e in (a, b))):
             return
         outside = PairAnalysis()
-        self.bounded = False
+        # Undecided here leaves the verdict in bounds as it is: no escalation is spent, which the
+        # race pass's own undecided queries may need (each kernel has a few).
+        self.bounded, escalations, self.escalations = False, self.escalations, 0
         try:
             if not self._apart_by_solver(a, b, outside):
                 ask(outside)
         finally:
-            self.bounded = True
+            self.bounded, self.escalations = True, escalations
             out.queries += outside.queries
         # Undecided without the bounds: the verdict in bounds stands (no race), and nothing is said.
         out.hazards.extend(h for h in outside.hazards if not h.benign and h.outside is not None)
