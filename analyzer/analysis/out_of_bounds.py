@@ -91,8 +91,8 @@ class OutOfBounds:
     def _kept_in_bounds(self, solver, model, replay, warps, a, b, off1, off2, space, out: PairAnalysis):
         """(model, replay failure, warps, facts, outside) for a race's witness once found and
         replayed: where an access its threads execute leaves the bounds, the witness asked again
-        with them (`_executed_in_bounds`), made readable and replayed as the first was; kept as
-        it was when no such witness replays (the race stands either way). Asked last, so that a
+        with them (`_executed_in_bounds`), made readable and replayed as the first was, and taken
+        when it replays; kept as it was otherwise (the race stands either way). Asked last, so that a
         witness already in bounds is the one the search found without them."""
         refined, facts, scopes, outside = self._executed_in_bounds(solver, model, a, b)
         if not facts:
@@ -102,7 +102,7 @@ class OutOfBounds:
         again, again_replay = self._replayed(solver, again, a, b, off1, off2, space, out)
         for _ in range(scopes):
             solver.pop()
-        if again_replay is None or replay is not None:
+        if again_replay is None:
             return again, again_replay, again_warps, facts, None
         return model, replay, warps, [], None
 
