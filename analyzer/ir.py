@@ -465,6 +465,11 @@ class Buffer:
     # pointer has no shape: it may point into an array, and any offset, negative ones included,
     # may be its own.
     declared: bool = False
+    # The shape is the host's (TVM's buffers, from the build's host code): accesses inside it are
+    # a stated assumption there (`-v` lists the pairs apart only by it), not an out-of-bounds
+    # finding: the host binds the kernel's tensors, and an index outside needs a launch parameter
+    # (a page id) no host passes.
+    host_shape: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
     # The extent of the last axis of a declared shape of two or more dimensions (an int, or the
     # scalar parameter holding it): the axis buffer contracts speak of (analysis/contracts.py).

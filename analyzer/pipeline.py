@@ -604,7 +604,7 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         buf.last_extent = last if isinstance(last, int) or last in kernel.params else None
         if len(shape) > 1 and buf.last_extent is None:
             buf.last_extent = "?"
-        buf.declared = True
+        buf.declared = buf.host_shape = True
 
 
 def param_grid(params: dict[str, list[Any]]) -> list[dict[str, Any]]:

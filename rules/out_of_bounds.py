@@ -11,7 +11,9 @@ that leaves the bounds, the index it uses in the witness, the dimension it leave
 and parameters the witness needs; it is reported instead of a race, once per pair of accesses.
 
 A race that also exists in bounds stays a race (`write-after-read`, `read-after-write`,
-`write-after-write`), with a witness in bounds.
+`write-after-write`), with a witness in bounds. The shapes a TVM build's host code declares bound
+the indices too, but as a stated assumption: a pair apart only by them is listed by `-v`, not
+reported (an index outside needs a launch parameter, a page id, that the host never passes).
 
 ## Why is this bad?
 An access outside its array is a bug of its own: undefined behaviour in C, CUDA, Metal and OpenCL,

@@ -65,10 +65,10 @@ class OutOfBounds:
         if not self.bounded or ("proved", a.access.id, b.access.id) in self._cache or self._out_of_time():
             return
         buf = self.kernel.buffers.get(a.access.buffer)
-        if buf is not None and (buf.param_row or buf.extent_params):
-            # A symbolic shape (TVM's `(N, H, D)`): without its rows the flattened products are
-            # nonlinear, and each query ran to its budget (TVM's corpus several times slower).
-            # Its bounds stay a stated assumption there, which `-v` lists (`rests_on_bounds`).
+        if buf is not None and (buf.param_row or buf.extent_params or buf.host_shape):
+            # A host's shape (TVM's, ir.Buffer.host_shape) is a stated assumption, which `-v`
+            # lists (`rests_on_bounds`). (Without a symbolic shape's rows, `(N, H, D)`, the
+            # flattened products were nonlinear too, and each query ran to its budget.)
             return
         if not (a.bounds or b.bounds or (buf is not None and buf.bounded)):
             return
