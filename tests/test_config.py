@@ -395,4 +395,6 @@ def test_check_include_directories_from_the_configuration(tmp_path, monkeypatch,
     assert code == 1, err
     assert [(f["rule"], f["second"]["line"]) for f in report["findings"]] == [("read-after-write", 5)]
     code, _, err = cli("check", "k.cu", "--no-config", "--block-dim", "64")
-    assert code == 2 and 'include file "tile.cuh" not found' in err
+    # Without the configuration's include folder the header is a note, and TILE a symbolic
+    # parameter the note names (issue 41): the race is still found, under a condition on TILE.
+    assert code == 1 and "tile.cuh not found" in err and "-D TILE=VALUE" in err

@@ -1,18 +1,22 @@
 """Pairs the solver cannot decide, looked for in a run of the block (analyzer/analysis/observed.py).
 
-A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, keeps some of its
+A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, kept some of its
 shared-memory pairs past the small budget these tests give (at the default budget the solver
-decides them all: power_bits.py). Without its inner barrier the sort races at once in a run: for
+decides them all: power_bits.py); the first test leaves every query undecided, whichever the
+solver decides. Without its inner barrier the sort races at once in a run: for
 those pairs kernelrace reports that race, with the run's threads, iterations and element, instead
 of `unknown`. With the barrier, the run shows nothing and the pairs stay unknown, never clean.
 """
 
 import json
 
+import z3
 from conftest import TESTS, cli_in_process
 
 from analyzer.analysis import contracts
 from analyzer.analysis.observed import Observation
+from analyzer.analysis.queries import Answer
+from analyzer.analysis.solver_budget import SolverBudget
 from analyzer.frontend import lower_source
 
 SORTS = TESTS / "handwritten" / "cuda"
@@ -31,7 +35,11 @@ def _address(line_text: str, col: int, tid: int, stride: int) -> int:
     return tid ^ stride if line_text[col - 1:].startswith("s[ixj]") else tid
 
 
-def test_the_sort_without_its_barrier_races_in_a_run_with_the_runs_witness():
+def test_the_sort_without_its_barrier_races_in_a_run_with_the_runs_witness(monkeypatch):
+    # Every query out of its budget, as on a slower solver: which pairs the small budget leaves
+    # undecided moves with the encoding (the merged analysis of 2026-12-06 decided them all).
+    monkeypatch.setattr(SolverBudget, "_solve_once",
+                        lambda self, constraints, out, live, tactic="preprocess": (z3.unknown, Answer(z3.unknown, None, "budget")))
     path = SORTS / "bitonic_sort_shared_no_sync.cu"
     lines = path.read_text().splitlines()
     races = [f for f in _report(path)["findings"] if f["rule"] in ("read-after-write", "write-after-read",
