@@ -62,7 +62,8 @@ class UnwrittenFacts:
         picked = []
         for app in loads:
             sym, k = enc.loads.get(app.get_id(), (None, 0))
-            if sym is None or not sym.name[4:].isdigit() or int(sym.name[4:]) in skip:
+            if sym is None or not sym.name.startswith("load") or not sym.name[4:].isdigit() \
+                    or int(sym.name[4:]) in skip:
                 continue
             e = self.events.get(int(sym.name[4:]))
             if e is not None and e.access.buffer in self.writes and not e.access.is_write:
