@@ -65,7 +65,8 @@ def test_no_fixture_race_escapes_the_static_analysis():
     known = ("the block extent x is symbolic", "elements of", "the function twice",
              "curand_", "result of __syncthreads_count")
     assert [s for s in skipped if not any(k in s for k in known)] == []
-    assert totals["ran"] >= 150 and len(skipped) <= 18
+    # (20: the two opencl/segments fixtures give the grid only, so the block extent is symbolic)
+    assert totals["ran"] >= 150 and len(skipped) <= 20
     # the oracle sees races: most static findings happen under one of the schedules
     assert totals["static_observed"] >= 0.8 * totals["static"]
 
