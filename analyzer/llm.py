@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.tvm.corpus import DECODE, GENERIC, KV, PAGE, PREFILL, ROPE, TREE
+from analyzer.tvm.reference_model import config_json
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, NOTE, WARNING, KernelResult
 
@@ -157,20 +158,7 @@ def select(all_entries: list[Entry], only: str | None) -> list[Entry]:
 def read_model_config(path: str) -> dict[str, Any]:
     """The shape fields a Hugging Face style config.json gives; a one-line error naming the file and
     the key when it cannot be read or a key is missing or bad."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KernelraceError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KernelraceError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise KernelraceError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if not isinstance(data, dict):
-        raise KernelraceError(f"{path}: expected a JSON object (a Hugging Face config.json)")
-    # Multimodal configs (Gemma 3, Llama 4, ...) keep the language model's shape under text_config.
-    if "num_attention_heads" not in data and isinstance(data.get("text_config"), dict):
-        data = {**data, **data["text_config"]}
+    data = config_json(path)
 
     def integer(key: str, required: bool = False, positive: bool = True) -> int | None:
         if key not in data or data[key] is None:

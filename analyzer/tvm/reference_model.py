@@ -54,9 +54,9 @@ class ModelShape:
         return asdict(self)
 
 
-def read_config(path: str, dtype: str | None = None) -> ModelShape:
-    """The reference model's shape from a Hugging Face style config.json; a one-line error naming
-    the file and the key when a key is missing or bad."""
+def config_json(path: str) -> dict[str, Any]:
+    """A Hugging Face style config.json as a dict (a multimodal one's language model merged in);
+    a one-line error naming the file when it cannot be read or is not a JSON object."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -67,8 +67,16 @@ def read_config(path: str, dtype: str | None = None) -> ModelShape:
         raise KernelraceError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(data, dict):
         raise KernelraceError(f"{path}: expected a JSON object (a Hugging Face config.json)")
+    # Multimodal configs (Gemma 3, Llama 4, ...) keep the language model's shape under text_config.
     if "num_attention_heads" not in data and isinstance(data.get("text_config"), dict):
         data = {**data, **data["text_config"]}
+    return data
+
+
+def read_config(path: str, dtype: str | None = None) -> ModelShape:
+    """The reference model's shape from a Hugging Face style config.json; a one-line error naming
+    the file and the key when a key is missing or bad."""
+    data = config_json(path)
     kind = str(data.get("model_type") or "llama")
     if kind not in FAMILIES:
         raise KernelraceError(f"{path}: key 'model_type': {json.dumps(kind)} is not a decoder-only family the "
