@@ -184,6 +184,10 @@ class Access:
     atomic_op: str = ""
     scope: str = ""
     step: int = 0   # what an atomic increment or decrement adds (negative for a decrement)
+    # The subscripts of fixed-size dimensions the access goes through, each with its extent
+    # (`t[i][j]` of `float t[32][33]`: (i, 32), (j, 33)), where the front end knows them: in
+    # bounds, 0 <= i < extent, whatever the flattened offset allows.
+    bounds: tuple[tuple["Expr", int], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -442,8 +446,9 @@ class Buffer:
     elem_type: str
     elem_size: int
     size_bytes: int | None = None   # fixed-size arrays (shared, private); None for parameters
-    # Declared shape, when known (TVM builds): constant row strides in elements, and the parameter
-    # holding the buffer's element offset. In-bounds accesses keep each inner index below its stride.
+    # Declared shape, when known (TVM builds; WGSL and SPIR-V nested arrays): constant row strides
+    # in elements, and the parameter holding the buffer's element offset. In-bounds accesses keep
+    # each inner index below its stride. (The C family says its subscripts: ir.Access.bounds.)
     strides: tuple[int, ...] = ()
     # The innermost dimension whose extent is a scalar parameter, and the constant number of
     # elements below it: rows of `param * elements`, each in-bounds index inside one.
@@ -452,9 +457,19 @@ class Buffer:
     # Scalar parameters among the declared extents (TVM builds): a row split by one of them keeps
     # its column inside that dimension.
     extent_params: frozenset[str] = frozenset()
-    # Whether accesses may be assumed inside the buffer: a declared shape (TVM's buffers) or a
-    # fixed size (arrays). A raw pointer has no shape: any offset, negative ones included.
+    # Whether the language puts the buffer's start at offset 0 and its dimensions where `strides`
+    # says: a declared shape (TVM's buffers), a binding (a Vulkan or WebGPU storage buffer, also
+    # runtime-sized: `array<array<f32, 3>>` has rows of 3), an OpenCL `__global` argument (a
+    # cl_mem's start). An access outside is undefined (or, in WGSL, not the element meant): a
+    # collision that needs one is the `out-of-bounds` finding, not a race. A raw CUDA or Metal
+    # pointer has no shape: it may point into an array, and any offset, negative ones included,
+    # may be its own.
     declared: bool = False
+    # The shape is the host's (TVM's buffers, from the build's host code): accesses inside it are
+    # a stated assumption there (`-v` lists the pairs apart only by it), not an out-of-bounds
+    # finding: the host binds the kernel's tensors, and an index outside needs a launch parameter
+    # (a page id) no host passes.
+    host_shape: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
     # The extent of the last axis of a declared shape of two or more dimensions (an int, or the
     # scalar parameter holding it): the axis buffer contracts speak of (analysis/contracts.py).

@@ -5,6 +5,17 @@ RACE = {
     "read-after-write": "read of {buf}[{elem}] ({mem}) by thread {t2} may see or miss the write by thread {t1} at line {l1}",
     "write-after-write": "write to {buf}[{elem}] ({mem}) by thread {t2} races with the write by thread {t1} at line {l1}",
 }
+# A collision that exists only outside the bounds (rules/out_of_bounds.py): the access that leaves
+# them, the index, and the access it then collides with.
+OUT_OF_BOUNDS = ("{kind} {buf} by thread {t}{b} uses index {index}, outside {bound}, and only there meets the "
+                 "{other} by thread {t2}{b2} at line {l2} ({buf}[{elem}])")
+# ... or needs another access of one of the two threads outside them (every witness does).
+OUT_OF_BOUNDS_ELSEWHERE = ("{kind2} {buf2}[{elem}] by thread {t2}{b2} and the {kind1} by thread {t1}{b1} at line "
+                           "{l1} collide only where {kind} {buf} at line {l} by thread {t} uses index {index}, "
+                           "outside {bound}")
+OUT_OF_BOUNDS_WHY = ("in bounds no two threads collide here: the collision needs an access outside what the "
+                     "language defines (undefined behaviour in C, CUDA, Metal and OpenCL; another element than "
+                     "the one written in WGSL and SPIR-V), not a missing barrier")
 # Races between blocks (analyzer/analysis/grid.py): the threads named with their blocks.
 RACE_GRID = {
     "write-after-read": "write to {buf}[{elem}] ({mem}) by thread {t2} of block {b2} may land before thread {t1} of "

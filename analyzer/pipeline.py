@@ -274,7 +274,7 @@ def _contracts(kernel: ir.Kernel, evaluation, options: Options) -> list:
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
-    """One finding per rule and pair of source lines: the lanes of a vector access, or the four
+    """One finding per rule and pair of source lines (an out-of-bounds one per line): the lanes of a vector access, or the four
     reads of one `make_float4(...)`, are one problem to the reader. Of several, the first whose
     witness replayed (a site against itself may collide in two orders and in one iteration, and
     only some of those queries find a witness that runs)."""
@@ -282,6 +282,8 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     for f in findings:
         key = (f.rule, f.kernel, f.second.line, f.first.line if f.first else None,
                bool(f.witness and "second_block" in f.witness))   # a block's race and the grid's are two
+        if f.rule == "out-of-bounds":   # one per line that leaves the bounds (a vector's lanes too)
+            key = (f.rule, f.kernel, f.second.line)
         if key not in chosen or ((chosen[key].witness or {}).get("replayed") is False
                                  and (f.witness or {}).get("replayed") is not False):
             chosen[key] = f
@@ -608,7 +610,7 @@ def _apply_shapes(kernel: ir.Kernel, shapes) -> None:
         buf.last_extent = last if isinstance(last, int) or last in kernel.params else None
         if len(shape) > 1 and buf.last_extent is None:
             buf.last_extent = "?"
-        buf.declared = True
+        buf.declared = buf.host_shape = True
 
 
 def param_grid(params: dict[str, list[Any]]) -> list[dict[str, Any]]:

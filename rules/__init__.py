@@ -10,7 +10,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-_MODULES = ("barrier_scope", "divergent_barrier", "read_after_write", "redundant_barrier", "write_after_read",
+_MODULES = ("barrier_scope", "divergent_barrier", "out_of_bounds", "read_after_write", "redundant_barrier",
+            "write_after_read",
             "write_after_write")
 
 

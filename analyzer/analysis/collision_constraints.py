@@ -118,7 +118,7 @@ class CollisionConstraints:
         if hit is None or hit[0] is not e:
             off = enc.term(e.offset, k)
             # The loops before the access ended for the thread (symbolic.py, `_ended`).
-            facts = self._in_bounds(e.access, e.offset, off, k) + [truth(enc.term(g, k)) for g in e.guard + e.ended]
+            facts = self._in_bounds(e.access, e.offset, off, k, e.bounds) + [truth(enc.term(g, k)) for g in e.guard + e.ended]
             # The side constraints a later query states with these: those of the offset, guards
             # and bounds terms (all of them already built: looked up, not built again).
             hit = self._cache[key] = (e, facts, enc.recorded(lambda: self._replay(e, k))[1])
@@ -138,6 +138,8 @@ class CollisionConstraints:
         return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
 
     def _replay_bounds(self, e: AccessEvent, k: int) -> None:
+        for idx, _ in e.bounds:
+            self.enc.term(idx, k)
         buf = self.kernel.buffers.get(e.access.buffer)
         if buf is not None and (buf.strides or buf.param_row):
             scale, index = peel_scale(e.offset)
@@ -181,14 +183,19 @@ class CollisionConstraints:
 
         return self._of_index("column", index, (buf.param_row, buf.offset_param), column)
 
-    def _in_bounds(self, access: ir.Access, offset, off, k: int) -> list:
+    def _in_bounds(self, access: ir.Access, offset, off, k: int, subscripts=()) -> list:
         """Accesses stay inside their buffer: from its base, within a fixed-size array, and, where
         the declared shape is known, each inner index within its dimension (`offset` the IR term,
         `off` its encoding for thread k)."""
+        if not self.bounded:
+            return []
+        # The subscripts the source wrote into fixed-size dimensions (the C family).
+        facts = [f for idx, extent in subscripts
+                 for i in (as_int(self.enc.term(idx, k)),) for f in (i >= 0, i < extent)]
         buf = self.kernel.buffers.get(access.buffer)
-        if buf is None or not buf.bounded or not self.bounded:
-            return []   # a raw pointer: no bounds, not even its base (it may point into an array)
-        facts = [off >= 0]
+        if buf is None or not buf.bounded:
+            return facts   # a raw pointer: no bounds, not even its base (it may point into an array)
+        facts.append(off >= 0)
         if buf.size_bytes:
             facts.append(off + access.width <= buf.size_bytes)
         scale, index = peel_scale(offset)

@@ -333,8 +333,13 @@ class GridChecker(PairChecker):
                 self.check_pair(a, b, out)
 
     def check_pair(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
-        if self._never_overlap(a, b, out):
-            return False
+        found = len(out.hazards), len(out.undecided)
+        hit = not self._never_overlap(a, b, out) and self._blocks_collide(a, b, out)
+        if (len(out.hazards), len(out.undecided)) == found:
+            self._outside_bounds(a, b, lambda o: self._blocks_collide(a, b, o), out)   # (races.py)
+        return hit
+
+    def _blocks_collide(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         if self.grid_reach is not None:
             # The interval shapes in which two blocks run them: no warps between blocks.
             entries = self._entries(a, b, self.grid_reach, self.grid_reach)

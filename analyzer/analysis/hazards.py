@@ -52,6 +52,18 @@ class Witness:
 
 
 @dataclass
+class Outside:
+    """Where a collision found without the in-bounds facts leaves them (the out-of-bounds rule):
+    the access, the thread that makes it, the index it uses there, and what that index is outside."""
+    access: AccessEvent
+    thread: tuple[int, int, int]
+    index: int
+    bound: str
+    k: int = 1              # the solver's thread (1 runs the pair's first site, 2 its second)
+    first: bool = False     # whether that thread is the witness's first
+
+
+@dataclass
 class Hazard:
     kind: str
     first: AccessEvent      # the access one thread executes first
@@ -84,6 +96,9 @@ class Hazard:
     observed: int | None = None
     # What the race's condition is computed from (race_condition.ConditionQuery), once per finding.
     query: object | None = field(default=None, repr=False, compare=False)
+    # Set when the collision needs an access outside its buffer or a fixed-size dimension: an
+    # out-of-bounds finding, not a race (races.PairChecker._outside_bounds).
+    outside: Outside | None = None
 
 
 @dataclass

@@ -144,9 +144,53 @@ class KernelAnalysis:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""
         out = []
         for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else []):
-            if h.kind != kind or (h.benign and not self.strict):
+            if h.kind != kind or (h.benign and not self.strict) or h.outside is not None:
                 continue
             out.append(self._race(h, severity))
+        return out
+
+    def out_of_bounds_findings(self, rule: str, severity: str) -> list[Finding]:
+        """Findings for the collisions that exist only outside the bounds (`Hazard.outside`): at
+        the access that leaves them, naming the index and the access it then meets."""
+        out = []
+        fmt = lambda t: "(" + ",".join(str(v) for v in t) + ")"  # noqa: E731
+        for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else []):
+            o = h.outside
+            if o is None:
+                continue
+            w = h.witness
+            first = o.first if w.first.index == w.second.index else w.first.index == o.thread
+            other = h.second if first else h.first
+            mine, theirs = (w.first, w.second) if first else (w.second, w.first)
+            grid = w.second_block is not None
+            block_of = lambda thread: (w.second_block if thread is w.second else w.block)  # noqa: E731
+            acc = o.access.access
+            at = lambda thread: f" of block {fmt(block_of(thread))}" if grid else ""  # noqa: E731
+            if o.access is h.first or o.access is h.second:
+                loc = self.location(o.access)
+                msg = messages.OUT_OF_BOUNDS.format(
+                    kind="write to" if acc.is_write else "read of", buf=self.buffer_name(acc.buffer),
+                    t=fmt(mine.index), b=at(mine), index=o.index, bound=o.bound, other=other.access.kind,
+                    t2=fmt(theirs.index), b2=at(theirs), l2=other.access.span.line, elem=w.element)
+            else:
+                # The colliding two stay in bounds; another access of one of the threads does not.
+                other, loc = h.first, self.location(h.second)
+                msg = messages.OUT_OF_BOUNDS_ELSEWHERE.format(
+                    kind2="write to" if h.second.access.is_write else "read of",
+                    buf2=self.buffer_name(h.second.access.buffer), elem=w.element, t2=fmt(w.second.index),
+                    b2=at(w.second), kind1=h.first.access.kind, t1=fmt(w.first.index), b1=at(w.first),
+                    l1=h.first.access.span.line, kind="the write to" if acc.is_write else "the read of",
+                    buf=self.buffer_name(acc.buffer), l=acc.span.line, t=fmt(o.thread), index=o.index, bound=o.bound)
+            notes = [messages.OUT_OF_BOUNDS_WHY]
+            if h.data_dependent:
+                notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
+            if h.replay_failure:
+                notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
+            witness = self._witness(h)
+            witness["out_of_bounds"] = {"line": acc.span.line, "col": acc.span.col, "thread": list(o.thread),
+                                        "index": o.index, "outside": o.bound}
+            out.append(self._conditioned(h, self.finding(rule, severity, msg, loc, self.location(other), witness,
+                                                         notes)))
         return out
 
     def _race(self, h: Hazard, severity: str) -> Finding:

@@ -12,8 +12,9 @@ space they access (CUDA) never compute that view.
 
 `PairChecker` is composed of one part per concern: pair_shapes.py (which pairs, in which interval
 shapes), collision_constraints.py (the queries), solver_budget.py (asking them within budgets),
-witnesses.py and collision_causes.py (a collision's witness and what it rests on), and
-barrier_passes.py (the passes on demand); hazards.py holds what they find.
+witnesses.py and collision_causes.py (a collision's witness and what it rests on),
+barrier_passes.py (the passes on demand) and out_of_bounds.py (collisions only outside the bounds,
+witnesses inside them); hazards.py holds what they find.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from analyzer.analysis.concurrency import ANY, MANY, Cfg, cuts
 from analyzer.analysis.contracts import ContractFacts
 from analyzer.analysis.unwritten import UnwrittenFacts
 from analyzer.analysis.disjoint import Disjointness
-from analyzer.analysis.hazards import KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, PairAnalysis, Undecided, Witness
+from analyzer.analysis.hazards import (KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside, PairAnalysis, Undecided,
+                                       Witness)
+from analyzer.analysis.out_of_bounds import OutOfBounds
 from analyzer.analysis.progress import ProgressFacts
 from analyzer.analysis.telescope import TelescopeFacts
 from analyzer.analysis.tile_order import TileOrderFacts
@@ -91,7 +94,7 @@ def _kind(first: ir.Access, second: ir.Access) -> str | None:
 
 
 class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch, CollisionCauses, BarrierPasses,
-                  ProgressFacts, TelescopeFacts, TileOrderFacts):
+                  ProgressFacts, TelescopeFacts, TileOrderFacts, OutOfBounds):
     """Decides the pairs of one kernel: solver-free disjointness first, then the queries (see the
     module docstring for the parts). The state all parts share lives here."""
 
@@ -195,9 +198,13 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         try:
             # Most pairs never touch the same bytes at all (measured on TVM's kernels: 9 in 10):
             # one query without interval shapes settles them, for the passes on demand too.
-            if self._never_overlap(a, b, out):
-                return False
-            return self._query_groups(a, b, entries, out, out.hazards, self.detail)
+            found = len(out.hazards), len(out.undecided)
+            hit = not self._never_overlap(a, b, out) and self._query_groups(a, b, entries, out, out.hazards,
+                                                                              self.detail)
+            if (len(out.hazards), len(out.undecided)) == found:
+                # (A pair that collides only with same-value writes leaves nothing either.)
+                self._outside_bounds(a, b, lambda o: self._query_groups(a, b, entries, o, o.hazards, self.detail), out)
+            return hit
         finally:
             self._current = None
 
@@ -252,32 +259,14 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         if hit is None:
             # The solver-free proof first: it settles most pairs (see disjoint.py).
             proved = self.disjoint.apart(a, b)
+            if proved:
+                self._cache[("proved", a.access.id, b.access.id)] = True   # with no bounds at all
             if proved and CROSS_CHECK:
                 self._cross_check(a, b, out)
             hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
             if hit:
                 self._apart_pairs.append((a, b))
         return hit
-
-    def rests_on_bounds(self, out: PairAnalysis) -> list[str]:
-        """The pairs found never to overlap only because accesses stay inside their buffers'
-        declared shapes (a stated assumption): each asked again without it (`-v`)."""
-        said = []
-        self._encoders()
-        self.bounded = False
-        try:
-            for a, b in self._apart_pairs:
-                buf = self.kernel.buffers.get(a.access.buffer)
-                if buf is None or not buf.bounded or self._out_of_time():
-                    continue
-                res, _ = self._solve(self._any_overlap(self.exact, a, b), out)
-                if res != z3.unsat:
-                    said.append(f"the {a.access.kind} at line {a.access.span.line} and the {b.access.kind} at line "
-                                f"{b.access.span.line} on {buf.display or buf.name} never overlap only because "
-                                f"accesses stay inside its declared {'shape' if buf.declared else 'size'}")
-        finally:
-            self.bounded = True
-        return said
 
     def _contract_facts(self, enc, a, b) -> list:
         """The facts of the contracts in force on the loads of the query just built in `enc` (of
@@ -519,6 +508,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         replay = None
         # A race another one already stands for in the report gets none of the details below.
         shadowed = detail and sink is out.hazards and _shadowed(kind, first, second, sink)
+        outside = None
         if detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
@@ -530,6 +520,11 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             model, warps = self._readable(solver, model, a, b)
             space = a.access.space if sink is not out.hazards else None
             model, replay = self._replayed(solver, model, a, b, off1, off2, space, out)
+            if self.bounded:
+                # Every access the two threads execute stays in bounds too, not only these two.
+                model, replay, warps, executed, outside = self._kept_in_bounds(
+                    solver, model, replay, warps, a, b, off1, off2, space, out)
+                refined_by += executed
         # One more query, on the full budget: do the contracts turned off rule the collision out?
         would = dormant_used if dormant and not shadowed and self._refuted(solver, dormant, False, model) else ()
         warp_sync = all(c[3] == DIFFERENT for alt, c in zip(alts, combos)
@@ -540,16 +535,22 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
         query = condition_query(self.exact, list(exact) + refined_by, model) if detail and not shadowed else None
+        if not self.bounded:
+            outside = self._outside_at(model, [(a, 1), (b, 2)]) or Outside(a, self._thread(model, 1), 0,
+                                                                        "its declared shape", 1)
+        if outside is not None:
+            outside.first = (outside.k == 1) == (first is a)
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
-                           replay_failure=replay, block_state=block_state, contracts=would, query=query))
+                           replay_failure=replay, block_state=block_state, contracts=would, query=query,
+                           outside=outside))
         return True
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         """The race pass's pair the solver left undecided: seen colliding in a run of the block
         (made now, once per kernel; observed.py)? Then it is that race, not unknown. (Between
         blocks, `GridChecker`, a run of one block shows nothing.)"""
-        if self.observation is None:
-            return False
+        if self.observation is None or not self.bounded:
+            return False    # (a run stays in bounds: it shows nothing of a collision outside them)
         self.observation.make()
         return self._seen(a, b, out)
 

@@ -78,6 +78,8 @@ class AccessEvent:
     # the loop ended (`_ended`). Kept apart from the guard: they say nothing about which threads
     # take which branch, only that none of them looped forever on the way.
     ended: tuple = ()
+    # The access's subscripts into fixed-size dimensions (ir.Access.bounds), evaluated: (term, extent).
+    bounds: tuple = ()
 
 
 @dataclass
@@ -495,7 +497,7 @@ class SymbolicExecutor(AtomicOrder):
         if not self.emit or st.dead or acc.space in (ir.PRIVATE, ir.CONSTANT):
             return
         self.result.accesses[acc.id] = AccessEvent(acc, offset, value, st.guard, tuple(self.loop_stack),
-                                                   next(self.order), st.ended)
+                                                   next(self.order), st.ended, _subscripts(self, acc, st))
 
     # ---------- statements ----------
     def block(self, stmts, st: _State) -> None:
@@ -1157,3 +1159,14 @@ def fold_constant(op: str, a: int, b: int) -> int | None:
     except (ValueError, OverflowError):
         return None
     return None
+
+
+def _subscripts(executor: "SymbolicExecutor", acc: ir.Access, st) -> tuple:
+    """An access's subscripts (ir.Access.bounds) evaluated, but those that read memory (evaluating
+    one again would record its read again)."""
+    return tuple((executor.term(i, st), n) for i, n in acc.bounds if not _reads(i))
+
+
+def _reads(e) -> bool:
+    """Whether an IR expression reads memory."""
+    return isinstance(e, ir.Read) or any(_reads(x) for x in ir.operands(e))

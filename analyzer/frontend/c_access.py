@@ -124,7 +124,8 @@ class AccessLowering:
         width = size_of(ptr.elem) or buf.elem_size
         view = str(ptr.elem) if str(ptr.elem) != buf.elem_type and size_of(ptr.elem) else ""
         return ir.Access(ptr.buffer, ptr.space, ptr.offset, width, is_write, span,
-                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids), view=view)
+                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids), view=view,
+                         bounds=ptr.access_bounds())
 
     def lvalue_pointer(self, node) -> Pointer:
         k = kind(node)
@@ -135,7 +136,7 @@ class AccessLowering:
                 size = self.elem_size(base.elem) or 4
                 for n in base.inner:
                     size *= n
-                return replace(base, offset=_add(base.offset, _mul(idx, size)), inner=base.inner[1:])
+                return base.index(idx, _add(base.offset, _mul(idx, size)))
         if k == "deref":
             base = self.rvalue(node.children[-1])
             if isinstance(base, Pointer):

@@ -14,7 +14,7 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
-from analyzer.frontend.c_values import const_int, FuncRef, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
+from analyzer.frontend.c_values import array_start, const_int, FuncRef, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, TypeInfo, Value
 from analyzer.frontend.types import SCALAR_SIZES, normalize, size_of
 
 
@@ -96,7 +96,9 @@ class DeclLowering:
             if space == ir.CONSTANT or "const" in ty.quals and space != ir.GLOBAL:
                 space = ir.CONSTANT
             size = self.elem_size(ty.base) or 4
-            self.kernel.buffers[name] = ir.Buffer(name, space, ty.base, size)
+            # An OpenCL buffer argument is a cl_mem's start (ir.Buffer.declared).
+            self.kernel.buffers[name] = ir.Buffer(name, space, ty.base, size,
+                                                  declared=self.lang == "opencl" and space in (ir.GLOBAL, ir.CONSTANT))
             self.scopes[0][name] = Pointer(name, space, ty.base, ir.Const(0))
         elif size_of(ty.base) is None and ty.base not in SCALAR_SIZES:
             # A struct passed by value or constant reference: its scalar fields are uniform
@@ -193,7 +195,7 @@ class DeclLowering:
             total = total * n if n is not None and total is not None else None
         bname = self.fresh_var(name)
         self.kernel.buffers[bname] = ir.Buffer(bname, space, ty.base, elem_size, size_bytes=total)
-        ptr = Pointer(bname, space, ty.base, ir.Const(0), tuple(e for e in extents[1:]))
+        ptr = array_start(bname, space, ty.base, extents)
         self.scopes[0][name] = ptr if dims else SharedScalar(ptr)
 
     # Metal's program-scope `constant` variables cannot change; CUDA's `__constant__` ones can
@@ -308,8 +310,7 @@ class DeclLowering:
                 for n in extents:
                     total *= n
                 self.kernel.buffers[bname].size_bytes = total
-            extents = extents[1:]
-            self.declare_local(name, Pointer(bname, space, ty.base, ir.Const(0), tuple(extents)))
+            self.declare_local(name, array_start(bname, space, ty.base, extents))
             if init is not None:
                 raise Unsupported(init, "array initializer")
             return []

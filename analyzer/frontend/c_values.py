@@ -7,7 +7,7 @@ accesses of a named buffer; every piece of the lowering passes these around, so 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from analyzer import ir
 
@@ -31,6 +31,34 @@ class Pointer:
     elem: str           # pointee type
     offset: ir.Expr     # bytes from the buffer's base
     inner: tuple[int, ...] = ()  # remaining dimensions of a multi-dimensional array
+    # Subscripts of fixed-size dimensions on the way here, each with its extent (ir.Access.bounds),
+    # and the extent of the array this pointer starts (`a[i]` of `float a[16][17]`: 17). Both
+    # hold only while the pointer is the subscripts' result: `shape_at` is (its offset, its
+    # element type) then; moved or cast (`a[i] + 1`, `(int*)p`), it is another pointer.
+    bounds: tuple = ()
+    row: int | None = None
+    shape_at: tuple | None = field(default=None, compare=False)
+
+    def subscripted(self) -> bool:
+        return self.shape_at is not None and self.shape_at[0] is self.offset and self.shape_at[1] == self.elem
+
+    def index(self, idx: ir.Expr, offset: ir.Expr) -> "Pointer":
+        """`self[idx]`, at `offset`: one dimension of the array in, its subscript kept when the
+        dimension's extent is known."""
+        held = self.subscripted()
+        bounds = (self.bounds if held else ()) + (((idx, self.row),) if held and self.row else ())
+        return replace(self, offset=offset, inner=self.inner[1:], bounds=bounds,
+                       row=self.inner[0] if self.inner else None, shape_at=(offset, self.elem))
+
+    def access_bounds(self) -> tuple:
+        return self.bounds if self.subscripted() else ()
+
+
+def array_start(buffer: str, space: str, elem: str, extents) -> Pointer:
+    """The start of a declared array of these extents (outermost first; None where not known)."""
+    zero = ir.Const(0)
+    return Pointer(buffer, space, elem, zero, tuple(extents[1:]), row=extents[0] if extents else None,
+                   shape_at=(zero, elem))
 
 
 @dataclass(frozen=True)

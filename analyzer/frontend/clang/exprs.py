@@ -370,7 +370,7 @@ class ClangExprs:
             size = self.size(base.elem) or 4
             for n in base.inner:
                 size = size * n if n is not None else size
-            return replace(base, offset=_add(base.offset, _mul(idx, size)), inner=base.inner[1:])
+            return base.index(idx, _add(base.offset, _mul(idx, size)))
         if k == CK.UNARY_OPERATOR and unary_op(c) == "*":
             ptr = self.rvalue(children(c)[0])
             if isinstance(ptr, Pointer):

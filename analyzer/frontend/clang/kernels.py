@@ -16,7 +16,7 @@ from analyzer.frontend.c_decls import UNSIGNED_RANGES
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector
+from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector, array_start
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
                                              strip, type_name)
@@ -178,7 +178,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         width = self.size(ptr.elem) or buf.elem_size
         view = str(ptr.elem) if str(ptr.elem) != buf.elem_type and self.size(ptr.elem) else ""
         return ir.Access(ptr.buffer, ptr.space, ptr.offset, width, is_write, span, elem_size=buf.elem_size,
-                         atomic=atomic, id=next(self.access_ids), view=view)
+                         atomic=atomic, id=next(self.access_ids), view=view, bounds=ptr.access_bounds())
 
     def fresh_var(self, name: str) -> str:
         n = self.var_counts.get(name, 0)
@@ -314,7 +314,9 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             space = space_of(pointee) or ir.GLOBAL
             if space == ir.PRIVATE:
                 space = ir.GLOBAL
-            self.kernel.buffers[name] = ir.Buffer(name, space, elem, self.size(elem) or 4)
+            # An OpenCL buffer argument is a cl_mem's start (ir.Buffer.declared).
+            self.kernel.buffers[name] = ir.Buffer(name, space, elem, self.size(elem) or 4,
+                                                  declared=self.lang == "opencl" and space in (ir.GLOBAL, ir.CONSTANT))
             self.scopes[0][p.hash] = Pointer(name, space, elem, ir.Const(0))
             return
         if t.kind == TK.RECORD and not vector_shape(type_name(t)):
@@ -428,7 +430,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             for n in extents:
                 total = total * n if total is not None and n is not None else None
             self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
-            return Pointer(bname, space, elem, ir.Const(0), tuple(extents[1:]))
+            return array_start(bname, space, elem, extents)
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
         return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
 

@@ -12,7 +12,7 @@ from clang.cindex import StorageClass
 from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
+from analyzer.frontend.c_values import array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
 from analyzer.frontend.types import vector_shape
 
@@ -432,7 +432,7 @@ class ClangStmts:
         for n in extents:
             total = total * n if total is not None and n is not None else None
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
-        ptr = Pointer(bname, space, elem, ir.Const(0), tuple(extents[1:]))
+        ptr = array_start(bname, space, elem, extents)
         self.scopes[-1][d.hash] = ptr
         if init is None:
             return []

@@ -151,8 +151,10 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
                     by_binding[key] = name
                 elem = m.scalar_of(pointee)
                 size = None if _has_runtime_array(m, pointee) else m.size(pointee)
+                # A binding (or workgroup variable) starts at offset 0, and a runtime array's
+                # rows keep their declared length (ir.Buffer.declared).
                 k.buffers[name] = ir.Buffer(name, space, m.type_name(elem), m.size(elem), size,
-                                            strides=_row_strides(m, pointee))
+                                            strides=_row_strides(m, pointee), declared=True)
             self.values[vid] = Ptr("mem", name, space, ir.Const(0), pointee)
         elif storage == "UniformConstant" and m.types[pointee].kind in ("image", "sampled_image", "sampler"):
             name = self.fresh(self._buffer_name(vid, pointee))

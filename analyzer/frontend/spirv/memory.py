@@ -26,7 +26,7 @@ class MemoryMixin:
         if not isinstance(base, Ptr):
             raise Unsupported(ins.node, "access chain on a value that is not a pointer")
         m = self.m
-        ty, offset, path = base.ty, base.offset, base.path
+        ty, offset, path, bounds = base.ty, base.offset, base.path, base.bounds
         if base.kind == "local":
             if len(ins.args) != 3 or m.types[ty].kind != "vector":
                 raise Unsupported(ins.node, "access chain into a local that is not a vector")
@@ -50,9 +50,11 @@ class MemoryMixin:
                 step, ty = m.size(t.elem), t.elem
             else:
                 raise Unsupported(ins.node, f"access chain into a {t.kind}")
+            if t.kind != "rtarray" and t.count:
+                bounds = bounds + ((idx, t.count),)
             offset = _add(offset, _mul(idx, step))
             path = path + (idx.value if isinstance(idx, ir.Const) else idx,)
-        return Ptr(base.kind, base.base, base.space, offset, ty, path)
+        return Ptr(base.kind, base.base, base.space, offset, ty, path, bounds)
 
     def load(self, ins: Ins) -> list[ir.Stmt]:
         ptr = self.value(ins.args[1], ins)
@@ -119,7 +121,7 @@ class MemoryMixin:
         buf = self.kernel.buffers[ptr.base]
         self.fence = 0   # a fence followed by an access no longer sits right before a barrier
         return ir.Access(ptr.base, ptr.space, ptr.offset, self.m.size(ptr.ty), is_write, self.span(ins),
-                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids))
+                         elem_size=buf.elem_size, atomic=atomic, id=next(self.access_ids), bounds=ptr.bounds)
 
     def atomic(self, ins: Ins) -> list[ir.Stmt]:
         op, a = ins.op, ins.args

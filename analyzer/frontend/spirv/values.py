@@ -21,6 +21,7 @@ class Ptr:
     offset: ir.Expr
     ty: str                   # pointee type id
     path: tuple = ()          # constant indices taken so far (builtins and parameter blocks)
+    bounds: tuple = ()        # indices into arrays and vectors of known length, with it (ir.Access.bounds)
 
 
 @dataclass

@@ -105,7 +105,8 @@ class ExprLowering:
         buf = self.kernel.buffers[ref.buffer]
         width = size_of(ref.ty, self.module.structs) or buf.elem_size
         return ir.Access(ref.buffer, ref.space, ref.offset, width, is_write, self.span(node),
-                         elem_size=buf.elem_size, atomic=atomic, value=value, id=next(self.access_ids))
+                         elem_size=buf.elem_size, atomic=atomic, value=value, id=next(self.access_ids),
+                         bounds=ref.bounds)
 
     def ex_name(self, node):
         name = str(node.children[0])
@@ -150,7 +151,8 @@ class ExprLowering:
                 step = size_of(t.elem, self.module.structs)
             else:
                 raise Unsupported(node, f"indexing a value of type {t}")
-            return Ref(base.buffer, base.space, _add(base.offset, _mul(idx, step)), t.elem, base.writable)
+            bounds = base.bounds + (((idx, t.n),) if t.n else ())
+            return Ref(base.buffer, base.space, _add(base.offset, _mul(idx, step)), t.elem, base.writable, bounds)
         if isinstance(base, Local) and base.ty.kind == "vec":
             if isinstance(idx, ir.Const) and 0 <= idx.value < base.ty.n:
                 return Local(f"{base.name}.{idx.value}", base.ty.elem)
@@ -174,7 +176,7 @@ class ExprLowering:
             if name not in offsets:
                 raise Unsupported(node, f"no member '{name}'")
             off, mt = offsets[name]
-            return Ref(base.buffer, base.space, _add(base.offset, ir.Const(off)), mt, base.writable)
+            return Ref(base.buffer, base.space, _add(base.offset, ir.Const(off)), mt, base.writable, base.bounds)
         comps = [SWIZZLE.get(c) for c in name]
         if None in comps:
             raise Unsupported(node, f"member '{name}'")
@@ -184,7 +186,8 @@ class ExprLowering:
                 if isinstance(base, Local):
                     return Local(f"{base.name}.{comps[0]}", elem)
                 size = size_of(elem, self.module.structs)
-                return Ref(base.buffer, base.space, _add(base.offset, ir.Const(comps[0] * size)), elem, base.writable)
+                return Ref(base.buffer, base.space, _add(base.offset, ir.Const(comps[0] * size)), elem, base.writable,
+                           base.bounds)
             base = self.load(base, node)
         if isinstance(base, Vec):
             picked = tuple(base.comps[i] for i in comps if i < len(base.comps))

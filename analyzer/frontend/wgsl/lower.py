@@ -298,8 +298,9 @@ class KernelLowering(StmtLowering, ExprLowering):
             esize = size_of(elem, structs) or 4
             size = size_of(ty, structs)
             strides = _strides(ty, structs, esize)
-            k.buffers[name] = ir.Buffer(name, space, str(elem), esize, size, strides=strides,
-                                        declared=size is not None)
+            # A binding starts at its offset 0, and a runtime-sized array's rows keep their
+            # declared length (ir.Buffer.declared).
+            k.buffers[name] = ir.Buffer(name, space, str(elem), esize, size, strides=strides, declared=True)
             self.used.add(name)
             self.scopes[0][name] = Ref(name, space, ir.Const(0), ty, "read_write" in words or space == ir.SHARED)
             return

@@ -144,6 +144,8 @@ class Ref:
     offset: ir.Expr
     ty: Ty
     writable: bool = True
+    # The subscripts of fixed-size arrays and vectors on the way here, each with its length (ir.Access.bounds).
+    bounds: tuple = ()
 
 
 @dataclass(frozen=True)
