@@ -8,7 +8,11 @@ WGSL and GLSL (compiled by kernelrace's own glslang path), and judged exactly by
 thread of the launch (at most four) is run on every interleaving of the atomic operations, with
 every initial value of the counters from a small set, and a buffer is racy when in some
 interleaving two threads touch one element of it, at least one writing, with values that differ
-or one a read (no barriers in these kernels). A global counter that a block-scoped atomic touches
+or one a read (no barriers in these kernels), and both threads stay inside the buffers in that
+interleaving: where `dst` starts at its binding (OpenCL `__global` arguments, GLSL and WGSL storage
+buffers: BOUNDED), a thread that touches a negative element of it leaves the buffer, undefined
+behaviour, and a collision of such a thread (or at a negative element) must be an `out-of-bounds`
+finding instead, as kernelrace reports it (ir.Buffer.declared; docs/rules/out-of-bounds.md). A global counter that a block-scoped atomic touches
 from two blocks is racy itself, where one of the two changes it (an add of zero that races with
 another is a race of no consequence: either verdict is accepted).
 
@@ -63,6 +67,11 @@ DIALECTS = ("cuda", "opencl", "metal", "wgsl", "glsl")
 SUFFIX = {"cuda": ".cu", "opencl": ".cl", "metal": ".metal", "wgsl": ".wgsl", "glsl": ".comp"}
 GLOBAL, SHARED = "global", "shared"
 RACE_RULES = frozenset({"write-after-write", "read-after-write", "write-after-read"})
+OUT_OF_BOUNDS = "out-of-bounds"
+# The dialects whose `dst` starts where its binding does, so that a negative element is outside
+# it (kernelrace's ir.Buffer.declared; tests/test_atomic_campaign.py checks the two agree). A CUDA
+# or Metal pointer argument may point into the middle of an allocation.
+BOUNDED = frozenset({"opencl", "wgsl", "glsl"})
 # (threads per block, blocks) along x: at most four threads in all.
 LAUNCHES = ((2, 1), (3, 1), (4, 1), (1, 2), (2, 2), (1, 3), (1, 4))
 INITS = (-3, 0, 2)                 # a counter's initial values the oracle tries
@@ -496,19 +505,26 @@ def executions(kernel: Kernel, grid: int, p: int, inits, load_writes: bool = Fal
 @dataclass
 class Verdict:
     """The oracle on one launch and value of P: per buffer, a collision that makes it racy; the
-    buffers with harmless collisions only; every colliding (buffer, element, pair of threads)."""
+    buffers with harmless collisions only; every colliding (buffer, element, pair of threads).
+    `outside` and `outside_collisions` hold the collisions of a thread that leaves `dst` (bounded
+    dialects only): out-of-bounds, not races."""
     racy: dict = field(default_factory=dict)
     benign: set = field(default_factory=set)
     collisions: set = field(default_factory=set)
+    outside: dict = field(default_factory=dict)
+    outside_collisions: set = field(default_factory=set)
 
 
 def judge(kernel: Kernel, grid: int, p: int, inits=INITS, verdict: Verdict | None = None,
-          load_writes: bool = False, free: frozenset = frozenset(), blocks: tuple | None = None) -> Verdict:
+          load_writes: bool = False, free: frozenset = frozenset(), blocks: tuple | None = None,
+          bounded: bool = False) -> Verdict:
     """The oracle's verdict; with `blocks`, on those blocks of the grid alone: what they do is what
     they do in some run of the whole grid (the other blocks may run after them), so a collision
-    found so is one of the whole launch's."""
+    found so is one of the whole launch's. With `bounded`, `dst` starts at element 0: a collision
+    of a thread that touches a negative element in that run is out-of-bounds."""
     v = verdict or Verdict()
     for drawn, touches in executions(kernel, grid, p, inits, load_writes, free, blocks).items():
+        leaves = {x.thread for x in touches if bounded and x.buffer == "dst" and x.element < 0}
         by_place: dict = {}
         for x in touches:
             by_place.setdefault((x.buffer, x.element), []).append(x)
@@ -522,6 +538,11 @@ def judge(kernel: Kernel, grid: int, p: int, inits=INITS, verdict: Verdict | Non
                     if a.block == b.block or (a.scope == "grid" and b.scope == "grid"):
                         continue
                     harmful = a.changes or b.changes
+                if a.thread in leaves or b.thread in leaves:
+                    v.outside_collisions.add((buf, elem, frozenset((a.thread, b.thread))))
+                    if harmful:
+                        v.outside.setdefault(buf, (a, b, drawn))
+                    continue
                 v.collisions.add((buf, elem, frozenset((a.thread, b.thread))))
                 if harmful:
                     v.racy.setdefault(buf, (a, b, drawn))
@@ -531,11 +552,12 @@ def judge(kernel: Kernel, grid: int, p: int, inits=INITS, verdict: Verdict | Non
     return v
 
 
-def judge_all(kernel: Kernel, grid: int, params, inits=INITS, load_writes: bool = False) -> Verdict:
+def judge_all(kernel: Kernel, grid: int, params, inits=INITS, load_writes: bool = False,
+              bounded: bool = False) -> Verdict:
     """The union of the verdicts over the values of P in `params`."""
     v = Verdict()
     for p in params:
-        judge(kernel, grid, p, inits, v, load_writes)
+        judge(kernel, grid, p, inits, v, load_writes, bounded=bounded)
     v.benign -= set(v.racy)
     return v
 
@@ -680,6 +702,8 @@ class Run:
     benign_reported: int = 0   # findings on a counter whose collisions are adds of zero only
     far: int = 0               # witnesses at an element past FAR, the two threads colliding elsewhere
     unknown_findings: int = 0
+    outside: int = 0           # buffers whose every collision has a thread that leaves dst (bounded dialects)
+    found_outside: int = 0     # of those, with an out-of-bounds (or unknown) finding
     failures: list = field(default_factory=list)
     seconds: float = 0.0
 
@@ -687,16 +711,18 @@ class Run:
 UNCHANGED = "loads of a counter no atomic changes"
 BOTH_SCOPED = "two blocks' block-scoped updates"
 SAME_VALUE = "every collision stores one value"
+OUTSIDE = "a thread leaves dst"
 
 
-def family(kernel: Kernel, buf: str, load_writes: bool, verdict: Verdict) -> str:
+def family(kernel: Kernel, buf: str, load_writes: bool, verdict: Verdict, bounded: bool = False) -> str:
     """UNCHANGED when the oracle finds the race once each draw from a counter the kernel never
     changes is any value, whatever the other threads draw (as kernelrace takes an atomic's result:
     the thread's own); SAME_VALUE when the oracle's collisions there all store one value; ""
     otherwise."""
     free = unchanged(kernel)
     inits = wide_inits(kernel, free) if free else None
-    if inits and buf in judge(kernel, kernel.grid, kernel.p, inits, load_writes=load_writes, free=free).racy:
+    if inits and buf in judge(kernel, kernel.grid, kernel.p, inits, load_writes=load_writes, free=free,
+                              bounded=bounded).racy:
         return UNCHANGED
     return SAME_VALUE if buf in verdict.benign else ""
 
@@ -717,13 +743,14 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
         run.failures.append(Failure(why[0], dialect, mode, "", why[1]))
         return run
     lw = dialect == "cuda"   # its atomic loads are adds of zero
+    bd = dialect in BOUNDED
     if concrete:
-        verdict = judge(kernel, kernel.grid, kernel.p, load_writes=lw)
+        verdict = judge(kernel, kernel.grid, kernel.p, load_writes=lw, bounded=bd)
     else:
         # Dimensions the kernel never reads are analysed with extent 1 (a stated assumption, said
         # in the output): judged so, one block, one thread per block
         one = kernel if kernel.reads_tid() else replace(kernel, block=1)
-        verdict = judge_all(one, kernel.grid if kernel.reads_bid() else 1, PARAMS, load_writes=lw)
+        verdict = judge_all(one, kernel.grid if kernel.reads_bid() else 1, PARAMS, load_writes=lw, bounded=bd)
     rules: dict = {}
     for f in findings:
         rules.setdefault(f.second.buffer, set()).add(f.rule)
@@ -741,6 +768,17 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             run.failures.append(Failure("missed", dialect, mode, buf,
                                         f"oracle: {describe(kernel, buf, coll)}; kernelrace: {summary}",
                                         BOTH_SCOPED if scoped else ""))
+    for buf, coll in sorted(verdict.outside.items()):
+        if buf in verdict.racy:
+            continue
+        run.outside += 1
+        got = rules.get(buf, set())
+        if OUT_OF_BOUNDS in got or "unknown" in got:
+            run.found_outside += 1
+        elif not got & RACE_RULES:   # a race finding there is judged below
+            run.failures.append(Failure("missed", dialect, mode, buf,
+                                        f"oracle: {describe(kernel, buf, coll)} (a thread leaves dst); "
+                                        f"kernelrace: {summary}", OUTSIDE))
     if not concrete:
         return run
     buffers = {"dst"} | {c.name for c in kernel.counters if c.space == GLOBAL}
@@ -754,8 +792,9 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
         for key in {None, sub if sub and len(sub) < kernel.grid else None}:
             if key not in wides:
                 wides[key] = judge(kernel, kernel.grid, kernel.p, wide_inits(kernel, blocks=key), load_writes=lw,
+                                   bounded=bd,
                                    blocks=key)
-        out = Verdict(dict(wides[None].racy), set(), set(wides[None].collisions))
+        out = Verdict(dict(wides[None].racy), set(), set(wides[None].collisions), dict(wides[None].outside))
         for key in {sub} - {None}:
             if key in wides:
                 out.racy = {**wides[key].racy, **out.racy}
@@ -773,11 +812,16 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             wide = wider(f)
             if buf in wide.racy:
                 run.wide += 1
+            elif buf in verdict.outside or buf in wide.outside:
+                run.failures.append(Failure("false alarm", dialect, mode, buf,
+                                            f"{f.rule} on {buf}: {f.message}: every collision the oracle finds "
+                                            f"has a thread that leaves dst; kernelrace: {summary}", OUTSIDE))
+                continue
             else:
                 same = " (same-value writes only)" if buf in verdict.benign else ""
                 run.failures.append(Failure("false alarm", dialect, mode, buf,
                                             f"{f.rule} on {buf}{same}: {f.message}; kernelrace: {summary}",
-                                            family(kernel, buf, lw, verdict)))
+                                            family(kernel, buf, lw, verdict, bd)))
                 continue
         if f.witness:
             elem, pair = f.witness.get("element", 0), witness_threads(f, kernel.block)
@@ -793,7 +837,7 @@ def check(kernel: Kernel, dialect: str, mode: str, workdir: Path, timeout: float
             inits = wide_inits(kernel, free) if free else None
             fam = ""
             if inits and (buf, elem, pair) in judge(kernel, kernel.grid, kernel.p, inits,
-                                                    load_writes=lw, free=free).collisions:
+                                                    load_writes=lw, free=free, bounded=bd).collisions:
                 fam = UNCHANGED
             run.failures.append(Failure("witness", dialect, mode, buf,
                                         f"{f.rule} on {buf}: {f.message}: the oracle has no such collision", fam))
@@ -957,7 +1001,8 @@ class Campaign:
                 x = t.setdefault((d, m), Tally())
                 x["kernels"] += 1
                 x[r.status] += 1
-                for name in ("racy", "found", "unknown", "clean_buffers", "wide", "benign_reported", "far"):
+                for name in ("racy", "found", "unknown", "clean_buffers", "wide", "benign_reported", "far", "outside",
+                             "found_outside"):
                     x[name] += getattr(r, name)
                 x["unknown findings"] += r.unknown_findings
                 x["unknown kernels"] += r.unknown_findings > 0
@@ -1007,7 +1052,7 @@ def summary(camp: Campaign) -> list[str]:
     t = camp.tally()
     out = [f"seed {camp.seed}: {camp.kernels} kernels, {camp.seconds:.0f} s"]
     out.append(f"{'dialect':8} {'mode':9} {'drawn':>5} {'skip':>4} {'chkd':>4} {'racy':>4} {'found':>5} "
-               f"{'unkn':>4} {'miss':>4} {'clean':>5} {'f.a.':>4} {'wide':>4} {'wit':>3} {'far':>3} {'benign':>6} "
+               f"{'unkn':>4} {'miss':>4} {'oob':>3} {'found':>5} {'clean':>5} {'f.a.':>4} {'wide':>4} {'wit':>3} {'far':>3} {'benign':>6} "
                f"{'rej':>3} {'crash':>5} {'t/o':>3} {'unk.k':>5} {'cpu s':>6}")
     for d in camp.dialects:
         for m in ("concrete", "symbolic"):
@@ -1015,7 +1060,7 @@ def summary(camp: Campaign) -> list[str]:
                 continue
             x = t[(d, m)]
             out.append(f"{d:8} {m:9} {x['kernels']:5} {x['skipped']:4} {x['checked']:4} {x['racy']:4} "
-                       f"{x['found']:5} {x['unknown']:4} {x['missed']:4} "
+                       f"{x['found']:5} {x['unknown']:4} {x['missed']:4} {x['outside']:3} {x['found_outside']:5} "
                        f"{x['clean_buffers'] if m == 'concrete' else '-':>5} "
                        f"{x['false alarm'] if m == 'concrete' else '-':>4} {x['wide']:4} {x['witness']:3} {x['far']:3} "
                        f"{x['benign_reported']:6} {x['rejected']:3} {x['crashed']:5} {x['timeout']:3} "

@@ -146,6 +146,40 @@ def test_the_drawing_is_deterministic_in_its_seed():
     assert ac.kernel_at(7, 0) != ac.kernel_at(8, 0) or ac.kernel_at(7, 1) != ac.kernel_at(8, 1)
 
 
+def test_the_oracle_and_kernelrace_agree_where_dst_starts():
+    """BOUNDED (a negative element of dst is outside it) is what kernelrace's front ends say of
+    dst in each dialect (ir.Buffer.declared), not a belief of the harness."""
+    import tempfile
+    from pathlib import Path
+
+    from analyzer.pipeline import Options, read_source, text_kernels
+    k = ac.kernel_at(SEED, 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in ac.DIALECTS:
+            try:
+                em = ac.emit(k, d)
+            except ac.Unexpressible:
+                continue
+            text, lang = em.text, d
+            if d == "glsl":
+                path = Path(tmp) / "k.comp"
+                path.write_text(em.text)
+                text, lang = read_source(str(path), None)[:2]
+            kernels, _ = text_kernels(text, lang, "k" + ac.SUFFIX[d], None, None, {}, Options())
+            assert kernels[0].buffers["dst"].declared == (d in ac.BOUNDED), d
+
+
+def test_a_thread_that_leaves_dst_makes_its_collisions_out_of_bounds():
+    # dst[tid - 1] = 1; dst[0] = tid: thread 0 writes dst[-1], so each collision (all on dst[0],
+    # with thread 0) has a thread that leaves a buffer starting at its binding; races only where
+    # dst may start mid-allocation.
+    k = _kernel([Store(Lin((("tid", 1),), -1), Lin((), 1)), Store(Lin((), 0), TID)], block=2, grid=1)
+    free = ac.judge(k, 1, 0)
+    bounded = ac.judge(k, 1, 0, bounded=True)
+    assert set(free.racy) == {"dst"} and not free.outside
+    assert not bounded.racy and set(bounded.outside) == {"dst"}
+
+
 # ---------------------------------------------------------------- a pinned slice of the campaign
 
 SEED = 43
