@@ -98,3 +98,23 @@ def test_an_unreported_race_fails_the_oracle(seed, monkeypatch):
     monkeypatch.setattr(dynamic_oracle, "analyse_kernel", blind)
     (o,) = fixture_outcomes(FIXTURES / "cuda" / "neighbour_shift.cu", ["--block-dim", "128"])
     assert o.missed and "sh[" in o.missed[0]
+
+
+def test_a_race_of_a_thread_that_leaves_its_array_is_the_out_of_bounds_finding(monkeypatch):
+    """The interpreter marks the threads that leave a fixed-size dimension; their races are
+    accounted for by the `out-of-bounds` finding, and missed without it."""
+    import dynamic_oracle
+    from analyzer.pipeline import analyse_kernel as real
+
+    path = FIXTURES / "cuda" / "out_of_bounds.cu"
+    (o,) = fixture_outcomes(path, fixture_args(path))
+    assert o.observed == 1 and o.static == 0 and not o.missed
+
+    def without_out_of_bounds(kernel, options, *a, **k):
+        result = real(kernel, options, *a, **k)
+        result.findings = [f for f in result.findings if f.rule != "out-of-bounds"]
+        return result
+
+    monkeypatch.setattr(dynamic_oracle, "analyse_kernel", without_out_of_bounds)
+    (o,) = fixture_outcomes(path, fixture_args(path))
+    assert o.missed and "rows[" in o.missed[0]

@@ -34,6 +34,7 @@ class Race:
     element: int
     first: Touch        # the earlier access in the run
     second: Touch
+    block: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def lines(self) -> frozenset[int]:
@@ -70,7 +71,7 @@ class Detector:
             if writers or (is_write and readers):
                 for other in list(writers.values()) + (list(readers.values()) if is_write else []):
                     if self._conflict(entry, other):
-                        self._report(acc, elem * size, size, other, entry)
+                        self._report(acc, elem * size, size, other, entry, bid)
                         break
             (writers if is_write else readers)[me] = entry
 
@@ -84,10 +85,10 @@ class Detector:
             return False
         return warp != owarp or wc == owc
 
-    def _report(self, acc: ir.Access, byte: int, size: int, earlier, later) -> None:
+    def _report(self, acc: ir.Access, byte: int, size: int, earlier, later, bid) -> None:
         key = (earlier[3].id, later[3].id) if earlier[3].id <= later[3].id else (later[3].id, earlier[3].id)
         if key in self.races:
             return
         self.races[key] = Race(acc.buffer, acc.space, byte, byte // size,
                                Touch(earlier[0], earlier[3], earlier[4], earlier[6], earlier[1]),
-                               Touch(later[0], later[3], later[4], later[6], later[1]))
+                               Touch(later[0], later[3], later[4], later[6], later[1]), bid)

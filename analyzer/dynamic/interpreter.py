@@ -84,6 +84,11 @@ class Interpreter:
         self.observe = observe          # observe(thread, access, byte offset, is_write, value, element size) or None
         self.memory: dict[str, dict[int, object]] = {}
         self.written: dict[str, set[int]] = {}
+        # (block, thread) of the threads that accessed outside a buffer's declared shape or fixed
+        # size, or past a fixed-size dimension (ir.Access.bounds): undefined behaviour, which a
+        # run goes on past (each out-of-range element its own), as the static analysis's
+        # `out-of-bounds` finding has it.
+        self.left: set[tuple] = set()
         self.steps = 0
         self._kinds = {name: kind_of(b.elem_type) for name, b in kernel.buffers.items()}
         self._signed = {name: not b.elem_type.strip().startswith(("u", "unsigned")) for name, b in kernel.buffers.items()}
@@ -281,12 +286,12 @@ class Interpreter:
             return
         if not acc.is_write:
             self._load(acc, first, n, t)
-            self._seen(t, acc, offset, False)
+            self._seen(t, acc, offset, False, s=s)
             return
         value = self._eval(acc.value, t, s) if acc.value is not None else None
         if value is None:
             raise InterpretError(f"a write without a value at {where(acc.span)}")
-        self._seen(t, acc, offset, True, value)
+        self._seen(t, acc, offset, True, value, s)
         self._store(acc, first, n, value, t)
 
     def _atomic(self, acc: ir.Access, first: int, n: int, offset: int, t: Thread, s) -> None:
@@ -294,7 +299,7 @@ class Interpreter:
         v = acc.value
         if not acc.is_write:
             t.fetched[acc.id] = old
-            self._seen(t, acc, offset, False)
+            self._seen(t, acc, offset, False, s=s)
             return
         fn = v.fn.lower() if isinstance(v, ir.Call) else ""
         args = v.args if isinstance(v, ir.Call) else ((v,) if v is not None else ())
@@ -320,12 +325,24 @@ class Interpreter:
         else:
             raise InterpretError(f"the atomic {v.fn} at {where(acc.span)}")
         t.fetched[acc.id] = old
-        self._seen(t, acc, offset, True)
+        self._seen(t, acc, offset, True, s=s)
         self._store(acc, first, n, new, t)
 
-    def _seen(self, t: Thread, acc: ir.Access, offset: int, is_write: bool, value=None) -> None:
+    def _seen(self, t: Thread, acc: ir.Access, offset: int, is_write: bool, value=None, s=None) -> None:
+        if self._outside(acc, offset, t, s):
+            self.left.add(((t.bid["x"], t.bid["y"], t.bid["z"]), (t.tid["x"], t.tid["y"], t.tid["z"])))
         if self.observe is not None and acc.space in (ir.SHARED, ir.GLOBAL):
             self.observe(t, acc, offset, is_write, value, self._unit.get(acc.buffer) or acc.elem_size or 1)
+
+    def _outside(self, acc: ir.Access, offset: int, t: Thread, s) -> bool:
+        buf = self.kernel.buffers.get(acc.buffer)
+        if buf is None or acc.space == ir.PRIVATE:
+            return False
+        if (buf.declared or buf.size_bytes) and offset < 0:
+            return True
+        if buf.size_bytes and offset + acc.width > buf.size_bytes:
+            return True
+        return any(not 0 <= self._int(index, t, s) < extent for index, extent in acc.bounds)
 
     # ---------- expressions ----------
 
@@ -369,7 +386,7 @@ class Interpreter:
             if count != n or kind_of(acc.view) != self._kinds.get(acc.buffer, INT):
                 # A reinterpreting read: the buffer's bytes as `count` values of the view's type.
                 value = self._repack(acc, value if n > 1 else (value,), count)
-        self._seen(t, acc, offset, False)
+        self._seen(t, acc, offset, False, s=s)
         return value
 
     def _repack(self, acc: ir.Access, comps: tuple, count: int):
@@ -429,7 +446,7 @@ class Interpreter:
             offset = self._int(acc.offset, t, s)
             first, n = self._elements(acc, offset, s)
             value = self._load(acc, first, n, t)
-            self._seen(t, acc, offset, False)
+            self._seen(t, acc, offset, False, s=s)
             return value
         if isinstance(e, ir.Opaque):
             if e.fetch is not None and e.fetch.id in t.fetched:

@@ -49,6 +49,13 @@ class Run:
     written: dict[str, set[int]]
     races: list
     steps: int
+    # (block, thread) of each thread that accessed outside a buffer's declared shape or fixed
+    # size (Interpreter.left): its races are the static `out-of-bounds` finding's, not races.
+    left: frozenset = frozenset()
+
+    def in_bounds(self, race) -> bool:
+        """Neither thread of `race` left its buffers in this run."""
+        return not {(race.block, race.first.thread), (race.block, race.second.thread)} & self.left
 
 
 def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list[tuple[int, int, int]],
@@ -74,7 +81,7 @@ def run(kernel: ir.Kernel, launch: Launch, thread_order: list[int], blocks: list
     shared = {b for b, buf in kernel.buffers.items() if buf.space != ir.GLOBAL}
     return Run({b: m for b, m in interp.memory.items() if b not in shared},
                {b: w for b, w in interp.written.items() if b not in shared},
-               list(detector.races.values()) if detector else [], interp.steps)
+               list(detector.races.values()) if detector else [], interp.steps, frozenset(interp.left))
 
 
 _READY, _DONE = "ready", "done"
