@@ -83,7 +83,7 @@ class Config:
     kernel_memory: int | None = None   # MB per kernel (--kernel-memory)
     cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
     scope: str | None = None          # "block", "grid" or "all" (--scope)
-    assume: list = field(default_factory=list)   # buffer contracts (analysis/contracts.py)
+    assume: list = field(default_factory=list)   # buffer contracts (analysis/stated/contracts.py)
     warnings: list[str] = field(default_factory=list)   # deprecated keys: the CLI prints them
 
     @property
@@ -266,7 +266,7 @@ class _Validator:
 
     def contract(self, data: dict, i: int):
         """One [[assume]] table: buffer, property, optional kernel and reason."""
-        from analyzer.analysis.contracts import parse
+        from analyzer.analysis.stated.contracts import parse
 
         where = f"{self.table('assume', array=True)} entry {i}"
         self.keys(data, ASSUME_KEYS, where)
@@ -383,7 +383,8 @@ class _Validator:
             out.include = list(inc)
         if "assume" in data:
             # Launch and parameter facts (`H >= blockDim.y`) or buffer contracts, told apart by form.
-            from analyzer.analysis import assumptions, contracts
+            from analyzer.analysis.stated import assumptions
+            from analyzer.analysis.stated import contracts
 
             said = data["assume"]
             if not isinstance(said, list) or not all(isinstance(a, str) for a in said):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer import ir
-from analyzer.analysis.fixes import RACE_RULES, apply_hint
+from analyzer.analysis.barriers.fixes import RACE_RULES, apply_hint
 from analyzer.dynamic import schedule
 from analyzer.dynamic.launch import make_launch
 from analyzer.dynamic.values import InterpretError, same, show

@@ -60,10 +60,10 @@ class Finding:
     target: str | None = None
     params: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.analysis.fixes)
+    fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.analysis.barriers.fixes)
     # `kernelrace confirm`: the finding's race run on concrete inputs (analyzer/confirm.py)
     confirmation: dict[str, Any] | None = None
-    # A race's condition (analysis/race_condition.py): on which parameters and launch extents the
+    # A race's condition (analysis/conditions/race_condition.py): on which parameters and launch extents the
     # two accesses collide, over the source's names ("true": every launch), and whether it is exact
     # ("exact") or only sufficient ("sufficient", "witness": the witness's own values).
     condition: str | None = None

@@ -111,7 +111,7 @@ class Opaque:
     grid_counter: bool = False
     step: int = 1   # the constant added: two tickets of one site are at least this far apart
     # The atomic access whose old value this is (an atomic's result): the last-block pattern
-    # (analysis/last_block.py) finds the counter a ticket is drawn from through it.
+    # (analysis/interblock/last_block.py) finds the counter a ticket is drawn from through it.
     fetch: "Access | None" = field(default=None, compare=False, hash=False)
 
 
@@ -472,7 +472,7 @@ class Buffer:
     host_shape: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
     # The extent of the last axis of a declared shape of two or more dimensions (an int, or the
-    # scalar parameter holding it): the axis buffer contracts speak of (analysis/contracts.py).
+    # scalar parameter holding it): the axis buffer contracts speak of (analysis/stated/contracts.py).
     last_extent: int | str | None = None
 
     @property

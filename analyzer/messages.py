@@ -16,7 +16,7 @@ OUT_OF_BOUNDS_ELSEWHERE = ("{kind2} {buf2}[{elem}] by thread {t2}{b2} and the {k
 OUT_OF_BOUNDS_WHY = ("in bounds no two threads collide here: the collision needs an access outside what the "
                      "language defines (undefined behaviour in C, CUDA, Metal and OpenCL; another element than "
                      "the one written in WGSL and SPIR-V), not a missing barrier")
-# Races between blocks (analyzer/analysis/grid.py): the threads named with their blocks.
+# Races between blocks (analyzer/analysis/interblock/grid.py): the threads named with their blocks.
 RACE_GRID = {
     "write-after-read": "write to {buf}[{elem}] ({mem}) by thread {t2} of block {b2} may land before thread {t1} of "
                         "block {b1} reads it at line {l1}",

@@ -299,7 +299,7 @@ def _show(v) -> str:
 def confirm_build(built, mod, host, results, values: dict[str, int], seed: int, device) -> None:
     """Attach a `confirmation` to every race finding of one OpenCL build's results: the build run
     on the device against the build with the finding's verified fix hint applied."""
-    from analyzer.analysis.fixes import RACE_RULES
+    from analyzer.analysis.barriers.fixes import RACE_RULES
 
     races = [f for r in results for f in r.findings if f.rule in RACE_RULES]
     if not races:

@@ -20,7 +20,7 @@ needs kernelrace (and the project's builder modules) importable. A task runs in 
 working directory when the worker has that directory (the same checkout at the same path, or a
 shared file system), so relative file names and builder modules resolve as they do here; and the
 tasks of one worker process run one at a time, whatever its thread count: the memory guard and
-Z3's interruption are per process (analyzer/analysis/memory_guard.py).
+Z3's interruption are per process (analyzer/analysis/decision/memory_guard.py).
 """
 
 from __future__ import annotations

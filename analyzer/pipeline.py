@@ -13,28 +13,28 @@ from typing import Any
 import z3
 
 from analyzer import ir, messages
-from analyzer.analysis import contracts as buffer_contracts
-from analyzer.analysis import assumptions as stated
-from analyzer.analysis import fixes
+from analyzer.analysis.stated import contracts as buffer_contracts
+from analyzer.analysis.stated import assumptions as stated
+from analyzer.analysis.barriers import fixes
 from analyzer.frontend import spirv_tools
 from analyzer.analysis.kernel import KernelAnalysis
 from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
 from analyzer.tvm import sites
-from analyzer.analysis.concurrency import Cfg, build_cfg
+from analyzer.analysis.execution.concurrency import Cfg, build_cfg
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.gc_pause import cycles_collected_after
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
-from analyzer.analysis.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
-from analyzer.analysis.queries import QueryCache
-from analyzer.analysis.grid import analyse_grid, block_dims_read, thread_dims_read
-from analyzer.analysis.hazards import PairAnalysis
-from analyzer.analysis.race_freedom import RaceFreedom, race_freedom
-from analyzer.analysis.races import analyse_pairs
-from analyzer.analysis.solver import INT_MAX, INT_MIN, fresh_context, own_context
-from analyzer.analysis.symbolic import Evaluation, SymbolicExecutor
+from analyzer.analysis.decision.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
+from analyzer.analysis.decision.queries import QueryCache
+from analyzer.analysis.interblock.grid import analyse_grid, block_dims_read, thread_dims_read
+from analyzer.analysis.pairing.hazards import PairAnalysis
+from analyzer.analysis.conditions.race_freedom import RaceFreedom, race_freedom
+from analyzer.analysis.pairing.races import analyse_pairs
+from analyzer.analysis.decision.solver import INT_MAX, INT_MIN, fresh_context, own_context
+from analyzer.analysis.execution.symbolic import Evaluation, SymbolicExecutor
 
 DIMS = ("x", "y", "z")
 # A kernel analysed with at most this many solver queries gets its fix hints re-checked by
@@ -49,11 +49,11 @@ class Options:
     timeout_ms: int = 1_000
     select: tuple[str, ...] = ()     # rule names; empty means all
     kernel_timeout_s: float = 600.0  # wall-clock limit per kernel: pairs left after it are `unknown`
-    kernel_memory_mb: int = DEFAULT_MB  # growth limit per kernel (analyzer/analysis/memory_guard.py); 0: none
+    kernel_memory_mb: int = DEFAULT_MB  # growth limit per kernel (analyzer/analysis/decision/memory_guard.py); 0: none
     hints: str = "auto"              # fix hints: "auto" (re-checked when the kernel is quick), "all", "off"
     explain: bool = False            # -v: name the pairs only a stated assumption keeps apart
     scope: str = "all"               # which thread pairs: "block" (one block), "grid" (two blocks), "all"
-    contracts: tuple = ()            # buffer contracts (analysis/contracts.py): --assume, configuration, built in
+    contracts: tuple = ()            # buffer contracts (analysis/stated/contracts.py): --assume, configuration, built in
     no_contracts: bool = False       # --no-contracts: none in force; findings name those that would refute them
     conditions: bool = False         # --conditions: each kernel's race-freedom condition (race_freedom.py)
     include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
@@ -120,7 +120,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
                            cache=cache, detail=detail, contracts=[] if options.no_contracts else applied,
                            dormant=applied if options.no_contracts else [], lines=lines)
              if options.scope != "grid" else PairAnalysis())
-    # Races between blocks (analysis/grid.py): global memory, every pair of instances. In a Z3
+    # Races between blocks (analysis/interblock/grid.py): global memory, every pair of instances. In a Z3
     # context of its own (solver.own_context), with a query cache of its own: a cache keys queries
     # by the ids of their terms, which only name a query within one context.
     grid = None

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from analyzer.analysis import races  # noqa: E402
+from analyzer.analysis.pairing import races  # noqa: E402
 from analyzer.frontend import lower_source  # noqa: E402
 from analyzer.pipeline import Options, check_built, with_builtin_contracts  # noqa: E402
 from analyzer.tvm.corpus import corpus_builds  # noqa: E402

@@ -1511,7 +1511,7 @@ def shrink_failure(record: KernelRecord, failure: Failure, kernel_timeout: float
 # ---------------------------------------------------------------- the campaign
 
 # Per dialect and mode: racy buffers (oracle) found by a race finding (of them, those found only by
-# races seen in a run of the block, as the oracle runs it: analysis/observed.py), by an `unknown`
+# races seen in a run of the block, as the oracle runs it: analysis/witness/observed.py), by an `unknown`
 # one only, or missed; racy statement pairs no finding names on a buffer found; every `unknown` finding; with `--scalar` only, false alarms (a finding on a buffer
 # without a harmful race, but a write-after-write where only same-value writes collide, which is
 # a benign race reported); witnesses; kernels kernelrace gave no verdict on.

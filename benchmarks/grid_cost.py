@@ -1,4 +1,4 @@
-"""What the races between blocks (analyzer/analysis/grid.py) add to the analysis of TVM's kernels.
+"""What the races between blocks (analyzer/analysis/interblock/grid.py) add to the analysis of TVM's kernels.
 
 For every builder in `analyzer.tvm.corpus` (head_dim 128 by default) on each target: one build,
 then the analysis with `--scope block` and with `--scope all`, one after the other in this process

@@ -34,7 +34,7 @@ out[tid] = sh[(tid + 1) % N];
 """
 
 from analyzer.analysis.kernel import KernelAnalysis
-from analyzer.analysis.races import RAW
+from analyzer.analysis.pairing.races import RAW
 
 NAME = RAW
 SEVERITY = "error"

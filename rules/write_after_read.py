@@ -36,7 +36,7 @@ if (tx == 0) S[row] = s * 2.0f;
 """
 
 from analyzer.analysis.kernel import KernelAnalysis
-from analyzer.analysis.races import WAR
+from analyzer.analysis.pairing.races import WAR
 
 NAME = WAR
 SEVERITY = "error"

@@ -31,7 +31,7 @@ if (tid == 0) out[blockIdx.x] = total[0];
 """
 
 from analyzer.analysis.kernel import KernelAnalysis
-from analyzer.analysis.races import WAW
+from analyzer.analysis.pairing.races import WAW
 
 NAME = WAW
 SEVERITY = "error"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.analysis.fixes import RACE_RULES
+from analyzer.analysis.barriers.fixes import RACE_RULES
 from analyzer.cli import build_parser
 from analyzer.dynamic import schedule
 from analyzer.dynamic.launch import make_launch

@@ -1,7 +1,7 @@
 """The address algebra that keeps solver queries linear must decompose flattened indices exactly."""
 
 from analyzer import ir
-from analyzer.analysis.addresses import radix_split, split_rows
+from analyzer.analysis.pairing.addresses import radix_split, split_rows
 
 n, h, p, d, H = (ir.Builtin("bid.x"), ir.Builtin("tid.y"), ir.Builtin("tid.z"), ir.Builtin("tid.x"),
                  ir.Param("H"))

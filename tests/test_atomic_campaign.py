@@ -220,7 +220,7 @@ def test_the_slice_has_no_false_alarm_and_every_witness_is_a_collision(campaign)
     assert not report, "a race finding the oracle refutes:\n" + report
 
 
-# Kernels of seed 20261206 that each fix of a thread's own atomics (analysis/atomic_order.py) was
+# Kernels of seed 20261206 that each fix of a thread's own atomics (analysis/execution/atomic_order.py) was
 # made for, all false alarms or bad witnesses before it, in every dialect: 4 (a block of one
 # thread adds 0 then 1: one value), 62 (a load after the thread's own add: a small witness),
 # 71 and 189 (a counter that moves one way, within what the launch adds), 122 and 194 (two threads

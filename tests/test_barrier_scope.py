@@ -9,10 +9,10 @@ import pytest
 
 from analyzer import ir
 from analyzer.analysis.kernel import KernelAnalysis
-from analyzer.analysis.concurrency import build_cfg
+from analyzer.analysis.execution.concurrency import build_cfg
 from analyzer.frontend import lower_source
-from analyzer.analysis.races import PairChecker
-from analyzer.analysis.symbolic import SymbolicExecutor
+from analyzer.analysis.pairing.races import PairChecker
+from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from conftest import FIXTURES, fixture_args
 
 METAL = FIXTURES / "metal"

@@ -1,5 +1,5 @@
 """`^ & |` of two unknown values, and shifts of an unknown value by an unknown amount, in the
-cheap encoding (analyzer/analysis/bitwise_lemmas.py): an uninterpreted function whose facts must
+cheap encoding (analyzer/analysis/decision/bitwise_lemmas.py): an uninterpreted function whose facts must
 all be true of the exact operation, or a query the cheap encoding refutes could have a collision
 the exact one finds."""
 
@@ -9,8 +9,9 @@ import json
 import pytest
 import z3
 
-from analyzer.analysis import bitwise_lemmas, solver
-from analyzer.analysis.bitwise_lemmas import BitwiseLemmas
+from analyzer.analysis.decision import bitwise_lemmas
+from analyzer.analysis.decision import solver
+from analyzer.analysis.decision.bitwise_lemmas import BitwiseLemmas
 from conftest import TESTS, cli_in_process
 
 # Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).

@@ -8,7 +8,7 @@ import random
 
 import z3
 
-from analyzer.analysis.race_condition import race_condition
+from analyzer.analysis.conditions.race_condition import race_condition
 
 PS = range(-5, 6)
 BS = range(1, 7)

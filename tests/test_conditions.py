@@ -1,5 +1,5 @@
-"""Race conditions (analyzer/analysis/race_condition.py) and stated launch facts
-(analyzer/analysis/assumptions.py, `__launch_bounds__`, unread block dimensions), through the real
+"""Race conditions (analyzer/analysis/conditions/race_condition.py) and stated launch facts
+(analyzer/analysis/stated/assumptions.py, `__launch_bounds__`, unread block dimensions), through the real
 CLI, Z3 and ISL."""
 
 import json
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import z3
 
-from analyzer.analysis import assumptions
-from analyzer.analysis.race_condition import race_condition
+from analyzer.analysis.stated import assumptions
+from analyzer.analysis.conditions.race_condition import race_condition
 
 FIX = Path(__file__).parent / "conditions"
 

@@ -1,4 +1,4 @@
-"""Buffer contracts (analyzer/analysis/contracts.py): --assume, [[tool.kernelrace.assume]],
+"""Buffer contracts (analyzer/analysis/stated/contracts.py): --assume, [[tool.kernelrace.assume]],
 --no-contracts and the built-in contracts of TVM's runtime, through the real CLI and Z3."""
 
 import json
@@ -306,7 +306,7 @@ def test_split_of_an_undecided_refinement_is_on_two_columns_that_vary():
     what order facts turn on."""
     import z3
 
-    from analyzer.analysis.contracts import ContractFacts
+    from analyzer.analysis.stated.contracts import ContractFacts
 
     b1, b2, n = z3.Ints("b1 b2 n")
     yes = z3.BoolVal(True)

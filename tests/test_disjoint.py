@@ -7,8 +7,8 @@ import random
 import pytest
 
 from analyzer import ir
-from analyzer.analysis.disjoint import Disjointness, _apply
-from analyzer.analysis.symbolic import AccessEvent, Iter
+from analyzer.analysis.pairing.disjoint import Disjointness, _apply
+from analyzer.analysis.execution.symbolic import AccessEvent, Iter
 
 TX, TY = ir.Builtin("tid.x"), ir.Builtin("tid.y")
 C = ir.Const

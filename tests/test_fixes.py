@@ -60,7 +60,7 @@ def test_text_report_prints_the_hint_and_its_verdict(cli):
 def test_findings_that_propose_one_change_share_its_reanalysis(monkeypatch):
     """The tree reduction's three races in one loop all propose the barrier at the end of its
     body: that changed kernel is analysed once, and each finding reads its verdict from it."""
-    from analyzer.analysis import fixes
+    from analyzer.analysis.barriers import fixes
     from analyzer.pipeline import Options, check_file
 
     calls = []

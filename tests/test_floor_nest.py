@@ -1,4 +1,4 @@
-"""A floor of a floor by positive constants as one floor (analyzer/analysis/floor_nest.py): the
+"""A floor of a floor by positive constants as one floor (analyzer/analysis/decision/floor_nest.py): the
 same value for every integer of every sign, and C's nested shifts keep their meaning through it."""
 
 import itertools
@@ -6,8 +6,8 @@ import itertools
 import z3
 
 from analyzer import ir
-from analyzer.analysis.floor_nest import one_floor
-from analyzer.analysis.solver import Encoder
+from analyzer.analysis.decision.floor_nest import one_floor
+from analyzer.analysis.decision.solver import Encoder
 
 
 

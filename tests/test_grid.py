@@ -1,12 +1,12 @@
-"""Races between blocks (analyzer/analysis/grid.py): two-block witnesses, --scope and its
+"""Races between blocks (analyzer/analysis/interblock/grid.py): two-block witnesses, --scope and its
 configuration key, the solver-free test on per-block indices, and the grid fix hints.
 The verdicts of the grid fixtures themselves are checked by test_rule_fixtures.py."""
 
 import pytest
 
 from analyzer import config
-from analyzer.analysis.grid import GridChecker, GridDisjointness, block_dims_read
-from analyzer.analysis.symbolic import SymbolicExecutor
+from analyzer.analysis.interblock.grid import GridChecker, GridDisjointness, block_dims_read
+from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.pipeline import _apply_dims
@@ -111,7 +111,7 @@ def test_a_kernel_that_never_reads_its_block_index_has_no_grid_pairs():
     # A grid dimension the kernel never reads counts as extent 1 (docs/how-it-works.md).
     k, ev = _kernel("__global__ void f(float* a) { a[threadIdx.x] = 1.0f; }")
     assert block_dims_read(k) == frozenset()
-    from analyzer.analysis.concurrency import build_cfg
+    from analyzer.analysis.execution.concurrency import build_cfg
     out = GridChecker(k, ev, build_cfg(k, ev.tracked_conditions)).run()
     assert out.hazards == [] and out.queries == 0
     k, _ = _kernel("__global__ void f(float* a) { a[threadIdx.x] = 1.0f; }", grid=(2,))
@@ -191,7 +191,7 @@ def test_grid_sync_is_a_grid_barrier_and_a_block_barrier():
                      "cg::this_grid(); g.sync(); cg::sync(g); }", "cuda", "t.cu")[0]
     from analyzer import ir
     assert [s.scope for s in k.body if isinstance(s, ir.Barrier)] == [ir.GRID] * 3
-    from analyzer.analysis.concurrency import build_cfg, cuts, grid_cuts
+    from analyzer.analysis.execution.concurrency import build_cfg, cuts, grid_cuts
     cfg = build_cfg(k)
     assert cuts(cfg, False) == grid_cuts(cfg) == frozenset(cfg.barrier_node)
 
@@ -220,7 +220,7 @@ def test_redundant_barrier_never_reports_a_grid_sync(cli, tmp_path):
 
 
 def test_a_grid_witness_does_not_replay_across_a_grid_sync():
-    from analyzer.analysis.replay import Launch, Side, check_witness
+    from analyzer.analysis.witness.replay import Launch, Side, check_witness
     k = lower_source(_CG + "__global__ void f(float* a) {\n  a[blockIdx.x] = 1.0f;\n  cg::this_grid().sync();\n"
                      "  a[0] = 2.0f;\n}\n", "cuda", "t.cu")[0]
     w1, w2 = (acc.id for acc in __import__("analyzer").ir.accesses(k.body))
@@ -230,7 +230,7 @@ def test_a_grid_witness_does_not_replay_across_a_grid_sync():
     assert reason is not None and "grid sync separates them" in reason
 
 
-# ----- the threadfence-and-ticket "last block" pattern (analyzer/analysis/last_block.py) -----
+# ----- the threadfence-and-ticket "last block" pattern (analyzer/analysis/interblock/last_block.py) -----
 
 _LAST = """__device__ unsigned int count = 0;
 __global__ void f(const float *in, float *partials, float *out) {
@@ -282,7 +282,7 @@ def test_the_row_lemma_holds_for_every_small_value():
 
     import z3
     k, ev = _kernel("__global__ void f(float* a, int n) { a[blockIdx.y * n + threadIdx.x] = 1.0f; }")
-    from analyzer.analysis.concurrency import build_cfg
+    from analyzer.analysis.execution.concurrency import build_cfg
     checker = GridChecker(k, ev, build_cfg(k, ev.tracked_conditions))
     checker._encoders()
     w = _only_write(ev)

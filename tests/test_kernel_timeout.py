@@ -28,9 +28,9 @@ def test_a_query_at_the_edge_of_the_budget_is_asked_again_with_more():
     limit and within 2,800,000 (the limit is deterministic: the same on every run)."""
     import z3
 
-    from analyzer.analysis.hazards import PairAnalysis
-    from analyzer.analysis.solver import fresh_context
-    from analyzer.analysis.solver_budget import ESCALATE, ESCALATIONS, SolverBudget
+    from analyzer.analysis.pairing.hazards import PairAnalysis
+    from analyzer.analysis.decision.solver import fresh_context
+    from analyzer.analysis.decision.solver_budget import ESCALATE, ESCALATIONS, SolverBudget
 
     # Z3's search depends on the terms its context has seen: a context of the test's own, as a
     # kernel gets, whatever the tests before it analysed.

@@ -89,7 +89,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_the_packages():
     graph = import_graph()
-    assert "analyzer.analysis.races" in graph["analyzer.analysis.kernel"]
+    assert "analyzer.analysis.pairing.races" in graph["analyzer.analysis.kernel"]
     assert "analyzer.frontend" in graph["analyzer.pipeline"]
 
 

@@ -1,4 +1,4 @@
-"""Pairs the solver cannot decide, looked for in a run of the block (analyzer/analysis/observed.py).
+"""Pairs the solver cannot decide, looked for in a run of the block (analyzer/analysis/witness/observed.py).
 
 A bitonic sort's `tid ^ stride`, with `stride` shifted by two loop counters, kept some of its
 shared-memory pairs past the small budget these tests give (at the default budget the solver
@@ -13,10 +13,10 @@ import json
 import z3
 from conftest import TESTS, cli_in_process
 
-from analyzer.analysis import contracts
-from analyzer.analysis.observed import Observation
-from analyzer.analysis.queries import Answer
-from analyzer.analysis.solver_budget import SolverBudget
+from analyzer.analysis.stated import contracts
+from analyzer.analysis.witness.observed import Observation
+from analyzer.analysis.decision.queries import Answer
+from analyzer.analysis.decision.solver_budget import SolverBudget
 from analyzer.frontend import lower_source
 
 SORTS = TESTS / "handwritten" / "cuda"

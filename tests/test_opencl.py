@@ -5,7 +5,7 @@ grammar's conflict-free build is in test_grammars.py, with the other dialects'.)
 import pytest
 
 from analyzer import ir
-from analyzer.analysis import races
+from analyzer.analysis.pairing import races
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built

@@ -1,4 +1,4 @@
-"""Powers of two with a run-time exponent, and `^ & |` with them (analyzer/analysis/power_bits.py):
+"""Powers of two with a run-time exponent, and `^ & |` with them (analyzer/analysis/decision/power_bits.py):
 encoded on the exponent, with the value C computes for every in-range operand, and linear (no
 bit-vector) where the old encoding sent Z3 through 64-bit vectors and nested shift cases."""
 
@@ -9,8 +9,8 @@ import pytest
 import z3
 
 from analyzer import ir
-from analyzer.analysis import power_bits
-from analyzer.analysis.solver import Encoder
+from analyzer.analysis.decision import power_bits
+from analyzer.analysis.decision.solver import Encoder
 from conftest import TESTS, cli_in_process
 from test_solver import _c_eval as _eval
 

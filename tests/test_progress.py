@@ -1,11 +1,11 @@
-"""Loop state that never repeats (analysis/progress.py): a persistent kernel's (batch, tile)
+"""Loop state that never repeats (analysis/execution/progress.py): a persistent kernel's (batch, tile)
 counters grow lexicographically, proven from the loop's own statements, and a collision that
 needs them to repeat is refuted; state that can repeat (a double buffer, a reset) proves nothing."""
 
 import pytest
 
 from analyzer import ir
-from analyzer.analysis import progress
+from analyzer.analysis.execution import progress
 from analyzer.frontend import lower_source
 from analyzer.tvm.corpus import builders
 from conftest import built

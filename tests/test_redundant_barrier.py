@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.analysis.concurrency import build_cfg
+from analyzer.analysis.execution.concurrency import build_cfg
 from analyzer.frontend import lower_source
 from analyzer.mutants import barrier_sites, check_mutants, delete_barrier, finding_keys, text_checker
 from analyzer.pipeline import Options, read_source
-from analyzer.analysis.races import OUT_OF_TIME, analyse_pairs
-from analyzer.analysis.symbolic import SymbolicExecutor
+from analyzer.analysis.pairing.races import OUT_OF_TIME, analyse_pairs
+from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from conftest import FIXTURES, Precomputed, fixture_args
 
 # Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).
@@ -109,7 +109,7 @@ def test_asking_exactly_first_changes_no_verdict(monkeypatch):
     # The pass expects the pairs it queries to collide and asks the exact query first (races.py,
     # `query`): the barrier fixtures get the verdicts of the usual order, cheap query first, every
     # order group asked (the mutant test above compares all fixtures with the ground truth).
-    from analyzer.analysis.races import PairChecker
+    from analyzer.analysis.pairing.races import PairChecker
 
     def verdicts(path):
         files, lang, check = _checker(path)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.analysis import races
+from analyzer.analysis.pairing import races
 from conftest import FIXTURES, Precomputed, cli_in_process, fixture_args
 
 EXPECT = re.compile(r"(?://|;)\s*expect:\s*([a-z\-, ]+)")
@@ -49,7 +49,7 @@ def test_fixture_findings_match_expectations(path, request):
     line = (lambda loc: loc["origin"]["line"]) if path.suffix == ".comp" else (lambda loc: loc["line"])
     got = {(line(f["second"]), f["rule"]) for f in report["findings"]}
     assert got == expectations(path)
-    # Every witness replays on concrete values (analyzer/analysis/replay.py).
+    # Every witness replays on concrete values (analyzer/analysis/witness/replay.py).
     assert [f["message"] for f in report["findings"] if f["witness"] and not f["witness"].get("replayed", True)] == []
     # Only error findings fail the run; a fixture with warnings alone (barrier-scope) exits 0.
     assert code == (1 if any(f["severity"] == "error" for f in report["findings"]) else 0)

@@ -6,7 +6,7 @@ import pytest
 import z3
 
 from analyzer import ir
-from analyzer.analysis.solver import Encoder
+from analyzer.analysis.decision.solver import Encoder
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_shift_by_a_symbolic_amount_is_cs_shift(enc, op):
 def test_loop_state_with_a_floor_never_goes_below_it(enc):
     """A counter the executor knows only grows from 0 (`Sym.lower`) cannot be -1 in any iteration:
     the witness of a persistent kernel then shows a batch that exists."""
-    from analyzer.analysis.symbolic import Iter, Sym
+    from analyzer.analysis.execution.symbolic import Iter, Sym
     enc.collecting()
     floored = enc.term(Sym("private:idx+0@L1", True, (Iter(1),), lower=0), 1)
     free = enc.term(Sym("private:other+0@L1", True, (Iter(1),)), 1)
@@ -43,7 +43,7 @@ def test_loop_state_with_a_floor_never_goes_below_it(enc):
 
 def _c_eval(t, env):
     """C's value of an IR term (replay.py's operators) for the atoms in `env`."""
-    from analyzer.analysis.replay import _binop
+    from analyzer.analysis.witness.replay import _binop
     if isinstance(t, ir.Const):
         return t.value
     if isinstance(t, ir.Builtin | ir.Param):
@@ -61,7 +61,7 @@ def _c_eval(t, env):
 def test_tvm_division_spellings_read_back_keep_their_value():
     """division_forms.py: `n - (n/d)*d`, `x/c + ((x%c) >> 63)` and the sign fix-ups of `n/d` read
     back as `%`, floor division and floor modulo: the same value for every sign of n and d."""
-    from analyzer.analysis.division_forms import binop, select
+    from analyzer.analysis.decision.division_forms import binop, select
     n, d = ir.Param("n"), ir.Param("d")
     q, r = ir.BinOp("/", n, d), ir.BinOp("%", n, d)
     zero = ir.Const(0)

@@ -124,7 +124,7 @@ def test_witness_replay_rejects_a_thread_that_never_runs_the_access():
     """The replay itself: a witness claiming thread 5 stores under `tid == 0` does not replay."""
     from analyzer import ir
     from analyzer.frontend import lower_source
-    from analyzer.analysis.replay import Launch, Side, check_witness
+    from analyzer.analysis.witness.replay import Launch, Side, check_witness
 
     (kernel,) = lower_source("__global__ void k(float* a) { if (threadIdx.x == 0) a[0] = 1.0f; a[1] = 2.0f; }",
                              "cuda", "k.cu")

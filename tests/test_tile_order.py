@@ -1,12 +1,12 @@
-"""The tile a persistent kernel's work-list walk stands on (analyzer/analysis/tile_order.py): the
+"""The tile a persistent kernel's work-list walk stands on (analyzer/analysis/execution/tile_order.py): the
 walk is proven only when every condition of the module holds, and a broken one leaves the
 collision between blocks reported."""
 
 import pytest
 
-from analyzer.analysis import walk_witness
-from analyzer.analysis.tile_order import find_walks, step_lemma
-from analyzer.analysis.walk_plan import plan_of, spans
+from analyzer.analysis.witness import walk_witness
+from analyzer.analysis.execution.tile_order import find_walks, step_lemma
+from analyzer.analysis.witness.walk_plan import plan_of, spans
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, check_text, with_builtin_contracts
 from conftest import FIXTURES, built

@@ -3,7 +3,7 @@ each finds no error beyond the known real races."""
 
 import pytest
 
-from analyzer.analysis import races
+from analyzer.analysis.pairing import races
 from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, with_builtin_contracts
@@ -169,7 +169,7 @@ def test_page_copies_at_head_dim_96_are_decided(spec, target):
     1 s budget both page copies are decided and clean (`_compact_kv_copy` with TVM's built-in
     contracts): two threads of one sequence copy different cells, of two sequences different
     slots. They were unknown, and `_compact_kv_copy` had false errors, before the encoder read
-    those divisions back (analysis/division_forms.py, solver.Encoder._by_constant)."""
+    those divisions back (analysis/decision/division_forms.py, solver.Encoder._by_constant)."""
     params = dict(num_heads=32, head_dim=96, dtype="bfloat16" if target == "cuda" else "float16", page_size=16)
     if spec.endswith("_copy_single_page"):
         params = dict(num_heads=32, page_size=16, head_dim=96, dtype="bfloat16")

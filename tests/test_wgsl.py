@@ -5,7 +5,7 @@ import pytest
 from lark import Lark
 
 from analyzer import ir
-from analyzer.analysis import races
+from analyzer.analysis.pairing import races
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.frontend.parser import GRAMMAR_DIR

@@ -1,19 +1,30 @@
 """The analysis: everything between the kernel IR and the rules. Imports the IR and the shared
-vocabulary only.
+vocabulary only (and the interpreter, `dynamic/`, for pairs the solver cannot decide).
 
-- `symbolic.py` runs the IR symbolically into access and barrier events.
-- `concurrency.py` builds the barrier-interval graph and walks it.
-- `addresses.py` (address algebra) and `disjoint.py` separate pairs without the solver.
-- `solver.py` encodes symbolic terms for Z3 (its divisions in `division_encoding.py`, shifts'
-  nested floors in `floor_nest.py`, term helpers in `z3_terms.py`; TVM's spelled-out divisions
-  are read back by `division_forms.py`); `queries.py` remembers verdicts by query.
-- `races.py` is the race pass (`PairChecker`), composed of: `pair_shapes.py` (which pairs),
-  `collision_constraints.py` (the queries), `solver_budget.py` (budgets and the cache),
-  `witnesses.py` (witness search and replay; `walk_witness.py` and `walk_plan.py` for persistent kernels' walks), `collision_causes.py` (what a collision needs),
-  `barrier_passes.py` (barrier scope and redundant barriers), `progress.py` and `tile_order.py`
-  (facts of loop state and of persistent kernels' walks; `telescope.py` their prefix sums in
-  closed form); `hazards.py` holds its results.
-- `replay.py` runs a witness's two threads on concrete values.
-- `fixes.py` re-checks fix hints; `kernel.py` collects one kernel's results for the rules.
-- `memory_guard.py` stops an analysis that outgrows `--kernel-memory` at its next checkpoint.
+One kernel's analysis reads top to bottom through its rooms, each a package that says what it
+decides:
+
+- `execution/`: symbolic execution. `symbolic.py` runs the IR into access and barrier events;
+  `concurrency.py` builds the barrier-interval graph; `progress.py`, `tile_order.py` and
+  `telescope.py` are facts of loop state and persistent kernels' walks; `atomic_order.py` and
+  `unwritten.py` facts of atomics' results and of values no write can reach.
+- `decision/`: the decision layer. `solver.py` encodes terms for Z3 (divisions in
+  `division_encoding.py` and `floor_nest.py`, powers of two in `power_encoding.py` and
+  `power_bits.py`, bitwise operations in `bitwise_lemmas.py`; TVM's spelled-out divisions read
+  back by `division_forms.py`); `solver_budget.py` asks within budgets, `queries.py` remembers
+  verdicts; `memory_guard.py` stops an analysis that outgrows `--kernel-memory`.
+- `pairing/`: which accesses collide. `races.py` is the race pass (`PairChecker`), with
+  `pair_shapes.py` (which pairs), `addresses.py` and `disjoint.py` (apart without the solver),
+  `collision_constraints.py` (the queries), `collision_causes.py` (what a collision needs),
+  `out_of_bounds.py` (collisions that need an index outside), `hazards.py` (its results).
+- `witness/`: `witnesses.py` reads a witness off a model, `replay.py` runs its two threads on
+  concrete values, `walk_witness.py` and `walk_plan.py` unroll persistent kernels' walks,
+  `observed.py` looks for an undecided pair's race in a run.
+- `barriers/`: `barrier_passes.py` (barrier scope, redundant barriers) and `fixes.py` (fix hints,
+  each re-checked).
+- `interblock/`: races between blocks (`grid.py`) and the last-block pattern (`last_block.py`).
+- `conditions/`: the condition of each race and the kernel's race-freedom condition.
+- `stated/`: what the user states: launch and parameter assumptions, buffer contracts.
+
+`kernel.py` runs them in order for one kernel and collects what the rules may read.
 """

@@ -8,13 +8,13 @@ from typing import Any
 
 from analyzer import ir, messages
 from analyzer.findings import Finding, Location
-from analyzer.analysis.grid import block_dims_read
-from analyzer.analysis.race_condition import witness_condition
-from analyzer.analysis.race_freedom import race_freedom
-from analyzer.analysis.races import Hazard, PairAnalysis
-from analyzer.analysis.solver import DIMS, Encoder, truth
-from analyzer.analysis.solver_budget import RLIMIT_PER_SECOND
-from analyzer.analysis.symbolic import AccessEvent, BarrierEvent, Evaluation
+from analyzer.analysis.interblock.grid import block_dims_read
+from analyzer.analysis.conditions.race_condition import witness_condition
+from analyzer.analysis.conditions.race_freedom import race_freedom
+from analyzer.analysis.pairing.races import Hazard, PairAnalysis
+from analyzer.analysis.decision.solver import DIMS, Encoder, truth
+from analyzer.analysis.decision.solver_budget import RLIMIT_PER_SECOND
+from analyzer.analysis.execution.symbolic import AccessEvent, BarrierEvent, Evaluation
 
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"},

@@ -31,7 +31,7 @@ class Launch:
     grid_dim: dict[str, int]
     seed: int = 0
     warp_size: int = 32
-    # Buffer contracts in force (`prob:nondecreasing`, analyzer/analysis/contracts.py): the inputs
+    # Buffer contracts in force (`prob:nondecreasing`, analyzer/analysis/stated/contracts.py): the inputs
     # drawn for a buffer keep its contract, as the data the analysis assumed does.
     contracts: dict[str, str] = field(default_factory=dict)
 

@@ -414,7 +414,7 @@ def _witness_text(w: dict | None) -> str:
     if "first_thread" not in w:
         return json.dumps(_jsonable(w), sort_keys=True)
     warp = lambda n: f" (warp {n})" if n is not None else ""
-    if "second_block" in w:   # two blocks (analyzer/analysis/grid.py)
+    if "second_block" in w:   # two blocks (analyzer/analysis/interblock/grid.py)
         parts = [(f"thread {_t(w['first_thread'])} of block {_t(w['first_block'])} then thread "
                   f"{_t(w.get('second_thread'))} of block {_t(w['second_block'])} (different blocks)")]
     else:

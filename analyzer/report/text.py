@@ -32,7 +32,7 @@ def summary(results: list[KernelResult], hidden: dict[str, int] | None = None,
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == "warning" for f in findings),
         "notes": sum(f.severity == "note" for f in findings),
-        # Findings whose witness did not replay on concrete values (see analyzer/analysis/replay.py).
+        # Findings whose witness did not replay on concrete values (see analyzer/analysis/witness/replay.py).
         "unreplayed": sum(bool(f.witness) and f.witness.get("replayed") is False for f in findings),
         "by_rule": dict(sorted(by_rule.items())),
         "in_baseline": (hidden or {}).get("in_baseline", 0),
@@ -142,7 +142,7 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                     console.print("  iterations: both in " + ", ".join(f"loop@{k} iteration {v}"
                                                                    for k, v in w["iterations"].items()))
             elif w and "second_block" in w:
-                # Two blocks (a race between blocks, analyzer/analysis/grid.py).
+                # Two blocks (a race between blocks, analyzer/analysis/interblock/grid.py).
                 console.print(
                     f"  witness: thread {_thread(w['first_thread'])} of block {_thread(w['first_block'])} "
                     f"then thread {_thread(w['second_thread'])} of block {_thread(w['second_block'])} "

@@ -1,0 +1,1 @@
+"""Between blocks: races of threads of different blocks, and the threadfence-and-ticket last-block pattern."""

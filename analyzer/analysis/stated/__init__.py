@@ -1,0 +1,1 @@
+"""What the user states: launch and parameter assumptions, and buffer contracts."""
