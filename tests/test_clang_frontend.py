@@ -359,3 +359,20 @@ def test_a_member_of_a_specialised_traits_template_is_symbolic():
     code, report, err = check("specialised_traits.cu", "--block-dim", "64")
     assert code == 1, err
     assert ("write-after-write", 10) in findings(report)
+
+
+def test_metal_vector_constructors_build_lanes_from_scalars_and_vectors():
+    kernels, _ = lowered("metal_vector_ctors.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_vector_ctors.metal", "--block-dim", "8,8")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 21)}
+    assert {f["kernel"] for f in report["findings"]} == {"overlap"}
+
+
+def test_metal_grid_origin_is_a_parameter_and_grid_size_the_grid():
+    (kernel,), _ = lowered("metal_grid_origin.metal")
+    assert kernel.unsupported is None and "origin" in kernel.params
+    code, report, err = check("metal_grid_origin.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert ("write-after-write", 13) in findings(report)

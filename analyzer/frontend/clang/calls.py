@@ -14,6 +14,7 @@ from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
 from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
@@ -46,6 +47,8 @@ class ClangCalls:
         ref = c.referenced
         kids = children(c)
         bindings = None
+        if self.lang == "metal" and kids and strip(kids[0]).spelling in METAL_VECTOR_CTORS:
+            return self._vector_of(c, METAL_VECTOR_CTORS[strip(kids[0]).spelling], [self.rvalue(a) for a in args])
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
@@ -98,21 +101,25 @@ class ClangCalls:
         ty = "float" if any(isinstance(v, Scalar) and self._is_float(v.ty) for v in vals) else "int"
         return Scalar(ir.Call(fn, tuple(self._scalar(v) for v in vals)), ty)
 
+    def _vector_of(self, c, ty: str, vals) -> Vector:
+        """A vector built from its arguments' lanes in order (one scalar: in every lane; none: zeros)."""
+        shape = vector_shape(ty)
+        comps: list[ir.Expr] = []
+        for v in vals:
+            comps.extend(v.comps if isinstance(v, Vector) else (self._scalar(v),))
+        if len(comps) == 1:
+            comps = comps * shape[1]
+        if not comps:
+            comps = [ir.Const(0)] * shape[1]
+        if len(comps) != shape[1]:
+            raise Unsupported(c, f"{ty} built from {len(comps)} values")
+        return Vector(tuple(comps), ty)
+
     def _construct(self, c, fn, args) -> Value:
         ty = self.note_type(c.type)
         vals = [self.rvalue(a) for a in args]
-        shape = vector_shape(ty)
-        if shape:
-            comps: list[ir.Expr] = []
-            for v in vals:
-                comps.extend(v.comps if isinstance(v, Vector) else (self._scalar(v),))
-            if len(comps) == 1:
-                comps = comps * shape[1]
-            if not comps:
-                comps = [ir.Const(0)] * shape[1]
-            if len(comps) != shape[1]:
-                raise Unsupported(c, f"{ty} built from {len(comps)} values")
-            return Vector(tuple(comps), ty)
+        if vector_shape(ty):
+            return self._vector_of(c, ty, vals)
         if len(vals) == 1 and isinstance(vals[0], Group):
             return vals[0]   # a copy (a cooperative group passed by value)
         if len(vals) == 1:
@@ -200,6 +207,15 @@ class ClangCalls:
         if self.lang == "metal":
             if fn.startswith("__metal_simd_"):
                 fn = fn[len("__metal_"):]   # the compiler's builtin under a library's wrapper
+            if fn in ("any", "all") and len(args) == 1:
+                # any lane / every lane of a vector of comparisons, read lane by lane
+                val = self.rvalue(args[0])
+                lanes = [ir.BinOp("!=", x, ir.Const(0)) for x in val.comps] if isinstance(val, Vector) else \
+                    [ir.BinOp("!=", self._scalar(val), ir.Const(0))]
+                out = lanes[0]
+                for x in lanes[1:]:
+                    out = ir.BinOp("||" if fn == "any" else "&&", out, x)
+                return Scalar(out, "bool")
             if fn == "__metal_get_simdgroup_size":
                 return Scalar(ir.Const(32), "uint")
             if fn == "as_type":

@@ -362,6 +362,14 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
                 return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
             if attr in METAL_SCALAR_ATTRS:
                 return Scalar(METAL_SCALAR_ATTRS[attr], "uint")
+            if attr == "grid_origin":
+                # where the dispatch's grid starts: the same for every thread, its value the host's
+                names = [f"{name}_{d}" for d in "xyz"[:shape[1]]] if shape else [name]
+                self.kernel.params.extend(names)
+                for n in names:
+                    self.kernel.param_ranges[n] = UNSIGNED_RANGES["uint"]
+                lanes = tuple(ir.Param(n) for n in names)
+                return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
             if attr in ("buffer", "threadgroup", "texture", "sampler"):
                 continue
             raise Unsupported(p, f"attribute [[{attr}]]")

@@ -43,6 +43,15 @@ _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTI
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _UNKNOWN_TYPE = re.compile(r"unknown type name '([A-Za-z_]\w*)'")
+# Metal's vector constructors `float4(a, b.xy, c)`: C++ gives an ext_vector no constructor, so each
+# `T(` is renamed a function of the same length that metal_stdlib declares (`_voat4(`), read by the
+# lowering as the vector of its arguments' lanes (calls.py).
+METAL_VECTOR_CTORS = {"_v" + f"{e}{n}"[2:]: f"{e}{n}" for e in (
+    "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "half", "bool", "bfloat")
+    for n in (2, 3, 4)}
+_VECTOR_CTOR = re.compile(r"\b(" + "|".join(sorted(METAL_VECTOR_CTORS.values(), key=len, reverse=True))
+                          + r")(?=\s*\()")
+_CTOR_ALIAS = {t: a for a, t in METAL_VECTOR_CTORS.items()}
 
 
 @dataclass
@@ -89,6 +98,7 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         return new.ljust(len(m.group(0)))
 
     out = _ATTR.sub(sub, text)
+    out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
     out = _ATTR_LIST.sub(sub_list, out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
