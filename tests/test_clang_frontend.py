@@ -376,3 +376,13 @@ def test_metal_grid_origin_is_a_parameter_and_grid_size_the_grid():
     code, report, err = check("metal_grid_origin.metal", "--block-dim", "64")
     assert code == 1, err
     assert ("write-after-write", 13) in findings(report)
+
+
+def test_metal_constant_struct_vector_members_and_a_helper_taking_the_struct():
+    kernels, _ = lowered("metal_constant_struct.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert {"shape_x", "shape_y", "stride_x"} <= set(kernels[0].params)
+    code, report, err = check("metal_constant_struct.metal", "--block-dim", "8,8")
+    assert code == 1, err
+    assert findings(report) == {("write-after-read", 28), ("write-after-write", 28)}
+    assert {f["kernel"] for f in report["findings"]} == {"total"}

@@ -12,7 +12,7 @@ from analyzer import ir
 from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
 from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
+from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
 from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
@@ -473,7 +473,7 @@ class ClangCalls:
                     s = strip(a)
                     if s.kind == CK.DECL_REF_EXPR:
                         bound = self.value(s)
-                        if isinstance(bound, (LocalRef, LocalStruct, SharedScalar, Pointer)):
+                        if isinstance(bound, (LocalRef, LocalStruct, SharedScalar, Pointer, ParamStruct)):
                             scope[p.hash] = bound
                             continue
                     if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR) or (
@@ -492,8 +492,8 @@ class ClangCalls:
                     elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
-                elif isinstance(val, (Group, LocalStruct)):
-                    scope[p.hash] = val
+                elif isinstance(val, (Group, LocalStruct, ParamStruct)):
+                    scope[p.hash] = val   # (a struct argument of the kernel: its fields are the kernel's)
                 else:
                     ref_ = LocalRef(self.fresh_var(f"{name}.{p.spelling}"), self.note_type(pt))
                     stmts.extend(self._assign_local(ref_, val, span))

@@ -345,9 +345,19 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         ptr = self.param_pointers.get((base.name, field))
         if ptr is not None:
             return ptr
+        ty = self.note_type(c.type)
+        shape = vector_shape(ty)
+        if shape and self.lang == "metal":
+            # a vector member of a constant argument (`s.size.x`): one parameter a lane
+            names = [f"{field}_{d}" for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
+                [f"{field}_{i}" for i in range(shape[1])]
+            for n in names:
+                if n not in self.kernel.params:
+                    self.kernel.params.append(n)
+            return Vector(tuple(ir.Param(n) for n in names), ty)
         if field not in self.kernel.params:
             self.kernel.params.append(field)
-        return Scalar(ir.Param(field), self.note_type(c.type))
+        return Scalar(ir.Param(field), ty)
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
