@@ -49,6 +49,10 @@ class ClangCalls:
         bindings = None
         if self.lang == "metal" and kids and strip(kids[0]).spelling in METAL_VECTOR_CTORS:
             return self._vector_of(c, METAL_VECTOR_CTORS[strip(kids[0]).spelling], [self.rvalue(a) for a in args])
+        if ref is None and not fn and kids:
+            builtin = self.dependent_operator(c, kids)
+            if builtin is not None:
+                return builtin
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)

@@ -38,6 +38,9 @@ _ARGS = {
 # clang turns into `annotate("kr:name")`, kept in the AST on parameters and functions.
 _ATTR = re.compile(r"\[\[\s*([A-Za-z_]\w*)(\s*\([^\[\]]*\))?\s*\]\]")
 _ATTR_LIST = re.compile(r"\[\[([^\[\]]*,[^\[\]]*)\]\]")
+# `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;` (mlx): clang takes no
+# attribute on an explicit instantiation; the template's own [[kernel]] is what marks it.
+_INSTANCE_ATTRS = re.compile(r"\btemplate((?:\s|\\\n)*\[\[[^\[\]]*\]\](?:(?:\s|\\\n)*\[\[[^\[\]]*\]\])*)")
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
@@ -97,7 +100,8 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         new = " ".join(one(i.group(1), i.group(2)) for i in items)
         return new.ljust(len(m.group(0)))
 
-    out = _ATTR.sub(sub, text)
+    out = _INSTANCE_ATTRS.sub(lambda m: "template" + re.sub(r"[^\s\\]", " ", m.group(1)), text)
+    out = _ATTR.sub(sub, out)
     out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
     out = _ATTR_LIST.sub(sub_list, out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
@@ -129,8 +133,14 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     args += ["-I", str(Path(filename).parent or ".")]
     src = text
     extra: list[str] = []
+    headers: list[tuple[str, str]] = []
     if lang == "metal":
         src, extra = metal_attributes(text)
+        for path, htext in _user_headers(text, filename, include_dirs):
+            new, defs = metal_attributes(htext)
+            if new != htext:
+                headers.append((path, new))
+                extra += [d for d in defs if d not in extra]
     index = ci.Index.create()
     # Headers not found: empty stand-ins in a directory no one has (clang stops reporting errors
     # after a fatal one, so the parse is repeated without them to see the rest).
@@ -142,7 +152,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     host_cache: dict = {}
     type_names: set[str] = set()   # names also used as types: never a number's macro
     for _ in range(6):
-        unsaved = [(filename, src)] + [(f"{stubs_dir}/{h}", "") for h in stubs]
+        unsaved = [(filename, src)] + headers + [(f"{stubs_dir}/{h}", "") for h in stubs]
         all_args = args + ["-I", stubs_dir]
         if extra or declared:
             pre_name = str(Path(stubs_dir) / "__kernelrace_prelude.h")
@@ -201,6 +211,37 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
 
 
 MAX_BRACKET_DEPTH = 256
+_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]', re.MULTILINE)
+
+
+def _user_headers(text: str, filename: str, include_dirs, limit: int = 400) -> list[tuple[str, str]]:
+    """The user's headers a Metal file includes, directly or not (searched as clang would: next to
+    the including file for the quoted form, then the -I folders; kernelrace's own are skipped): each
+    read as text, for the same renaming as the file's own (mlx declares its kernels in headers)."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    todo = [(text, Path(filename).parent)]
+    while todo and len(seen) < limit:
+        body, here = todo.pop()
+        for m in _INCLUDE_LINE.finditer(body):
+            name = m.group(2)
+            if (INCLUDE / name).is_file():
+                continue
+            dirs = ([here] if m.group(1) == '"' else []) + [Path(d) for d in include_dirs]
+            found = next((d / name for d in dirs if (d / name).is_file()), None)
+            if found is None:
+                continue
+            key = str(found.resolve())
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                htext = found.read_text(errors="replace")
+            except OSError:
+                continue
+            out.append((str(found), htext))
+            todo.append((htext, found.parent))
+    return out
 
 
 def bracket_depth(text: str) -> int:
