@@ -386,3 +386,12 @@ def test_metal_constant_struct_vector_members_and_a_helper_taking_the_struct():
     assert code == 1, err
     assert findings(report) == {("write-after-read", 28), ("write-after-write", 28)}
     assert {f["kernel"] for f in report["findings"]} == {"total"}
+
+
+def test_metal_buffer_bound_as_a_struct_reference():
+    kernels, _ = lowered("metal_struct_buffer.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert kernels[0].buffers["out"].space == "global"
+    code, report, err = check("metal_struct_buffer.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 21)}

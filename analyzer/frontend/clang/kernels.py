@@ -383,6 +383,13 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             if attr in ("buffer", "threadgroup", "texture", "sampler"):
                 continue
             raise Unsupported(p, f"attribute [[{attr}]]")
+        if t.kind == TK.LVALUEREFERENCE and space_of(t.get_pointee()) in (ir.GLOBAL, ir.SHARED) and \
+                canonical(t.get_pointee()).kind == TK.RECORD:
+            # `device Buf &b [[buffer(0)]]` (SPIRV-Cross's output): the struct in memory, as a pointer to it
+            elem = self.note_type(t.get_pointee())
+            space = space_of(t.get_pointee())
+            self.kernel.buffers[name] = ir.Buffer(name, space, elem, self.size(elem) or 4)
+            return Pointer(name, space, elem, ir.Const(0))
         if t.kind == TK.LVALUEREFERENCE and space_of(t.get_pointee()) == ir.CONSTANT:
             inner = canonical(t.get_pointee())
             if inner.kind != TK.RECORD:
