@@ -395,3 +395,13 @@ def test_metal_buffer_bound_as_a_struct_reference():
     code, report, err = check("metal_struct_buffer.metal", "--block-dim", "64")
     assert code == 1, err
     assert findings(report) == {("write-after-write", 21)}
+
+
+def test_metal_kernels_written_against_a_library_header():
+    # the header's attributes renamed as the file's, its explicit instantiations read, the traits
+    # and limits of metal_stdlib, an array parameter in constant memory, coherent(system)
+    reading_kernels, notes = lowered("metal_library_kernels.metal")
+    assert [(k.name, k.unsupported) for k in reading_kernels] == [("row_max", None), ("stamp", None)]
+    code, report, err = check("metal_library_kernels.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 26)}

@@ -41,6 +41,10 @@ _ATTR_LIST = re.compile(r"\[\[([^\[\]]*,[^\[\]]*)\]\]")
 # `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;` (mlx): clang takes no
 # attribute on an explicit instantiation; the template's own [[kernel]] is what marks it.
 _INSTANCE_ATTRS = re.compile(r"\btemplate((?:\s|\\\n)*\[\[[^\[\]]*\]\](?:(?:\s|\\\n)*\[\[[^\[\]]*\]\])*)")
+# `constant const int64_t strides[3]` as a kernel parameter: an array parameter is a pointer, which
+# C++ lets no address space qualify; written `int64_t*strides   `, the same length.
+_ARRAY_PARAM = re.compile(r"\b((?:constant|device|threadgroup)\s+(?:const\s+)?[A-Za-z_][\w:]*)\s(\s*)([A-Za-z_]\w*)"
+                          r"(\s*\[\s*\w*\s*\])(?=\s*(?:_[Kk]_\w+(?:\([^()]*\))?\s*)*[,)])")
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
@@ -104,6 +108,7 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _ATTR.sub(sub, out)
     out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
     out = _ATTR_LIST.sub(sub_list, out)
+    out = _ARRAY_PARAM.sub(lambda m: f"{m.group(1)}*{m.group(2)}{m.group(3)}" + " " * len(m.group(4)), out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
     out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
