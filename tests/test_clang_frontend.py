@@ -405,3 +405,14 @@ def test_metal_kernels_written_against_a_library_header():
     code, report, err = check("metal_library_kernels.metal", "--block-dim", "64")
     assert code == 1, err
     assert findings(report) == {("write-after-write", 26)}
+
+
+def test_metal_function_constants_are_parameters():
+    kernels, _ = lowered("metal_function_constants.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert "has_bias" in kernels[0].params and "bias" in kernels[0].buffers
+    code, report, err = check("metal_function_constants.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert {r for r, _ in findings(report)} >= {"write-after-read"}
+    assert {line for _, line in findings(report)} == {23}
+    assert all("has_bias" in json.dumps(f) for f in report["findings"] if f["rule"] != "unknown")

@@ -380,7 +380,8 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
                     self.kernel.param_ranges[n] = UNSIGNED_RANGES["uint"]
                 lanes = tuple(ir.Param(n) for n in names)
                 return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
-            if attr in ("buffer", "threadgroup", "texture", "sampler"):
+            if attr in ("buffer", "threadgroup", "texture", "sampler", "function_constant"):
+                # (an argument that exists only when a function constant holds: read as always there)
                 continue
             raise Unsupported(p, f"attribute [[{attr}]]")
         if t.kind == TK.LVALUEREFERENCE and space_of(t.get_pointee()) in (ir.GLOBAL, ir.SHARED) and \
@@ -423,6 +424,13 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         is_const = ref.type.is_const_qualified() or "constexpr" in spelled.split("=")[0].split() or (
             # Metal's program-scope `constant` and OpenCL's `__constant` variables cannot change
             self.lang in ("metal", "opencl") and space_of(ref.type) == ir.CONSTANT)
+        if self.lang == "metal" and any(k.kind == CK.ANNOTATE_ATTR and k.spelling == "kr:function_constant"
+                                        for k in ref.get_children()):
+            # `constant bool has_mask [[function_constant(20)]]`: set by the host when it builds the
+            # pipeline, the same for every thread: a symbolic parameter
+            if ref.spelling not in self.kernel.params:
+                self.kernel.params.append(ref.spelling)
+            return Scalar(ir.Param(ref.spelling), self.note_type(t))
         if is_const and t.kind not in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY) and not shared:
             init = [k for k in ref.get_children() if k.kind.is_expression()]
             if init:

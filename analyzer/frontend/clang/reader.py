@@ -105,9 +105,9 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         return new.ljust(len(m.group(0)))
 
     out = _INSTANCE_ATTRS.sub(lambda m: "template" + re.sub(r"[^\s\\]", " ", m.group(1)), text)
+    out = _ATTR_LIST.sub(sub_list, out)   # first: `[[buffer(2), function_constant(f)]]` is a list
     out = _ATTR.sub(sub, out)
     out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
-    out = _ATTR_LIST.sub(sub_list, out)
     out = _ARRAY_PARAM.sub(lambda m: f"{m.group(1)}*{m.group(2)}{m.group(3)}" + " " * len(m.group(4)), out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
