@@ -416,3 +416,13 @@ def test_metal_function_constants_are_parameters():
     assert {r for r, _ in findings(report)} >= {"write-after-read"}
     assert {line for _, line in findings(report)} == {23}
     assert all("has_bias" in json.dumps(f) for f in report["findings"] if f["rule"] != "unknown")
+
+
+def test_metal_texture_reads_are_values_and_writes_unknown():
+    kernels, _ = lowered("metal_textures.metal")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["blur"].unsupported is None
+    assert "texture write" in by_name["paint"].unsupported[1]
+    code, report, err = check("metal_textures.metal", "--block-dim", "8,8")
+    assert code == 0, err
+    assert [f["kernel"] for f in report["findings"]] == ["paint"]   # the one unknown

@@ -13,7 +13,7 @@ from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
 from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
 from analyzer.frontend.opencl import OpenClLowering
@@ -69,6 +69,9 @@ class ClangCalls:
             obj = self.rvalue(obj_kids[0]) if obj_kids else None
             if isinstance(obj, Group):
                 return self._group_call(obj, fn, args, c)
+            if self.lang == "metal" and obj_kids and type_name(canonical(obj_kids[0].type)).startswith(
+                    ("texture", "depth")):
+                return self._metal_texture(obj_kids[0], fn, args, c)
             raise Unsupported(c, f"call of member function '{fn}'")
         if ref is not None and ref.kind == CK.CONSTRUCTOR or (c.kind == CK.CALL_EXPR and ref is None and fn and
                                                               vector_shape(fn)):
@@ -104,6 +107,20 @@ class ClangCalls:
             return self.inline(body, ref, args, c, into)
         ty = "float" if any(isinstance(v, Scalar) and self._is_float(v.ty) for v in vals) else "int"
         return Scalar(ir.Call(fn, tuple(self._scalar(v) for v in vals)), ty)
+
+    def _metal_texture(self, tex, method, args, c) -> Value:
+        """A Metal texture's method: a read, sample or size is a value of the texture and its
+        coordinates (the kernel writes no texture, or it is unknown: so no write can change it)."""
+        if method == "write":
+            raise Unsupported(c, "a texture write (textures are not modelled as memory)")
+        name = strip(tex).spelling or "texture"
+        vals = [self.rvalue(a) for a in args if canonical(a.type).kind != TK.RECORD]
+        coords = tuple(x for v in vals for x in (v.comps if isinstance(v, Vector) else (self._scalar(v),)))
+        shape = vector_shape(self.note_type(c.type))
+        if shape:
+            return Vector(tuple(ir.Call(f"texture:{name}.{method}.{i}", coords) for i in range(shape[1])),
+                          self.note_type(c.type))
+        return Scalar(ir.Call(f"texture:{name}.{method}", coords), self.note_type(c.type))
 
     def _vector_of(self, c, ty: str, vals) -> Vector:
         """A vector built from its arguments' lanes in order (one scalar: in every lane; none: zeros)."""
