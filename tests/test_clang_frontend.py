@@ -426,3 +426,16 @@ def test_metal_texture_reads_are_values_and_writes_unknown():
     code, report, err = check("metal_textures.metal", "--block-dim", "8,8")
     assert code == 0, err
     assert [f["kernel"] for f in report["findings"]] == ["paint"]   # the one unknown
+
+
+def test_metal_simdgroup_matrix_loads_and_stores_are_tile_accesses():
+    kernels, _ = lowered("metal_simdgroup_matrix.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    tiles = kernels[0]
+    from analyzer import ir
+    stores = [s for s in tiles.body if isinstance(s, ir.MemOp) and s.access.is_write]
+    assert len(stores) == 4   # two elements a lane, two stores
+    code, report, err = check("metal_simdgroup_matrix.metal", "--block-dim", "128")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 26)}
+    assert {f["kernel"] for f in report["findings"]} == {"shared_tile"}

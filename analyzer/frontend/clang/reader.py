@@ -45,6 +45,11 @@ _INSTANCE_ATTRS = re.compile(r"\btemplate((?:\s|\\\n)*\[\[[^\[\]]*\]\](?:(?:\s|\
 # C++ lets no address space qualify; written `int64_t*strides   `, the same length.
 _ARRAY_PARAM = re.compile(r"\b((?:constant|device|threadgroup)\s+(?:const\s+)?[A-Za-z_][\w:]*)\s(\s*)([A-Za-z_]\w*)"
                           r"(\s*\[\s*\w*\s*\])(?=\s*(?:_[Kk]_\w+(?:\([^()]*\))?\s*)*[,)])")
+# A member function qualified by the address space of its object (`complex_t() threadgroup : ...`,
+# `indexed() threadgroup = default;`): C++ has no such qualifier; blanked, the same length.
+_METHOD_SPACE = re.compile(r"(\)\s*(?:const\s+)?)(threadgroup|device|constant)\b(?=\s*(?:\{|:|;|->|=))")
+# ... and a defaulted one blanked whole: it repeats the unqualified one (`MD() = default;`)
+_DEFAULTED_SPACE = re.compile(r"[^;{}]*\)\s*(?:const\s+)?(?:threadgroup|device|constant)\s*=\s*default\s*;")
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
@@ -108,6 +113,8 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _ATTR_LIST.sub(sub_list, out)   # first: `[[buffer(2), function_constant(f)]]` is a list
     out = _ATTR.sub(sub, out)
     out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
+    out = _DEFAULTED_SPACE.sub(lambda m: re.sub(r"[^\s\\]", " ", m.group(0)), out)
+    out = _METHOD_SPACE.sub(lambda m: m.group(1) + " " * len(m.group(2)), out)
     out = _ARRAY_PARAM.sub(lambda m: f"{m.group(1)}*{m.group(2)}{m.group(3)}" + " " * len(m.group(4)), out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
