@@ -152,7 +152,7 @@ def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
     import random
     from analyzer.errors import KernelraceError
     rng = random.Random(41)
-    sources = sorted(HERE.iterdir()) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
+    sources = sorted(p for p in HERE.iterdir() if p.suffix in (".cu", ".cl", ".metal")) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
     done = 0
     for path in sources:
         text = path.read_text()
