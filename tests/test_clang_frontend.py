@@ -439,3 +439,12 @@ def test_metal_simdgroup_matrix_loads_and_stores_are_tile_accesses():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 26)}
     assert {f["kernel"] for f in report["findings"]} == {"shared_tile"}
+
+
+def test_an_index_helper_of_one_return_is_inlined():
+    kernels, _ = lowered("metal_index_helper.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert "Call(fn='linear_index'" not in repr(kernels[0].body)   # inlined, not an unknown function
+    code, report, err = check("metal_index_helper.metal", "--block-dim", "8,8")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 23)}

@@ -472,6 +472,8 @@ class ClangCalls:
                                                                       "get_group", "get_global")):
                     out = True
                     break
+        if not out and _index_helper(fn):
+            out = True   # `return x * n + y;`: an index the caller computes exactly, not an unknown function
         self.inline_cache[key] = out
         return out
 
@@ -623,3 +625,13 @@ def overloaded_decl(cursor, i: int):
     d = lib.clang_getOverloadedDecl(cursor, i)
     d = ci.Cursor.from_cursor_result(d, cursor)   # keeps the translation unit alive
     return None if d is None or d.kind.is_invalid() else d
+
+
+def _index_helper(fn) -> bool:
+    """Whether a function's body is one `return` of an integer expression (an index helper such as
+    `linear_idx(x, y, w, h)`): inlined, it keeps two threads' indices apart; as an uninterpreted
+    function it lets two different arguments give one element (a false race)."""
+    body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
+    stmts = children(body) if body is not None else []
+    return len(stmts) == 1 and stmts[0].kind == CK.RETURN_STMT and canonical(fn.result_type).kind in (
+        TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)
