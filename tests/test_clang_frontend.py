@@ -448,3 +448,13 @@ def test_an_index_helper_of_one_return_is_inlined():
     code, report, err = check("metal_index_helper.metal", "--block-dim", "8,8")
     assert code == 1, err
     assert findings(report) == {("write-after-write", 23)}
+
+
+def test_metal_renaming_is_linear_in_a_long_table():
+    # a header of long constant tables (no `;` for thousands of entries) once took a minute
+    import time
+    from analyzer.frontend.clang.reader import metal_attributes
+    table = "constant uint t[] = (\n" + "0x1234, (0x5678), " * 20000 + "0);\n"
+    t0 = time.perf_counter()
+    metal_attributes(table)
+    assert time.perf_counter() - t0 < 2.0

@@ -49,7 +49,8 @@ _ARRAY_PARAM = re.compile(r"\b((?:constant|device|threadgroup)\s+(?:const\s+)?[A
 # `indexed() threadgroup = default;`): C++ has no such qualifier; blanked, the same length.
 _METHOD_SPACE = re.compile(r"(\)\s*(?:const\s+)?)(threadgroup|device|constant)\b(?=\s*(?:\{|:|;|->|=))")
 # ... and a defaulted one blanked whole: it repeats the unqualified one (`MD() = default;`)
-_DEFAULTED_SPACE = re.compile(r"[^;{}]*\)\s*(?:const\s+)?(?:threadgroup|device|constant)\s*=\s*default\s*;")
+# (anchored after a `;`, `{` or `}`: one try a statement, linear in a file of long tables)
+_DEFAULTED_SPACE = re.compile(r"(?:(?<=[;{}])|^)[^;{}]*\)\s*(?:const\s+)?(?:threadgroup|device|constant)\s*=\s*default\s*;")
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
