@@ -22,6 +22,7 @@ from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children
                                              strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
+from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
@@ -32,7 +33,7 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, AccessLowering,
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangMetal, AccessLowering,
                     ExprLowering):
     """One file's kernels from clang's AST."""
 
