@@ -152,7 +152,7 @@ def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
     import random
     from analyzer.errors import KernelraceError
     rng = random.Random(41)
-    sources = sorted(HERE.iterdir()) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
+    sources = sorted(p for p in HERE.iterdir() if p.suffix in (".cu", ".cl", ".metal")) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
     done = 0
     for path in sources:
         text = path.read_text()
@@ -359,3 +359,102 @@ def test_a_member_of_a_specialised_traits_template_is_symbolic():
     code, report, err = check("specialised_traits.cu", "--block-dim", "64")
     assert code == 1, err
     assert ("write-after-write", 10) in findings(report)
+
+
+def test_metal_vector_constructors_build_lanes_from_scalars_and_vectors():
+    kernels, _ = lowered("metal_vector_ctors.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_vector_ctors.metal", "--block-dim", "8,8")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 21)}
+    assert {f["kernel"] for f in report["findings"]} == {"overlap"}
+
+
+def test_metal_grid_origin_is_a_parameter_and_grid_size_the_grid():
+    (kernel,), _ = lowered("metal_grid_origin.metal")
+    assert kernel.unsupported is None and "origin" in kernel.params
+    code, report, err = check("metal_grid_origin.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert ("write-after-write", 13) in findings(report)
+
+
+def test_metal_constant_struct_vector_members_and_a_helper_taking_the_struct():
+    kernels, _ = lowered("metal_constant_struct.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert {"shape_x", "shape_y", "stride_x"} <= set(kernels[0].params)
+    code, report, err = check("metal_constant_struct.metal", "--block-dim", "8,8")
+    assert code == 1, err
+    assert findings(report) == {("write-after-read", 28), ("write-after-write", 28)}
+    assert {f["kernel"] for f in report["findings"]} == {"total"}
+
+
+def test_metal_buffer_bound_as_a_struct_reference():
+    kernels, _ = lowered("metal_struct_buffer.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert kernels[0].buffers["out"].space == "global"
+    code, report, err = check("metal_struct_buffer.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 21)}
+
+
+def test_metal_kernels_written_against_a_library_header():
+    # the header's attributes renamed as the file's, its explicit instantiations read, the traits
+    # and limits of metal_stdlib, an array parameter in constant memory, coherent(system)
+    reading_kernels, notes = lowered("metal_library_kernels.metal")
+    assert [(k.name, k.unsupported) for k in reading_kernels] == [("row_max", None), ("stamp", None)]
+    code, report, err = check("metal_library_kernels.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 26)}
+
+
+def test_metal_function_constants_are_parameters():
+    kernels, _ = lowered("metal_function_constants.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert "has_bias" in kernels[0].params and "bias" in kernels[0].buffers
+    code, report, err = check("metal_function_constants.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert {r for r, _ in findings(report)} >= {"write-after-read"}
+    assert {line for _, line in findings(report)} == {23}
+    assert all("has_bias" in json.dumps(f) for f in report["findings"] if f["rule"] != "unknown")
+
+
+def test_metal_texture_reads_are_values_and_writes_unknown():
+    kernels, _ = lowered("metal_textures.metal")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["blur"].unsupported is None
+    assert "texture write" in by_name["paint"].unsupported[1]
+    code, report, err = check("metal_textures.metal", "--block-dim", "8,8")
+    assert code == 0, err
+    assert [f["kernel"] for f in report["findings"]] == ["paint"]   # the one unknown
+
+
+def test_metal_simdgroup_matrix_loads_and_stores_are_tile_accesses():
+    kernels, _ = lowered("metal_simdgroup_matrix.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    tiles = kernels[0]
+    from analyzer import ir
+    stores = [s for s in tiles.body if isinstance(s, ir.MemOp) and s.access.is_write]
+    assert len(stores) == 4   # two elements a lane, two stores
+    code, report, err = check("metal_simdgroup_matrix.metal", "--block-dim", "128")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 26)}
+    assert {f["kernel"] for f in report["findings"]} == {"shared_tile"}
+
+
+def test_an_index_helper_of_one_return_is_inlined():
+    kernels, _ = lowered("metal_index_helper.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert "Call(fn='linear_index'" not in repr(kernels[0].body)   # inlined, not an unknown function
+    code, report, err = check("metal_index_helper.metal", "--block-dim", "8,8")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 23)}
+
+
+def test_metal_renaming_is_linear_in_a_long_table():
+    # a header of long constant tables (no `;` for thousands of entries) once took a minute
+    import time
+    from analyzer.frontend.clang.reader import metal_attributes
+    table = "constant uint t[] = (\n" + "0x1234, (0x5678), " * 20000 + "0);\n"
+    t0 = time.perf_counter()
+    metal_attributes(table)
+    assert time.perf_counter() - t0 < 2.0

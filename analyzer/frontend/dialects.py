@@ -306,7 +306,7 @@ def metal_position(attr: str, lanes: int) -> tuple[ir.Expr, ...] | None:
     if attr == "thread_position_in_grid":
         return tuple(ir.BinOp("+", ir.BinOp("*", ir.Builtin(f"bid.{d}"), ir.Builtin(f"bdim.{d}")),
                               ir.Builtin(f"tid.{d}")) for d in dims)
-    if attr == "threads_per_grid":
+    if attr in ("threads_per_grid", "grid_size"):
         return tuple(ir.BinOp("*", ir.Builtin(f"gdim.{d}"), ir.Builtin(f"bdim.{d}")) for d in dims)
     return None
 
@@ -316,6 +316,7 @@ METAL_SCALAR_ATTRS = {"thread_index_in_simdgroup": ir.Builtin("lane"),
                       "simdgroup_index_in_threadgroup": ir.Builtin("warp"),
                       "thread_index_in_threadgroup": ir.Builtin("linear_tid"),
                       "threads_per_simdgroup": ir.Const(32),
+                      "thread_execution_width": ir.Const(32),
                       "thread_index_in_quadgroup": ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(4)),
                       "quadgroup_index_in_threadgroup": ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(4)),
                       **{f"{pre}{unit}s_per_threadgroup": ir.BinOp("/", ir.BinOp(

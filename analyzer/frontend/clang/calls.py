@@ -12,8 +12,10 @@ from analyzer import ir
 from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
 from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
+from analyzer.frontend.clang.metal import SIMDGROUP_OPS
+from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
 from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
@@ -46,6 +48,15 @@ class ClangCalls:
         ref = c.referenced
         kids = children(c)
         bindings = None
+        if self.lang == "metal" and kids and strip(kids[0]).spelling in METAL_VECTOR_CTORS:
+            return self._vector_of(c, METAL_VECTOR_CTORS[strip(kids[0]).spelling], [self.rvalue(a) for a in args])
+        if self.lang == "metal" and (fn in SIMDGROUP_OPS or fn.startswith("operator")) and \
+                "simdgroup_matrix" in canonical(c.type).spelling + " ".join(canonical(a.type).spelling for a in args):
+            return self._simdgroup(fn, args, c, into)
+        if ref is None and not fn and kids:
+            builtin = self.dependent_operator(c, kids)
+            if builtin is not None:
+                return builtin
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
@@ -62,6 +73,9 @@ class ClangCalls:
             obj = self.rvalue(obj_kids[0]) if obj_kids else None
             if isinstance(obj, Group):
                 return self._group_call(obj, fn, args, c)
+            if self.lang == "metal" and obj_kids and type_name(canonical(obj_kids[0].type)).startswith(
+                    ("texture", "depth")):
+                return self._metal_texture(obj_kids[0], fn, args, c)
             raise Unsupported(c, f"call of member function '{fn}'")
         if ref is not None and ref.kind == CK.CONSTRUCTOR or (c.kind == CK.CALL_EXPR and ref is None and fn and
                                                               vector_shape(fn)):
@@ -101,18 +115,8 @@ class ClangCalls:
     def _construct(self, c, fn, args) -> Value:
         ty = self.note_type(c.type)
         vals = [self.rvalue(a) for a in args]
-        shape = vector_shape(ty)
-        if shape:
-            comps: list[ir.Expr] = []
-            for v in vals:
-                comps.extend(v.comps if isinstance(v, Vector) else (self._scalar(v),))
-            if len(comps) == 1:
-                comps = comps * shape[1]
-            if not comps:
-                comps = [ir.Const(0)] * shape[1]
-            if len(comps) != shape[1]:
-                raise Unsupported(c, f"{ty} built from {len(comps)} values")
-            return Vector(tuple(comps), ty)
+        if vector_shape(ty):
+            return self._vector_of(c, ty, vals)
         if len(vals) == 1 and isinstance(vals[0], Group):
             return vals[0]   # a copy (a cooperative group passed by value)
         if len(vals) == 1:
@@ -200,6 +204,8 @@ class ClangCalls:
         if self.lang == "metal":
             if fn.startswith("__metal_simd_"):
                 fn = fn[len("__metal_"):]   # the compiler's builtin under a library's wrapper
+            if fn in ("any", "all") and len(args) == 1:
+                return self._any_all(fn, args[0])
             if fn == "__metal_get_simdgroup_size":
                 return Scalar(ir.Const(32), "uint")
             if fn == "as_type":
@@ -391,6 +397,8 @@ class ClangCalls:
                                                                       "get_group", "get_global")):
                     out = True
                     break
+        if not out and _index_helper(fn):
+            out = True   # `return x * n + y;`: an index the caller computes exactly, not an unknown function
         self.inline_cache[key] = out
         return out
 
@@ -457,7 +465,7 @@ class ClangCalls:
                     s = strip(a)
                     if s.kind == CK.DECL_REF_EXPR:
                         bound = self.value(s)
-                        if isinstance(bound, (LocalRef, LocalStruct, SharedScalar, Pointer)):
+                        if isinstance(bound, (LocalRef, LocalStruct, SharedScalar, Pointer, ParamStruct)):
                             scope[p.hash] = bound
                             continue
                     if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR) or (
@@ -476,8 +484,8 @@ class ClangCalls:
                     elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
-                elif isinstance(val, (Group, LocalStruct)):
-                    scope[p.hash] = val
+                elif isinstance(val, (Group, LocalStruct, ParamStruct)):
+                    scope[p.hash] = val   # (a struct argument of the kernel: its fields are the kernel's)
                 else:
                     ref_ = LocalRef(self.fresh_var(f"{name}.{p.spelling}"), self.note_type(pt))
                     stmts.extend(self._assign_local(ref_, val, span))
@@ -542,3 +550,13 @@ def overloaded_decl(cursor, i: int):
     d = lib.clang_getOverloadedDecl(cursor, i)
     d = ci.Cursor.from_cursor_result(d, cursor)   # keeps the translation unit alive
     return None if d is None or d.kind.is_invalid() else d
+
+
+def _index_helper(fn) -> bool:
+    """Whether a function's body is one `return` of an integer expression (an index helper such as
+    `linear_idx(x, y, w, h)`): inlined, it keeps two threads' indices apart; as an uninterpreted
+    function it lets two different arguments give one element (a false race)."""
+    body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
+    stmts = children(body) if body is not None else []
+    return len(stmts) == 1 and stmts[0].kind == CK.RETURN_STMT and canonical(fn.result_type).kind in (
+        TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)

@@ -22,6 +22,7 @@ from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children
                                              strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
+from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
@@ -32,7 +33,7 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, AccessLowering,
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangMetal, AccessLowering,
                     ExprLowering):
     """One file's kernels from clang's AST."""
 
@@ -347,9 +348,19 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         ptr = self.param_pointers.get((base.name, field))
         if ptr is not None:
             return ptr
+        ty = self.note_type(c.type)
+        shape = vector_shape(ty)
+        if shape and self.lang == "metal":
+            # a vector member of a constant argument (`s.size.x`): one parameter a lane
+            names = [f"{field}_{d}" for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
+                [f"{field}_{i}" for i in range(shape[1])]
+            for n in names:
+                if n not in self.kernel.params:
+                    self.kernel.params.append(n)
+            return Vector(tuple(ir.Param(n) for n in names), ty)
         if field not in self.kernel.params:
             self.kernel.params.append(field)
-        return Scalar(ir.Param(field), self.note_type(c.type))
+        return Scalar(ir.Param(field), ty)
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
@@ -364,9 +375,25 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
                 return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
             if attr in METAL_SCALAR_ATTRS:
                 return Scalar(METAL_SCALAR_ATTRS[attr], "uint")
-            if attr in ("buffer", "threadgroup", "texture", "sampler"):
+            if attr == "grid_origin":
+                # where the dispatch's grid starts: the same for every thread, its value the host's
+                names = [f"{name}_{d}" for d in "xyz"[:shape[1]]] if shape else [name]
+                self.kernel.params.extend(names)
+                for n in names:
+                    self.kernel.param_ranges[n] = UNSIGNED_RANGES["uint"]
+                lanes = tuple(ir.Param(n) for n in names)
+                return Vector(lanes, ty) if shape else Scalar(lanes[0], "uint")
+            if attr in ("buffer", "threadgroup", "texture", "sampler", "function_constant"):
+                # (an argument that exists only when a function constant holds: read as always there)
                 continue
             raise Unsupported(p, f"attribute [[{attr}]]")
+        if t.kind == TK.LVALUEREFERENCE and space_of(t.get_pointee()) in (ir.GLOBAL, ir.SHARED) and \
+                canonical(t.get_pointee()).kind == TK.RECORD:
+            # `device Buf &b [[buffer(0)]]` (SPIRV-Cross's output): the struct in memory, as a pointer to it
+            elem = self.note_type(t.get_pointee())
+            space = space_of(t.get_pointee())
+            self.kernel.buffers[name] = ir.Buffer(name, space, elem, self.size(elem) or 4)
+            return Pointer(name, space, elem, ir.Const(0))
         if t.kind == TK.LVALUEREFERENCE and space_of(t.get_pointee()) == ir.CONSTANT:
             inner = canonical(t.get_pointee())
             if inner.kind != TK.RECORD:
@@ -400,6 +427,13 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         is_const = ref.type.is_const_qualified() or "constexpr" in spelled.split("=")[0].split() or (
             # Metal's program-scope `constant` and OpenCL's `__constant` variables cannot change
             self.lang in ("metal", "opencl") and space_of(ref.type) == ir.CONSTANT)
+        if self.lang == "metal" and any(k.kind == CK.ANNOTATE_ATTR and k.spelling == "kr:function_constant"
+                                        for k in ref.get_children()):
+            # `constant bool has_mask [[function_constant(20)]]`: set by the host when it builds the
+            # pipeline, the same for every thread: a symbolic parameter
+            if ref.spelling not in self.kernel.params:
+                self.kernel.params.append(ref.spelling)
+            return Scalar(ir.Param(ref.spelling), self.note_type(t))
         if is_const and t.kind not in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY) and not shared:
             init = [k for k in ref.get_children() if k.kind.is_expression()]
             if init:

@@ -38,11 +38,33 @@ _ARGS = {
 # clang turns into `annotate("kr:name")`, kept in the AST on parameters and functions.
 _ATTR = re.compile(r"\[\[\s*([A-Za-z_]\w*)(\s*\([^\[\]]*\))?\s*\]\]")
 _ATTR_LIST = re.compile(r"\[\[([^\[\]]*,[^\[\]]*)\]\]")
+# `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;` (mlx): clang takes no
+# attribute on an explicit instantiation; the template's own [[kernel]] is what marks it.
+_INSTANCE_ATTRS = re.compile(r"\btemplate((?:\s|\\\n)*\[\[[^\[\]]*\]\](?:(?:\s|\\\n)*\[\[[^\[\]]*\]\])*)")
+# `constant const int64_t strides[3]` as a kernel parameter: an array parameter is a pointer, which
+# C++ lets no address space qualify; written `int64_t*strides   `, the same length.
+_ARRAY_PARAM = re.compile(r"\b((?:constant|device|threadgroup)\s+(?:const\s+)?[A-Za-z_][\w:]*)\s(\s*)([A-Za-z_]\w*)"
+                          r"(\s*\[\s*\w*\s*\])(?=\s*(?:_[Kk]_\w+(?:\([^()]*\))?\s*)*[,)])")
+# A member function qualified by the address space of its object (`complex_t() threadgroup : ...`,
+# `indexed() threadgroup = default;`): C++ has no such qualifier; blanked, the same length.
+_METHOD_SPACE = re.compile(r"(\)\s*(?:const\s+)?)(threadgroup|device|constant)\b(?=\s*(?:\{|:|;|->|=))")
+# ... and a defaulted one blanked whole: it repeats the unqualified one (`MD() = default;`)
+# (anchored after a `;`, `{` or `}`: one try a statement, linear in a file of long tables)
+_DEFAULTED_SPACE = re.compile(r"(?:(?<=[;{}])|^)[^;{}]*\)\s*(?:const\s+)?(?:threadgroup|device|constant)\s*=\s*default\s*;")
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
 _LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _UNKNOWN_TYPE = re.compile(r"unknown type name '([A-Za-z_]\w*)'")
+# Metal's vector constructors `float4(a, b.xy, c)`: C++ gives an ext_vector no constructor, so each
+# `T(` is renamed a function of the same length that metal_stdlib declares (`_voat4(`), read by the
+# lowering as the vector of its arguments' lanes (calls.py).
+METAL_VECTOR_CTORS = {"_v" + f"{e}{n}"[2:]: f"{e}{n}" for e in (
+    "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "half", "bool", "bfloat")
+    for n in (2, 3, 4)}
+_VECTOR_CTOR = re.compile(r"\b(" + "|".join(sorted(METAL_VECTOR_CTORS.values(), key=len, reverse=True))
+                          + r")(?=\s*\()")
+_CTOR_ALIAS = {t: a for a, t in METAL_VECTOR_CTORS.items()}
 
 
 @dataclass
@@ -88,8 +110,13 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         new = " ".join(one(i.group(1), i.group(2)) for i in items)
         return new.ljust(len(m.group(0)))
 
-    out = _ATTR.sub(sub, text)
-    out = _ATTR_LIST.sub(sub_list, out)
+    out = _INSTANCE_ATTRS.sub(lambda m: "template" + re.sub(r"[^\s\\]", " ", m.group(1)), text)
+    out = _ATTR_LIST.sub(sub_list, out)   # first: `[[buffer(2), function_constant(f)]]` is a list
+    out = _ATTR.sub(sub, out)
+    out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
+    out = _DEFAULTED_SPACE.sub(lambda m: re.sub(r"[^\s\\]", " ", m.group(0)), out)
+    out = _METHOD_SPACE.sub(lambda m: m.group(1) + " " * len(m.group(2)), out)
+    out = _ARRAY_PARAM.sub(lambda m: f"{m.group(1)}*{m.group(2)}{m.group(3)}" + " " * len(m.group(4)), out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
     out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
@@ -119,8 +146,14 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     args += ["-I", str(Path(filename).parent or ".")]
     src = text
     extra: list[str] = []
+    headers: list[tuple[str, str]] = []
     if lang == "metal":
         src, extra = metal_attributes(text)
+        for path, htext in _user_headers(text, filename, include_dirs):
+            new, defs = metal_attributes(htext)
+            if new != htext:
+                headers.append((path, new))
+                extra += [d for d in defs if d not in extra]
     index = ci.Index.create()
     # Headers not found: empty stand-ins in a directory no one has (clang stops reporting errors
     # after a fatal one, so the parse is repeated without them to see the rest).
@@ -132,7 +165,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     host_cache: dict = {}
     type_names: set[str] = set()   # names also used as types: never a number's macro
     for _ in range(6):
-        unsaved = [(filename, src)] + [(f"{stubs_dir}/{h}", "") for h in stubs]
+        unsaved = [(filename, src)] + headers + [(f"{stubs_dir}/{h}", "") for h in stubs]
         all_args = args + ["-I", stubs_dir]
         if extra or declared:
             pre_name = str(Path(stubs_dir) / "__kernelrace_prelude.h")
@@ -191,6 +224,37 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
 
 
 MAX_BRACKET_DEPTH = 256
+_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]', re.MULTILINE)
+
+
+def _user_headers(text: str, filename: str, include_dirs, limit: int = 400) -> list[tuple[str, str]]:
+    """The user's headers a Metal file includes, directly or not (searched as clang would: next to
+    the including file for the quoted form, then the -I folders; kernelrace's own are skipped): each
+    read as text, for the same renaming as the file's own (mlx declares its kernels in headers)."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    todo = [(text, Path(filename).parent)]
+    while todo and len(seen) < limit:
+        body, here = todo.pop()
+        for m in _INCLUDE_LINE.finditer(body):
+            name = m.group(2)
+            if (INCLUDE / name).is_file():
+                continue
+            dirs = ([here] if m.group(1) == '"' else []) + [Path(d) for d in include_dirs]
+            found = next((d / name for d in dirs if (d / name).is_file()), None)
+            if found is None:
+                continue
+            key = str(found.resolve())
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                htext = found.read_text(errors="replace")
+            except OSError:
+                continue
+            out.append((str(found), htext))
+            todo.append((htext, found.parent))
+    return out
 
 
 def bracket_depth(text: str) -> int:

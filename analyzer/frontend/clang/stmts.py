@@ -364,6 +364,8 @@ class ClangStmts:
                 return []
             if len(args) == 1:
                 return self.copy_into(local, args[0], span)
+            if self.lang == "metal" and self.in_headers(s.referenced):
+                return []   # metal_stdlib's `constexpr sampler s(filter::linear, ...)`: no state read here
         if s.kind == CK.INIT_LIST_EXPR:
             out = []
             record = self.records[local.ty]

@@ -1,0 +1,24 @@
+// Function constants: a program-scope `constant bool ... [[function_constant(n)]]` the host sets
+// when it builds the pipeline (a symbolic parameter), and an argument that exists only when it
+// holds (`[[buffer(2), function_constant(has_bias)]]`). `add_bias` is clean; `tally` adds into one
+// element from every thread when the constant holds.
+#include <metal_stdlib>
+using namespace metal;
+
+constant bool has_bias [[function_constant(0)]];
+
+kernel void add_bias(device float *out [[buffer(0)]],
+                     const device float *in [[buffer(1)]],
+                     const device float *bias [[buffer(2), function_constant(has_bias)]],
+                     uint gid [[thread_position_in_grid]]) {
+    float v = in[gid];
+    if (has_bias)
+        v += bias[gid];
+    out[gid] = v;
+}
+
+kernel void tally(device float *out [[buffer(0)]],
+                  uint gid [[thread_position_in_grid]]) {
+    if (has_bias)
+        out[0] += 1.0f;   // expect: write-after-read (when has_bias holds)
+}
