@@ -17,23 +17,23 @@ from rich.console import Console
 from rich.markup import escape
 
 from analyzer import __version__, cache, config, llm, shard, suppressions
+from analyzer.analysis.decision.memory_guard import DEFAULT_MB
 from analyzer.analysis.stated import assumptions as stated
 from analyzer.analysis.stated import contracts as buffer_contracts
 from analyzer.cache import ResultCache
-from analyzer.report import baseline, concise, github
-from analyzer.report import text as report
-from analyzer.report import sarif
-from analyzer.tvm.builders import TARGETS
 from analyzer.config import LANGS, SEVERITIES, Config
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, WARNING, KernelResult
 from analyzer.frontend import FRONTENDS
 from analyzer.inputs import kernel_files
-from analyzer.progress_bar import DelayedBar
-from analyzer.analysis.decision.memory_guard import DEFAULT_MB
 from analyzer.parallel import Workers, default_jobs
 from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs, not_analysed
+from analyzer.progress_bar import DelayedBar
+from analyzer.report import baseline, concise, github
+from analyzer.report import text as report
+from analyzer.report import sarif
 from analyzer.shard import Shard
+from analyzer.tvm.builders import TARGETS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 FORMATS = ("text", "concise", "json", "sarif", "github")

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analyzer.tvm.builders import TARGETS
 from analyzer.errors import KernelraceError
 from analyzer.findings import SEVERITY_RANK, Finding
+from analyzer.tvm.builders import TARGETS
 
 KERNELRACE_TOML, PYPROJECT_TOML = "kernelrace.toml", "pyproject.toml"
 SEVERITIES = tuple(sorted(SEVERITY_RANK, key=SEVERITY_RANK.get, reverse=True))   # error, warning, note

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analyzer.tvm.corpus import DECODE, GENERIC, KV, PAGE, PREFILL, ROPE, TREE
-from analyzer.tvm.reference_model import config_json
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, NOTE, WARNING, KernelResult
+from analyzer.tvm.corpus import DECODE, GENERIC, KV, PAGE, PREFILL, ROPE, TREE
+from analyzer.tvm.reference_model import config_json
 
 DTYPES = ("float16", "bfloat16", "float32")
 # Hugging Face `torch_dtype` (or `dtype`) spellings -> TVM dtype

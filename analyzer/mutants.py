@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from analyzer import ir
-from analyzer.tvm.build import BuiltModule
 from analyzer.findings import KernelResult
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, check_text
+from analyzer.tvm.build import BuiltModule
 
 # The rules whose findings are races: what a deleted barrier can expose.
 RACE_RULES = ("write-after-read", "read-after-write", "write-after-write", "barrier-scope")

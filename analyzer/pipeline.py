@@ -13,28 +13,29 @@ from typing import Any
 import z3
 
 from analyzer import ir, messages
-from analyzer.analysis.stated import contracts as buffer_contracts
-from analyzer.analysis.stated import assumptions as stated
 from analyzer.analysis.barriers import fixes
-from analyzer.frontend import spirv_tools
-from analyzer.analysis.kernel import KernelAnalysis
-from analyzer.cache import ResultCache, tvm_version
-from analyzer.tvm.build import BuiltModule, build
-from analyzer.tvm import sites
-from analyzer.analysis.execution.concurrency import Cfg, build_cfg
-from analyzer.errors import KernelraceError
-from analyzer.findings import Finding, KernelResult, Location
-from analyzer.gc_pause import cycles_collected_after
-from analyzer.frontend import lang_of, lower_source
-from analyzer.frontend.preprocess import PreprocessOptions
+from analyzer.analysis.conditions.race_freedom import RaceFreedom, race_freedom
 from analyzer.analysis.decision.memory_guard import DEFAULT_MB, KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.analysis.decision.queries import QueryCache
-from analyzer.analysis.interblock.grid import analyse_grid, block_dims_read, thread_dims_read
-from analyzer.analysis.pairing.hazards import PairAnalysis
-from analyzer.analysis.conditions.race_freedom import RaceFreedom, race_freedom
-from analyzer.analysis.pairing.races import analyse_pairs
 from analyzer.analysis.decision.solver import INT_MAX, INT_MIN, fresh_context, own_context
-from analyzer.analysis.execution.symbolic import Evaluation, SymbolicExecutor
+from analyzer.analysis.execution.concurrency import Cfg, build_cfg
+from analyzer.analysis.execution.events import Evaluation
+from analyzer.analysis.execution.symbolic import SymbolicExecutor
+from analyzer.analysis.interblock.grid import analyse_grid, block_dims_read, thread_dims_read
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.analysis.pairing.hazards import PairAnalysis
+from analyzer.analysis.pairing.races import analyse_pairs
+from analyzer.analysis.stated import contracts as buffer_contracts
+from analyzer.analysis.stated import assumptions as stated
+from analyzer.cache import ResultCache, tvm_version
+from analyzer.errors import KernelraceError
+from analyzer.findings import Finding, KernelResult, Location
+from analyzer.frontend import spirv_tools
+from analyzer.frontend import lang_of, lower_source
+from analyzer.frontend.preprocess import PreprocessOptions
+from analyzer.gc_pause import cycles_collected_after
+from analyzer.tvm import sites
+from analyzer.tvm.build import BuiltModule, build
 
 DIMS = ("x", "y", "z")
 # A kernel analysed with at most this many solver queries gets its fix hints re-checked by

@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 from analyzer.mutants import built_checker, check_mutants  # noqa: E402
 from analyzer.pipeline import Options  # noqa: E402
+from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 
 
 def main() -> int:

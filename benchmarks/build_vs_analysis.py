@@ -35,8 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 from analyzer.pipeline import Options, check_built, with_builtin_contracts  # noqa: E402
+from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 
 
 def main() -> int:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 from analyzer.pipeline import Options, check_built  # noqa: E402
+from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 
 
 def _timed(module, options):

@@ -8,11 +8,11 @@ barrier orders every space, and the Metal front end's reading of `mem_flags`.
 import pytest
 
 from analyzer import ir
-from analyzer.analysis.kernel import KernelAnalysis
 from analyzer.analysis.execution.concurrency import build_cfg
-from analyzer.frontend import lower_source
-from analyzer.analysis.pairing.races import PairChecker
 from analyzer.analysis.execution.symbolic import SymbolicExecutor
+from analyzer.analysis.kernel import KernelAnalysis
+from analyzer.analysis.pairing.races import PairChecker
+from analyzer.frontend import lower_source
 from conftest import FIXTURES, fixture_args
 
 METAL = FIXTURES / "metal"

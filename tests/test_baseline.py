@@ -5,10 +5,10 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from analyzer.report import baseline
-from analyzer.report import sarif
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
+from analyzer.report import baseline
+from analyzer.report import sarif
 
 RACY = FIXTURES / "cuda" / "neighbour_shift.cu"
 

@@ -27,8 +27,8 @@ def _c(op: str, x: int, y: int) -> int:
     if op in bitwise_lemmas.SHIFTS:     # one case per amount (solver._shift)
         value = z3.simplify(solver.Encoder._shift(op, z3.IntVal(x), z3.IntVal(y))).as_long()
     else:
-        bits = bitwise_lemmas.OPERATORS[op](solver._bits(z3.IntVal(x)), solver._bits(z3.IntVal(y)))
-        value = z3.simplify(solver._from_bits(bits)).as_long()
+        bits = bitwise_lemmas.OPERATORS[op](solver.to_bits(z3.IntVal(x)), solver.to_bits(z3.IntVal(y)))
+        value = z3.simplify(solver.from_bits(bits)).as_long()
     assert bitwise_lemmas._exact(op, x, y) == value
     return value
 

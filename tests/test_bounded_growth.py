@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from analyzer.analysis.decision.memory_guard import KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.analysis.execution.concurrency import build_cfg
 from analyzer.frontend import lower_source
-from analyzer.analysis.decision.memory_guard import KernelMemoryExceeded, MemoryGuard, checkpoint
 from analyzer.pipeline import Options, check_text
 
 # Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import z3
 
-from analyzer.analysis.stated import assumptions
 from analyzer.analysis.conditions.race_condition import race_condition
+from analyzer.analysis.stated import assumptions
 
 FIX = Path(__file__).parent / "conditions"
 

@@ -7,8 +7,9 @@ import random
 import pytest
 
 from analyzer import ir
+from analyzer.analysis.execution.events import AccessEvent
+from analyzer.analysis.execution.sym import Iter
 from analyzer.analysis.pairing.disjoint import Disjointness, _apply
-from analyzer.analysis.execution.symbolic import AccessEvent, Iter
 
 TX, TY = ir.Builtin("tid.x"), ir.Builtin("tid.y")
 C = ir.Const

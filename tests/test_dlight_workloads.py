@@ -9,8 +9,8 @@ after the last tree step) or that come before any access to the reduction's shar
 
 import pytest
 
-from analyzer.tvm import workloads as W
 from analyzer.pipeline import Options, check_built
+from analyzer.tvm import workloads as W
 from conftest import Precomputed, built
 
 # Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).

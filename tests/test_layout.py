@@ -142,3 +142,18 @@ def test_no_class_is_over_500_lines():
                  for node in ast.walk(ast.parse(path.read_text(), str(path)))
                  if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 500)
     assert big == []
+
+
+def test_no_analysis_module_is_over_600_lines():
+    """The analysis reads in rooms of small modules (analyzer/analysis/*/): none over 600 lines."""
+    big = sorted(f"{m}: {n} lines" for m, path in _modules().items()
+                 if m.startswith("analyzer.analysis") and (n := len(path.read_text().splitlines())) > 600)
+    assert big == []
+
+
+def test_every_analysis_module_is_in_a_room():
+    """Only the package's own `__init__` and `kernel.py` (which runs the rooms) sit at its top."""
+    top = sorted(p.name for p in (ROOT / "analyzer" / "analysis").glob("*.py"))
+    assert top == ["__init__.py", "kernel.py"]
+    rooms = [p for p in (ROOT / "analyzer" / "analysis").iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert all((room / "__init__.py").read_text().startswith('"""') for room in rooms)

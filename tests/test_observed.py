@@ -13,10 +13,10 @@ import json
 import z3
 from conftest import TESTS, cli_in_process
 
-from analyzer.analysis.stated import contracts
-from analyzer.analysis.witness.observed import Observation
 from analyzer.analysis.decision.queries import Answer
 from analyzer.analysis.decision.solver_budget import SolverBudget
+from analyzer.analysis.stated import contracts
+from analyzer.analysis.witness.observed import Observation
 from analyzer.frontend import lower_source
 
 SORTS = TESTS / "handwritten" / "cuda"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from analyzer.analysis.execution.concurrency import build_cfg
+from analyzer.analysis.execution.symbolic import SymbolicExecutor
+from analyzer.analysis.pairing.races import OUT_OF_TIME, analyse_pairs
 from analyzer.frontend import lower_source
 from analyzer.mutants import barrier_sites, check_mutants, delete_barrier, finding_keys, text_checker
 from analyzer.pipeline import Options, read_source
-from analyzer.analysis.pairing.races import OUT_OF_TIME, analyse_pairs
-from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from conftest import FIXTURES, Precomputed, fixture_args
 
 # Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).

@@ -16,9 +16,9 @@ import pytest
 from conftest import FIXTURES, TESTS, fixture_args
 from jsonschema.validators import validator_for
 
-from analyzer.report import sarif
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.pipeline import Options, check_built, check_file
+from analyzer.report import sarif
 from rules import RULES
 
 ROOT = TESTS.parent

@@ -31,7 +31,7 @@ def test_shift_by_a_symbolic_amount_is_cs_shift(enc, op):
 def test_loop_state_with_a_floor_never_goes_below_it(enc):
     """A counter the executor knows only grows from 0 (`Sym.lower`) cannot be -1 in any iteration:
     the witness of a persistent kernel then shows a batch that exists."""
-    from analyzer.analysis.execution.symbolic import Iter, Sym
+    from analyzer.analysis.execution.sym import Iter, Sym
     enc.collecting()
     floored = enc.term(Sym("private:idx+0@L1", True, (Iter(1),), lower=0), 1)
     free = enc.term(Sym("private:other+0@L1", True, (Iter(1),)), 1)

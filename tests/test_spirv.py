@@ -6,9 +6,9 @@ import subprocess
 import pytest
 
 from analyzer import ir
+from analyzer.analysis.execution.progress import counters
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
-from analyzer.analysis.execution.progress import counters
 from analyzer.frontend.spirv_tools import compile_glsl, disassemble, tool
 from conftest import FIXTURES
 

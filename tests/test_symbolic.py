@@ -2,8 +2,9 @@
 
 import pytest
 
+from analyzer.analysis.execution.sym import Sym
+from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from analyzer.frontend import lower_source
-from analyzer.analysis.execution.symbolic import Sym, SymbolicExecutor
 
 # TVM's persistent tile loop: a private counter that starts at 0 and only ever grows (here in an
 # inner loop too), read by the loop guard and the address of a store.
@@ -72,13 +73,13 @@ def test_the_tile_schedulers_guarded_subtraction_keeps_a_counter_at_zero_or_abov
 def test_a_short_circuit_join_guards_the_subtraction_too():
     """SPIR-V joins `a && b` through an OpPhi, which the executor reads as `a ? b : a`."""
     from analyzer import ir
-    from analyzer.analysis.execution.symbolic import _at_least
+    from analyzer.analysis.execution.loop_facts import at_least
     x, y = Sym("x", True, lower=0), Sym("y", True)
     le = ir.BinOp("<=", y, x)
     other = ir.BinOp("<", x, ir.Param("n"))
-    assert _at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, le),))
-    assert _at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, ir.Const(0)),))
-    assert not _at_least(ir.BinOp("-", x, y), 0, (ir.Select(other, le, other),))
+    assert at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, le),))
+    assert at_least(ir.BinOp("-", x, y), 0, (ir.Select(le, other, ir.Const(0)),))
+    assert not at_least(ir.BinOp("-", x, y), 0, (ir.Select(other, le, other),))
 
 
 def test_a_float_accumulator_is_not_taken_for_a_counter(monkeypatch):

@@ -4,8 +4,8 @@ collision between blocks reported."""
 
 import pytest
 
-from analyzer.analysis.witness import walk_witness
 from analyzer.analysis.execution.tile_order import find_walks, step_lemma
+from analyzer.analysis.witness import walk_witness
 from analyzer.analysis.witness.walk_plan import plan_of, spans
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, check_text, with_builtin_contracts

@@ -10,9 +10,9 @@ import pytest
 import tvm
 from tvm.script import tirx as T
 
-from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.errors import KernelraceError
 from analyzer.tvm.builders import device_functions
+from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.tvm.tir_glsl import translate
 
 _DEVICE: dict = {}

@@ -4,9 +4,9 @@ each finds no error beyond the known real races."""
 import pytest
 
 from analyzer.analysis.pairing import races
-from analyzer.tvm.corpus import MERGE_STATE, builders
 from analyzer.frontend import lower_source
 from analyzer.pipeline import Options, check_built, with_builtin_contracts
+from analyzer.tvm.corpus import MERGE_STATE, builders
 from conftest import Precomputed, built
 
 # Long: in the slow set, which .ci/run runs after the default run (pyproject.toml's markers).

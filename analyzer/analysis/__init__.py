@@ -4,7 +4,8 @@ vocabulary only (and the interpreter, `dynamic/`, for pairs the solver cannot de
 One kernel's analysis reads top to bottom through its rooms, each a package that says what it
 decides:
 
-- `execution/`: symbolic execution. `symbolic.py` runs the IR into access and barrier events;
+- `execution/`: symbolic execution. `symbolic.py` runs the IR into access and barrier events
+  (`events.py`; its terms in `terms.py`, uniformity in `uniformity.py`, loops' facts in `loop_facts.py`);
   `concurrency.py` builds the barrier-interval graph; `progress.py`, `tile_order.py` and
   `telescope.py` are facts of loop state and persistent kernels' walks; `atomic_order.py` and
   `unwritten.py` facts of atomics' results and of values no write can reach.
@@ -16,6 +17,7 @@ decides:
 - `pairing/`: which accesses collide. `races.py` is the race pass (`PairChecker`), with
   `pair_shapes.py` (which pairs), `addresses.py` and `disjoint.py` (apart without the solver),
   `collision_constraints.py` (the queries), `collision_causes.py` (what a collision needs),
+  `pair_kinds.py` (which instance runs first, the hazard's kind),
   `out_of_bounds.py` (collisions that need an index outside), `hazards.py` (its results).
 - `witness/`: `witnesses.py` reads a witness off a model, `replay.py` runs its two threads on
   concrete values, `walk_witness.py` and `walk_plan.py` unroll persistent kernels' walks,

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer import ir, messages
-from analyzer.findings import Finding, Location
-from analyzer.analysis.interblock.grid import block_dims_read
 from analyzer.analysis.conditions.race_condition import witness_condition
 from analyzer.analysis.conditions.race_freedom import race_freedom
-from analyzer.analysis.pairing.races import Hazard, PairAnalysis
 from analyzer.analysis.decision.solver import DIMS, Encoder, truth
 from analyzer.analysis.decision.solver_budget import RLIMIT_PER_SECOND
-from analyzer.analysis.execution.symbolic import AccessEvent, BarrierEvent, Evaluation
+from analyzer.analysis.execution.events import AccessEvent, BarrierEvent, Evaluation
+from analyzer.analysis.interblock.grid import block_dims_read
+from analyzer.analysis.pairing.races import Hazard, PairAnalysis
+from analyzer.findings import Finding, Location
 
 SPACE_NAMES = {"cuda": {ir.SHARED: "shared", ir.GLOBAL: "global"},
                "metal": {ir.SHARED: "threadgroup", ir.GLOBAL: "device"},

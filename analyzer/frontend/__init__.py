@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from analyzer.errors import KernelraceError
 from analyzer import ir
+from analyzer.errors import KernelraceError
 from analyzer.frontend.dialects import lowering_for
 from analyzer.frontend.lower import Unsupported, position
 from analyzer.frontend.parser import parse

@@ -23,9 +23,9 @@ from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import StmtLowering, leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
-from analyzer.frontend.types import SCALAR_SIZES, vector_shape
-from analyzer.frontend.preprocess import Preprocessed
 from analyzer.frontend.c_values import BuiltinVec, Pointer, Scalar, Value, Vector, _add, _mul
+from analyzer.frontend.preprocess import Preprocessed
+from analyzer.frontend.types import SCALAR_SIZES, vector_shape
 
 __all__ = ["CLowering", "MAX_NESTING", "Unsupported", "position", "tokens_of", "BuiltinVec", "Pointer", "Scalar",
            "Value", "Vector", "_add", "_mul", "_has_return", "_returns_to_breaks"]

@@ -12,9 +12,9 @@ from collections import defaultdict
 
 from analyzer import ir
 from analyzer.analysis.execution.concurrency import barriers_between, cuts
+from analyzer.analysis.execution.events import AccessEvent
 from analyzer.analysis.pairing.hazards import OUT_OF_TIME, BarrierVerdict, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.pairing.pair_shapes import DIFFERENT, SAME
-from analyzer.analysis.execution.symbolic import AccessEvent
 
 # The memory spaces a barrier can order (a barrier-scope view is computed per space).
 ORDERED_SPACES = (ir.SHARED, ir.GLOBAL)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution.symbolic import Iter, Sym, remembered
 from analyzer.analysis.decision.z3_terms import as_int
+from analyzer.analysis.execution.sym import Iter, Sym
+from analyzer.analysis.execution.uniformity import remembered
 
 
 class DivisionEncoding:

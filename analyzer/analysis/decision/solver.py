@@ -18,14 +18,14 @@ import re
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution import atomic_order
 from analyzer.analysis.decision import power_bits
 from analyzer.analysis.decision.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.decision.division_encoding import DivisionEncoding
 from analyzer.analysis.decision.floor_nest import one_floor
 from analyzer.analysis.decision.power_encoding import PowerEncoding
-from analyzer.analysis.execution.symbolic import Iter, Sym
-from analyzer.analysis.decision.z3_terms import as_int, num, truth  # noqa: F401  (re-exported)
+from analyzer.analysis.decision.z3_terms import as_int, const_value, from_bits, num, to_bits, trunc_div, truth  # noqa: F401  (re-exported)
+from analyzer.analysis.execution import atomic_order
+from analyzer.analysis.execution.sym import Iter, Sym
 
 DIMS = ("x", "y", "z")
 # No thread runs 2**64 iterations of one loop (centuries at a GHz): a physical bound, stated in
@@ -66,28 +66,6 @@ def own_context():
         yield
     finally:
         z3.z3._main_ctx = saved
-
-
-def _const(e) -> int | None:
-    # The class, not z3.is_int_value: the same answer for terms built here, at a tenth of the cost.
-    return e.as_long() if isinstance(e, z3.IntNumRef) else None
-
-
-def _trunc_div(a, b):
-    """C division: truncates toward zero (SMT-LIB `div` is Euclidean)."""
-    q = a / b
-    return z3.If(z3.Or(a >= 0, a % b == 0), q, z3.If(b > 0, q + 1, q - 1))
-
-
-def _bits(e):
-    # 64 bits: wide enough for int64_t indices, and exact for int values
-    return z3.Int2BV(e, 64)
-
-
-def _from_bits(e):
-    # signed reading of a 64-bit vector
-    u = z3.BV2Int(e, is_signed=False)
-    return z3.If(u >= 1 << 63, u - (1 << 64), u)
 
 
 class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
@@ -360,14 +338,14 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 return q if t.op in ("/", "fdiv") else r
             if t.op in (">>", "<<") and not isinstance(t.b, ir.Const):
                 a, b = as_int(self.term(t.a, k)), as_int(self.term(t.b, k))
-                if _const(b) is None:
+                if const_value(b) is None:
                     w = power_bits.width(t.a, self.kernel)
                     if t.op == ">>" and w is not None and w < 63:
                         # A value of known width w shifted right by w or more is 0: w cases, not
                         # 64 (`(threadIdx.x >> shift) & 1`: 8 for a block of 256, where 64 made
                         # each query of a kernel with it take a second).
                         return self._defined_shift(">>", a, b, below=w)
-                    if w is None and not self.exact and _const(a) is None:
+                    if w is None and not self.exact and const_value(a) is None:
                         # Cheap: a function with its facts (bitwise_lemmas.py), where nothing
                         # bounds the value (a loaded key, a parameter).
                         return self._bitwise(t.op, a, b)
@@ -380,7 +358,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             if t.op == "-":
                 return -as_int(a)
             if t.op == "~":
-                c = _const(as_int(a))
+                c = const_value(as_int(a))
                 # A constant stays one (`x & ~31` is then a mask: a remainder, not 64-bit vectors).
                 return num(~c) if c is not None else -as_int(a) - 1
         if isinstance(t, ir.Select):
@@ -475,7 +453,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         raise TypeError(f"unknown builtin {name}")
 
     def mul(self, a, b):
-        if self.exact or _const(a) is not None or _const(b) is not None:
+        if self.exact or const_value(a) is not None or const_value(b) is not None:
             return a * b
         return self.func("mul", 2)(a, b)
 
@@ -488,7 +466,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
             a, b = as_int(a), as_int(b)
             return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
         a, b = as_int(a), as_int(b)
-        ca, cb = _const(a), _const(b)
+        ca, cb = const_value(a), const_value(b)
         if op == "+":
             return a + b
         if op == "-":
@@ -505,9 +483,9 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 return self._division(a, b)[0 if op == "/" else 1]
             if cb is not None and cb > 0:
                 if op == "/":
-                    return _trunc_div(a, b)
-                return a - b * _trunc_div(a, b)
-            q = _trunc_div(a, b)
+                    return trunc_div(a, b)
+                return a - b * trunc_div(a, b)
+            q = trunc_div(a, b)
             return q if op == "/" else a - b * q
         if op == ">>" and cb is not None and 0 <= cb < 63:
             return one_floor(a, 1 << cb)   # Euclid's div by 2**cb = floor (floor_nest: nested, one)
@@ -525,17 +503,17 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         if not self.exact and op in ("^", "&", "|") and ca is None and cb is None:
             return self._bitwise(op, a, b)    # cheap: a function with its facts (bitwise_lemmas.py)
         # Other bitwise operations: exactly, on 64-bit vectors.
-        x, y = _bits(a), _bits(b)
+        x, y = to_bits(a), to_bits(b)
         if op == "&":
-            return _from_bits(x & y)
+            return from_bits(x & y)
         if op == "|":
-            return _from_bits(x | y)
+            return from_bits(x | y)
         if op == "^":
-            return _from_bits(x ^ y)
+            return from_bits(x ^ y)
         if op == "<<":
-            return _from_bits(x << y)
+            return from_bits(x << y)
         if op == ">>":
-            return _from_bits(x >> y)
+            return from_bits(x >> y)
         raise TypeError(f"unknown operator {op}")
 
     def _defined_shift(self, op: str, a, s, below: int = 64):

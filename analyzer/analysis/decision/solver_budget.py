@@ -12,8 +12,8 @@ import time
 
 import z3
 
-from analyzer.analysis.pairing.hazards import OUT_OF_TIME, PairAnalysis, Undecided
 from analyzer.analysis.decision.memory_guard import checkpoint
+from analyzer.analysis.pairing.hazards import OUT_OF_TIME, PairAnalysis, Undecided
 
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
 # (measured on the corpus), so `--timeout 1` means about a second, on every run the same verdict.

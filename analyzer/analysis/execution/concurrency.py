@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from analyzer import ir
-from analyzer.analysis.execution.symbolic import fold_constant
 from analyzer.analysis.decision.memory_guard import checkpoint
+from analyzer.analysis.execution.terms import fold_constant
 
 MANY = 2  # back-edge crossings are counted 0, 1, or "2 or more"
 ANY = 3   # after compression: any number of crossings

@@ -23,8 +23,8 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.execution import tile_order
+from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.pairing.addresses import contains_param
-from analyzer.analysis.execution.symbolic import Sym
 from analyzer.analysis.witness.walk_witness import WalkProgram, _encoded
 
 # The batch as a free integer while F and G are encoded (a name no program has).

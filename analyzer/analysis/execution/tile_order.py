@@ -54,8 +54,8 @@ import dataclasses
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution.progress import Cell, _cell_written, _increment, _lists, _reads_cell, counters, state_name
 from analyzer.analysis.decision.solver import own_context
+from analyzer.analysis.execution.progress import Cell, _cell_written, _increment, _lists, _reads_cell, counters, state_name
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 _COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,

@@ -27,9 +27,9 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.stated.contracts import ContractFacts
-from analyzer.analysis.execution.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.decision.z3_terms import as_int, truth
+from analyzer.analysis.execution.events import AccessEvent, Evaluation
+from analyzer.analysis.stated.contracts import ContractFacts
 
 DIMS = ("x", "y", "z")
 MAX_INSTANCES = 48    # writer copies (a load times a write site) one query's facts may encode

@@ -28,14 +28,17 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution.concurrency import Cfg, grid_cuts
-from analyzer.analysis.pairing.disjoint import Disjointness, _key
-from analyzer.analysis.interblock.last_block import LastBlock
-from analyzer.analysis.pairing.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.decision.queries import QueryCache
-from analyzer.analysis.pairing.races import PairChecker, _kind
 from analyzer.analysis.decision.solver import DIMS, ITER_LIMIT, LOOP_STATE, MAX_GRID, Encoder, as_int
-from analyzer.analysis.execution.symbolic import AccessEvent, Evaluation, Iter, Sym, remembered
+from analyzer.analysis.execution.concurrency import Cfg, grid_cuts
+from analyzer.analysis.execution.events import AccessEvent, Evaluation
+from analyzer.analysis.execution.sym import Iter, Sym
+from analyzer.analysis.execution.uniformity import remembered
+from analyzer.analysis.interblock.last_block import LastBlock
+from analyzer.analysis.pairing.disjoint import Disjointness, _key
+from analyzer.analysis.pairing.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
+from analyzer.analysis.pairing.pair_kinds import hazard_kind
+from analyzer.analysis.pairing.races import PairChecker
 
 # The one interval shape of a grid pair: no positions, no order, no path, nothing of warps.
 _ANYWHERE = ((), (), None, None, frozenset(), frozenset())
@@ -344,7 +347,7 @@ class GridChecker(PairChecker):
             # The interval shapes in which two blocks run them: no warps between blocks.
             entries = self._entries(a, b, self.grid_reach, self.grid_reach)
             return bool(entries) and self._query_groups(a, b, entries, out, out.hazards, self.detail)
-        kind = _kind(a.access, b.access)
+        kind = hazard_kind(a.access, b.access)
         if kind is None:
             return False
         return self.query(kind, a, b, a, [_ANYWHERE], out, out.hazards, self.detail)

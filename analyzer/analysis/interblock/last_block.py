@@ -45,9 +45,10 @@ from dataclasses import dataclass
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution.concurrency import Cfg
 from analyzer.analysis.decision.solver import DIMS, as_int
-from analyzer.analysis.execution.symbolic import AccessEvent, Evaluation, Iter, Sym
+from analyzer.analysis.execution.concurrency import Cfg
+from analyzer.analysis.execution.events import AccessEvent, Evaluation
+from analyzer.analysis.execution.sym import Iter, Sym
 
 # Builtins that are functions of the thread index alone: the lead thread's value is 0.
 _THREAD = ("tid.", "lane", "warp", "linear_tid")

@@ -14,7 +14,7 @@ from functools import cached_property
 import z3
 
 from analyzer.analysis.decision.solver import LOOP_STATE
-from analyzer.analysis.execution.symbolic import AccessEvent
+from analyzer.analysis.execution.events import AccessEvent
 
 
 class CollisionCauses:

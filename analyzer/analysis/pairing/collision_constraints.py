@@ -11,11 +11,11 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.pairing.addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
-from analyzer.analysis.execution.concurrency import ANY, MANY
-from analyzer.analysis.pairing.pair_shapes import AT, DIFFERENT, SAME
 from analyzer.analysis.decision.solver import DIMS, Encoder, as_int, num, truth
-from analyzer.analysis.execution.symbolic import AccessEvent
+from analyzer.analysis.execution.concurrency import ANY, MANY
+from analyzer.analysis.execution.events import AccessEvent
+from analyzer.analysis.pairing.addresses import contains_param, inner_index, peel_scale, radix_split, split, split_rows
+from analyzer.analysis.pairing.pair_shapes import AT, DIFFERENT, SAME
 
 
 class CollisionConstraints:

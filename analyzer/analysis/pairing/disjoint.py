@@ -19,9 +19,11 @@ from __future__ import annotations
 import math
 
 from analyzer import ir
-from analyzer.analysis.pairing.addresses import peel_scale
 from analyzer.analysis.decision.solver import DIMS, ITER_LIMIT, MAX_BLOCK
-from analyzer.analysis.execution.symbolic import AccessEvent, Iter, Sym, remembered
+from analyzer.analysis.execution.events import AccessEvent
+from analyzer.analysis.execution.sym import Iter, Sym
+from analyzer.analysis.execution.uniformity import remembered
+from analyzer.analysis.pairing.addresses import peel_scale
 
 # Branches the search may take before it gives the pair to the solver.
 NODE_BUDGET = 256
@@ -34,7 +36,7 @@ class Disjointness:
 
     def __init__(self, kernel: ir.Kernel):
         self.block = {d: kernel.block_dim.get(d, 1) for d in DIMS}
-        # Memos by identity (see `symbolic.remembered`): terms are interned DAGs, events live as long as we do.
+        # Memos by identity (see `uniformity.remembered`): terms are interned DAGs, events live as long as we do.
         self._linear: dict[int, tuple] = {}
         self._fixed: dict[int, tuple] = {}
         self._dims: dict[int, tuple] = {}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from analyzer import ir
-from analyzer.analysis.execution.symbolic import AccessEvent
+from analyzer.analysis.execution.events import AccessEvent
 
 WAR, RAW, WAW = "write-after-read", "read-after-write", "write-after-write"
 

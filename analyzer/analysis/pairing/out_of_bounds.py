@@ -19,10 +19,10 @@ import copy
 
 import z3
 
+from analyzer.analysis.decision.solver import DIMS, as_int, truth
+from analyzer.analysis.execution.events import AccessEvent
 from analyzer.analysis.pairing.addresses import peel_scale
 from analyzer.analysis.pairing.hazards import Outside, PairAnalysis
-from analyzer.analysis.decision.solver import DIMS, as_int, truth
-from analyzer.analysis.execution.symbolic import AccessEvent
 
 # A witness keeps in bounds at most this many other accesses (outside loops) of each thread: a
 # refinement of found collisions only, whose cost grows with the accesses it states.

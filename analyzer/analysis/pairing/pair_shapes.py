@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from analyzer import ir
 from analyzer.analysis.execution.concurrency import MANY, LoopPos, agree, intervals_between
-from analyzer.analysis.execution.symbolic import AccessEvent
+from analyzer.analysis.execution.events import AccessEvent
 
 # What a disjunct requires of the two threads' warps (None: nothing).
 DIFFERENT, SAME = "different", "same"

@@ -26,25 +26,26 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.barriers.barrier_passes import BarrierPasses
-from analyzer.analysis.pairing.collision_causes import CollisionCauses
-from analyzer.analysis.pairing.collision_constraints import CollisionConstraints
-from analyzer.analysis.execution.concurrency import ANY, MANY, Cfg, cuts
-from analyzer.analysis.stated.contracts import ContractFacts
-from analyzer.analysis.execution.unwritten import UnwrittenFacts
-from analyzer.analysis.pairing.disjoint import Disjointness
-from analyzer.analysis.pairing.hazards import (KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside, PairAnalysis, Undecided,
-                                       Witness)
-from analyzer.analysis.pairing.out_of_bounds import OutOfBounds
+from analyzer.analysis.conditions.race_condition import condition_query
+from analyzer.analysis.decision.queries import QueryCache
+from analyzer.analysis.decision.solver import Encoder, without_loads
+from analyzer.analysis.decision.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
+from analyzer.analysis.execution.concurrency import Cfg, cuts
+from analyzer.analysis.execution.events import AccessEvent, Evaluation
 from analyzer.analysis.execution.progress import ProgressFacts
 from analyzer.analysis.execution.telescope import TelescopeFacts
 from analyzer.analysis.execution.tile_order import TileOrderFacts
+from analyzer.analysis.execution.unwritten import UnwrittenFacts
+from analyzer.analysis.pairing.collision_causes import CollisionCauses
+from analyzer.analysis.pairing.collision_constraints import CollisionConstraints
+from analyzer.analysis.pairing.disjoint import Disjointness
+from analyzer.analysis.pairing.hazards import (KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside, PairAnalysis, Undecided,
+                                               Witness)
+from analyzer.analysis.pairing.out_of_bounds import OutOfBounds
+from analyzer.analysis.pairing.pair_kinds import first_instance, hazard_kind, stands_in_report
 from analyzer.analysis.pairing.pair_shapes import DIFFERENT, PairShapes
+from analyzer.analysis.stated.contracts import ContractFacts
 from analyzer.analysis.witness.observed import Observation
-from analyzer.analysis.decision.queries import QueryCache
-from analyzer.analysis.conditions.race_condition import condition_query
-from analyzer.analysis.decision.solver import Encoder, without_loads
-from analyzer.analysis.decision.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
-from analyzer.analysis.execution.symbolic import AccessEvent, Evaluation
 from analyzer.analysis.witness.witnesses import WitnessSearch
 
 # The budget of a query refined by buffer contracts, in queries' budgets: few pairs get one (a
@@ -61,36 +62,6 @@ CONTRACT_BUDGET = 3
 CONTRACT_SPLITS = 2
 # KERNELRACE_CROSS_CHECK=1: every pair the solver-free proof settles is also asked of the solver.
 CROSS_CHECK = os.environ.get("KERNELRACE_CROSS_CHECK") == "1"
-
-
-def _first(pa, pb, ea: AccessEvent, eb: AccessEvent) -> str:
-    """'a', 'b' or 'either': which instance one thread would execute first."""
-    ka = [(p.loop, p.relative, p.k) for p in pa]
-    kb = [(p.loop, p.relative, p.k) for p in pb]
-    for (la, ra, xa), (lb, rb, xb) in zip(ka, kb):
-        if la != lb or ra != rb:
-            return "either"
-        if xa >= MANY or xb >= MANY:
-            if xa < MANY and xb >= MANY and xb != ANY:
-                return "a"
-            if xb < MANY and xa >= MANY and xa != ANY:
-                return "b"
-            return "either"
-        if xa != xb:
-            return "a" if xa < xb else "b"
-    if ea.access is eb.access:
-        return "same"
-    return "a" if ea.order < eb.order else "b"
-
-
-def _kind(first: ir.Access, second: ir.Access) -> str | None:
-    if first.is_write and second.is_write:
-        return WAW
-    if first.is_write:
-        return RAW
-    if second.is_write:
-        return WAR
-    return None
 
 
 class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch, CollisionCauses, BarrierPasses,
@@ -218,7 +189,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # (positions, order, warps) shape, however many barriers share it.
         groups: dict[str, dict] = defaultdict(dict)
         for pa, pb, warps, da, db in entries:
-            who = _first(pa, pb, a, b)
+            who = first_instance(pa, pb, a, b)
             if who == "either" and a.access is b.access:
                 # One site against itself: besides either thread's instance first, the two
                 # instances may run in the same iterations, a tie neither order admits. Three
@@ -242,7 +213,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if who not in groups:
                 continue
             first, second = (a, b) if who in ("a", "same") else (b, a)
-            kind = _kind(first.access, second.access)
+            kind = hazard_kind(first.access, second.access)
             if kind is None:
                 continue
             n = len(sink)
@@ -507,7 +478,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         data_dependent, warps, loop_state, or_data, block_state = (), frozenset(), (), (), ()
         replay = None
         # A race another one already stands for in the report gets none of the details below.
-        shadowed = detail and sink is out.hazards and _shadowed(kind, first, second, sink)
+        shadowed = detail and sink is out.hazards and stands_in_report(kind, first, second, sink)
         outside = None
         if detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
@@ -578,7 +549,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         if race is None:
             return False
         first = a if race.first.access.id == a.access.id else b
-        kind = _kind(first.access, (b if first is a else a).access)
+        kind = hazard_kind(first.access, (b if first is a else a).access)
         if kind is None:
             return False
         out.hazards.append(self.observation.hazard(race, a, b, kind))
@@ -587,23 +558,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     def _block_state(self, solver, model) -> tuple[tuple[str, int], ...]:
         """Loop state two blocks must share for the collision (grid.py); none within a block."""
         return ()
-
-
-def _shadowed(kind: str, first: AccessEvent, second: AccessEvent, sink: list) -> bool:
-    """Does a race found before stand for this one in the report? The report keeps one finding
-    per rule and pair of source lines (pipeline._dedupe): the first in its order (by columns,
-    then as found) unless that one's witness did not replay. A race of the same kind and lines
-    whose witness replayed, placed no later, is the one shown, and this one's details (the
-    readable witness, its replay, the causes) would be computed for nothing: the four lanes
-    of a vector read racing one write (TVM's scans) asked them four times."""
-    f, s = first.access.span, second.access.span
-    for h in sink:
-        hf, hs = h.first.access.span, h.second.access.span
-        if (h.kind == kind and not h.benign and h.replay_failure is None
-                and (hs.file, hs.line, hf.file, hf.line) == (s.file, s.line, f.file, f.line)
-                and (hs.col, hf.col) <= (s.col, f.col)):
-            return True
-    return False
 
 
 def analyse_pairs(kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,

@@ -37,8 +37,9 @@ from functools import cached_property
 import z3
 
 from analyzer import ir
+from analyzer.analysis.execution.events import AccessEvent, Evaluation
+from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.pairing.addresses import peel_scale, split, split_rows
-from analyzer.analysis.execution.symbolic import AccessEvent, Evaluation, Sym
 
 PARAM = "param:"      # in_force's name for a scalar parameter a range contract bounds
 PROPERTIES = ("nondecreasing", "distinct", "injective", "distinct-except", "distinct-across", "range")

@@ -19,9 +19,10 @@ analysis assumes never happens); the pairs it did not see collide stay as the so
 from __future__ import annotations
 
 from analyzer import ir
-from analyzer.analysis.stated.contracts import PARAM
+from analyzer.analysis.execution.events import AccessEvent
+from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.pairing.hazards import Hazard, Thread, Witness
-from analyzer.analysis.execution.symbolic import AccessEvent, Sym
+from analyzer.analysis.stated.contracts import PARAM
 from analyzer.dynamic import schedule
 from analyzer.dynamic.detector import Detector, Race
 from analyzer.dynamic.launch import make_launch

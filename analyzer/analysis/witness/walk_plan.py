@@ -36,9 +36,9 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution.progress import state_name
 from analyzer.analysis.decision.solver import as_int, truth
 from analyzer.analysis.execution import tile_order
+from analyzer.analysis.execution.progress import state_name
 from analyzer.analysis.witness.walk_witness import WalkProgram, _encoded, _points, query_reads
 
 # The largest number of batches between the first iteration's and a later one's that a plan

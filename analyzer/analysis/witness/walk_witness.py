@@ -35,12 +35,12 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.execution.progress import _cell_written, _increment, _lists, state_name
 from analyzer.analysis.decision.solver import as_int, truth
-from analyzer.analysis.execution.symbolic import Sym
 from analyzer.analysis.execution import tile_order
+from analyzer.analysis.execution.progress import _cell_written, _increment, _lists, state_name
+from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.execution.tile_order import (Walk, _conjuncts, _decrement_by, _normal_lists, _reads_only, _step,
-                                          local_value)
+                                                    local_value)
 
 # Batches past the first that the witness's walk may reach, and L's iterations it may run: a
 # witness wants few (the readability wishes prefer iterations <= 3), and each batch is one more

@@ -13,10 +13,10 @@ from functools import cached_property
 import z3
 
 from analyzer import ir
+from analyzer.analysis.decision.solver import DIMS, as_int
+from analyzer.analysis.execution.events import AccessEvent
 from analyzer.analysis.pairing.hazards import PairAnalysis, Thread, Witness
 from analyzer.analysis.witness.replay import Launch, Side, access_lines, check_witness
-from analyzer.analysis.decision.solver import DIMS, as_int
-from analyzer.analysis.execution.symbolic import AccessEvent
 from analyzer.analysis.witness.walk_plan import MAX_ITERATIONS, guard_params, plan_constraints, plan_of, spans, walk_start
 from analyzer.analysis.witness.walk_witness import programs, walk_constraints
 

@@ -9,10 +9,10 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend import atomics, images
-from analyzer.frontend.wgsl import textures
 from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
+from analyzer.frontend.wgsl import textures
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
