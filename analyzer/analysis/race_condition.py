@@ -86,11 +86,28 @@ class ConditionQuery:
     values: dict[str, int]
 
     def condition(self, names: dict[str, str] | None = None) -> Condition:
-        memo: dict[int, frozenset] = {}
-        wanted = set(self.params)
+        return queries_condition([self], names)
+
+
+def queries_condition(queries: list[ConditionQuery], names: dict[str, str] | None = None) -> Condition:
+    """The condition of a race any of `queries` describes (one finding's: the pair's order groups,
+    the lanes and instances the report folds into it), projected together (`union_condition`)."""
+    memo: dict[int, frozenset] = {}
+    params = sorted(set().union(*(q.params for q in queries)))
+    wanted = set(params)
+    values = {k: v for q in reversed(queries) for k, v in q.values.items()}
+    pieces, seen = [], set()
+    for q in queries:
+        key = tuple(c.get_id() for c in q.constraints)
+        if key in seen:
+            continue        # the same query twice (two hazards of one collision): once
+        seen.add(key)
         # The facts every launch satisfies: the always-true constraints over parameters only.
-        domain = [c for c in self.constraints if c.get_id() in self.base and _names(c, memo) <= wanted]
-        return race_condition(self.constraints, domain, self.params, self.values, names, memo)
+        domain = [c for c in q.constraints if c.get_id() in q.base and _names(c, memo) <= wanted]
+        pieces.append((q.constraints, domain))
+    # The witness's values, for the fallback, are the first query's.
+    values.update(queries[0].values)
+    return union_condition(pieces, params, values, names, memo)
 
 
 def condition_query(enc, constraints: list, model) -> ConditionQuery:
@@ -150,13 +167,23 @@ def race_condition(constraints: list, domain: list, params: list[str], witness: 
     named in `params` (scalar parameters and symbolic extents), simplified under `domain` (Z3
     constraints over them only: what every launch satisfies). `witness`: a model's values of those
     parameters, for the fallback. `names`: how to print a parameter (default: its own name)."""
+    return union_condition([(constraints, domain)], params, witness, names, memo)
+
+
+def union_condition(queries: list[tuple[list, list]], params: list[str], witness: dict[str, int],
+                    names: dict[str, str] | None = None, memo: dict | None = None) -> Condition:
+    """The condition of a race that any of `queries` ((constraints, domain) as `race_condition`
+    takes them: a pair's order groups, the lanes and instances one finding stands for) describes:
+    the union of their projections, each exact or bracketed on its own. A query that cannot be
+    projected leaves the union a sufficient condition; none projected, the witness's values."""
     names = names or {}
     try:
-        return _projected(constraints, domain, params, names)
+        return _projected(queries, params, names)
     except (NotPresburger, isl.Error, RecursionError):
         pass
-    # The witness's values of the parameters the query reads.
+    # The witness's values of the parameters the first query reads.
     memo = {} if memo is None else memo
+    constraints = queries[0][0] if queries else []
     read = set().union(*(_names(c, memo) for c in constraints)) if constraints else set()
     return witness_condition({k: v for k, v in witness.items() if k in read}, names)
 
@@ -168,10 +195,9 @@ def witness_condition(values: dict[str, int], names: dict[str, str] | None = Non
     return Condition(shown or "true", exact=False, how="witness")
 
 
-def _projected(constraints, domain, params, names) -> Condition:
-    ctx = isl.Context()
-    ctx.set_max_operations(ISL_OPERATIONS)
-    atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all three
+def _bracket(ctx, constraints, domain, params, atoms) -> tuple[isl.Set, isl.Set | None, isl.Set]:
+    """(lower projection, upper projection or None where it could not be computed, domain) of
+    one query, as ISL sets over the parameters' identifiers and the products' atoms."""
     lower = _Translation(params, "lower", atoms)
     core = lower.translate(constraints)
     # The two brackets differ only in how they read products: one translation serves both.
@@ -181,21 +207,59 @@ def _projected(constraints, domain, params, names) -> Condition:
     upper = lower
     dom = _Translation(params, "lower", atoms)
     dom_body = dom.translate(domain)
-    idents = {lower.ident(p): p for p in params}
-    head = "[" + ", ".join(list(idents) + list(atoms.values())) + "] -> "
+    head = "[" + ", ".join([lower.ident(p) for p in params] + list(atoms.values())) + "] -> "
     D = dom.projected(ctx, head, dom_body)
     low = lower.projected(ctx, head, lo_body).intersect(D).coalesce()
-    exact = True
+    up = low
     if up_body is not None and not D.is_subset(low):    # a race in every launch needs no bracket
         ctx.reset_operations()
         try:
             up = upper.projected(ctx, head, up_body).intersect(D).coalesce()
-            exact = up.is_subset(low)
         except isl.Error:
-            exact = False     # out of budget: the lower projection stands, as a sufficient condition
+            up = None     # out of budget: the lower projection stands, as a sufficient condition
+    return low, up, D
+
+
+def _projected(queries, params, names) -> Condition:
+    ctx = isl.Context()
+    ctx.set_max_operations(ISL_OPERATIONS)
+    atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all
+    brackets, missing = [], False
+    for constraints, domain in queries:
         ctx.reset_operations()
+        try:
+            brackets.append(_bracket(ctx, constraints, domain, params, atoms))
+        except (NotPresburger, isl.Error, RecursionError):
+            missing = True      # the union without it: a sufficient condition
+            continue
+        low, _, D = brackets[-1]
+        if D.is_subset(low):
+            break               # a race in every launch: the others add nothing
+    ctx.reset_operations()
+    if not brackets:
+        raise NotPresburger("no query projected")
+    sets = _aligned([x for b in brackets for x in b if x is not None])
+    it = iter(sets)
+    aligned = [(next(it), next(it) if up is not None else None, next(it)) for _, up, _ in brackets]
+    D = aligned[0][2]
+    for _, _, d in aligned[1:]:
+        D = D.intersect(d)
+    low = aligned[0][0]
+    for l, _, _ in aligned[1:]:
+        low = low.union(l)
+    low = low.intersect(D).coalesce()
+    if D.is_subset(low):
+        exact = True
+    elif missing or any(u is None for _, u, _ in aligned):
+        exact = False
+    else:
+        up = aligned[0][1]
+        for _, u, _ in aligned[1:]:
+            up = up.union(u)
+        exact = up.intersect(D).is_subset(low)
     if low.is_empty():
         raise NotPresburger("no sufficient condition found")
+    idents = {f"p{i}_": p for i, p in enumerate(params)}
     shown = {i: names.get(p, p) for i, p in idents.items()}
     shown.update({ident: _display(text, names) for text, ident in atoms.items()})
     text = render(low.gist(D).coalesce(), shown)
@@ -204,6 +268,14 @@ def _projected(constraints, domain, params, names) -> Condition:
         rename = {i: p.replace(".", "_") for i, p in idents.items()}
         canon = tuple(re.sub(r"(?<![A-Za-z_])p\d+_", lambda m: rename[m.group(0)], str(x)) for x in (low, D))
     return Condition(text, exact, "exact" if exact else "sufficient", *(canon or (None, None)))
+
+
+def _aligned(sets: list[isl.Set]) -> list[isl.Set]:
+    """The sets over one parameter space (the union of theirs, by name)."""
+    model = sets[0].get_space()
+    for s in sets[1:]:
+        model = model.align_params(s.get_space())
+    return [s.align_params(model) for s in sets]
 
 
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")

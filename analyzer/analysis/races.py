@@ -539,7 +539,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             wit.first, wit.second = wit.second, wit.first
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
-        query = condition_query(self.exact, list(exact) + refined_by, model) if detail and not shadowed else None
+        # A shadowed race keeps its query: the finding that stands for it says the condition of both.
+        query = condition_query(self.exact, list(exact) + refined_by, model) if detail else None
         sink.append(Hazard(kind, first, second, wit, benign, warp_sync, warps, data_dependent, loop_state, or_data,
                            replay_failure=replay, block_state=block_state, contracts=would, query=query))
         return True
