@@ -96,6 +96,15 @@ def test_unread_block_dimension_is_one_unless_the_launch_says_otherwise():
         "blockDim" in a for a in report["kernels"][0]["assumptions"])
 
 
+def test_race_freedom_says_what_it_assumed():
+    """`--conditions` on a kernel clean only because an unread block dimension is 1 says so:
+    with --block-dim 32,2 it races."""
+    code, out = text(str(FIX / "saxpy_2d_block.cu"), "--conditions")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("kernel saxpy"))
+    assert "race-free for every launch (assumed: blockDim.y = 1, never read" in line
+
+
 def test_bad_assumption_is_one_line_exit_2():
     code, out = text(str(FIX / "row_merge.cu"), "--assume", "H >=")
     assert code == 2
