@@ -10,6 +10,7 @@ The last lines are the totals' ratio (with / without) and the findings' agreemen
 findings in both arms, but for their conditions).
 
     python benchmarks/condition_cost.py [--head-dim 128] [--targets cuda,metal] [--only WORD,...]
+        [--no-builtin-contracts]
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 PROJECTED = kernel_analysis.CONDITIONS_PER_KERNEL
 
 
-def _analyse(module, options, conditions: bool) -> tuple[float, float, list]:
-    """(CPU s, wall s, findings without their conditions) of one arm."""
+def _analyse(module, options, conditions: bool) -> tuple[float, float, list, int]:
+    """(CPU s, wall s, findings without their conditions, how many conditions were projected)."""
     kernel_analysis.CONDITIONS_PER_KERNEL = PROJECTED if conditions else 0
     try:
         kernels = built_kernels(module)
@@ -38,9 +39,9 @@ def _analyse(module, options, conditions: bool) -> tuple[float, float, list]:
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     finally:
         kernel_analysis.CONDITIONS_PER_KERNEL = PROJECTED
-    seen = sorted((f.rule, f.kernel, f.second.line, f.first.line if f.first else 0, f.severity)
-                  for r in results for f in r.findings)
-    return cpu, wall, seen
+    found = [f for r in results for f in r.findings]
+    seen = sorted((f.rule, f.kernel, f.second.line, f.first.line if f.first else 0, f.severity) for f in found)
+    return cpu, wall, seen, sum(f.condition_kind in ("exact", "sufficient") for f in found)
 
 
 def main() -> int:
@@ -48,19 +49,24 @@ def main() -> int:
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--targets", default="cuda,metal")
     ap.add_argument("--only", default=None, help="builders whose name contains one of these words")
+    ap.add_argument("--no-builtin-contracts", action="store_true",
+                    help="without the contracts `kernelrace lint` applies (more findings, more conditions)")
     args = ap.parse_args()
     base = Options()
     rows, differ = [], []
+    findings = projected = 0
     print(f"{'builder':42} {'target':6} {'with cpu s':>10} {'without':>8} {'ratio':>6} {'with wall':>9} {'without':>8}")
     builds = corpus_builds([args.head_dim], args.targets.split(","), args.only.split(",") if args.only else None)
     for i, b in enumerate(builds):
         if b.module is None:
             print(f"{b.name:42} {b.target:6} build failed: {b.error}")
             continue
-        options = with_builtin_contracts(base, b.spec, b.module.params)
+        options = base if args.no_builtin_contracts else with_builtin_contracts(base, b.spec, b.module.params)
         order = (True, False) if i % 2 == 0 else (False, True)
         got = {c: _analyse(b.module, options, c) for c in order}
-        (cw, ww, fw), (co, wo, fo) = got[True], got[False]
+        (cw, ww, fw, pw), (co, wo, fo, _) = got[True], got[False]
+        findings += len(fw)
+        projected += pw
         if fw != fo:
             differ.append(f"{b.name} {b.target}")
         rows.append((cw, co, ww, wo))
@@ -69,6 +75,7 @@ def main() -> int:
     cw, co, ww, wo = (sum(r[k] for r in rows) for k in range(4))
     print(f"total CPU: with conditions {cw:.1f} s, without {co:.1f} s, ratio {cw / co:.3f} over {len(rows)} builds")
     print(f"total wall: with conditions {ww:.1f} s, without {wo:.1f} s, ratio {ww / wo:.3f}")
+    print(f"findings: {findings}; with a condition projected: {projected}")
     print(f"findings differing between the arms (but for conditions): {len(differ)}"
           + (f" ({', '.join(differ)})" if differ else ""))
     return 0
