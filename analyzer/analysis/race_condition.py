@@ -233,6 +233,7 @@ def _projected(queries, params, names) -> Condition:
             missing = True      # the union without it: a sufficient condition
             continue
         low, _, D = brackets[-1]
+        ctx.reset_operations()      # the upper bracket may have spent the budget
         if D.is_subset(low):
             break               # a race in every launch: the others add nothing
     ctx.reset_operations()
@@ -253,10 +254,15 @@ def _projected(queries, params, names) -> Condition:
     elif missing or any(u is None for _, u, _ in aligned):
         exact = False
     else:
-        up = aligned[0][1]
-        for _, u, _ in aligned[1:]:
-            up = up.union(u)
-        exact = up.intersect(D).is_subset(low)
+        ctx.reset_operations()
+        try:
+            up = aligned[0][1]
+            for _, u, _ in aligned[1:]:
+                up = up.union(u)
+            exact = up.intersect(D).is_subset(low)
+        except isl.Error:
+            exact = False     # out of budget: the lower projections stand, as a sufficient condition
+        ctx.reset_operations()
     if low.is_empty():
         raise NotPresburger("no sufficient condition found")
     idents = {f"p{i}_": p for i, p in enumerate(params)}
