@@ -48,6 +48,17 @@ def holds(isl_set: str, point: dict) -> bool:
     return not s.is_empty()
 
 
+class Mismatches(list):
+    """The mismatches, each printed as it is found when `live` (a long campaign's first ones can
+    be looked at while it runs)."""
+    live = False
+
+    def append(self, m) -> None:
+        super().append(m)
+        if self.live:
+            print("\n---", m[0], "lines", m[1], *m[3:], "\n" + m[2], flush=True)
+
+
 def check_kernel(case: D.Case, dialect: str, workdir: Path, tally: Counter, mismatches: list) -> None:
     used = D.used_params(case.kernel)
     if not used:
@@ -119,9 +130,11 @@ def main(argv=None) -> int:
     ap.add_argument("--dialect", default="cuda", choices=D.DIALECTS)
     ap.add_argument("--show", type=int, default=3, help="mismatching kernels printed")
     ap.add_argument("--only", default=None, help="print only mismatches of this kind")
+    ap.add_argument("--live", action="store_true", help="print each mismatch as it is found")
     args = ap.parse_args(argv)
     tally: Counter = Counter()
-    mismatches: list = []
+    mismatches = Mismatches()
+    mismatches.live = args.live
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kernelrace-conditions-") as tmp:
         def body(case):

@@ -34,6 +34,11 @@ def test_row_merge_condition_is_exact_and_read_over_source_names():
     assert len(war) == 1 and "second_block" in war[0]["witness"]
     assert war[0]["condition"] == "-blockDim.y < H < blockDim.y and gridDim.x >= 2"
     assert war[0]["condition_exact"] is True
+    # The write-write race's upper bracket spends ISL's budget: its lower one stands, said as
+    # sufficient (not the witness's values).
+    waw = [f for f in report["findings"] if f["rule"] == "write-after-write"]
+    assert [(f["condition"], f["condition_exact"]) for f in waw] == [
+        ("-blockDim.y < H < blockDim.y and gridDim.x >= 2", False)]
     # The kernel never reads threadIdx.z: one thread deep, and said.
     kernel = report["kernels"][0]
     assert "blockDim.z = 1, never read" in kernel["assumptions"]
@@ -94,6 +99,15 @@ def test_unread_block_dimension_is_one_unless_the_launch_says_otherwise():
     assert {f["condition"] for f in report["findings"]} == {"n > 0"}
     assert "assumptions" not in report["kernels"][0] or not any(
         "blockDim" in a for a in report["kernels"][0]["assumptions"])
+
+
+def test_race_freedom_says_what_it_assumed():
+    """`--conditions` on a kernel clean only because an unread block dimension is 1 says so:
+    with --block-dim 32,2 it races."""
+    code, out = text(str(FIX / "saxpy_2d_block.cu"), "--conditions")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("kernel saxpy"))
+    assert "race-free for every launch (assumed: blockDim.y = 1, never read" in line
 
 
 def test_bad_assumption_is_one_line_exit_2():

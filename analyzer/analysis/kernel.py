@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer import ir, messages
-from analyzer.analysis.conditions.race_condition import witness_condition
+from analyzer.analysis.conditions.race_condition import queries_condition, witness_condition
 from analyzer.analysis.conditions.race_freedom import race_freedom
 from analyzer.analysis.decision.solver import DIMS, Encoder, truth
 from analyzer.analysis.decision.solver_budget import RLIMIT_PER_SECOND
@@ -40,6 +40,9 @@ class KernelAnalysis:
     # Races between blocks (grid.py); None when not asked for (--scope block).
     grid: PairAnalysis | None = None
     conditions_projected: int = 0     # race conditions computed with ISL so far (see CONDITIONS_PER_KERNEL)
+    # Hazard id -> the hazards folded into its finding (`_fold`); their condition, by their ids.
+    folded: dict = field(default_factory=dict)
+    conditions: dict = field(default_factory=dict)
 
     def memory(self, space: str) -> str:
         return SPACE_NAMES.get(self.kernel.lang, {}).get(space, space)
@@ -142,12 +145,22 @@ class KernelAnalysis:
 
     def race_findings(self, kind: str, severity: str) -> list[Finding]:
         """Findings for the hazards of one kind (benign same-value writes only under --strict)."""
-        out = []
-        for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else []):
-            if h.kind != kind or (h.benign and not self.strict) or h.outside is not None:
-                continue
-            out.append(self._race(h, severity))
-        return out
+        hazards = [h for h in self.pairs.hazards + (self.grid.hazards if self.grid is not None else [])
+                   if h.kind == kind and not (h.benign and not self.strict) and h.outside is None]
+        self._fold(hazards)
+        return [self._race(h, severity) for h in hazards]
+
+    def _fold(self, hazards: list[Hazard]) -> None:
+        """Which hazards the report folds into one finding (pipeline._dedupe: one per rule and
+        pair of lines, a block's apart from the grid's): the finding's condition is the union of
+        theirs, a race in any of its order groups, lanes or instances."""
+        groups: dict[tuple, list[Hazard]] = {}
+        for h in hazards:
+            key = (h.second.access.span.line, h.first.access.span.line, h.witness.second_block is not None)
+            groups.setdefault(key, []).append(h)
+        for group in groups.values():
+            for h in group:
+                self.folded[id(h)] = group
 
     def out_of_bounds_findings(self, rule: str, severity: str) -> list[Finding]:
         """Findings for the collisions that exist only outside the bounds (`Hazard.outside`): at
@@ -254,11 +267,18 @@ class KernelAnalysis:
     def _conditioned(self, h: Hazard, f: Finding) -> Finding:
         """The finding with its race's condition (race_condition.py), computed now, once."""
         names: dict[str, str] = {}    # blockDim.x and gridDim.x in every dialect, as --assume reads them
-        if h.query is not None and self.conditions_projected < CONDITIONS_PER_KERNEL:
-            self.conditions_projected += 1
-            c = h.query.condition(names)
-        else:   # seen in a run (or a fix hint's re-analysis): the witness's values
-            c = witness_condition(dict(h.witness.params), names)
+        group = self.folded.get(id(h), [h])
+        key = tuple(id(x) for x in group)
+        c = self.conditions.get(key)
+        if c is None:
+            queries = [x.query for x in group if x.query is not None]
+            if h.query is not None and self.conditions_projected < CONDITIONS_PER_KERNEL:
+                self.conditions_projected += 1
+                # The finding's own query first: its witness's values are the fallback.
+                c = queries_condition([h.query] + [q for q in queries if q is not h.query], names)
+            else:   # seen in a run (or a fix hint's re-analysis): the witness's values
+                c = witness_condition(dict(h.witness.params), names)
+            self.conditions[key] = c
         f.condition, f.condition_kind = c.text, c.how
         if c.isl_set is not None:
             f.condition_sets = (c.isl_set, c.isl_domain)

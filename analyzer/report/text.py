@@ -181,7 +181,10 @@ def print_text(results: list[KernelResult], console: Console, *, quiet: bool = F
                     console.print(f"  {head}{escape(line)}")
     for r in ([] if quiet else results):
         if r.race_free_when:    # check --conditions
-            console.print(f"kernel {escape(r.kernel)} ({escape(r.file)}): {escape(r.race_free_when)}")
+            # What it rests on beyond the launch (an unread block dimension taken as 1, launch
+            # bounds, the user's assumptions): said with it, clean kernel or not.
+            given = f" (assumed: {'; '.join(r.assumptions)})" if r.assumptions else ""
+            console.print(f"kernel {escape(r.kernel)} ({escape(r.file)}): {escape(r.race_free_when + given)}")
     if verbose and not quiet:
         for r in results:
             n = len(r.findings)

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import islpy as isl
 import z3
 
+from analyzer.analysis.conditions.condition_text import IDENT, display, render
+
 # ISL's budget for one condition (its own count of operations). A projection of a kernel's pair
 # takes a few thousand; what runs out falls back to the witness's values.
 ISL_OPERATIONS = 400_000
@@ -86,11 +88,28 @@ class ConditionQuery:
     values: dict[str, int]
 
     def condition(self, names: dict[str, str] | None = None) -> Condition:
-        memo: dict[int, frozenset] = {}
-        wanted = set(self.params)
+        return queries_condition([self], names)
+
+
+def queries_condition(queries: list[ConditionQuery], names: dict[str, str] | None = None) -> Condition:
+    """The condition of a race any of `queries` describes (one finding's: the pair's order groups,
+    the lanes and instances the report folds into it), projected together (`union_condition`)."""
+    memo: dict[int, frozenset] = {}
+    params = sorted(set().union(*(q.params for q in queries)))
+    wanted = set(params)
+    values = {k: v for q in reversed(queries) for k, v in q.values.items()}
+    pieces, seen = [], set()
+    for q in queries:
+        key = tuple(c.get_id() for c in q.constraints)
+        if key in seen:
+            continue        # the same query twice (two hazards of one collision): once
+        seen.add(key)
         # The facts every launch satisfies: the always-true constraints over parameters only.
-        domain = [c for c in self.constraints if c.get_id() in self.base and _names(c, memo) <= wanted]
-        return race_condition(self.constraints, domain, self.params, self.values, names, memo)
+        domain = [c for c in q.constraints if c.get_id() in q.base and _names(c, memo) <= wanted]
+        pieces.append((q.constraints, domain))
+    # The witness's values, for the fallback, are the first query's.
+    values.update(queries[0].values)
+    return union_condition(pieces, params, values, names, memo)
 
 
 def condition_query(enc, constraints: list, model) -> ConditionQuery:
@@ -150,13 +169,23 @@ def race_condition(constraints: list, domain: list, params: list[str], witness: 
     named in `params` (scalar parameters and symbolic extents), simplified under `domain` (Z3
     constraints over them only: what every launch satisfies). `witness`: a model's values of those
     parameters, for the fallback. `names`: how to print a parameter (default: its own name)."""
+    return union_condition([(constraints, domain)], params, witness, names, memo)
+
+
+def union_condition(queries: list[tuple[list, list]], params: list[str], witness: dict[str, int],
+                    names: dict[str, str] | None = None, memo: dict | None = None) -> Condition:
+    """The condition of a race that any of `queries` ((constraints, domain) as `race_condition`
+    takes them: a pair's order groups, the lanes and instances one finding stands for) describes:
+    the union of their projections, each exact or bracketed on its own. A query that cannot be
+    projected leaves the union a sufficient condition; none projected, the witness's values."""
     names = names or {}
     try:
-        return _projected(constraints, domain, params, names)
+        return _projected(queries, params, names)
     except (NotPresburger, isl.Error, RecursionError):
         pass
-    # The witness's values of the parameters the query reads.
+    # The witness's values of the parameters the first query reads.
     memo = {} if memo is None else memo
+    constraints = queries[0][0] if queries else []
     read = set().union(*(_names(c, memo) for c in constraints)) if constraints else set()
     return witness_condition({k: v for k, v in witness.items() if k in read}, names)
 
@@ -168,10 +197,9 @@ def witness_condition(values: dict[str, int], names: dict[str, str] | None = Non
     return Condition(shown or "true", exact=False, how="witness")
 
 
-def _projected(constraints, domain, params, names) -> Condition:
-    ctx = isl.Context()
-    ctx.set_max_operations(ISL_OPERATIONS)
-    atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all three
+def _bracket(ctx, constraints, domain, params, atoms) -> tuple[isl.Set, isl.Set | None, isl.Set]:
+    """(lower projection, upper projection or None where it could not be computed, domain) of
+    one query, as ISL sets over the parameters' identifiers and the products' atoms."""
     lower = _Translation(params, "lower", atoms)
     core = lower.translate(constraints)
     # The two brackets differ only in how they read products: one translation serves both.
@@ -181,38 +209,81 @@ def _projected(constraints, domain, params, names) -> Condition:
     upper = lower
     dom = _Translation(params, "lower", atoms)
     dom_body = dom.translate(domain)
-    idents = {lower.ident(p): p for p in params}
-    head = "[" + ", ".join(list(idents) + list(atoms.values())) + "] -> "
+    head = "[" + ", ".join([lower.ident(p) for p in params] + list(atoms.values())) + "] -> "
     D = dom.projected(ctx, head, dom_body)
     low = lower.projected(ctx, head, lo_body).intersect(D).coalesce()
-    exact = True
+    up = low
     if up_body is not None and not D.is_subset(low):    # a race in every launch needs no bracket
         ctx.reset_operations()
         try:
             up = upper.projected(ctx, head, up_body).intersect(D).coalesce()
-            exact = up.is_subset(low)
         except isl.Error:
-            exact = False     # out of budget: the lower projection stands, as a sufficient condition
+            up = None     # out of budget: the lower projection stands, as a sufficient condition
+    return low, up, D
+
+
+def _projected(queries, params, names) -> Condition:
+    ctx = isl.Context()
+    ctx.set_max_operations(ISL_OPERATIONS)
+    atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all
+    brackets, missing = [], False
+    for constraints, domain in queries:
+        ctx.reset_operations()
+        try:
+            brackets.append(_bracket(ctx, constraints, domain, params, atoms))
+        except (NotPresburger, isl.Error, RecursionError):
+            missing = True      # the union without it: a sufficient condition
+            continue
+        low, _, D = brackets[-1]
+        ctx.reset_operations()      # the upper bracket may have spent the budget
+        if D.is_subset(low):
+            break               # a race in every launch: the others add nothing
+    ctx.reset_operations()
+    if not brackets:
+        raise NotPresburger("no query projected")
+    sets = _aligned([x for b in brackets for x in b if x is not None])
+    it = iter(sets)
+    aligned = [(next(it), next(it) if up is not None else None, next(it)) for _, up, _ in brackets]
+    D = aligned[0][2]
+    for _, _, d in aligned[1:]:
+        D = D.intersect(d)
+    low = aligned[0][0]
+    for l, _, _ in aligned[1:]:
+        low = low.union(l)
+    low = low.intersect(D).coalesce()
+    if D.is_subset(low):
+        exact = True
+    elif missing or any(u is None for _, u, _ in aligned):
+        exact = False
+    else:
+        ctx.reset_operations()
+        try:
+            up = aligned[0][1]
+            for _, u, _ in aligned[1:]:
+                up = up.union(u)
+            exact = up.intersect(D).is_subset(low)
+        except isl.Error:
+            exact = False     # out of budget: the lower projections stand, as a sufficient condition
         ctx.reset_operations()
     if low.is_empty():
         raise NotPresburger("no sufficient condition found")
+    idents = {f"p{i}_": p for i, p in enumerate(params)}
     shown = {i: names.get(p, p) for i, p in idents.items()}
-    shown.update({ident: _display(text, names) for text, ident in atoms.items()})
+    shown.update({ident: display(text, names) for text, ident in atoms.items()})
     text = render(low.gist(D).coalesce(), shown)
     canon = None
-    if not atoms and all(_IDENT.match(p.replace(".", "_")) for p in params):
+    if not atoms and all(IDENT.match(p.replace(".", "_")) for p in params):
         rename = {i: p.replace(".", "_") for i, p in idents.items()}
         canon = tuple(re.sub(r"(?<![A-Za-z_])p\d+_", lambda m: rename[m.group(0)], str(x)) for x in (low, D))
     return Condition(text, exact, "exact" if exact else "sufficient", *(canon or (None, None)))
 
 
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
-
-
-def _display(text: str, names: dict[str, str]) -> str:
-    for k, v in names.items():
-        text = text.replace(k, v)
-    return text
+def _aligned(sets: list[isl.Set]) -> list[isl.Set]:
+    """The sets over one parameter space (the union of theirs, by name)."""
+    model = sets[0].get_space()
+    for s in sets[1:]:
+        model = model.align_params(s.get_space())
+    return [s.align_params(model) for s in sets]
 
 
 class _Translation:
@@ -439,7 +510,7 @@ class _Translation:
         out, paired = [], set()
         for i in range(len(self.products)):
             for j in range(i):
-                (x1, p1, m1, i1), (x2, p2, m2, i2) = self.products[i], self.products[j]
+                (x1, p1, m1, i1), (x2, _, m2, i2) = self.products[i], self.products[j]
                 if i1 == i2:
                     out.append(_sign_laws(f"({x1}) - ({x2})", p1, f"{m1} - {m2}"))
                     paired |= {i, j}
@@ -469,124 +540,3 @@ def _z3_text(e) -> str:
 
 
 # ---- printing ----
-
-def render(s: isl.Set, names: dict[str, str]) -> str:
-    """A parameter set as a short condition over `names` (ISL parameter -> printed name):
-    disjuncts joined by `or`, their constraints by `and`, each constraint with the scalar
-    parameters on the left where there are some; `true` for the universe, `false` for empty."""
-    if s.is_empty():
-        return "false"
-    if s.plain_is_universe() or s.is_equal(isl.Set.universe(s.get_space())):
-        return "true"
-    disjuncts = []
-    for bs in s.get_basic_sets():
-        if bs.dim(isl.dim_type.div):
-            disjuncts.append(_via_ast(isl.Set.from_basic_set(bs), names))
-            continue
-        parts = [_constraint(c, names) for c in bs.get_constraints()]
-        disjuncts.append(" and ".join(_chained(parts)) or "true")
-    if len(disjuncts) == 1:
-        return disjuncts[0]
-    return " or ".join(f"({d})" if " and " in d else d for d in disjuncts)
-
-
-_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!="}
-
-
-def render_negation(s: isl.Set, names: dict[str, str]) -> str | None:
-    """The negation of a conjunction of constraints, as the disjunction of each one negated
-    (`H <= -blockDim.y or H >= blockDim.y or gridDim.x <= 1`): shorter than ISL's complement,
-    which splits it into disjoint pieces. None for a union or a set with divisions."""
-    parts = s.get_basic_sets()
-    if len(parts) != 1 or parts[0].dim(isl.dim_type.div):
-        return None
-    out = []
-    for c in parts[0].get_constraints():
-        left, rel, right = _constraint(c, names)
-        out.append(f"{left} {_NEGATED[rel]} {right}")
-    return " or ".join(out) if out else "false"
-
-
-def _via_ast(s: isl.Set, names: dict[str, str]) -> str:
-    """A disjunct with divisions (`n % 16 == 0`): ISL's own C expression, names replaced."""
-    build = isl.AstBuild.from_context(isl.Set.universe(s.get_space()))
-    text = build.expr_from_set(s).to_C_str()
-    text = text.replace("&&", "and").replace("||", "or")
-    for ident in sorted(names, key=len, reverse=True):
-        text = text.replace(ident, names[ident])
-    return text
-
-
-def _term_text(coefs: list[tuple[int, str]]) -> str:
-    out = ""
-    for c, n in coefs:
-        mag = abs(c)
-        piece = n if mag == 1 else f"{mag} * {n}"
-        if not out:
-            out = piece if c > 0 else f"-{piece}"
-        else:
-            out += f" + {piece}" if c > 0 else f" - {piece}"
-    return out
-
-
-def _with_const(text: str, k: int) -> str:
-    if not text:
-        return str(k)
-    if k == 0:
-        return text
-    return f"{text} + {k}" if k > 0 else f"{text} - {-k}"
-
-
-def _constraint(c: isl.Constraint, names: dict[str, str]) -> tuple[str, str, str]:
-    """(left, relation, right) of one constraint `sum + k >= 0` (or `= 0`)."""
-    space = c.get_space()
-    coefs = []
-    for i in range(space.dim(isl.dim_type.param)):
-        v = c.get_coefficient_val(isl.dim_type.param, i).to_python()
-        if v:
-            ident = space.get_dim_name(isl.dim_type.param, i)
-            coefs.append((int(v), names.get(ident, ident)))
-    k = int(c.get_constant_val().to_python())
-    # The scalar parameters (not launch extents) on the left, the first with a positive sign.
-    launch = ("blockDim", "gridDim", "get_local_size", "get_num_groups", "threads_per", "threadgroups_per",
-              "workgroup_size", "num_workgroups")
-    subject = [x for x in coefs if not x[1].startswith(launch)] or coefs
-    lead = subject[0]
-    sign = 1 if lead[0] > 0 else -1
-    left = [(sign * a, n) for a, n in subject]
-    right = [(-sign * a, n) for a, n in coefs if (a, n) not in subject]
-    k = -sign * k       # left >= right + k (sign 1) or left <= right + k (sign -1)
-    if c.is_equality():
-        return _term_text(left), "==", _with_const(_term_text(right), k)
-    if sign > 0:
-        # left >= right + k, i.e. left > right + k - 1
-        if k == 1:
-            return _term_text(left), ">", _term_text(right) or "0"
-        return _term_text(left), ">=", _with_const(_term_text(right), k)
-    # left <= right + k: strict when k == -1
-    if k == -1:
-        return _term_text(left), "<", _term_text(right) or "0"
-    return _term_text(left), "<=", _with_const(_term_text(right), k)
-
-
-def _chained(parts: list[tuple[str, str, str]]) -> list[str]:
-    """`H > -blockDim.y` and `H < blockDim.y` as `-blockDim.y < H < blockDim.y`."""
-    flip = {">": "<", ">=": "<="}
-    out, used = [], set()
-    for i, (left, rel, right) in enumerate(parts):
-        if i in used:
-            continue
-        used.add(i)
-        if rel == "==":
-            out.append(f"{left} {rel} {right}")
-            continue
-        for j, (l2, r2, x2) in enumerate(parts):
-            if j in used or l2 != left or (r2 in flip) == (rel in flip) or r2 == "==":
-                continue
-            used.add(j)
-            (lo_rel, lo), (hi_rel, hi) = ((rel, right), (r2, x2)) if rel in flip else ((r2, x2), (rel, right))
-            out.append(f"{lo} {flip[lo_rel]} {left} {hi_rel} {hi}")
-            break
-        else:
-            out.append(f"{left} {rel} {right}")
-    return out

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from analyzer.analysis.conditions.race_condition import ISL_OPERATIONS, render, render_negation
+from analyzer.analysis.conditions.condition_text import render, render_negation
+from analyzer.analysis.conditions.race_condition import ISL_OPERATIONS
 
 
 @dataclass

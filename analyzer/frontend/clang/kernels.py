@@ -22,8 +22,8 @@ from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children
                                              strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
-from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
+from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
