@@ -475,6 +475,11 @@ class Kernel:
     buffers: dict[str, Buffer]
     params: list[str]                      # scalar parameters, in order
     warp_size: int = 32
+    # Subgroups (Vulkan's, WebGPU's) read as this kernel's warps (frontend/subgroups.py): the scalar
+    # parameter holding their size, which --scalar binds and `warp_size` follows; None when the
+    # kernel reads no subgroup builtin. It rests on a stated assumption: each subgroup is a
+    # contiguous range of the linear local invocation index.
+    subgroup_size_param: str | None = None
     # Launch extents: name ("tid.x", "bid.x", ...) -> int, or None when symbolic.
     block_dim: dict[str, int | None] = field(default_factory=dict)
     grid_dim: dict[str, int | None] = field(default_factory=dict)

@@ -16,7 +16,7 @@ from analyzer import ir, messages
 from analyzer.analysis import contracts as buffer_contracts
 from analyzer.analysis import assumptions as stated
 from analyzer.analysis import fixes
-from analyzer.frontend import spirv_tools
+from analyzer.frontend import spirv_tools, subgroups
 from analyzer.analysis.kernel import KernelAnalysis
 from analyzer.cache import ResultCache, tvm_version
 from analyzer.tvm.build import BuiltModule, build
@@ -232,7 +232,8 @@ def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:
     if kernel.max_threads_per_block is not None and not all(isinstance(kernel.block_dim.get(d), int) for d in DIMS):
         out.append(f"blockDim.x * blockDim.y * blockDim.z <= {kernel.max_threads_per_block}, from the source")
     out += [text for text, _ in kernel.assumptions]
-    return out
+    said = subgroups.assumption(kernel)
+    return out + [said] if said else out
 
 
 def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
@@ -310,6 +311,9 @@ def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
         for d in DIMS[len(grid_dim):]:
             kernel.grid_dim[d] = 1
     kernel.bindings.update(defines or {})
+    wrong = subgroups.bind_size(kernel)
+    if wrong:
+        raise KernelraceError(f"{kernel.file}: {wrong}")
 
 
 def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[str, int],

@@ -244,3 +244,36 @@ def test_private_array_element_used_after_a_store_to_its_array_stays_a_copy():
     stores = [s.access for s in ir.walk_stmts(loop.body) if isinstance(s, ir.MemOp) and s.access.buffer == "c"]
     used = {x.name for a in stores for x in ir.operands(a.value) if isinstance(x, ir.Var)}
     assert copies & used
+
+
+def test_subgroup_builtins_are_warps_of_the_local_index():
+    glsl = """#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 96) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+void main() { data[gl_SubgroupInvocationID] = gl_SubgroupID + gl_NumSubgroups + gl_SubgroupSize; }
+"""
+    (kernel,) = lower_source(disassemble(compile_glsl(glsl, "sg.comp"), "sg.comp"), "spirv", "sg.spvasm")
+    (store,) = [s.access for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.MemOp)]
+    assert store.offset == ir.BinOp("*", ir.Builtin("lane"), ir.Const(4))
+    size = ir.Param("gl_SubgroupSize")
+    threads = ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")), ir.Builtin("bdim.z"))
+    count = ir.BinOp("/", ir.BinOp("+", threads, ir.BinOp("-", size, ir.Const(1))), size)
+    assert store.value == ir.BinOp("+", ir.BinOp("+", ir.Builtin("warp"), count), size)
+    assert kernel.subgroup_size_param == "gl_SubgroupSize" and "gl_SubgroupSize" in kernel.params
+
+
+def test_subgroup_size_is_a_stated_assumption_the_user_may_bind(cli):
+    # 16 where the subgroup size belongs: a race with subgroups of 32 (the default), none with 16.
+    racy, fixed = VULKAN / "subgroup_lanes.comp", VULKAN / "subgroup_lanes_fixed.comp"
+    code, report, _ = cli("check", str(racy), "--format", "json")
+    assert code == 1
+    (kernel,) = report["kernels"]
+    assert any("subgroups of 32 invocations" in a and "contiguous" in a for a in kernel["assumptions"])
+    code, report, _ = cli("check", str(racy), "--scalar", "gl_SubgroupSize=16", "--format", "json")
+    assert code == 0 and not report["findings"]
+    for size in ("4", "64", "128"):
+        code, _, err = cli("check", str(fixed), "--scalar", f"gl_SubgroupSize={size}")
+        assert code == 0, err
+    code, _, err = cli("check", str(fixed), "--scalar", "gl_SubgroupSize=48")
+    assert code == 2 and "power of two" in err and err.count("\n") == 1

@@ -5,12 +5,14 @@ makes the IR's accesses, the events the analysis checks."""
 from __future__ import annotations
 
 from analyzer import ir
-from analyzer.frontend import atomics
+from analyzer.frontend import atomics, subgroups
 from analyzer.frontend.lower import Unsupported, _add, _mul
 from analyzer.frontend.spirv.images import Image
 from analyzer.frontend.spirv.module import Ins, Module
 from analyzer.frontend.spirv.values import Ptr, Vec
 
+SUBGROUP_BUILTINS = {"SubgroupLocalInvocationId": subgroups.LANE, "SubgroupId": subgroups.SUBGROUP,
+                     "NumSubgroups": subgroups.COUNT, "SubgroupSize": subgroups.SIZE}
 BUILTIN_VECTORS = {"LocalInvocationId": "tid", "WorkgroupId": "bid", "NumWorkgroups": "gdim", "WorkgroupSize": "bdim"}
 DIMS = ("x", "y", "z")
 # SPIR-V's Scope operand: Workgroup (2) is the block's; Subgroup (3) and Invocation (4) are
@@ -165,11 +167,9 @@ class MemoryMixin:
             x, y, z = (ir.Builtin(f"tid.{d}") for d in DIMS)
             bx, by = ir.Builtin("bdim.x"), ir.Builtin("bdim.y")
             return ir.BinOp("+", x, ir.BinOp("*", bx, ir.BinOp("+", y, ir.BinOp("*", by, z))))
-        if name in ("SubgroupLocalInvocationId", "SubgroupId"):
-            return ir.Opaque(f"{name} (which invocations share a subgroup is the device's choice)",
-                             next(self.opaque_ids))
-        if name in ("SubgroupSize", "NumSubgroups"):
-            return ir.Param(f"gl_{name}")
+        if name in SUBGROUP_BUILTINS:
+            # Subgroups as warps, contiguous in the local index: a stated assumption (subgroups.py).
+            return subgroups.builtin(self.kernel, SUBGROUP_BUILTINS[name], "gl_SubgroupSize")
         if ptr.path:
             return comp(ptr.path[0])
         if t.kind == "vector":
