@@ -77,6 +77,7 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
         self.used: set[str] = set()
+        self.spec_names: dict[str, str] = {}  # specialization constant id -> its parameter's name
         self.depth = 0
         self._snapshot = False
         self._inline = False

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from analyzer import ir
 from analyzer.frontend.lower import Unsupported
 from analyzer.frontend.spirv.module import Ins
+from analyzer.frontend.spirv.opcodes import BINOPS, SAME_VALUE, UNOPS
 
 
 @dataclass
@@ -36,10 +37,12 @@ class ValuesMixin:
         if v is not None:
             return v
         m = self.m
+        if ident in m.spec_ops:
+            return self._spec_op(ident, ins)
         if ident in m.constants:
             c = m.constants[ident]
             if ident in m.spec_constants:
-                return ir.Param(m.names.get(ident, "") or ident[1:])
+                return ir.Param(self._spec_name(ident))
             if c is None:
                 return ir.Opaque("undefined value", next(self.opaque_ids))
             if isinstance(c, tuple):
@@ -50,6 +53,37 @@ class ValuesMixin:
                 return ir.Call("fbits", (ir.Const(struct.unpack("<q", struct.pack("<d", c))[0]),))
             return ir.Const(c)
         raise Unsupported(ins.node, f"use of {ident}, which is not defined before its use")
+
+    def _spec_name(self, ident: str) -> str:
+        """The scalar parameter a specialization constant is (the host sets it when it creates
+        the pipeline; --scalar binds it): its name, `spec_NAME` where a push constant has that name
+        (ncnn's `psc(w)` is `w == 0 ? p.w : w`: two values)."""
+        name = self.spec_names.get(ident)
+        if name is None:
+            name = self.m.names.get(ident, "") or ident[1:]
+            taken = set(self.kernel.params) | set(self.spec_names.values())
+            while name in taken:
+                name = f"spec_{name}"
+            self.spec_names[ident] = name
+            self.kernel.params.append(name)
+        return name
+
+    def _spec_op(self, ident: str, ins: Ins) -> ir.Expr:
+        """An OpSpecConstantOp: its operation over the constants it names, as an expression."""
+        opcode, args = self.m.spec_ops[ident]
+        op = "Op" + opcode
+        vals = [self.value(a, ins) for a in args]
+        if any(isinstance(v, (Vec, Ptr)) for v in vals):
+            raise Unsupported(ins.node, f"specialization constant operation {opcode} on a composite")
+        if op in BINOPS and len(vals) == 2:
+            return ir.BinOp(BINOPS[op], vals[0], vals[1])
+        if op in UNOPS and len(vals) == 1:
+            return ir.UnOp(UNOPS[op], vals[0])
+        if op == "OpSelect" and len(vals) == 3:
+            return ir.Select(vals[0], vals[1], vals[2])
+        if op in SAME_VALUE and len(vals) == 1:
+            return vals[0]
+        raise Unsupported(ins.node, f"specialization constant operation {opcode}")
 
     def scalar(self, ident: str, ins: Ins) -> ir.Expr:
         v = self.value(ident, ins)
