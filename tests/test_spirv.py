@@ -277,3 +277,57 @@ def test_subgroup_size_is_a_stated_assumption_the_user_may_bind(cli):
         assert code == 0, err
     code, _, err = cli("check", str(fixed), "--scalar", "gl_SubgroupSize=48")
     assert code == 2 and "power of two" in err and err.count("\n") == 1
+
+
+def _lowered(glsl: str, name: str = "s.comp") -> ir.Kernel:
+    (kernel,) = lower_source(disassemble(compile_glsl(glsl, name), name), "spirv", name + ".spvasm")
+    return kernel
+
+
+def test_specialization_constants_are_parameters_one_per_spec_id():
+    # `n` is both a push constant and a specialization constant (a runtime's "0 means the push
+    # constant" idiom): two parameters. The workgroup size's SpecId is the tile's: one.
+    kernel = _lowered("""#version 450
+layout(local_size_x_id = 1) in;
+layout(constant_id = 0) const int n = 0;
+layout(constant_id = 1) const uint TILE = 32;
+const int N2 = n * 2;
+layout(std430, binding = 0) buffer B { int data[]; };
+layout(push_constant) uniform P { int n; } p;
+shared int tile[TILE];
+void main() {
+    int m = n == 0 ? p.n : N2;
+    tile[gl_LocalInvocationID.x] = m;
+    data[gl_GlobalInvocationID.x] = tile[gl_LocalInvocationID.x];
+}
+""")
+    assert kernel.params == ["n", "TILE", "spec_n"]
+    assert kernel.block_dim["x"] is None
+    assert [e for _, e in kernel.assumptions] == [ir.BinOp("==", ir.Builtin("bdim.x"), ir.Param("TILE"))]
+    tile = kernel.buffers["tile"]
+    assert tile.space == ir.SHARED and tile.size_bytes is None   # sized by the host: not a bound
+
+
+def test_an_inner_array_dimension_from_a_specialization_constant_is_unsupported_and_named(cli, tmp_path):
+    shader = tmp_path / "inner.comp"
+    shader.write_text("""#version 450
+layout(local_size_x = 8) in;
+layout(constant_id = 0) const int K = 4;
+shared float t[8][K];
+layout(std430, binding = 0) buffer B { float data[]; };
+void main() { t[gl_LocalInvocationID.x][0] = 1.0; data[0] = t[0][0]; }
+""")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "an array of arrays whose length is a specialization constant" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_function_like_macros_reach_glslang(cli, tmp_path):
+    shader = tmp_path / "ld.comp"
+    shader.write_text("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+void main() { uint i = gl_GlobalInvocationID.x; st1(data, i, ld1(data, i) * 2.0) }
+""")
+    code, _, err = cli("check", str(shader), "-D", "ld1(buf,i)=buf[i]", "-D", "st1(buf,i,v)={buf[i]=v;}")
+    assert code == 0, err

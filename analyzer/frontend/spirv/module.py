@@ -263,12 +263,13 @@ class Module:
             self.types[r] = Type("vector", elem=self._element(a[0]), count=count)
         elif op == "OpTypeArray":
             elem = self._element(a[0])
+            if self.types[elem].kind == "rtarray" or (
+                    self.specialised(a[1]) and self.types[elem].kind == "array"):
+                raise Unsupported(ins.node, "an array of arrays whose length is a specialization constant")
             if self.specialised(a[1]):
                 # A length the host sets (`shared float t[SIZE]`, SIZE a specialization constant):
                 # unknown here, so the array is sized as a runtime array is, and only where that
-                # is its last dimension: an inner one would make every row stride unknown.
-                if self.types[elem].kind in ("array", "rtarray"):
-                    raise Unsupported(ins.node, "an array of arrays whose length is a specialization constant")
+                # is its only dimension: another would make a row stride or the size unknown.
                 self.types[r] = Type("rtarray", elem=elem)
                 return
             count = self.const_int(a[1], ins)
@@ -324,7 +325,7 @@ class Module:
             self.spec_ops[r] = (a[1], tuple(a[2:]))
         elif op in ("OpConstantComposite", "OpSpecConstantComposite"):
             for part in a[1:]:
-                if part not in self.constants:
+                if part not in self.constants and part not in self.spec_ops:
                     raise Unsupported(ins.node, f"{part} is not a constant defined before its use")
             self.constants[r] = tuple(a[1:])
         elif op == "OpConstantNull":

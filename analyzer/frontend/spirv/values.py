@@ -58,23 +58,38 @@ class ValuesMixin:
         """The scalar parameter a specialization constant is (the host sets it when it creates
         the pipeline; --scalar binds it): its name, `spec_NAME` where a push constant has that name
         (ncnn's `psc(w)` is `w == 0 ? p.w : w`: two values)."""
-        name = self.spec_names.get(ident)
+        m = self.m
+        # One value per SpecId: glslang declares `local_size_x_id = 0` and `constant_id = 0` apart.
+        key = _spec_id(m, ident) or ident
+        name = self.spec_names.get(key)
         if name is None:
-            name = self.m.names.get(ident, "") or ident[1:]
+            same = [c for c in sorted(m.spec_constants) if (_spec_id(m, c) or c) == key]
+            name = next((m.names[c] for c in same if m.names.get(c)), "") or (f"spec{key}" if key != ident else ident[1:])
             taken = set(self.kernel.params) | set(self.spec_names.values())
             while name in taken:
                 name = f"spec_{name}"
-            self.spec_names[ident] = name
+            self.spec_names[key] = name
             self.kernel.params.append(name)
         return name
 
-    def _spec_op(self, ident: str, ins: Ins) -> ir.Expr:
+    def _spec_op(self, ident: str, ins: Ins):
         """An OpSpecConstantOp: its operation over the constants it names, as an expression."""
         opcode, args = self.m.spec_ops[ident]
         op = "Op" + opcode
         vals = [self.value(a, ins) for a in args]
-        if any(isinstance(v, (Vec, Ptr)) for v in vals):
-            raise Unsupported(ins.node, f"specialization constant operation {opcode} on a composite")
+        if any(isinstance(v, Ptr) for v in vals) or opcode in ("CompositeExtract", "CompositeInsert", "VectorShuffle"):
+            raise Unsupported(ins.node, f"specialization constant operation {opcode}")
+        vecs = [v for v in vals if isinstance(v, Vec)]
+        if vecs:   # lane by lane (`uvec3 s = gl_WorkGroupSize * 2`)
+            n = len(vecs[0].lanes)
+            if any(len(v.lanes) != n for v in vecs):
+                raise Unsupported(ins.node, f"specialization constant operation {opcode} on vectors of two sizes")
+            return Vec(tuple(self._spec_apply(opcode, [v.lanes[i] if isinstance(v, Vec) else v for v in vals], ins)
+                             for i in range(n)))
+        return self._spec_apply(opcode, vals, ins)
+
+    def _spec_apply(self, opcode: str, vals: list, ins: Ins) -> ir.Expr:
+        op = "Op" + opcode
         if op in BINOPS and len(vals) == 2:
             return ir.BinOp(BINOPS[op], vals[0], vals[1])
         if op in UNOPS and len(vals) == 1:
@@ -100,3 +115,8 @@ class ValuesMixin:
 
     def bind(self, ins: Ins, v) -> None:
         self.values[ins.result] = v
+
+
+def _spec_id(m, ident: str) -> str | None:
+    dec = m.decorations.get(ident, {}).get("SpecId")
+    return dec[0] if dec else None
