@@ -456,6 +456,9 @@ class Buffer:
     # fixed size (arrays). A raw pointer has no shape: any offset, negative ones included.
     declared: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
+    # What every finding on this buffer says of it (a front end's modelling choice the reader
+    # must weigh: SPIR-V's buffer_reference memory, reached through addresses it does not know).
+    note: str = ""
     # The extent of the last axis of a declared shape of two or more dimensions (an int, or the
     # scalar parameter holding it): the axis buffer contracts speak of (analysis/contracts.py).
     last_extent: int | str | None = None

@@ -331,3 +331,22 @@ void main() { uint i = gl_GlobalInvocationID.x; st1(data, i, ld1(data, i) * 2.0)
 """)
     code, _, err = cli("check", str(shader), "-D", "ld1(buf,i)=buf[i]", "-D", "st1(buf,i,v)={buf[i]=v;}")
     assert code == 0, err
+
+
+def test_buffer_reference_memory_is_one_buffer_per_type_and_findings_say_addresses_may_alias(cli, tmp_path):
+    # A self-referential node type (OpTypeForwardPointer) in a push constant: reading it lowers.
+    kernel = _lowered("""#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 32) in;
+layout(buffer_reference) buffer Node;
+layout(std430, buffer_reference, buffer_reference_align = 8) buffer Node { Node next; uint value; };
+layout(push_constant) uniform Args { Node head; } args;
+void main() { args.head.next.value = gl_LocalInvocationID.x; }
+""")
+    assert kernel.params == ["head"]
+    (node,) = [b for b in kernel.buffers.values() if b.note]
+    assert node.space == ir.GLOBAL and node.size_bytes is None and "buffer_reference" in node.display
+    code, report, _ = cli("check", str(VULKAN / "buffer_reference_alias.comp"), "--format", "json")
+    assert code == 1 and report["findings"]
+    assert all(any("two different addresses may reach the same memory" in n for n in f["notes"])
+               for f in report["findings"])

@@ -120,7 +120,7 @@ class InstructionsMixin:
         if op == "OpLoad":
             return self.load(ins)
         if op == "OpStore":
-            ptr = self.value(a[0], ins)
+            ptr = self.pointer(a[0], ins)
             if not isinstance(ptr, Ptr):
                 raise Unsupported(ins.node, "store through a value that is not a pointer")
             return self.store(ptr, self.value(a[1], ins), ins)

@@ -78,6 +78,7 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         self.opaque_ids = itertools.count(1)
         self.used: set[str] = set()
         self.spec_names: dict[str, str] = {}  # specialization constant id -> its parameter's name
+        self.references: dict[str, str] = {}  # buffer_reference block type id -> its IR buffer
         self.depth = 0
         self._snapshot = False
         self._inline = False
@@ -187,7 +188,9 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         t = self.m.types[struct]
         for i, mt in enumerate(t.members):
             name = self.m.member_names.get((struct, i), f"param{i}")
-            if self.m.types[mt].kind in ("int", "float", "bool") and name not in self.kernel.params:
+            t = self.m.types[mt]
+            address = t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"   # a buffer_reference
+            if (t.kind in ("int", "float", "bool") or address) and name not in self.kernel.params:
                 self.kernel.params.append(name)
 
     def _buffer_name(self, vid: str, pointee: str) -> str:

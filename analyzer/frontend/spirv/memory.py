@@ -4,7 +4,7 @@ makes the IR's accesses, the events the analysis checks."""
 
 from __future__ import annotations
 
-from analyzer import ir
+from analyzer import ir, messages
 from analyzer.frontend import atomics, subgroups
 from analyzer.frontend.lower import Unsupported, _add, _mul
 from analyzer.frontend.spirv.images import Image
@@ -23,8 +23,41 @@ _SCOPES = {2: ir.BLOCK, 3: ir.WARP, 4: ir.WARP}
 class MemoryMixin:
     """KernelLowering's loads, stores and atomics; an access clears a pending fence (`fence`)."""
 
+    def pointer(self, ident: str, ins: Ins):
+        """What a pointer operand points to: a Ptr as lowered, or, for a device address (a
+        `buffer_reference` value: GL_EXT_buffer_reference, OpTypePointer PhysicalStorageBuffer),
+        a pointer into the one IR buffer of its block type at that address. The address comes
+        from memory or the host, so two such pointers may point to the same memory: the analysis
+        compares their addresses as values it does not know (distinct block types are distinct
+        buffers, the stated assumption for every buffer)."""
+        v = self.value(ident, ins)
+        if isinstance(v, Ptr):
+            return v
+        d = self.fn.defs.get(ident)
+        t = self.m.types.get(d.args[0]) if d is not None and d.args else None
+        if t is None or t.kind != "pointer" or t.storage != "PhysicalStorageBuffer":
+            return v
+        if isinstance(v, Vec):
+            raise Unsupported(ins.node, "a device address that is a vector")
+        # Addresses are aligned to the element (Vulkan's rule for an access): the value counts
+        # elements, so no witness straddles two.
+        name = self._reference_buffer(t.elem)
+        return Ptr("mem", name, ir.GLOBAL, _mul(v, self.kernel.buffers[name].elem_size), t.elem)
+
+    def _reference_buffer(self, block: str) -> str:
+        name = self.references.get(block)
+        if name is None:
+            m = self.m
+            name = self.fresh(m.names.get(block, "") or f"reference{block}")
+            self.references[block] = name
+            elem = m.scalar_of(block)
+            self.kernel.buffers[name] = ir.Buffer(name, ir.GLOBAL, m.type_name(elem), m.size(elem), None,
+                                                  display=f"{name} (buffer_reference)",
+                                                  note=messages.DEVICE_ADDRESSES.format(buf=name))
+        return name
+
     def access_chain(self, ins: Ins) -> Ptr:
-        base = self.value(ins.args[1], ins)
+        base = self.pointer(ins.args[1], ins)
         if not isinstance(base, Ptr):
             raise Unsupported(ins.node, "access chain on a value that is not a pointer")
         m = self.m
@@ -57,7 +90,7 @@ class MemoryMixin:
         return Ptr(base.kind, base.base, base.space, offset, ty, path)
 
     def load(self, ins: Ins) -> list[ir.Stmt]:
-        ptr = self.value(ins.args[1], ins)
+        ptr = self.pointer(ins.args[1], ins)
         if not isinstance(ptr, Ptr):
             raise Unsupported(ins.node, "load through a value that is not a pointer")
         span = self.span(ins)
@@ -126,7 +159,7 @@ class MemoryMixin:
     def atomic(self, ins: Ins) -> list[ir.Stmt]:
         op, a = ins.op, ins.args
         ptr_id = a[0] if op == "OpAtomicStore" else a[1]
-        ptr = self.value(ptr_id, ins)
+        ptr = self.pointer(ptr_id, ins)
         if not isinstance(ptr, Ptr) or ptr.kind != "mem":
             raise Unsupported(ins.node, f"{op} on something other than buffer memory")
         is_write = op != "OpAtomicLoad"
@@ -188,8 +221,8 @@ class MemoryMixin:
         t = m.types[ptr.ty]
         if t.kind == "vector":
             return Vec(tuple(ir.Param(f"{name}{rest}[{i}]") for i in range(t.count)))
-        if t.kind in ("int", "float", "bool"):
-            return ir.Param(name + rest)
+        if t.kind in ("int", "float", "bool") or (t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"):
+            return ir.Param(name + rest)   # a device address too: the host's value
         raise Unsupported(ins.node, f"load of a {t.kind} parameter")
 
 

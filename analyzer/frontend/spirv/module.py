@@ -36,7 +36,7 @@ MIN_OPERANDS = {
 NEEDS_RESULT_PREFIXES = ("OpType", "OpConstant", "OpSpecConstant", "OpVariable", "OpLabel", "OpFunction",
                          "OpString", "OpExtInstImport", "OpPhi", "OpUndef", "OpLoad", "OpAccessChain",
                          "OpInBoundsAccessChain")
-NOT_NEEDING_RESULT = {"OpFunctionEnd", "OpFunctionCall"}
+NOT_NEEDING_RESULT = {"OpFunctionEnd", "OpFunctionCall", "OpTypeForwardPointer"}
 
 
 def _number(text: str, what: str) -> int:
@@ -280,6 +280,10 @@ class Module:
             self.types[r] = Type("rtarray", elem=self._element(a[0]))
         elif op == "OpTypeStruct":
             self.types[r] = Type("struct", members=tuple(self._element(m) for m in a))
+        elif op == "OpTypeForwardPointer":
+            # A pointer type used before its OpTypePointer (a buffer_reference in a struct, or
+            # naming itself): its pointee comes with that declaration.
+            self.types[a[0]] = Type("pointer", storage=a[1])
         elif op == "OpTypePointer":
             self.types[r] = Type("pointer", elem=a[1], storage=a[0])   # may be forward
         elif op == "OpTypeFunction":
@@ -365,6 +369,8 @@ class Module:
     # ----- layout -----
     def size(self, tid: str) -> int:
         t = self.types[tid]
+        if t.kind == "pointer" and t.storage == "PhysicalStorageBuffer":
+            return 8   # a device address (PhysicalStorageBuffer64)
         if t.kind in ("int", "float"):
             return t.width // 8
         if t.kind == "bool":
