@@ -350,3 +350,28 @@ void main() { args.head.next.value = gl_LocalInvocationID.x; }
     assert code == 1 and report["findings"]
     assert all(any("two different addresses may reach the same memory" in n for n in f["notes"])
                for f in report["findings"])
+
+
+def test_a_whole_array_copy_is_one_access_per_element_up_to_a_limit(cli, tmp_path):
+    kernel = _lowered("""#version 450
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+float total(float v[9]) { float s = 0.0; for (int i = 0; i < 9; i++) s += v[i]; return s; }
+void main() {
+    float w[9];
+    for (int i = 0; i < 9; i++) w[i] = data[gl_GlobalInvocationID.x * 9 + i];
+    data[gl_GlobalInvocationID.x * 9] = total(w);
+}
+""")
+    copies = [s for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.MemOp) and s.access.space == ir.PRIVATE]
+    # `w` and the callee's copy of it (the argument, element by element) are both written.
+    assert len({s.access.buffer for s in copies if s.access.is_write}) == 2
+    big = tmp_path / "big.comp"
+    big.write_text("""#version 450
+layout(local_size_x = 16) in;
+struct Big { float v[300]; };
+layout(std430, binding = 0) buffer B { Big items[]; };
+void main() { Big b = items[0]; items[gl_GlobalInvocationID.x + 1] = b; }
+""")
+    code, _, err = cli("check", str(big))
+    assert code == 2 and "more than 256 elements" in err and "Traceback" not in err

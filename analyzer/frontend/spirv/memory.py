@@ -15,6 +15,7 @@ SUBGROUP_BUILTINS = {"SubgroupLocalInvocationId": subgroups.LANE, "SubgroupId": 
                      "NumSubgroups": subgroups.COUNT, "SubgroupSize": subgroups.SIZE}
 BUILTIN_VECTORS = {"LocalInvocationId": "tid", "WorkgroupId": "bid", "NumWorkgroups": "gdim", "WorkgroupSize": "bdim"}
 DIMS = ("x", "y", "z")
+_COPY_LIMIT = 256   # elements a copy of a whole struct or array may take, one access each
 # SPIR-V's Scope operand: Workgroup (2) is the block's; Subgroup (3) and Invocation (4) are
 # narrower (ir.WARP: atomic with no thread the analysis names); the others the device's or wider.
 _SCOPES = {2: ir.BLOCK, 3: ir.WARP, 4: ir.WARP}
@@ -116,7 +117,11 @@ class MemoryMixin:
             return []
         t = self.m.types[ptr.ty]
         if t.kind in ("struct", "array"):
-            raise Unsupported(ins.node, "load of a whole struct or array")
+            # A copy of a whole composite (an array passed by value, `Data d = data[i]`): a load
+            # of each element, in a composite value of the type's shape.
+            out: list[ir.Stmt] = []
+            self.bind(ins, self._load_whole(ptr, ins, out, [_COPY_LIMIT]))
+            return out
         acc = self._access(ptr, False, ins)
         if self._inline and t.kind != "vector":
             self.bind(ins, ir.Read(acc))     # read where it is used (InstructionsMixin._read_in_place)
@@ -140,10 +145,51 @@ class MemoryMixin:
             raise Unsupported(ins.node, f"store to a {ptr.kind} variable")
         t = self.m.types[ptr.ty]
         if t.kind in ("struct", "array"):
-            raise Unsupported(ins.node, "store of a whole struct or array")
+            out: list[ir.Stmt] = []
+            self._store_whole(ptr, val, ins, out, [_COPY_LIMIT])
+            return out
         acc = self._access(ptr, True, ins)
         acc.value = self._as_expr(val)
         return [ir.MemOp(acc)]
+
+    def _parts(self, ptr: Ptr, ins: Ins, left: list) -> list[Ptr]:
+        """Pointers to the members or elements of a composite in memory, in order; `left` counts
+        down the elements a copy may take (a copy of a large array is one access per element)."""
+        m = self.m
+        t = m.types[ptr.ty]
+        if t.kind == "struct":
+            places = [(m.member_offset(ptr.ty, i), mt) for i, mt in enumerate(t.members)]
+        elif t.kind == "array":
+            places = [(i * m.stride(ptr.ty), t.elem) for i in range(t.count)]
+        else:
+            raise Unsupported(ins.node, f"copy of a whole {t.kind}")
+        left[0] -= len(places)
+        if left[0] < 0:
+            raise Unsupported(ins.node, f"copy of a whole struct or array of more than {_COPY_LIMIT} elements")
+        return [Ptr(ptr.kind, ptr.base, ptr.space, _add(ptr.offset, ir.Const(off)), ty, ptr.path + (i,))
+                for i, (off, ty) in enumerate(places)]
+
+    def _load_whole(self, ptr: Ptr, ins: Ins, out: list, left: list):
+        kind = self.m.types[ptr.ty].kind
+        if kind in ("struct", "array"):
+            return Vec(tuple(self._load_whole(p, ins, out, left) for p in self._parts(ptr, ins, left)))
+        if kind not in ("int", "float", "bool", "vector"):
+            raise Unsupported(ins.node, f"copy of a struct holding a {kind}")
+        tmp = self.fresh(f"{ptr.base}.ld")
+        out.append(ir.Assign(tmp, ir.Read(self._access(ptr, False, ins)), self.span(ins)))
+        if kind == "vector":
+            return Vec(tuple(ir.Call(f"lane{i}", (ir.Var(tmp),)) for i in range(self.m.types[ptr.ty].count)))
+        return ir.Var(tmp)
+
+    def _store_whole(self, ptr: Ptr, val, ins: Ins, out: list, left: list) -> None:
+        if self.m.types[ptr.ty].kind not in ("struct", "array"):
+            out.extend(self.store(ptr, val, ins))
+            return
+        parts = self._parts(ptr, ins, left)
+        if not isinstance(val, Vec) or len(val.lanes) != len(parts):
+            raise Unsupported(ins.node, "store of a whole struct or array from a value of another shape")
+        for p, v in zip(parts, val.lanes):
+            self._store_whole(p, v, ins, out, left)
 
     def _as_expr(self, val) -> ir.Expr:
         if isinstance(val, Vec):
