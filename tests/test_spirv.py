@@ -375,3 +375,22 @@ void main() { Big b = items[0]; items[gl_GlobalInvocationID.x + 1] = b; }
 """)
     code, _, err = cli("check", str(big))
     assert code == 2 and "more than 256 elements" in err and "Traceback" not in err
+
+
+def test_umul_extended_is_the_products_two_words():
+    kernel = _lowered("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+layout(push_constant) uniform P { uint magic; } p;
+void main() {
+    uint hi, lo;
+    umulExtended(gl_GlobalInvocationID.x, p.magic, hi, lo);
+    data[gl_GlobalInvocationID.x] = hi + lo;
+}
+""")
+    # The words reach the store through the locals `hi` and `lo` (glslang's out parameters).
+    text = repr([s for s in ir.walk_stmts(kernel.body) if isinstance(s, (ir.Assign, ir.MemOp))])
+    product = "BinOp(op='*', a=BinOp(op='+', a=BinOp(op='*', a=Builtin(name='bid.x'), b=Builtin(name='bdim.x')), " \
+              "b=Builtin(name='tid.x')), b=Param(name='magic'))"
+    assert f"BinOp(op='%', a={product}, b=Const(value=4294967296))" in text
+    assert f"BinOp(op='/', a={product}, b=Const(value=4294967296))" in text
