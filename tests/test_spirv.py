@@ -394,3 +394,17 @@ void main() {
               "b=Builtin(name='tid.x')), b=Param(name='magic'))"
     assert f"BinOp(op='%', a={product}, b=Const(value=4294967296))" in text
     assert f"BinOp(op='/', a={product}, b=Const(value=4294967296))" in text
+
+
+def test_a_called_function_returning_a_vector_gives_its_lanes():
+    kernel = _lowered("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+vec2 pair(uint i) { return vec2(float(i), 2.0); }
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    data[i] = pair(i).x + pair(i).y;
+}
+""")
+    returns = {s.target for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.Assign) and ".ret" in s.target}
+    assert returns and {t.rsplit(".", 1)[1] for t in returns} == {"0", "1"}   # one variable per lane
