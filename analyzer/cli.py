@@ -71,7 +71,8 @@ def _define(text: str) -> tuple[str, int]:
 
 def _macro(text: str) -> tuple[str, str]:
     name, _, value = text.partition("=")
-    if not re.fullmatch(r"[A-Za-z_]\w*", name.strip()):
+    # NAME or a function-like NAME(ARGS), as a C compiler's -D takes (a runtime's `ld(buf,i)=buf[i]`)
+    if not re.fullmatch(r"[A-Za-z_]\w*(\([\w\s,]*\))?", name.strip()):
         raise argparse.ArgumentTypeError(f"expected NAME[=VALUE], got '{text}'")
     return name.strip(), value if "=" in text else "1"
 

@@ -471,6 +471,9 @@ class Buffer:
     # (a page id) no host passes.
     host_shape: bool = False
     display: str | None = None      # the name users know (TVM's buffer `S` for the pointer `S_ptr`)
+    # What every finding on this buffer says of it (a front end's modelling choice the reader
+    # must weigh: SPIR-V's buffer_reference memory, reached through addresses it does not know).
+    note: str = ""
     # The extent of the last axis of a declared shape of two or more dimensions (an int, or the
     # scalar parameter holding it): the axis buffer contracts speak of (analysis/stated/contracts.py).
     last_extent: int | str | None = None
@@ -490,6 +493,11 @@ class Kernel:
     buffers: dict[str, Buffer]
     params: list[str]                      # scalar parameters, in order
     warp_size: int = 32
+    # Subgroups (Vulkan's, WebGPU's) read as this kernel's warps (frontend/subgroups.py): the scalar
+    # parameter holding their size, which --scalar binds and `warp_size` follows; None when the
+    # kernel reads no subgroup builtin. It rests on a stated assumption: each subgroup is a
+    # contiguous range of the linear local invocation index.
+    subgroup_size_param: str | None = None
     # Launch extents: name ("tid.x", "bid.x", ...) -> int, or None when symbolic.
     block_dim: dict[str, int | None] = field(default_factory=dict)
     grid_dim: dict[str, int | None] = field(default_factory=dict)

@@ -90,6 +90,10 @@ UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
 OUT_OF_MEMORY = ("not checked: the analysis grew past the kernel's memory limit ({mb} MB, --kernel-memory) and "
                  "was stopped; nothing about this kernel is known")
 
+DEVICE_ADDRESSES = ("{buf} is buffer_reference memory, reached through device addresses the shader loads or is "
+                    "given: where they point is the host's, so two different addresses may reach the same "
+                    "memory here (if the host's buffers never overlap, a collision of two different addresses "
+                    "is not a race)")
 WARPS_BOTH = "threads of different warps collide, and so do threads of one warp"
 WARPS_DIFFERENT_ONLY = "it needs threads in two different warps: it shows once a block spans more than one warp"
 WARPS_SAME_ONLY = "only threads of one warp collide: lockstep execution may hide it, but warps are not guaranteed to run in lockstep"

@@ -30,7 +30,7 @@ from analyzer.analysis.stated import assumptions as stated
 from analyzer.cache import ResultCache, tvm_version
 from analyzer.errors import KernelraceError
 from analyzer.findings import Finding, KernelResult, Location
-from analyzer.frontend import spirv_tools
+from analyzer.frontend import spirv_tools, subgroups
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.gc_pause import cycles_collected_after
@@ -233,7 +233,8 @@ def launch_assumptions(kernel: ir.Kernel, grid: bool) -> list[str]:
     if kernel.max_threads_per_block is not None and not all(isinstance(kernel.block_dim.get(d), int) for d in DIMS):
         out.append(f"blockDim.x * blockDim.y * blockDim.z <= {kernel.max_threads_per_block}, from the source")
     out += [text for text, _ in kernel.assumptions]
-    return out
+    said = subgroups.assumption(kernel)
+    return out + [said] if said else out
 
 
 def _not_lowered(kernel: ir.Kernel, target, params) -> KernelResult:
@@ -313,6 +314,9 @@ def _apply_dims(kernel: ir.Kernel, block_dim, grid_dim, defines) -> None:
         for d in DIMS[len(grid_dim):]:
             kernel.grid_dim[d] = 1
     kernel.bindings.update(defines or {})
+    wrong = subgroups.bind_size(kernel)
+    if wrong:
+        raise KernelraceError(f"{kernel.file}: {wrong}")
 
 
 def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[str, int],

@@ -244,3 +244,167 @@ def test_private_array_element_used_after_a_store_to_its_array_stays_a_copy():
     stores = [s.access for s in ir.walk_stmts(loop.body) if isinstance(s, ir.MemOp) and s.access.buffer == "c"]
     used = {x.name for a in stores for x in ir.operands(a.value) if isinstance(x, ir.Var)}
     assert copies & used
+
+
+def test_subgroup_builtins_are_warps_of_the_local_index():
+    glsl = """#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 96) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+void main() { data[gl_SubgroupInvocationID] = gl_SubgroupID + gl_NumSubgroups + gl_SubgroupSize; }
+"""
+    (kernel,) = lower_source(disassemble(compile_glsl(glsl, "sg.comp"), "sg.comp"), "spirv", "sg.spvasm")
+    (store,) = [s.access for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.MemOp)]
+    assert store.offset == ir.BinOp("*", ir.Builtin("lane"), ir.Const(4))
+    size = ir.Param("gl_SubgroupSize")
+    threads = ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")), ir.Builtin("bdim.z"))
+    count = ir.BinOp("/", ir.BinOp("+", threads, ir.BinOp("-", size, ir.Const(1))), size)
+    assert store.value == ir.BinOp("+", ir.BinOp("+", ir.Builtin("warp"), count), size)
+    assert kernel.subgroup_size_param == "gl_SubgroupSize" and "gl_SubgroupSize" in kernel.params
+
+
+def test_subgroup_size_is_a_stated_assumption_the_user_may_bind(cli):
+    # 16 where the subgroup size belongs: a race with subgroups of 32 (the default), none with 16.
+    racy, fixed = VULKAN / "subgroup_lanes.comp", VULKAN / "subgroup_lanes_fixed.comp"
+    code, report, _ = cli("check", str(racy), "--format", "json")
+    assert code == 1
+    (kernel,) = report["kernels"]
+    assert any("subgroups of 32 invocations" in a and "contiguous" in a for a in kernel["assumptions"])
+    code, report, _ = cli("check", str(racy), "--scalar", "gl_SubgroupSize=16", "--format", "json")
+    assert code == 0 and not report["findings"]
+    for size in ("4", "64", "128"):
+        code, _, err = cli("check", str(fixed), "--scalar", f"gl_SubgroupSize={size}")
+        assert code == 0, err
+    code, _, err = cli("check", str(fixed), "--scalar", "gl_SubgroupSize=48")
+    assert code == 2 and "power of two" in err and err.count("\n") == 1
+
+
+def _lowered(glsl: str, name: str = "s.comp") -> ir.Kernel:
+    (kernel,) = lower_source(disassemble(compile_glsl(glsl, name), name), "spirv", name + ".spvasm")
+    return kernel
+
+
+def test_specialization_constants_are_parameters_one_per_spec_id():
+    # `n` is both a push constant and a specialization constant (a runtime's "0 means the push
+    # constant" idiom): two parameters. The workgroup size's SpecId is the tile's: one.
+    kernel = _lowered("""#version 450
+layout(local_size_x_id = 1) in;
+layout(constant_id = 0) const int n = 0;
+layout(constant_id = 1) const uint TILE = 32;
+const int N2 = n * 2;
+layout(std430, binding = 0) buffer B { int data[]; };
+layout(push_constant) uniform P { int n; } p;
+shared int tile[TILE];
+void main() {
+    int m = n == 0 ? p.n : N2;
+    tile[gl_LocalInvocationID.x] = m;
+    data[gl_GlobalInvocationID.x] = tile[gl_LocalInvocationID.x];
+}
+""")
+    assert kernel.params == ["n", "TILE", "spec_n"]
+    assert kernel.block_dim["x"] is None
+    assert [e for _, e in kernel.assumptions] == [ir.BinOp("==", ir.Builtin("bdim.x"), ir.Param("TILE"))]
+    tile = kernel.buffers["tile"]
+    assert tile.space == ir.SHARED and tile.size_bytes is None   # sized by the host: not a bound
+
+
+def test_an_inner_array_dimension_from_a_specialization_constant_is_unsupported_and_named(cli, tmp_path):
+    shader = tmp_path / "inner.comp"
+    shader.write_text("""#version 450
+layout(local_size_x = 8) in;
+layout(constant_id = 0) const int K = 4;
+shared float t[8][K];
+layout(std430, binding = 0) buffer B { float data[]; };
+void main() { t[gl_LocalInvocationID.x][0] = 1.0; data[0] = t[0][0]; }
+""")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "an array of arrays whose length is a specialization constant" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_function_like_macros_reach_glslang(cli, tmp_path):
+    shader = tmp_path / "ld.comp"
+    shader.write_text("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+void main() { uint i = gl_GlobalInvocationID.x; st1(data, i, ld1(data, i) * 2.0) }
+""")
+    code, _, err = cli("check", str(shader), "-D", "ld1(buf,i)=buf[i]", "-D", "st1(buf,i,v)={buf[i]=v;}")
+    assert code == 0, err
+
+
+def test_buffer_reference_memory_is_one_buffer_per_type_and_findings_say_addresses_may_alias(cli, tmp_path):
+    # A self-referential node type (OpTypeForwardPointer) in a push constant: reading it lowers.
+    kernel = _lowered("""#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 32) in;
+layout(buffer_reference) buffer Node;
+layout(std430, buffer_reference, buffer_reference_align = 8) buffer Node { Node next; uint value; };
+layout(push_constant) uniform Args { Node head; } args;
+void main() { args.head.next.value = gl_LocalInvocationID.x; }
+""")
+    assert kernel.params == ["head"]
+    (node,) = [b for b in kernel.buffers.values() if b.note]
+    assert node.space == ir.GLOBAL and node.size_bytes is None and "buffer_reference" in node.display
+    code, report, _ = cli("check", str(VULKAN / "buffer_reference_alias.comp"), "--format", "json")
+    assert code == 1 and report["findings"]
+    assert all(any("two different addresses may reach the same memory" in n for n in f["notes"])
+               for f in report["findings"])
+
+
+def test_a_whole_array_copy_is_one_access_per_element_up_to_a_limit(cli, tmp_path):
+    kernel = _lowered("""#version 450
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+float total(float v[9]) { float s = 0.0; for (int i = 0; i < 9; i++) s += v[i]; return s; }
+void main() {
+    float w[9];
+    for (int i = 0; i < 9; i++) w[i] = data[gl_GlobalInvocationID.x * 9 + i];
+    data[gl_GlobalInvocationID.x * 9] = total(w);
+}
+""")
+    copies = [s for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.MemOp) and s.access.space == ir.PRIVATE]
+    # `w` and the callee's copy of it (the argument, element by element) are both written.
+    assert len({s.access.buffer for s in copies if s.access.is_write}) == 2
+    big = tmp_path / "big.comp"
+    big.write_text("""#version 450
+layout(local_size_x = 16) in;
+struct Big { float v[300]; };
+layout(std430, binding = 0) buffer B { Big items[]; };
+void main() { Big b = items[0]; items[gl_GlobalInvocationID.x + 1] = b; }
+""")
+    code, _, err = cli("check", str(big))
+    assert code == 2 and "more than 256 elements" in err and "Traceback" not in err
+
+
+def test_umul_extended_is_the_products_two_words():
+    kernel = _lowered("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+layout(push_constant) uniform P { uint magic; } p;
+void main() {
+    uint hi, lo;
+    umulExtended(gl_GlobalInvocationID.x, p.magic, hi, lo);
+    data[gl_GlobalInvocationID.x] = hi + lo;
+}
+""")
+    # The words reach the store through the locals `hi` and `lo` (glslang's out parameters).
+    text = repr([s for s in ir.walk_stmts(kernel.body) if isinstance(s, (ir.Assign, ir.MemOp))])
+    product = "BinOp(op='*', a=BinOp(op='+', a=BinOp(op='*', a=Builtin(name='bid.x'), b=Builtin(name='bdim.x')), " \
+              "b=Builtin(name='tid.x')), b=Param(name='magic'))"
+    assert f"BinOp(op='%', a={product}, b=Const(value=4294967296))" in text
+    assert f"BinOp(op='/', a={product}, b=Const(value=4294967296))" in text
+
+
+def test_a_called_function_returning_a_vector_gives_its_lanes():
+    kernel = _lowered("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+vec2 pair(uint i) { return vec2(float(i), 2.0); }
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    data[i] = pair(i).x + pair(i).y;
+}
+""")
+    returns = {s.target for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.Assign) and ".ret" in s.target}
+    assert returns and {t.rsplit(".", 1)[1] for t in returns} == {"0", "1"}   # one variable per lane

@@ -221,6 +221,8 @@ class KernelAnalysis:
             synced = any(b.barrier.scope == ir.GRID for b in self.evaluation.barrier_events.values())
             notes.append((messages.GRID_WHY_SYNC if synced else messages.GRID_WHY).format(
                 barrier=messages.GRID_BARRIER.get(self.kernel.lang, "a barrier")))
+        notes += list(dict.fromkeys(self.kernel.buffers[a.access.buffer].note for a in (h.first, h.second)
+                                    if self.kernel.buffers[a.access.buffer].note))
         if h.data_dependent:
             # The race needs two different elements of an index map to hold the same value.
             severity = "warning"

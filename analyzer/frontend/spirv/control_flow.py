@@ -5,11 +5,14 @@ inlined. Separate because it is the only part of the lowering that walks the blo
 
 from __future__ import annotations
 
+import itertools
+
 from lark import Tree
 
 from analyzer import ir
 from analyzer.frontend.lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks
 from analyzer.frontend.spirv.module import Block, Ins, _at
+from analyzer.frontend.spirv.values import Vec
 
 
 class ControlFlowMixin:
@@ -141,7 +144,12 @@ class ControlFlowMixin:
             return merge
         if op in ("OpReturn", "OpReturnValue"):
             if op == "OpReturnValue":
-                out.append(ir.Assign(self.ret_var, self.scalar(a[0], term), span))
+                v = self.value(a[0], term)
+                if isinstance(v, Vec):   # a vector or composite: one variable per scalar, in order
+                    out.extend(ir.Assign(f"{self.ret_var}.{i}", self._as_expr(x), span)
+                               for i, x in enumerate(self._flat(v)))
+                else:
+                    out.append(ir.Assign(self.ret_var, self.scalar(a[0], term), span))
             out.append(ir.Return(span))
             return None
         if op in ("OpKill", "OpTerminateInvocation", "OpUnreachable"):
@@ -241,8 +249,28 @@ class ControlFlowMixin:
             self.depth -= 1
             self.fn = saved_fn
         if ins.result is not None and self.m.types[ins.args[0]].kind != "void":
-            self.bind(ins, ir.Var(self.last_return))
+            t = self.m.types[ins.args[0]]
+            if t.kind in ("vector", "struct", "array"):
+                names = (ir.Var(f"{self.last_return}.{i}") for i in itertools.count())
+                self.bind(ins, self._shaped(ins.args[0], names, ins))
+            else:
+                self.bind(ins, ir.Var(self.last_return))
         return stmts
+
+    def _shaped(self, tid: str, leaves, ins: Ins):
+        """A composite value of type `tid` whose scalars are the next of `leaves`, in order."""
+        t = self.m.types[tid]
+        if t.kind == "vector":
+            return Vec(tuple(next(leaves) for _ in range(t.count)))
+        if t.kind == "struct":
+            return Vec(tuple(self._shaped(m, leaves, ins) for m in t.members))
+        if t.kind == "array":
+            if t.count > 256:
+                raise Unsupported(ins.node, "a called function returning an array of more than 256 elements")
+            return Vec(tuple(self._shaped(t.elem, leaves, ins) for _ in range(t.count)))
+        if t.kind in ("int", "float", "bool"):
+            return next(leaves)
+        raise Unsupported(ins.node, f"a called function returning a {t.kind}")
 
 
 def _span_of(stmt) -> ir.Span:

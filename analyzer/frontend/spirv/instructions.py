@@ -114,13 +114,24 @@ class InstructionsMixin:
         if op in SAME_VALUE or (op == "OpBitcast" and self._int_like(a[0]) and self._int_like_value(a[1], ins)):
             self.bind(ins, self.value(a[1], ins))
             return []
+        if op == "OpUMulExtended" and len(a) >= 3:
+            # umulExtended (a fast division's magic multiply): the 64-bit product's low and high
+            # words, exactly, as {lsb, msb}; lane by lane for vectors.
+            def words(x, y):
+                product = ir.BinOp("*", x, y)
+                return Vec((ir.BinOp("%", product, ir.Const(1 << 32)), ir.BinOp("/", product, ir.Const(1 << 32))))
+            x, y = self.value(a[1], ins), self.value(a[2], ins)
+            if isinstance(x, Vec) or isinstance(y, Vec):
+                raise Unsupported(ins.node, "OpUMulExtended of vectors")
+            self.bind(ins, words(x, y))
+            return []
         if op == "OpSelect":
             self.bind(ins, self._lanes(ins, lambda c, x, y: ir.Select(c, x, y), a[1], a[2], a[3]))
             return []
         if op == "OpLoad":
             return self.load(ins)
         if op == "OpStore":
-            ptr = self.value(a[0], ins)
+            ptr = self.pointer(a[0], ins)
             if not isinstance(ptr, Ptr):
                 raise Unsupported(ins.node, "store through a value that is not a pointer")
             return self.store(ptr, self.value(a[1], ins), ins)

@@ -77,6 +77,8 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
         self.used: set[str] = set()
+        self.spec_names: dict[str, str] = {}  # specialization constant id -> its parameter's name
+        self.references: dict[str, str] = {}  # buffer_reference block type id -> its IR buffer
         self.depth = 0
         self._snapshot = False
         self._inline = False
@@ -98,8 +100,8 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
     # ----- the kernel -----
     def lower(self) -> ir.Kernel:
         k = self.kernel
+        self._globals()     # first: a push constant keeps its name, a specialization constant yields
         self._extents()
-        self._globals()
         body = self.function(self.fid, [], top=True)
         k.body = _coalesce(body, self.fresh)
         return k
@@ -121,6 +123,23 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         for d, v in zip(DIMS, dims or (None, None, None)):
             k.block_dim[d] = v if isinstance(v, int) else None
             k.grid_dim[d] = None
+        # A size the host sets (`local_size_x_id = N`) is the specialization constant the shader
+        # reads by its name: one value, so the extent is tied to that parameter.
+        parts = self._size_parts()
+        for d, p in zip(DIMS, parts):
+            if p in self.m.spec_constants and k.block_dim[d] is None:
+                name = self._spec_name(p)
+                k.assumptions.append((f"blockDim.{d} = {name}, the workgroup size's specialization constant",
+                                      ir.BinOp("==", ir.Builtin(f"bdim.{d}"), ir.Param(name))))
+
+    def _size_parts(self) -> tuple:
+        """The constant ids of the workgroup size, where the module names them."""
+        for ident, decs in self.m.decorations.items():
+            if decs.get("BuiltIn") == ["WorkgroupSize"] and isinstance(self.m.constants.get(ident), tuple):
+                return self.m.constants[ident]
+        if self.fid in self.m.local_size and self.m.local_size[self.fid][0] == "LocalSizeId":
+            return self.m.local_size[self.fid][1]
+        return ()
 
     def _globals(self) -> None:
         m = self.m
@@ -171,7 +190,9 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         t = self.m.types[struct]
         for i, mt in enumerate(t.members):
             name = self.m.member_names.get((struct, i), f"param{i}")
-            if self.m.types[mt].kind in ("int", "float", "bool") and name not in self.kernel.params:
+            t = self.m.types[mt]
+            address = t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"   # a buffer_reference
+            if (t.kind in ("int", "float", "bool") or address) and name not in self.kernel.params:
                 self.kernel.params.append(name)
 
     def _buffer_name(self, vid: str, pointee: str) -> str:

@@ -4,15 +4,18 @@ makes the IR's accesses, the events the analysis checks."""
 
 from __future__ import annotations
 
-from analyzer import ir
-from analyzer.frontend import atomics
+from analyzer import ir, messages
+from analyzer.frontend import atomics, subgroups
 from analyzer.frontend.lower import Unsupported, _add, _mul
 from analyzer.frontend.spirv.images import Image
 from analyzer.frontend.spirv.module import Ins, Module
 from analyzer.frontend.spirv.values import Ptr, Vec
 
+SUBGROUP_BUILTINS = {"SubgroupLocalInvocationId": subgroups.LANE, "SubgroupId": subgroups.SUBGROUP,
+                     "NumSubgroups": subgroups.COUNT, "SubgroupSize": subgroups.SIZE}
 BUILTIN_VECTORS = {"LocalInvocationId": "tid", "WorkgroupId": "bid", "NumWorkgroups": "gdim", "WorkgroupSize": "bdim"}
 DIMS = ("x", "y", "z")
+_COPY_LIMIT = 256   # elements a copy of a whole struct or array may take, one access each
 # SPIR-V's Scope operand: Workgroup (2) is the block's; Subgroup (3) and Invocation (4) are
 # narrower (ir.WARP: atomic with no thread the analysis names); the others the device's or wider.
 _SCOPES = {2: ir.BLOCK, 3: ir.WARP, 4: ir.WARP}
@@ -21,8 +24,41 @@ _SCOPES = {2: ir.BLOCK, 3: ir.WARP, 4: ir.WARP}
 class MemoryMixin:
     """KernelLowering's loads, stores and atomics; an access clears a pending fence (`fence`)."""
 
+    def pointer(self, ident: str, ins: Ins):
+        """What a pointer operand points to: a Ptr as lowered, or, for a device address (a
+        `buffer_reference` value: GL_EXT_buffer_reference, OpTypePointer PhysicalStorageBuffer),
+        a pointer into the one IR buffer of its block type at that address. The address comes
+        from memory or the host, so two such pointers may point to the same memory: the analysis
+        compares their addresses as values it does not know (distinct block types are distinct
+        buffers, the stated assumption for every buffer)."""
+        v = self.value(ident, ins)
+        if isinstance(v, Ptr):
+            return v
+        d = self.fn.defs.get(ident)
+        t = self.m.types.get(d.args[0]) if d is not None and d.args else None
+        if t is None or t.kind != "pointer" or t.storage != "PhysicalStorageBuffer":
+            return v
+        if isinstance(v, Vec):
+            raise Unsupported(ins.node, "a device address that is a vector")
+        # Addresses are aligned to the element (Vulkan's rule for an access): the value counts
+        # elements, so no witness straddles two.
+        name = self._reference_buffer(t.elem)
+        return Ptr("mem", name, ir.GLOBAL, _mul(v, self.kernel.buffers[name].elem_size), t.elem)
+
+    def _reference_buffer(self, block: str) -> str:
+        name = self.references.get(block)
+        if name is None:
+            m = self.m
+            name = self.fresh(m.names.get(block, "") or f"reference{block}")
+            self.references[block] = name
+            elem = m.scalar_of(block)
+            self.kernel.buffers[name] = ir.Buffer(name, ir.GLOBAL, m.type_name(elem), m.size(elem), None,
+                                                  display=f"{name} (buffer_reference)",
+                                                  note=messages.DEVICE_ADDRESSES.format(buf=name))
+        return name
+
     def access_chain(self, ins: Ins) -> Ptr:
-        base = self.value(ins.args[1], ins)
+        base = self.pointer(ins.args[1], ins)
         if not isinstance(base, Ptr):
             raise Unsupported(ins.node, "access chain on a value that is not a pointer")
         m = self.m
@@ -57,7 +93,7 @@ class MemoryMixin:
         return Ptr(base.kind, base.base, base.space, offset, ty, path, bounds)
 
     def load(self, ins: Ins) -> list[ir.Stmt]:
-        ptr = self.value(ins.args[1], ins)
+        ptr = self.pointer(ins.args[1], ins)
         if not isinstance(ptr, Ptr):
             raise Unsupported(ins.node, "load through a value that is not a pointer")
         span = self.span(ins)
@@ -83,7 +119,11 @@ class MemoryMixin:
             return []
         t = self.m.types[ptr.ty]
         if t.kind in ("struct", "array"):
-            raise Unsupported(ins.node, "load of a whole struct or array")
+            # A copy of a whole composite (an array passed by value, `Data d = data[i]`): a load
+            # of each element, in a composite value of the type's shape.
+            out: list[ir.Stmt] = []
+            self.bind(ins, self._load_whole(ptr, ins, out, [_COPY_LIMIT]))
+            return out
         acc = self._access(ptr, False, ins)
         if self._inline and t.kind != "vector":
             self.bind(ins, ir.Read(acc))     # read where it is used (InstructionsMixin._read_in_place)
@@ -107,10 +147,51 @@ class MemoryMixin:
             raise Unsupported(ins.node, f"store to a {ptr.kind} variable")
         t = self.m.types[ptr.ty]
         if t.kind in ("struct", "array"):
-            raise Unsupported(ins.node, "store of a whole struct or array")
+            out: list[ir.Stmt] = []
+            self._store_whole(ptr, val, ins, out, [_COPY_LIMIT])
+            return out
         acc = self._access(ptr, True, ins)
         acc.value = self._as_expr(val)
         return [ir.MemOp(acc)]
+
+    def _parts(self, ptr: Ptr, ins: Ins, left: list) -> list[Ptr]:
+        """Pointers to the members or elements of a composite in memory, in order; `left` counts
+        down the elements a copy may take (a copy of a large array is one access per element)."""
+        m = self.m
+        t = m.types[ptr.ty]
+        if t.kind == "struct":
+            places = [(m.member_offset(ptr.ty, i), mt) for i, mt in enumerate(t.members)]
+        elif t.kind == "array":
+            places = [(i * m.stride(ptr.ty), t.elem) for i in range(t.count)]
+        else:
+            raise Unsupported(ins.node, f"copy of a whole {t.kind}")
+        left[0] -= len(places)
+        if left[0] < 0:
+            raise Unsupported(ins.node, f"copy of a whole struct or array of more than {_COPY_LIMIT} elements")
+        return [Ptr(ptr.kind, ptr.base, ptr.space, _add(ptr.offset, ir.Const(off)), ty, ptr.path + (i,))
+                for i, (off, ty) in enumerate(places)]
+
+    def _load_whole(self, ptr: Ptr, ins: Ins, out: list, left: list):
+        kind = self.m.types[ptr.ty].kind
+        if kind in ("struct", "array"):
+            return Vec(tuple(self._load_whole(p, ins, out, left) for p in self._parts(ptr, ins, left)))
+        if kind not in ("int", "float", "bool", "vector"):
+            raise Unsupported(ins.node, f"copy of a struct holding a {kind}")
+        tmp = self.fresh(f"{ptr.base}.ld")
+        out.append(ir.Assign(tmp, ir.Read(self._access(ptr, False, ins)), self.span(ins)))
+        if kind == "vector":
+            return Vec(tuple(ir.Call(f"lane{i}", (ir.Var(tmp),)) for i in range(self.m.types[ptr.ty].count)))
+        return ir.Var(tmp)
+
+    def _store_whole(self, ptr: Ptr, val, ins: Ins, out: list, left: list) -> None:
+        if self.m.types[ptr.ty].kind not in ("struct", "array"):
+            out.extend(self.store(ptr, val, ins))
+            return
+        parts = self._parts(ptr, ins, left)
+        if not isinstance(val, Vec) or len(val.lanes) != len(parts):
+            raise Unsupported(ins.node, "store of a whole struct or array from a value of another shape")
+        for p, v in zip(parts, val.lanes):
+            self._store_whole(p, v, ins, out, left)
 
     def _as_expr(self, val) -> ir.Expr:
         if isinstance(val, Vec):
@@ -126,7 +207,7 @@ class MemoryMixin:
     def atomic(self, ins: Ins) -> list[ir.Stmt]:
         op, a = ins.op, ins.args
         ptr_id = a[0] if op == "OpAtomicStore" else a[1]
-        ptr = self.value(ptr_id, ins)
+        ptr = self.pointer(ptr_id, ins)
         if not isinstance(ptr, Ptr) or ptr.kind != "mem":
             raise Unsupported(ins.node, f"{op} on something other than buffer memory")
         is_write = op != "OpAtomicLoad"
@@ -167,11 +248,9 @@ class MemoryMixin:
             x, y, z = (ir.Builtin(f"tid.{d}") for d in DIMS)
             bx, by = ir.Builtin("bdim.x"), ir.Builtin("bdim.y")
             return ir.BinOp("+", x, ir.BinOp("*", bx, ir.BinOp("+", y, ir.BinOp("*", by, z))))
-        if name in ("SubgroupLocalInvocationId", "SubgroupId"):
-            return ir.Opaque(f"{name} (which invocations share a subgroup is the device's choice)",
-                             next(self.opaque_ids))
-        if name in ("SubgroupSize", "NumSubgroups"):
-            return ir.Param(f"gl_{name}")
+        if name in SUBGROUP_BUILTINS:
+            # Subgroups as warps, contiguous in the local index: a stated assumption (subgroups.py).
+            return subgroups.builtin(self.kernel, SUBGROUP_BUILTINS[name], "gl_SubgroupSize")
         if ptr.path:
             return comp(ptr.path[0])
         if t.kind == "vector":
@@ -190,8 +269,8 @@ class MemoryMixin:
         t = m.types[ptr.ty]
         if t.kind == "vector":
             return Vec(tuple(ir.Param(f"{name}{rest}[{i}]") for i in range(t.count)))
-        if t.kind in ("int", "float", "bool"):
-            return ir.Param(name + rest)
+        if t.kind in ("int", "float", "bool") or (t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"):
+            return ir.Param(name + rest)   # a device address too: the host's value
         raise Unsupported(ins.node, f"load of a {t.kind} parameter")
 
 

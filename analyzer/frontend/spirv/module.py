@@ -28,7 +28,7 @@ MIN_OPERANDS = {
     "OpCompositeConstruct": 1, "OpCompositeInsert": 3, "OpVectorShuffle": 3, "OpVectorExtractDynamic": 3,
     "OpExtInst": 3, "OpArrayLength": 2, "OpSelect": 4, "OpBitcast": 2, "OpAtomicLoad": 4, "OpAtomicStore": 4,
     "OpUndef": 1, "OpConstantNull": 1, "OpConstantTrue": 1, "OpConstantFalse": 1, "OpSpecConstantTrue": 1,
-    "OpSpecConstantFalse": 1, "OpTypeStruct": 0,
+    "OpSpecConstantFalse": 1, "OpTypeStruct": 0, "OpSpecConstantOp": 3,
     **{op: 3 for op in BINOPS}, **{op: 3 for op in FCMP}, **{op: 2 for op in UNOPS},
     **{op: 2 for op in SAME_VALUE},
 }
@@ -36,7 +36,7 @@ MIN_OPERANDS = {
 NEEDS_RESULT_PREFIXES = ("OpType", "OpConstant", "OpSpecConstant", "OpVariable", "OpLabel", "OpFunction",
                          "OpString", "OpExtInstImport", "OpPhi", "OpUndef", "OpLoad", "OpAccessChain",
                          "OpInBoundsAccessChain")
-NOT_NEEDING_RESULT = {"OpFunctionEnd", "OpFunctionCall"}
+NOT_NEEDING_RESULT = {"OpFunctionEnd", "OpFunctionCall", "OpTypeForwardPointer"}
 
 
 def _number(text: str, what: str) -> int:
@@ -136,6 +136,9 @@ class Module:
         self.types: dict[str, Type] = _Types()
         self.constants: dict[str, object] = {}      # id -> int | float | bool | tuple of ids
         self.spec_constants: set[str] = set()
+        # OpSpecConstantOp: id -> (opcode without `Op`, operand ids), computed from the
+        # specialization constants the host sets (values.py lowers them into expressions).
+        self.spec_ops: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.variables: dict[str, tuple[str, str, Ins]] = {}   # id -> (pointer type id, storage, ins)
         self.entry_points: list[tuple[str, str, Ins]] = []     # (function id, name, ins)
         self.local_size: dict[str, tuple] = {}
@@ -259,14 +262,28 @@ class Module:
                 raise Unsupported(ins.node, f"vector of {count} components")
             self.types[r] = Type("vector", elem=self._element(a[0]), count=count)
         elif op == "OpTypeArray":
+            elem = self._element(a[0])
+            if self.types[elem].kind == "rtarray" or (
+                    self.specialised(a[1]) and self.types[elem].kind == "array"):
+                raise Unsupported(ins.node, "an array of arrays whose length is a specialization constant")
+            if self.specialised(a[1]):
+                # A length the host sets (`shared float t[SIZE]`, SIZE a specialization constant):
+                # unknown here, so the array is sized as a runtime array is, and only where that
+                # is its only dimension: another would make a row stride or the size unknown.
+                self.types[r] = Type("rtarray", elem=elem)
+                return
             count = self.const_int(a[1], ins)
             if count < 1:
                 raise Unsupported(ins.node, f"array of {count} elements")
-            self.types[r] = Type("array", elem=self._element(a[0]), count=count)
+            self.types[r] = Type("array", elem=elem, count=count)
         elif op == "OpTypeRuntimeArray":
             self.types[r] = Type("rtarray", elem=self._element(a[0]))
         elif op == "OpTypeStruct":
             self.types[r] = Type("struct", members=tuple(self._element(m) for m in a))
+        elif op == "OpTypeForwardPointer":
+            # A pointer type used before its OpTypePointer (a buffer_reference in a struct, or
+            # naming itself): its pointee comes with that declaration.
+            self.types[a[0]] = Type("pointer", storage=a[1])
         elif op == "OpTypePointer":
             self.types[r] = Type("pointer", elem=a[1], storage=a[0])   # may be forward
         elif op == "OpTypeFunction":
@@ -299,11 +316,20 @@ class Module:
                 self.spec_constants.add(r)
         elif op in ("OpConstantTrue", "OpSpecConstantTrue"):
             self.constants[r] = True
+            if op == "OpSpecConstantTrue":
+                self.spec_constants.add(r)
         elif op in ("OpConstantFalse", "OpSpecConstantFalse"):
             self.constants[r] = False
+            if op == "OpSpecConstantFalse":
+                self.spec_constants.add(r)
+        elif op == "OpSpecConstantOp":
+            for part in a[2:]:
+                if part not in self.constants and part not in self.spec_ops:
+                    raise Unsupported(ins.node, f"{part} is not a constant defined before its use")
+            self.spec_ops[r] = (a[1], tuple(a[2:]))
         elif op in ("OpConstantComposite", "OpSpecConstantComposite"):
             for part in a[1:]:
-                if part not in self.constants:
+                if part not in self.constants and part not in self.spec_ops:
                     raise Unsupported(ins.node, f"{part} is not a constant defined before its use")
             self.constants[r] = tuple(a[1:])
         elif op == "OpConstantNull":
@@ -324,6 +350,16 @@ class Module:
         self.types[tid]
         return tid
 
+    def specialised(self, ident: str) -> bool:
+        """Whether a constant's value is the host's to set: a specialization constant, or a
+        composite or operation built from one."""
+        if ident in self.spec_constants:
+            return True
+        if ident in self.spec_ops:
+            return True
+        c = self.constants.get(ident)
+        return isinstance(c, tuple) and any(self.specialised(p) for p in c)
+
     def const_int(self, ident: str, ins: Ins) -> int:
         v = self.constants.get(ident)
         if not isinstance(v, int) or isinstance(v, bool):
@@ -333,6 +369,8 @@ class Module:
     # ----- layout -----
     def size(self, tid: str) -> int:
         t = self.types[tid]
+        if t.kind == "pointer" and t.storage == "PhysicalStorageBuffer":
+            return 8   # a device address (PhysicalStorageBuffer64)
         if t.kind in ("int", "float"):
             return t.width // 8
         if t.kind == "bool":

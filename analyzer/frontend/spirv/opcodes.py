@@ -15,8 +15,8 @@ UNOPS = {"OpSNegate": "-", "OpNot": "~", "OpLogicalNot": "!"}
 FCMP = {f"Op{kind}{name}": op for kind in ("FOrd", "FUnord")
         for name, op in (("LessThan", "<"), ("GreaterThan", ">"), ("LessThanEqual", "<="),
                          ("GreaterThanEqual", ">="), ("Equal", "=="), ("NotEqual", "!="))}
-# Conversions that keep an integer's value (the analysis assumes no overflow).
-SAME_VALUE = {"OpCopyObject", "OpUConvert", "OpSConvert", "OpSatConvertSToU", "OpSatConvertUToS"}
+# Conversions that keep an integer's value (the analysis assumes no overflow), and copies.
+SAME_VALUE = {"OpCopyObject", "OpCopyLogical", "OpUConvert", "OpSConvert", "OpSatConvertSToU", "OpSatConvertUToS"}
 GLSL_INT = {"UMin": "min", "SMin": "min", "UMax": "max", "SMax": "max"}
 # Instructions with effects the lowering does not model: never read as pure values.
 EFFECTFUL_PREFIXES = ("OpImage", "OpCopyMemory", "OpEmit", "OpEnd", "OpKill", "OpTerminate", "OpDemote",
