@@ -452,6 +452,7 @@ class ClangCalls:
         name = fn.spelling
         try:
             for p, a in zip(params, args):
+                a = _default_argument(p, a)
                 pt = canonical(p.type)
                 if pt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
                     s = strip(a)
@@ -518,6 +519,17 @@ class ClangCalls:
         if vector_shape(ret_name):
             return self.rvalue_ref(LocalRef(ret_var, ret_name))
         return Scalar(ir.Var(ret_var), ret_name)
+
+
+def _default_argument(param, arg):
+    """The argument, or where the call leaves it to the parameter's default (clang's
+    CXXDefaultArgExpr: an unexposed expression with nothing under it), the default's expression."""
+    a = strip(arg)
+    if a.kind == CK.UNEXPOSED_EXPR and not children(a) and a.extent.start.offset == a.extent.end.offset:
+        default = [k for k in param.get_children() if k.kind.is_expression()]
+        if default:
+            return default[-1]
+    return arg
 
 
 def _vstore(fn: str):
