@@ -269,8 +269,6 @@ class OpenClLowering(CLowering):
         if vector_shape(elem) or size_of(elem) is None:
             raise Unsupported(node, f"'{fn}' on a pointer to {elem}")
         n = int(m.group(2) or 1)
-        if n == 16:
-            raise Unsupported(node, f"'{fn}': 16-lane vectors")
         stride = 4 if n == 3 and m.group(1) in ("vloada", "vstorea") else n   # vloada_half3 is 4-aligned
         off = self._scalar(self.rvalue(offset_node))
         vty = f"{elem}{n}" if n > 1 else elem
