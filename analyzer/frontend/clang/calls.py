@@ -19,6 +19,8 @@ from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
+_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
+_COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
 _CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
@@ -46,6 +48,12 @@ class ClangCalls:
         ref = c.referenced
         kids = children(c)
         bindings = None
+        if ref is None and len(kids) in (2, 3):
+            # an operator on operands of a dependent type (`bidn * THREADS_PER_ROW` where bidn's type is
+            # a template's): clang leaves a call of `operator*` unresolved
+            op = self.dependent_operator(c, kids)
+            if op is not None:
+                return op
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
@@ -393,6 +401,47 @@ class ClangCalls:
                     break
         self.inline_cache[key] = out
         return out
+
+    def dependent_operator(self, c, kids) -> Value | None:
+        """`a op b`, `op a`, `a++` clang leaves unresolved on operands of a dependent type: the
+        built-in operator on the operands' values (a class's own operator would have resolved
+        in an instantiation; here the operands are the kernel's scalars, pointers or vectors)."""
+        at = [i for i, k in enumerate(kids) if k.kind == CK.DECL_REF_EXPR and not k.spelling and any(
+            n.kind == CK.OVERLOADED_DECL_REF and n.spelling.startswith("operator") for n in children(k))]
+        if len(at) != 1:
+            return None
+        i = at[0]
+        sym = next(n.spelling for n in children(kids[i]) if n.kind == CK.OVERLOADED_DECL_REF)[len("operator"):]
+        span = self.span(c)
+        if len(kids) == 3 and i == 1:
+            a_c, b_c = kids[0], kids[2]
+            if sym in ("&&", "||"):
+                return Scalar(ir.BinOp(sym, self.cond(a_c), self.cond(b_c)), "bool")
+            if sym == "=":
+                self.pending.extend(self.store(a_c, self.rvalue(b_c), span))
+                return self.rvalue(a_c)
+            if sym.endswith("=") and sym[:-1] in _ARITH:
+                rhs = self.rvalue(b_c)
+                self.pending.extend(self.store(a_c, self._binop(sym[:-1], self.rvalue(a_c), rhs, c), span))
+                return self.rvalue(a_c)
+            if sym in _ARITH or sym in _COMPARE:
+                return self._binop(sym, self.rvalue(a_c), self.rvalue(b_c), c)
+            return None
+        if len(kids) == 2:
+            operand = kids[1 - i]
+            if sym in ("++", "--"):
+                old = self.rvalue(operand)
+                self.pending.extend(self.store(operand, self._binop(sym[0], old, Scalar(ir.Const(1)), c), span))
+                return old if i == 1 else self.rvalue(operand)
+            if i == 0 and sym in ("-", "!", "~", "+"):
+                a = self.rvalue(operand)
+                if sym == "+":
+                    return a
+                if isinstance(a, Scalar) and self._is_float(a.ty) or isinstance(a, Vector):
+                    return self._binop("-", Scalar(ir.Const(0), "int"), a, c) if sym == "-" else \
+                        Scalar(ir.Call("f" + sym, (self._scalar(a),)), getattr(a, "ty", "float"))
+                return Scalar(ir.UnOp(sym, self._scalar(a)), "int" if sym == "!" else getattr(a, "ty", "int"))
+        return None
 
     def unresolved_callee(self, c, kids):
         """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:

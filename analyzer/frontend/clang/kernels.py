@@ -338,6 +338,10 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty]
 
     def _pointer_fields(self, name, t) -> None:
+        decl = t.get_declaration()
+        for base in decl.get_children() if decl is not None else ():
+            if base.kind == CK.CXX_BASE_SPECIFIER:   # a base class's pointers too (`struct P : Base`)
+                self._pointer_fields(name, canonical(base.type))
         for f in t.get_fields():
             ft = canonical(f.type)
             if ft.kind == TK.POINTER:
