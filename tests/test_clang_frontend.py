@@ -359,3 +359,70 @@ def test_a_member_of_a_specialised_traits_template_is_symbolic():
     code, report, err = check("specialised_traits.cu", "--block-dim", "64")
     assert code == 1, err
     assert ("write-after-write", 10) in findings(report)
+
+
+def test_vector_parameters_by_value_are_one_parameter_a_lane():
+    kernels, _ = lowered("vector_params.cl")
+    by_name = {k.name: k for k in kernels}
+    assert not any(k.unsupported for k in kernels)
+    assert {"extent.x", "extent.y", "pad.x", "pad.y"} <= set(by_name["shifted_copy"].params)
+    assert by_name["shifted_copy"].param_ranges["pad.x"][0] == 0   # uint2: unsigned lanes
+    code, report, err = check("vector_params.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["second"]["line"], f["kernel"]) for f in report["findings"]} == {
+        ("write-after-write", 11, "folded")}
+    assert all("extent.y=" in f["condition"] for f in report["findings"])   # the lane, named
+
+
+def test_a_default_argument_of_an_inlined_template_function():
+    # block_total<warp_total>(s, true): `beyond` is the default 0.0f (once `expression ''`)
+    code, report, err = check("default_argument.cu", "--block-dim", "256")
+    assert code == 0, err
+    assert [f for f in report["findings"] if f["rule"] != "redundant-barrier"] == []
+    kernels, _ = lowered("default_argument.cu")
+    assert not kernels[0].unsupported
+
+
+def test_a_dependent_leaf_and_a_function_named_as_a_value():
+    # NO_CODE_HERE in a template: __FUNCTION__ is dependent there, `(void) no_code_for` names a function
+    kernels, _ = lowered("dependent_leaf.cu")
+    assert kernels and not any(k.unsupported for k in kernels)
+    code, report, err = check("dependent_leaf.cu", "--block-dim", "128")
+    assert code == 0, err
+
+
+def test_sixteen_lane_vectors_and_vstore16():
+    kernels, _ = lowered("vector16.cl")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("vector16.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("pack16_overlap", 11)}
+
+
+def test_a_store_through_a_reference_cast_and_half_intrinsics():
+    kernels, notes = lowered("reference_cast_store.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("reference_cast_store.cu", "--block-dim", "64")
+    assert code == 1, err
+    # quantise writes each block's scale from its lane 0 only: clean; the shared scale races
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("quantise_shared_scale", 23)}
+
+
+def test_operators_on_a_dependent_index_type():
+    kernels, _ = lowered("dependent_operators.cu")
+    assert not kernels[0].unsupported
+    assert "L::ROWS" in kernels[0].params
+    code, report, err = check("dependent_operators.cu", "--block-dim", "64")
+    assert code == 0, err   # warnings: witnesses over the symbolic L::ROWS
+    # lane l writes out[row*32 + (l+1)%32] at line 16, which lane l+1 writes at line 13
+    assert {(f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
+        ("write-after-write", 13, 16)}
+
+
+def test_pointer_members_of_a_parameters_base_class():
+    kernels, _ = lowered("base_class_pointers.cu")
+    assert not any(k.unsupported for k in kernels)
+    assert {"p.src", "p.dst"} <= set(kernels[0].buffers)
+    code, report, err = check("base_class_pointers.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("scale_first", 20)}
