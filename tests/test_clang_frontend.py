@@ -426,3 +426,19 @@ def test_pointer_members_of_a_parameters_base_class():
     code, report, err = check("base_class_pointers.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("scale_first", 20)}
+
+
+def test_a_pointer_or_null_argument_is_the_pointer():
+    # update(w + y * stride, master ? master + y * stride : NULL, n): once `memory access through a
+    # non-pointer`; the slices overlap only where stride < n (the printed condition says so)
+    kernels, _ = lowered("null_or_pointer.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("null_or_pointer.cu", "--block-dim", "64")
+    assert code == 1, err
+    by_kernel: dict = {}
+    for f in report["findings"]:
+        by_kernel.setdefault(f["kernel"], []).append(f)
+    assert {f["second"]["line"] for f in by_kernel["update_first"]} == {16}
+    assert {f["second"]["line"] for f in by_kernel["update_slices"]} <= {6, 7}
+    assert all("stride" in (f["condition"] or "") or "gridDim.y" in (f["condition"] or "")
+               for f in by_kernel["update_slices"])

@@ -264,6 +264,10 @@ class ClangExprs:
             self.pending = outer
         if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer == b.buffer and not a_pre and not b_pre:
             return replace(a, offset=ir.Select(cond, a.offset, b.offset))
+        if not a_pre and not b_pre and (isinstance(a, Pointer) and _null(b) or isinstance(b, Pointer) and _null(a)):
+            # `p ? p + off : NULL`: the pointer (an access through the null one would be a bug of its
+            # own; every access the code makes through it is checked)
+            return a if isinstance(a, Pointer) else b
         guarded = a_pre or b_pre or _reads(a) or _reads(b)
         if isinstance(a, Vector) or isinstance(b, Vector):
             n = len(a.comps) if isinstance(a, Vector) else len(b.comps)
@@ -513,6 +517,10 @@ class ClangExprs:
         if isinstance(val, Group):
             raise Unsupported(c, f"member '{field}' of a cooperative group")
         raise Unsupported(c, f"member '.{field}'")
+
+
+def _null(val) -> bool:
+    return isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0
 
 
 def _reads(val) -> bool:
