@@ -442,3 +442,14 @@ def test_a_pointer_or_null_argument_is_the_pointer():
     assert {f["second"]["line"] for f in by_kernel["update_slices"]} <= {6, 7}
     assert all("stride" in (f["condition"] or "") or "gridDim.y" in (f["condition"] or "")
                for f in by_kernel["update_slices"])
+
+
+def test_a_tiles_reduce_is_a_value_without_a_barrier():
+    kernels, _ = lowered("group_reduce.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("group_reduce.cu", "--block-dim", "256")
+    assert code == 1, err
+    # row_sums orders its partials with block.sync(); without it, the reduce orders nothing; every
+    # lane of a tile storing the tile's sum stores one value (row_sums_every_lane is clean)
+    assert {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
+        ("row_sums_unsynced", "read-after-write", 28, 29)}

@@ -76,6 +76,9 @@ class ClangCalls:
             return self._construct(c, fn, args)
         if self.barrier(fn, c, args) is not None:
             raise Unsupported(c, f"barrier '{fn}' inside an expression")
+        if self.lang == "cuda" and fn in ("reduce", "inclusive_scan", "exclusive_scan") and len(args) == 3 and \
+                self.group_type(args[0].type) and self.from_headers(c):
+            return self._group_collective(fn, args, c)
         group = self._group(fn, args, c)
         if group is not None:
             return group
@@ -334,6 +337,8 @@ class ClangCalls:
             group.size & (group.size - 1) == 0
         if fn == "meta_group_rank" and tile:
             return Scalar(ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
+        if fn == "meta_group_size" and tile:   # the tiles of the block, the last one maybe partial
+            return Scalar(ir.BinOp("/", ir.BinOp("+", threads, ir.Const(group.size - 1)), ir.Const(group.size)), "uint")
         if fn.startswith("shfl") and tile:
             # a tile of a power of two up to 32 threads is a segment of its warp: CUDA's width
             vals = [self.rvalue(a) for a in args]
@@ -345,6 +350,20 @@ class ClangCalls:
             vals = [self.rvalue(a) for a in args]   # reads in the argument still happen
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids)), "uint")
         raise Unsupported(c, f"'{fn}' of a cooperative group")
+
+    def _group_collective(self, fn, args, c) -> Value:
+        """`cg::reduce(tile, v, cg::plus<float>{})` and the scans: the tile's threads exchange values
+        (another thread's value: opaque); reads in the value still happen; no barrier."""
+        group = self.rvalue(args[0])
+        if not isinstance(group, Group) or group.kind != "tile" or group.size is None or not (
+                0 < group.size <= 32 and group.size & (group.size - 1) == 0):
+            raise Unsupported(c, f"cooperative_groups::{fn} of a group that is no tile of up to 32 threads")
+        val = self.rvalue(args[1])
+        ty = getattr(val, "ty", "float")
+        # a reduce gives every thread of the tile one value: as if read from the tile's first thread
+        first = ir.BinOp("*", ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(group.size)), ir.Const(group.size))
+        return Scalar(ir.Opaque(f"result of cooperative_groups::{fn}", next(self.opaque_ids),
+                                first if fn == "reduce" else None), ty)
 
     def group_barrier(self, group: Group, c) -> ir.Barrier:
         return CudaLowering._group_barrier(self, group, c)
