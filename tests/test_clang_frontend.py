@@ -453,3 +453,15 @@ def test_a_tiles_reduce_is_a_value_without_a_barrier():
     # lane of a tile storing the tile's sum stores one value (row_sums_every_lane is clean)
     assert {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
         ("row_sums_unsynced", "read-after-write", 28, 29)}
+
+
+def test_opencl_images_are_memory_and_their_writes_are_checked():
+    # once write_image* was an uninterpreted call: no image write was checked
+    kernels, _ = lowered("images.cl")
+    assert not any(k.unsupported for k in kernels)
+    assert {"dst.width", "dst.height"} <= set(kernels[0].params)
+    code, report, err = check("images.cl", "--block-dim", "8,8")
+    assert code == 1, err
+    assert {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
+        ("stamp", "write-after-write", 14, 14), ("stamp_through_helper", "write-after-write", 17, 17),
+        ("shift_in_place", "write-after-read", 25, 26)}

@@ -13,6 +13,7 @@ from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
 from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, Vector
+from analyzer.frontend.clang.cl_images import Image, image_type
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
 from analyzer.frontend.opencl import OpenClLowering
@@ -82,6 +83,10 @@ class ClangCalls:
         group = self._group(fn, args, c)
         if group is not None:
             return group
+        if self.lang == "opencl" and self.from_headers(c):
+            image = self.image_call(fn, args, c)
+            if image is not None:
+                return image
         special = self.call_value(fn, args, c)
         if special is not None:
             return special
@@ -394,8 +399,9 @@ class ClangCalls:
         out = False
         for p in fn.get_children():
             if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
-                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)):
-                out = True   # (a cooperative group by value: the function may synchronise it)
+                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)
+                                         or self.lang == "opencl" and image_type(p.type.spelling)):
+                out = True   # (a cooperative group by value may be synchronised, an image written)
         if not out:
             for n in fn.walk_preorder():
                 if n.kind == CK.DECL_REF_EXPR:
@@ -545,7 +551,7 @@ class ClangCalls:
                     elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
-                elif isinstance(val, (Group, LocalStruct)):
+                elif isinstance(val, (Group, LocalStruct, Image)):
                     scope[p.hash] = val
                 else:
                     ref_ = LocalRef(self.fresh_var(f"{name}.{p.spelling}"), self.note_type(pt))

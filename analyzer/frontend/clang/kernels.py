@@ -18,6 +18,7 @@ from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector
 from analyzer.frontend.clang.calls import ClangCalls
+from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
                                              span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
@@ -32,7 +33,7 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, AccessLowering,
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangImages, AccessLowering,
                     ExprLowering):
     """One file's kernels from clang's AST."""
 
@@ -308,6 +309,10 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             if bound is not None:
                 self.scopes[0][p.hash] = bound
                 return
+        img = image_type(t.spelling) if self.lang == "opencl" else None
+        if img is not None:
+            self.scopes[0][p.hash] = self.declare_image(name, *img)
+            return
         if t.kind == TK.POINTER:
             pointee = t.get_pointee()
             elem = self.note_type(pointee)
