@@ -465,3 +465,10 @@ def test_opencl_images_are_memory_and_their_writes_are_checked():
     assert {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
         ("stamp", "write-after-write", 14, 14), ("stamp_through_helper", "write-after-write", 17, 17),
         ("shift_in_place", "write-after-read", 25, 26)}
+
+
+def test_brackets_nested_too_deep_are_one_located_line():
+    # found by the fuzz engine run over the clang front end: the message named no line
+    from analyzer.errors import KernelraceError
+    with pytest.raises(KernelraceError, match=r"^x\.cu:2:258: brackets nested 300 deep"):
+        lower_clang("__global__ void k(float *a) {\n" + "(" * 300 + "1" + ")" * 300 + ";}", "cuda", "x.cu")
