@@ -22,6 +22,7 @@ from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
                                              span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
+from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
@@ -33,8 +34,8 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangImages, AccessLowering,
-                    ExprLowering):
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangGroups, ClangImages,
+                    AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
