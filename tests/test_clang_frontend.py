@@ -472,3 +472,10 @@ def test_brackets_nested_too_deep_are_one_located_line():
     from analyzer.errors import KernelraceError
     with pytest.raises(KernelraceError, match=r"^x\.cu:2:256: brackets nested 301 deep"):
         lower_clang("__global__ void k(float *a) {\n" + "(" * 300 + "1" + ")" * 300 + ";}", "cuda", "x.cu")
+
+
+def test_mad24_and_mul24_are_products():
+    # once uninterpreted: MNN's image coordinates built with mad24 gave false write-write pairs
+    code, report, err = check("mad24_index.cl", "--block-dim", "8,8")
+    assert code == 1, err
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("scale_rows_wrong", 13)}

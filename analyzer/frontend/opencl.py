@@ -228,6 +228,12 @@ class OpenClLowering(CLowering):
             return self._vload(fn, m, args, node)
         if fn == "select" and len(args) == 3:
             return self._select(args)
+        if fn in ("mul24", "mad24") and len(args) == (2 if fn == "mul24" else 3):
+            # the product of 24-bit integers (the functions' precondition), exact: an index, often
+            vals = [self.rvalue(a) for a in args]
+            if all(isinstance(v, Scalar) for v in vals):
+                prod = self._binop("*", vals[0], vals[1], node)
+                return self._binop("+", prod, vals[2], node) if fn == "mad24" else prod
         kind_ = _atomic_kind(fn)
         if kind_ is not None:
             return self._atomic(fn, kind_, args, node)
