@@ -458,3 +458,122 @@ def test_metal_renaming_is_linear_in_a_long_table():
     t0 = time.perf_counter()
     metal_attributes(table)
     assert time.perf_counter() - t0 < 2.0
+
+def test_vector_parameters_by_value_are_one_parameter_a_lane():
+    kernels, _ = lowered("vector_params.cl")
+    by_name = {k.name: k for k in kernels}
+    assert not any(k.unsupported for k in kernels)
+    assert {"extent.x", "extent.y", "pad.x", "pad.y"} <= set(by_name["shifted_copy"].params)
+    assert by_name["shifted_copy"].param_ranges["pad.x"][0] == 0   # uint2: unsigned lanes
+    code, report, err = check("vector_params.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["second"]["line"], f["kernel"]) for f in report["findings"]} == {
+        ("write-after-write", 11, "folded")}
+    assert all("extent.y=" in f["condition"] for f in report["findings"])   # the lane, named
+
+
+def test_a_default_argument_of_an_inlined_template_function():
+    # block_total<warp_total>(s, true): `beyond` is the default 0.0f (once `expression ''`)
+    code, report, err = check("default_argument.cu", "--block-dim", "256")
+    assert code == 0, err
+    assert [f for f in report["findings"] if f["rule"] != "redundant-barrier"] == []
+    kernels, _ = lowered("default_argument.cu")
+    assert not kernels[0].unsupported
+
+
+def test_a_dependent_leaf_and_a_function_named_as_a_value():
+    # NO_CODE_HERE in a template: __FUNCTION__ is dependent there, `(void) no_code_for` names a function
+    kernels, _ = lowered("dependent_leaf.cu")
+    assert kernels and not any(k.unsupported for k in kernels)
+    code, report, err = check("dependent_leaf.cu", "--block-dim", "128")
+    assert code == 0, err
+
+
+def test_sixteen_lane_vectors_and_vstore16():
+    kernels, _ = lowered("vector16.cl")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("vector16.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("pack16_overlap", 11)}
+
+
+def test_a_store_through_a_reference_cast_and_half_intrinsics():
+    kernels, notes = lowered("reference_cast_store.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("reference_cast_store.cu", "--block-dim", "64")
+    assert code == 1, err
+    # quantise writes each block's scale from its lane 0 only: clean; the shared scale races
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("quantise_shared_scale", 23)}
+
+
+def test_operators_on_a_dependent_index_type():
+    kernels, _ = lowered("dependent_operators.cu")
+    assert not kernels[0].unsupported
+    assert "L::ROWS" in kernels[0].params
+    code, report, err = check("dependent_operators.cu", "--block-dim", "64")
+    assert code == 0, err   # warnings: witnesses over the symbolic L::ROWS
+    # lane l writes out[row*32 + (l+1)%32] at line 16, which lane l+1 writes at line 13
+    assert {(f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
+        ("write-after-write", 13, 16)}
+
+
+def test_pointer_members_of_a_parameters_base_class():
+    kernels, _ = lowered("base_class_pointers.cu")
+    assert not any(k.unsupported for k in kernels)
+    assert {"p.src", "p.dst"} <= set(kernels[0].buffers)
+    code, report, err = check("base_class_pointers.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("scale_first", 20)}
+
+
+def test_a_pointer_or_null_argument_is_the_pointer():
+    # update(w + y * stride, master ? master + y * stride : NULL, n): once `memory access through a
+    # non-pointer`; the slices overlap only where stride < n (the printed condition says so)
+    kernels, _ = lowered("null_or_pointer.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("null_or_pointer.cu", "--block-dim", "64")
+    assert code == 1, err
+    by_kernel: dict = {}
+    for f in report["findings"]:
+        by_kernel.setdefault(f["kernel"], []).append(f)
+    assert {f["second"]["line"] for f in by_kernel["update_first"]} == {16}
+    assert {f["second"]["line"] for f in by_kernel["update_slices"]} <= {6, 7}
+    assert all("stride" in (f["condition"] or "") or "gridDim.y" in (f["condition"] or "")
+               for f in by_kernel["update_slices"])
+
+
+def test_a_tiles_reduce_is_a_value_without_a_barrier():
+    kernels, _ = lowered("group_reduce.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("group_reduce.cu", "--block-dim", "256")
+    assert code == 1, err
+    # row_sums orders its partials with block.sync(); without it, the reduce orders nothing; every
+    # lane of a tile storing the tile's sum stores one value (row_sums_every_lane is clean)
+    assert {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
+        ("row_sums_unsynced", "read-after-write", 28, 29)}
+
+
+def test_opencl_images_are_memory_and_their_writes_are_checked():
+    # once write_image* was an uninterpreted call: no image write was checked
+    kernels, _ = lowered("images.cl")
+    assert not any(k.unsupported for k in kernels)
+    assert {"dst.width", "dst.height"} <= set(kernels[0].params)
+    code, report, err = check("images.cl", "--block-dim", "8,8")
+    assert code == 1, err
+    assert {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]} == {
+        ("stamp", "write-after-write", 14, 14), ("stamp_through_helper", "write-after-write", 17, 17),
+        ("shift_in_place", "write-after-read", 25, 26)}
+
+
+def test_brackets_nested_too_deep_are_one_located_line():
+    # found by the fuzz engine run over the clang front end: the message named no line
+    from analyzer.errors import KernelraceError
+    with pytest.raises(KernelraceError, match=r"^x\.cu:2:256: brackets nested 301 deep"):
+        lower_clang("__global__ void k(float *a) {\n" + "(" * 300 + "1" + ")" * 300 + ";}", "cuda", "x.cu")
+
+
+def test_mad24_and_mul24_are_products():
+    # once uninterpreted: MNN's image coordinates built with mad24 gave false write-write pairs
+    code, report, err = check("mad24_index.cl", "--block-dim", "8,8")
+    assert code == 1, err
+    assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("scale_rows_wrong", 13)}

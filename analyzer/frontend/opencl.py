@@ -228,6 +228,12 @@ class OpenClLowering(CLowering):
             return self._vload(fn, m, args, node)
         if fn == "select" and len(args) == 3:
             return self._select(args)
+        if fn in ("mul24", "mad24") and len(args) == (2 if fn == "mul24" else 3):
+            # the product of 24-bit integers (the functions' precondition), exact: an index, often
+            vals = [self.rvalue(a) for a in args]
+            if all(isinstance(v, Scalar) for v in vals):
+                prod = self._binop("*", vals[0], vals[1], node)
+                return self._binop("+", prod, vals[2], node) if fn == "mad24" else prod
         kind_ = _atomic_kind(fn)
         if kind_ is not None:
             return self._atomic(fn, kind_, args, node)
@@ -269,8 +275,6 @@ class OpenClLowering(CLowering):
         if vector_shape(elem) or size_of(elem) is None:
             raise Unsupported(node, f"'{fn}' on a pointer to {elem}")
         n = int(m.group(2) or 1)
-        if n == 16:
-            raise Unsupported(node, f"'{fn}': 16-lane vectors")
         stride = 4 if n == 3 and m.group(1) in ("vloada", "vstorea") else n   # vloada_half3 is 4-aligned
         off = self._scalar(self.rvalue(offset_node))
         vty = f"{elem}{n}" if n > 1 else elem

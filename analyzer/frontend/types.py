@@ -22,7 +22,7 @@ SCALAR_SIZES = {
 VECTOR_ALIASES = {"__half2": ("half", 2), "half2": ("half", 2), "__nv_bfloat162": ("bfloat", 2),
                   "nv_bfloat162": ("bfloat", 2), "nv_bfloat164": ("bfloat", 4),
                   "__nv_bfloat164": ("bfloat", 4)}
-_VEC = re.compile(r"^(u?char|u?short|u?int|u?long|u?longlong|float|double|half|bool|bfloat)([2348])$")
+_VEC = re.compile(r"^(u?char|u?short|u?int|u?long|u?longlong|float|double|half|bool|bfloat)([2348]|16)$")
 COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 

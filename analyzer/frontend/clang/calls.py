@@ -13,6 +13,7 @@ from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
 from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
+from analyzer.frontend.clang.cl_images import Image, image_type
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.metal import SIMDGROUP_OPS
 from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
@@ -21,6 +22,8 @@ from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
+_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
+_COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
 _CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
@@ -53,10 +56,12 @@ class ClangCalls:
         if self.lang == "metal" and (fn in SIMDGROUP_OPS or fn.startswith("operator")) and \
                 "simdgroup_matrix" in canonical(c.type).spelling + " ".join(canonical(a.type).spelling for a in args):
             return self._simdgroup(fn, args, c, into)
-        if ref is None and not fn and kids:
-            builtin = self.dependent_operator(c, kids)
-            if builtin is not None:
-                return builtin
+        if ref is None and len(kids) in (2, 3):
+            # an operator on operands of a dependent type (`bidn * THREADS_PER_ROW` where bidn's type is
+            # a template's): clang leaves a call of `operator*` unresolved
+            op = self.dependent_operator(c, kids)
+            if op is not None:
+                return op
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
@@ -82,9 +87,16 @@ class ClangCalls:
             return self._construct(c, fn, args)
         if self.barrier(fn, c, args) is not None:
             raise Unsupported(c, f"barrier '{fn}' inside an expression")
+        if self.lang == "cuda" and fn in ("reduce", "inclusive_scan", "exclusive_scan") and len(args) == 3 and \
+                self.group_type(args[0].type) and self.from_headers(c):
+            return self._group_collective(fn, args, c)
         group = self._group(fn, args, c)
         if group is not None:
             return group
+        if self.lang == "opencl" and self.from_headers(c):
+            image = self.image_call(fn, args, c)
+            if image is not None:
+                return image
         special = self.call_value(fn, args, c)
         if special is not None:
             return special
@@ -278,75 +290,6 @@ class ClangCalls:
     def opaque(self, why: str) -> ir.Opaque:
         return ir.Opaque(why, next(self.opaque_ids))
 
-    # ---------- cooperative groups ----------
-
-    def group_type(self, t) -> bool:
-        return self.lang == "cuda" and "cooperative_groups::" in canonical(t).spelling
-
-    def _group(self, fn, args, c) -> Group | None:
-        if self.lang != "cuda" or not self.from_headers(c):
-            return None
-        if fn == "this_thread_block" and not args:
-            return Group("block")
-        if fn == "this_grid" and not args:
-            return Group("grid")
-        if fn == "tiled_partition" and args:
-            size = None
-            t = canonical(c.type)
-            if t.get_num_template_arguments() == 1:
-                size = t.get_template_argument_value(0) if hasattr(t, "get_template_argument_value") else None
-            if size is None:
-                import re
-                m = re.search(r"thread_block_tile<(\d+)", t.spelling)
-                size = int(m.group(1)) if m else None
-            if size is None and len(args) == 2:
-                from analyzer.frontend.c_values import const_int
-                size = const_int(self.cond(args[1]))
-            if size is None:
-                raise Unsupported(c, "tiled_partition of a size that is not a constant")
-            return Group("tile", size)
-        return None
-
-    def _group_call(self, group: Group, fn, args, c) -> Value:
-        if fn in ("thread_rank",):
-            if group.kind == "tile":
-                return Scalar(ir.BinOp("%", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
-            if group.kind == "block":
-                return Scalar(ir.Builtin("linear_tid"), "uint")
-        if fn in ("size", "num_threads") and group.kind == "tile":
-            return Scalar(ir.Const(group.size), "uint")
-        threads = ir.BinOp("*", ir.BinOp("*", ir.Builtin("bdim.x"), ir.Builtin("bdim.y")), ir.Builtin("bdim.z"))
-        if fn in ("size", "num_threads") and group.kind == "block":
-            return Scalar(threads, "uint")
-        if group.kind == "grid" and fn in ("thread_rank", "size", "num_threads", "block_rank", "num_blocks"):
-            blocks = ir.BinOp("*", ir.BinOp("*", ir.Builtin("gdim.x"), ir.Builtin("gdim.y")), ir.Builtin("gdim.z"))
-            block = ir.BinOp("+", ir.Builtin("bid.x"), ir.BinOp("*", ir.Builtin("gdim.x"), ir.BinOp(
-                "+", ir.Builtin("bid.y"), ir.BinOp("*", ir.Builtin("gdim.y"), ir.Builtin("bid.z")))))
-            value = {"thread_rank": ir.BinOp("+", ir.BinOp("*", block, threads), ir.Builtin("linear_tid")),
-                     "size": ir.BinOp("*", blocks, threads), "num_threads": ir.BinOp("*", blocks, threads),
-                     "block_rank": block, "num_blocks": blocks}[fn]
-            return Scalar(value, "ulong")
-        if group.kind == "block" and fn in ("thread_index", "group_index", "group_dim", "dim_threads"):
-            return self._builtin_vec({"thread_index": "tid", "group_index": "bid"}.get(fn, "bdim"))
-        tile = group.kind == "tile" and group.size is not None and 0 < group.size <= 32 and \
-            group.size & (group.size - 1) == 0
-        if fn == "meta_group_rank" and tile:
-            return Scalar(ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(group.size)), "uint")
-        if fn.startswith("shfl") and tile:
-            # a tile of a power of two up to 32 threads is a segment of its warp: CUDA's width
-            vals = [self.rvalue(a) for a in args]
-            from analyzer.frontend.dialects import _shuffle_source
-            src = _shuffle_source(f"__{fn}_sync", [None] + [self._scalar(v) if isinstance(v, Scalar) else None
-                                                           for v in vals][:2] + [ir.Const(group.size)])
-            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), src), "float")
-        if fn in ("any", "all", "ballot") and tile:
-            vals = [self.rvalue(a) for a in args]   # reads in the argument still happen
-            return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids)), "uint")
-        raise Unsupported(c, f"'{fn}' of a cooperative group")
-
-    def group_barrier(self, group: Group, c) -> ir.Barrier:
-        return CudaLowering._group_barrier(self, group, c)
-
     # ---------- device functions ----------
 
     def user_function(self, ref):
@@ -373,8 +316,9 @@ class ClangCalls:
         out = False
         for p in fn.get_children():
             if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
-                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)):
-                out = True   # (a cooperative group by value: the function may synchronise it)
+                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)
+                                         or self.lang == "opencl" and image_type(p.type.spelling)):
+                out = True   # (a cooperative group by value may be synchronised, an image written)
         if not out:
             for n in fn.walk_preorder():
                 if n.kind == CK.DECL_REF_EXPR:
@@ -401,6 +345,50 @@ class ClangCalls:
             out = True   # `return x * n + y;`: an index the caller computes exactly, not an unknown function
         self.inline_cache[key] = out
         return out
+
+    def dependent_operator(self, c, kids) -> Value | None:
+        """`a op b`, `op a`, `a++` clang leaves unresolved on operands of a dependent type: the
+        built-in operator on the operands' values (a class's own operator would have resolved
+        in an instantiation; here the operands are the kernel's scalars, pointers or vectors)."""
+        at = [i for i, k in enumerate(kids) if k.kind == CK.DECL_REF_EXPR and not k.spelling and any(
+            n.kind == CK.OVERLOADED_DECL_REF and n.spelling.startswith("operator") for n in children(k))]
+        if len(at) != 1:
+            return None
+        i = at[0]
+        sym = next(n.spelling for n in children(kids[i]) if n.kind == CK.OVERLOADED_DECL_REF)[len("operator"):]
+        span = self.span(c)
+        if len(kids) == 3 and i == 1:
+            a_c, b_c = kids[0], kids[2]
+            if sym in ("&&", "||"):
+                return Scalar(ir.BinOp(sym, self.cond(a_c), self.cond(b_c)), "bool")
+            if sym == "=":
+                self.pending.extend(self.store(a_c, self.rvalue(b_c), span))
+                return self.rvalue(a_c)
+            if sym.endswith("=") and sym[:-1] in _ARITH:
+                rhs = self.rvalue(b_c)
+                self.pending.extend(self.store(a_c, self._binop(sym[:-1], self.rvalue(a_c), rhs, c), span))
+                return self.rvalue(a_c)
+            if sym in _ARITH or sym in _COMPARE:
+                a, b = self.rvalue(a_c), self.rvalue(b_c)
+                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (a, b)):
+                    return None   # a class's own operator, not the built-in one
+                return self._binop(sym, a, b, c)
+            return None
+        if len(kids) == 2:
+            operand = kids[1 - i]
+            if sym in ("++", "--"):
+                old = self.rvalue(operand)
+                self.pending.extend(self.store(operand, self._binop(sym[0], old, Scalar(ir.Const(1)), c), span))
+                return old if i == 1 else self.rvalue(operand)
+            if i == 0 and sym in ("-", "!", "~", "+"):
+                a = self.rvalue(operand)
+                if sym == "+":
+                    return a
+                if isinstance(a, Scalar) and self._is_float(a.ty) or isinstance(a, Vector):
+                    return self._binop("-", Scalar(ir.Const(0), "int"), a, c) if sym == "-" else \
+                        Scalar(ir.Call("f" + sym, (self._scalar(a),)), getattr(a, "ty", "float"))
+                return Scalar(ir.UnOp(sym, self._scalar(a)), "int" if sym == "!" else getattr(a, "ty", "int"))
+        return None
 
     def unresolved_callee(self, c, kids):
         """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:
@@ -460,6 +448,7 @@ class ClangCalls:
         name = fn.spelling
         try:
             for p, a in zip(params, args):
+                a = _default_argument(p, a)
                 pt = canonical(p.type)
                 if pt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
                     s = strip(a)
@@ -484,7 +473,7 @@ class ClangCalls:
                     elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
-                elif isinstance(val, (Group, LocalStruct, ParamStruct)):
+                elif isinstance(val, (Group, LocalStruct, ParamStruct, Image)):
                     scope[p.hash] = val   # (a struct argument of the kernel: its fields are the kernel's)
                 else:
                     ref_ = LocalRef(self.fresh_var(f"{name}.{p.spelling}"), self.note_type(pt))
@@ -526,6 +515,17 @@ class ClangCalls:
         if vector_shape(ret_name):
             return self.rvalue_ref(LocalRef(ret_var, ret_name))
         return Scalar(ir.Var(ret_var), ret_name)
+
+
+def _default_argument(param, arg):
+    """The argument, or where the call leaves it to the parameter's default (clang's
+    CXXDefaultArgExpr: an unexposed expression with nothing under it), the default's expression."""
+    a = strip(arg)
+    if a.kind == CK.UNEXPOSED_EXPR and not children(a) and a.extent.start.offset == a.extent.end.offset:
+        default = [k for k in param.get_children() if k.kind.is_expression()]
+        if default:
+            return default[-1]
+    return arg
 
 
 def _vstore(fn: str):

@@ -1,17 +1,12 @@
 """What a template kernel no launch instantiates leaves dependent on its type parameters, read as
-symbolic values: a member of a type parameter (`Traits::WARPS_N`) and `sizeof(T)`; and an operator
-on a dependent operand that clang leaves an unresolved call because the file overloads it for some
-class (`x += n` on a `device T *`): the built-in operator where the operands are pointers, numbers or
-vectors."""
+symbolic values: a member of a type parameter (`Traits::WARPS_N`) and `sizeof(T)`. (An operator on
+a dependent operand that clang leaves an unresolved call is calls.py's `dependent_operator`.)"""
 
 from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import Pointer, Scalar, Value, Vector
-from analyzer.frontend.clang.cursors import CK, children, strip
-
-_OPERATORS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!="})
+from analyzer.frontend.c_values import Scalar, Value
 
 
 class ClangDependent:
@@ -33,31 +28,6 @@ class ClangDependent:
                 self.kernel.param_ranges[name] = (1, 256)
             return Scalar(ir.Param(name), "int")
         raise Unsupported(c, f"'{' '.join(words)[:40]}', a size clang does not know")
-
-    def dependent_operator(self, c, kids) -> Value | None:
-        """`a op b` or `a op= b` left as a call of an overloaded `operator op` in a template: the
-        built-in operator when both operands are pointers, numbers or vectors (a class's own
-        operator is not this), else None."""
-        callee = next((k for k in kids if k.kind == CK.DECL_REF_EXPR and any(
-            g.kind == CK.OVERLOADED_DECL_REF and g.spelling.startswith("operator") for g in children(k))), None)
-        if callee is None or len(kids) != 3:
-            return None
-        name = next(g.spelling for g in children(callee) if g.kind == CK.OVERLOADED_DECL_REF)[len("operator"):]
-        a_c, b_c = [k for k in kids if k is not callee]
-        assign = name.endswith("=") and name[:-1] in _OPERATORS and name not in ("<=", ">=", "==", "!=")
-        op = name[:-1] if assign else name
-        if not (assign and op in _OPERATORS or name == "=" or name in _OPERATORS):
-            return None
-        a, b = self.rvalue(a_c), self.rvalue(b_c)
-        if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (a, b)):
-            return None
-        if name == "=":
-            self.pending.extend(self.store(strip(a_c), b, self.span(c)))
-            return self.rvalue(a_c)
-        if assign:
-            self.pending.extend(self.store(strip(a_c), self._binop(op, a, b, c), self.span(c)))
-            return self.rvalue(a_c)
-        return self._binop(op, a, b, c)
 
     def _dependent_member(self, c) -> Value:
         """`Traits::WARPS_N` where Traits is a template's type parameter: a value of the type the

@@ -118,6 +118,10 @@ class ClangExprs:
                 return Scalar(ir.Const(n), "int")
             if canonical(c.type).kind in (TK.CONSTANTARRAY, TK.POINTER) and type_name(c.type) == "char":
                 return Scalar(ir.Call("str:" + self.source.text(c), ()), "int")   # __func__, __FUNCTION__
+            if canonical(c.type).kind == TK.DEPENDENT:
+                # a leaf clang leaves dependent in a template (`__FUNCTION__` there): nothing under it
+                # reads memory; its value is unknown
+                return Scalar(self.opaque("a value clang leaves dependent"), "int")
         if len(kids) == 1:
             return self.value(kids[0])
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")
@@ -156,6 +160,9 @@ class ClangExprs:
                 # OpenCL's memory orders and scopes as the dialect's tables number them (opencl.py
                 # reads an atomic's scope from them), not as clang's headers do
                 return Scalar(ir.Const(NUMBERED.get(ref.spelling, ref.enum_value)), "int")
+            if ref.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD):
+                # a function named as a value (`(void)f`, a function pointer): its address, a constant
+                return Scalar(ir.Call(f"function:{ref.spelling}", ()), "int")
             if ref.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
                 bound = self.template_values.get(ref.spelling)
                 if bound is not None:
@@ -257,6 +264,10 @@ class ClangExprs:
             self.pending = outer
         if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer == b.buffer and not a_pre and not b_pre:
             return replace(a, offset=ir.Select(cond, a.offset, b.offset))
+        if not a_pre and not b_pre and (isinstance(a, Pointer) and _null(b) or isinstance(b, Pointer) and _null(a)):
+            # `p ? p + off : NULL`: the pointer (an access through the null one would be a bug of its
+            # own; every access the code makes through it is checked)
+            return a if isinstance(a, Pointer) else b
         guarded = a_pre or b_pre or _reads(a) or _reads(b)
         if isinstance(a, Vector) or isinstance(b, Vector):
             n = len(a.comps) if isinstance(a, Vector) else len(b.comps)
@@ -385,6 +396,13 @@ class ClangExprs:
                 return val.ptr
             if isinstance(val, Pointer):
                 return val
+        if k in (CK.CXX_REINTERPRET_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CSTYLE_CAST_EXPR, CK.CXX_CONST_CAST_EXPR):
+            # `reinterpret_cast<half&>(p[i].x) = v`: a place cast to a reference is the same memory
+            # read as the cast's type (C++ allows no other cast on the left of an assignment)
+            kids = [n for n in children(c) if n.kind != CK.TYPE_REF and not n.kind.is_reference()]
+            if kids:
+                ptr = self.place(kids[-1])
+                return replace(ptr, elem=self.note_type(c.type), inner=())
         raise Unsupported(c, "memory access through a non-pointer")
 
     def address_of(self, c) -> Value:
@@ -499,6 +517,10 @@ class ClangExprs:
         if isinstance(val, Group):
             raise Unsupported(c, f"member '{field}' of a cooperative group")
         raise Unsupported(c, f"member '.{field}'")
+
+
+def _null(val) -> bool:
+    return isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0
 
 
 def _reads(val) -> bool:

@@ -18,10 +18,12 @@ from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector, array_start
 from analyzer.frontend.clang.calls import ClangCalls
-from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, size_of_type, space_of, span_of,
-                                             strip, type_name)
+from analyzer.frontend.clang.cl_images import ClangImages, image_type
+from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
+                                             span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
+from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
@@ -33,8 +35,8 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangMetal, AccessLowering,
-                    ExprLowering):
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangGroups, ClangImages,
+                    ClangMetal, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -262,7 +264,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             if p.kind == CK.PARM_DECL:
                 self._declare_param(p)
                 val = self.scopes[0].get(p.hash)
-                if p.hash in assigned and isinstance(val, Scalar):
+                if p.hash in assigned and isinstance(val, (Scalar, Vector)):
                     # a scalar parameter the kernel assigns: a local variable that starts as the argument
                     local = LocalRef(self.fresh_var(p.spelling), val.ty)
                     prologue.extend(self._assign_local(local, val, self.span(p)))
@@ -309,6 +311,10 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             if bound is not None:
                 self.scopes[0][p.hash] = bound
                 return
+        img = image_type(t.spelling) if self.lang == "opencl" else None
+        if img is not None:
+            self.scopes[0][p.hash] = self.declare_image(name, *img)
+            return
         if t.kind == TK.POINTER:
             pointee = t.get_pointee()
             elem = self.note_type(pointee)
@@ -325,12 +331,26 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             self._pointer_fields(name, t)
             return
         ty = self.note_type(t)
+        shape = vector_shape(ty)
+        if shape:
+            # a vector passed by value (OpenCL's `int2 shape`, CUDA's `float4 v`): one parameter a lane
+            lanes = tuple(f"{name}.{'xyzw'[i] if shape[1] <= 4 else f's{i:x}'}" for i in range(shape[1]))
+            for lane in lanes:
+                self.kernel.params.append(lane)
+                if shape[0] in UNSIGNED_RANGES:
+                    self.kernel.param_ranges[lane] = UNSIGNED_RANGES[shape[0]]
+            self.scopes[0][p.hash] = Vector(tuple(ir.Param(lane) for lane in lanes), ty)
+            return
         self.kernel.params.append(name)
         self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
         if ty in UNSIGNED_RANGES:
             self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty]
 
     def _pointer_fields(self, name, t) -> None:
+        decl = t.get_declaration()
+        for base in decl.get_children() if decl is not None else ():
+            if base.kind == CK.CXX_BASE_SPECIFIER:   # a base class's pointers too (`struct P : Base`)
+                self._pointer_fields(name, canonical(base.type))
         for f in t.get_fields():
             ft = canonical(f.type)
             if ft.kind == TK.POINTER:
@@ -507,6 +527,9 @@ def _assigned_params(body) -> set:
         if target is None:
             continue
         target = strip(target)
+        while target.kind in (CK.MEMBER_REF_EXPR, CK.UNEXPOSED_EXPR, CK.ARRAY_SUBSCRIPT_EXPR) and \
+                children(target) and not is_pointer(strip(children(target)[0]).type):
+            target = strip(children(target)[0])   # `v.x = ...`, `v[0] = ...` of a vector parameter
         if target.kind == CK.DECL_REF_EXPR and target.referenced is not None and \
                 target.referenced.kind == CK.PARM_DECL:
             out.add(target.referenced.hash)

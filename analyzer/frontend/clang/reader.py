@@ -135,8 +135,9 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     depth = bracket_depth(text)
     if depth > MAX_BRACKET_DEPTH:
         # clang recurses once per level in this process: thousands of levels overflow its stack
-        raise KernelraceError(f"{filename}: brackets nested {depth} deep (the clang front end reads at most "
-                              f"{MAX_BRACKET_DEPTH})")
+        line, col = _too_deep_at(text)
+        raise KernelraceError(f"{filename}:{line}:{col}: brackets nested {depth} deep (the clang front end reads at "
+                              f"most {MAX_BRACKET_DEPTH})")
     args = list(_ARGS[lang]) + ["-ferror-limit=0"]   # errors in host code must not hide a kernel's
     args += ["-isystem", str(INCLUDE)] if lang != "opencl" else []
     for d in include_dirs:
@@ -269,6 +270,20 @@ def bracket_depth(text: str) -> int:
         elif ch in ")]}":
             depth -= 1
     return best
+
+
+def _too_deep_at(text: str) -> tuple[int, int]:
+    """(line, column) of the first bracket past MAX_BRACKET_DEPTH."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+            if depth > MAX_BRACKET_DEPTH:
+                line = text.count("\n", 0, i) + 1
+                return line, i - (text.rfind("\n", 0, i) + 1) + 1
+        elif ch in ")]}":
+            depth -= 1
+    return 1, 1
 
 
 def _in_system(diag) -> bool:

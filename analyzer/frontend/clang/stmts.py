@@ -74,7 +74,8 @@ class ClangStmts:
                 if d.kind == CK.VAR_DECL:
                     out.extend(self.declare_var(d))
                 elif d.kind in (CK.STRUCT_DECL, CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL, CK.ENUM_DECL,
-                                CK.USING_DIRECTIVE, CK.USING_DECLARATION, CK.STATIC_ASSERT):
+                                CK.USING_DIRECTIVE, CK.USING_DECLARATION, CK.STATIC_ASSERT, CK.NAMESPACE_ALIAS,
+                                CK.CLASS_DECL, CK.UNION_DECL, CK.TYPE_ALIAS_TEMPLATE_DECL):
                     continue
                 else:
                     raise Unsupported(d, f"declaration '{d.kind.name.lower()}'")
