@@ -96,7 +96,13 @@ class ExprLowering:
                 return Vec(tuple(ir.Call(f"lane{i}", (read,)) for i in range(v.ty.n)), v.ty)
             if v.ty.kind == "atomic":
                 raise Unsupported(node, "an atomic read other than through atomicLoad")
+            if v.ty.kind == "struct":   # member by member, each read where the copy is made
+                offsets, _ = layout(v.ty.name, self.module.structs)
+                return StructVal({m: self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(off)), mt, v.writable), node)
+                                  for m, (off, mt) in offsets.items()}, v.ty)
             raise Unsupported(node, f"a value of type {v.ty} copied as a whole")
+        if isinstance(v, StructVal):   # a struct variable's members (places) as values
+            return StructVal({m: self.load(x, node) for m, x in v.members.items()}, v.ty)
         if isinstance(v, tuple):
             raise Unsupported(node, "a module-scope private variable used before the entry point declares it")
         return v
@@ -247,8 +253,10 @@ class ExprLowering:
     def _arith(op: str, a: ir.Expr, b: ir.Expr, ty: Ty) -> ir.Expr:
         if ty.is_float:
             return ir.Call(("fcmp" if op in _CMP else "f") + op, (a, b))
-        if isinstance(a, ir.Const) and isinstance(b, ir.Const) and op in ("+", "-", "*"):
-            return ir.Const({"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op])
+        if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+            folded = _fold(op, a.value, b.value)
+            if folded is not None:
+                return ir.Const(folded)
         return ir.BinOp(op, a, b)
 
     # ----- calls -----
@@ -315,6 +323,13 @@ class ExprLowering:
 
     def construct(self, ty: Ty, args: list, node):
         vals = [self.rvalue(a) for a in args]
+        if ty.kind == "struct":
+            members = self.module.structs[ty.name].members
+            if not vals:
+                return self.zero(ty, node)
+            if len(vals) != len(members):
+                raise Unsupported(node, f"{ty} built from {len(vals)} values")
+            return StructVal({m: v for (m, _, _), v in zip(members, vals)}, ty)
         if ty.kind == "scalar":
             if not vals:
                 return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
@@ -341,6 +356,31 @@ class ExprLowering:
                 raise Unsupported(node, f"{ty} built from {len(comps)} values")
             return Vec(tuple(comps), ty)
         raise Unsupported(node, f"a value of type {ty} built in an expression")
+
+    def zero(self, ty: Ty, node):
+        """WGSL's zero value of a type held in variables: scalars, vectors, structs of them."""
+        if ty.kind == "scalar":
+            return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
+        if ty.kind == "vec":
+            return Vec(((_float_lit("0.0") if ty.is_float else ir.Const(0)),) * ty.n, ty)
+        if ty.kind == "struct":
+            return StructVal({m: self.zero(mt, node) for m, mt, _ in self.module.structs[ty.name].members}, ty)
+        raise Unsupported(node, f"a zero value of type {ty}")
+
+    def struct_place(self, name: str, ty: Ty):
+        """A function-scope struct variable as one IR variable per member (nested structs too),
+        or None when a member is neither a scalar, a vector nor such a struct."""
+        members = {}
+        for m, mt, _ in self.module.structs[ty.name].members:
+            if mt.kind in ("scalar", "vec"):
+                members[m] = Local(self.fresh(f"{name}.{m}", mt.n if mt.kind == "vec" else 0), mt)
+            elif mt.kind == "struct":
+                members[m] = self.struct_place(f"{name}.{m}", mt)
+                if members[m] is None:
+                    return None
+            else:
+                return None
+        return StructVal(members, ty)
 
     @staticmethod
     def _convert(x: ir.Expr, src: Ty, dst: Ty) -> ir.Expr:
@@ -455,6 +495,8 @@ class ExprLowering:
             for i, c in enumerate(val.comps):
                 self.pending.append(ir.Assign(f"{name}.{i}", c, span))
             return Vec(tuple(ir.Var(f"{name}.{i}") for i in range(len(val.comps))), val.ty)
+        if isinstance(val, StructVal):
+            return StructVal({m: self.hold(x, f"{hint}.{m}", span) for m, x in val.members.items()}, val.ty)
         return val
 
     # ----- user functions -----
@@ -470,14 +512,20 @@ class ExprLowering:
         for p, a in zip(params, args):
             pname = next(str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME")
             v = self.value(a)
-            if not isinstance(v, (Pointer, StructVal)):
+            if not isinstance(v, Pointer):
                 v = self.hold(self.load(v, a), f"{fn}.{pname}", span)
             scope[pname] = v
         ret_types = [c for c in tree.children if isinstance(c, Tree) and c.data in ("named_type", "template_type")]
         ret_ty = self.type_of(ret_types[-1]) if ret_types else None
         saved = self.scopes, self.return_var, self.pending
-        self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
-                           if ret_ty is not None else None)
+        if ret_ty is not None and ret_ty.kind == "struct":
+            self.return_var = self.struct_place(f"{fn}.ret", ret_ty)
+            if self.return_var is None:
+                raise Unsupported(node, f"function '{fn}' returning a {ret_ty} with a member that is not a "
+                                        f"scalar, a vector or such a struct")
+        else:
+            self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
+                               if ret_ty is not None else None)
         ret_var = self.return_var
         self.scopes = [self.scopes[0], scope]
         self.pending = []
@@ -500,9 +548,31 @@ class ExprLowering:
             return Scalar(ir.Const(0), I32)
         if ret_ty.kind == "vec":
             return Vec(tuple(ir.Var(f"{ret_var}.{i}") for i in range(ret_ty.n)), ret_ty)
+        if ret_ty.kind == "struct":
+            return self.load(ret_var, node)
         if ret_ty.kind != "scalar":
             raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
         return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _fold(op: str, a, b):
+    """A constant expression's value (WGSL's const-expressions: array sizes, workgroup sizes),
+    where it needs no choice of rounding or wrap-around: non-negative operands of / % and shifts."""
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return None
+    if op in ("+", "-", "*"):
+        return {"+": a + b, "-": a - b, "*": a * b}[op]
+    if a < 0 or b < 0:
+        return None
+    if op in ("/", "%"):
+        return (a // b if op == "/" else a % b) if b else None
+    if op in ("&", "|", "^"):
+        return {"&": a & b, "|": a | b, "^": a ^ b}[op]
+    if op == "<<" and b < 32 and a << b < 1 << 31:
+        return a << b
+    if op == ">>" and b < 32:
+        return a >> b
+    return None
 
 
 def _pick(comps, idx: ir.Expr) -> ir.Expr:

@@ -75,11 +75,12 @@ def _parser() -> Lark:
     return parser
 
 
-def parse_wgsl(text: str, filename: str) -> Tree:
-    """Parse a WGSL file; a syntax error is a one-line KernelraceError naming file:line:col."""
+def parse_wgsl(text: str, filename: str, origins: list[tuple[str, int]] | None = None) -> Tree:
+    """Parse a WGSL file; a syntax error is a one-line KernelraceError naming file:line:col (with
+    `origins`, every line's file and line: an imported module's own)."""
     try:
         return _parser().parse(text)
     except UnexpectedInput as exc:
-        raise KernelraceError(syntax_error_message(exc, text, filename)) from None
+        raise KernelraceError(syntax_error_message(exc, text, filename, origins)) from None
     except RecursionError:
         raise KernelraceError(f"{filename}:1:1: syntax error: nested too deeply") from None

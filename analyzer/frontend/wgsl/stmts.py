@@ -13,8 +13,8 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.wgsl.exprs import BARRIERS, _float_lit
-from analyzer.frontend.wgsl.types import Local, Pointer, Ref, Scalar, StructVal, Vec, size_of
+from analyzer.frontend.wgsl.exprs import BARRIERS, _add, _float_lit
+from analyzer.frontend.wgsl.types import Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of
 
 
 def _top_level(stmts, cls) -> bool:
@@ -58,7 +58,7 @@ class StmtLowering:
         init = self.rvalue(init_node) if init_node is not None else None
         if ty_node is not None:
             ty = self.type_of(ty_node)
-        elif isinstance(init, (Scalar, Vec)):
+        elif isinstance(init, (Scalar, Vec)) or (isinstance(init, StructVal) and init.ty is not None):
             ty = init.ty
         else:
             raise Unsupported(decl, f"variable '{name}' without a type")
@@ -70,6 +70,11 @@ class StmtLowering:
                 zero = _float_lit("0.0") if ty.is_float else ir.Const(0)
                 init = Vec((zero,) * ty.n, ty) if ty.kind == "vec" else Scalar(zero, ty)
             return self.store(local, init, decl, span)
+        if ty.kind == "struct":
+            place = self.struct_place(name, ty)
+            if place is not None:
+                scope[name] = place
+                return self.store(place, init if init is not None else self.zero(ty, decl), decl, span)
         if ty.kind == "ptr":
             if not isinstance(init, Pointer):
                 raise Unsupported(decl, "a pointer variable without an address")
@@ -96,7 +101,7 @@ class StmtLowering:
     def _bind_value(self, node):
         name = next(str(c) for c in node.children if isinstance(c, Token) and c.type == "NAME")
         v = self.value(node.children[-1])
-        if isinstance(v, (Local, Ref)):
+        if isinstance(v, (Local, Ref, StructVal)):
             v = self.load(v, node)
         span = self.span(node)
         held = self.hold(v, name, span)
@@ -134,6 +139,8 @@ class StmtLowering:
         return self.store(place, self.binop("+" if str(op) == "++" else "-", cur, one, node), node, self.span(node))
 
     def store(self, place, val, node, span) -> list[ir.Stmt]:
+        if isinstance(val, StructVal) and isinstance(place, (StructVal, Ref)):
+            return self._store_members(place, val, node, span)
         if isinstance(place, Local):
             if place.ty.kind == "vec":
                 comps = val.comps if isinstance(val, Vec) else (val.expr,) * place.ty.n
@@ -150,6 +157,23 @@ class StmtLowering:
                 raise Unsupported(node, f"a store of a whole {place.ty}")
             return self.flush([ir.MemOp(self.access(place, True, node, value=value))])
         raise Unsupported(node, "assignment to something other than a variable or memory")
+
+    def _store_members(self, place, val: StructVal, node, span) -> list[ir.Stmt]:
+        """A struct stored member by member (into member variables or memory)."""
+        if isinstance(place, Ref):
+            if place.ty.kind != "struct":
+                raise Unsupported(node, f"a struct stored into a {place.ty}")
+            offsets, _ = layout(place.ty.name, self.module.structs)
+            targets = {m: Ref(place.buffer, place.space, _add(place.offset, ir.Const(off)), mt, place.writable)
+                       for m, (off, mt) in offsets.items()}
+        else:
+            targets = place.members
+        if set(targets) != set(val.members):
+            raise Unsupported(node, "a struct stored into a struct of other members")
+        out: list[ir.Stmt] = []
+        for m, target in targets.items():
+            out.extend(self.store(target, val.members[m], node, span))
+        return self.flush(out)
 
     def _eval(self, v, span) -> list[ir.Stmt]:
         if isinstance(v, Scalar):
@@ -292,7 +316,9 @@ class StmtLowering:
         pre: list[ir.Stmt] = []
         if expr is not None:
             v = self.rvalue(expr)
-            if self.return_var is not None and isinstance(v, Vec):
+            if isinstance(self.return_var, StructVal):
+                pre = self.store(self.return_var, v, expr, span)
+            elif self.return_var is not None and isinstance(v, Vec):
                 pre = [ir.Assign(f"{self.return_var}.{i}", c, span) for i, c in enumerate(v.comps)]
             elif self.return_var is not None and isinstance(v, Scalar):
                 pre = [ir.Assign(self.return_var, v.expr, span)]
