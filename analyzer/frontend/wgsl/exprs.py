@@ -535,10 +535,13 @@ class ExprLowering:
         finally:
             self.inline_stack.pop()
             self.scopes, self.return_var, self.pending = saved
+        # A `return` inside an inlined body ends the call, not the kernel: a one-trip loop; one
+        # inside a loop of the body sets a flag that breaks out of each enclosing loop in turn.
         if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
-        # A `return` inside an inlined body ends the call, not the kernel: a one-trip loop.
-        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
+            flag = self.fresh(f"{fn}.returned")
+            body_ir = [ir.Assign(flag, ir.Const(0), span)] + _returns_to_flag(body_ir, flag) + [ir.Break(span)]
+            self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
+        elif any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
             body_ir = _returns_to_breaks(body_ir)
             body_ir.append(ir.Break(span))
             self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
@@ -553,6 +556,23 @@ class ExprLowering:
         if ret_ty.kind != "scalar":
             raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
         return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _returns_to_flag(stmts: list, flag: str) -> list:
+    """Each `return` as `flag = 1; break`, and after each loop that holds one, `if flag: break`."""
+    out: list = []
+    for s in stmts:
+        if isinstance(s, ir.Return):
+            out += [ir.Assign(flag, ir.Const(1), s.span), ir.Break(s.span)]
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.cond, _returns_to_flag(s.then, flag), _returns_to_flag(s.orelse, flag), s.span,
+                             s.assumed))
+        elif isinstance(s, ir.Loop) and _has_return(s.body):
+            out.append(ir.Loop(s.init, s.cond, s.update, _returns_to_flag(s.body, flag), s.span, s.id))
+            out.append(ir.If(ir.BinOp("!=", ir.Var(flag), ir.Const(0)), [ir.Break(s.span)], [], s.span))
+        else:
+            out.append(s)
+    return out
 
 
 def _fold(op: str, a, b):

@@ -62,15 +62,18 @@ def hash_imports_as_statements(text: str) -> str:
     return _HASH_IMPORT.sub(one, text)
 
 
-def take_imports(text: str, filename: str) -> tuple[str, list[Import]]:
-    """The import statements of preprocessed text, and the text with them blanked (lines kept)."""
+def take_imports(text: str, filename: str, original: str = "") -> tuple[str, list[Import]]:
+    """The import statements of preprocessed text, and the text with them blanked (lines kept);
+    `original`, the file as written, tells `#import` from `import` for messages."""
     found: list[Import] = []
+    written = original.split("\n")
 
     def one(m: re.Match) -> str:
         line = text.count("\n", 0, m.start()) + 1
         body = " ".join(m.group(1).split())
+        hashed = 0 < line <= len(written) and written[line - 1].lstrip().startswith("#")
         for segs, alias in _parse_tree(body, filename, line):
-            found.append(Import(segs, alias, line, f"import {body}"))
+            found.append(Import(segs, alias, line, f"#import {body}" if hashed else f"import {body};"))
         return "\n" * m.group(0).count("\n")
     return _IMPORT.sub(one, text), found
 
@@ -235,7 +238,7 @@ def compose(text: str, filename: str, options=None) -> Composed:
     options = options or PreprocessOptions()
 
     def prepared(src: str, name: str) -> tuple[str, list[Import]]:
-        out, imps = take_imports(preprocess_wgsl(hash_imports_as_statements(src), name, options), name)
+        out, imps = take_imports(preprocess_wgsl(hash_imports_as_statements(src), name, options), name, src)
         return (strip_qualifiers(out) if imps or "::" in out else out), imps
 
     main, pending = prepared(text, filename)
