@@ -10,7 +10,7 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend import atomics, images
 from analyzer.frontend.wgsl import textures
-from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
+from analyzer.frontend.c_calls import _has_return
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
@@ -535,18 +535,18 @@ class ExprLowering:
         finally:
             self.inline_stack.pop()
             self.scopes, self.return_var, self.pending = saved
-        # A `return` inside an inlined body ends the call, not the kernel: a one-trip loop; one
-        # inside a loop of the body sets a flag that breaks out of each enclosing loop in turn.
-        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
+        # A `return` inside an inlined body ends the call, not the kernel. Not a loop around the
+        # body (its result would then be loop state): a flag set where it returns guards what
+        # follows, and inside a loop of the body also breaks out of each enclosing loop in turn.
+        if body_ir and isinstance(body_ir[-1], ir.Return):
+            body_ir = body_ir[:-1]
+        if _has_return(body_ir):
             flag = self.fresh(f"{fn}.returned")
-            body_ir = [ir.Assign(flag, ir.Const(0), span)] + _returns_to_flag(body_ir, flag) + [ir.Break(span)]
-            self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
-        elif any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            body_ir = _returns_to_breaks(body_ir)
-            body_ir.append(ir.Break(span))
-            self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
-        else:
-            self.pending.extend(body_ir)
+            # The result starts at zero, as a WGSL variable would: a variable first assigned
+            # in branches is one the analysis cannot follow through them.
+            start = _zeroed(ret_var, self.zero(ret_ty, node), span) if ret_ty is not None else []
+            body_ir = start + [ir.Assign(flag, ir.Const(0), span)] + _returns_guarded(body_ir, flag)
+        self.pending.extend(body_ir)
         if ret_ty is None:
             return Scalar(ir.Const(0), I32)
         if ret_ty.kind == "vec":
@@ -556,6 +556,39 @@ class ExprLowering:
         if ret_ty.kind != "scalar":
             raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
         return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _zeroed(place, zero, span) -> list:
+    """Assignments of a zero value to a function's result variables (a name, or a struct's)."""
+    if isinstance(place, StructVal):
+        return [a for m, p in place.members.items() for a in _zeroed(p, zero.members[m], span)]
+    name = place.name if isinstance(place, Local) else place
+    if isinstance(zero, Vec):
+        return [ir.Assign(f"{name}.{i}", c, span) for i, c in enumerate(zero.comps)]
+    return [ir.Assign(name, zero.expr, span)]
+
+
+def _returns_guarded(stmts: list, flag: str) -> list:
+    """A function body whose `return`s set `flag`, and the statements after one that may return
+    run only while `flag` is 0."""
+    out: list = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.Return):
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out
+        if isinstance(s, ir.If) and _has_return([s]):
+            out.append(ir.If(s.cond, _returns_guarded(s.then, flag), _returns_guarded(s.orelse, flag), s.span,
+                             s.assumed))
+        elif isinstance(s, ir.Loop) and _has_return(s.body):
+            out.append(ir.Loop(s.init, s.cond, s.update, _returns_to_flag(s.body, flag), s.span, s.id))
+        else:
+            out.append(s)
+            continue
+        rest = _returns_guarded(stmts[i + 1:], flag)
+        if rest:
+            out.append(ir.If(ir.BinOp("==", ir.Var(flag), ir.Const(0)), rest, [], s.span))
+        return out
+    return out
 
 
 def _returns_to_flag(stmts: list, flag: str) -> list:

@@ -1,0 +1,261 @@
+"""WGSL as repositories ship it (issue 42): shader-module imports (vello's `#import NAME`,
+naga_oil's `#import a::b`, WESL's `import package::a::b;`), struct values, module-scope
+declarations in any order, and `return` inside a loop of an inlined function. Each case writes
+its own small shader tree under tmp_path."""
+
+from pathlib import Path
+
+from analyzer import ir
+from analyzer.frontend import lower_source
+from analyzer.frontend.preprocess import PreprocessOptions
+from analyzer.frontend.wgsl.imports import _parse_tree, strip_qualifiers
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def findings(cli, path: Path, *extra):
+    code, report, err = cli("check", str(path), "--format", "json", *extra)
+    assert code in (0, 1), err
+    return code, report["findings"]
+
+
+# ----- imports -----
+
+SHARED_CONFIG = """// the tiles' layout, shared by every stage
+struct Layout { width: u32, count: u32, }
+const TILE = WG / 32u;          // names a constant declared in another module
+"""
+SHARED_SIZES = """const WG = 64u;
+fn slot(i: u32) -> u32 { return i * TILE; }
+"""
+STAGE = """#import layout
+#import sizes
+
+@group(0) @binding(0) var<storage, read_write> tiles: array<u32>;
+@group(0) @binding(1) var<uniform> lay: Layout;
+var<workgroup> scratch: array<u32, TILE>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(global_invocation_id) gid: vec3<u32>) {
+    tiles[slot(gid.x) + lay.width] = lid.x;   // stride TILE = 2: distinct
+    scratch[lid.x % TILE] = lid.x;            // threads 0 and 2 meet
+}
+"""
+
+
+def test_vello_import_resolves_from_shared_and_reports_the_files_own_lines(cli, tmp_path):
+    write(tmp_path, {"shared/layout.wgsl": SHARED_CONFIG, "shared/sizes.wgsl": SHARED_SIZES, "stage.wgsl": STAGE})
+    code, found = findings(cli, tmp_path / "stage.wgsl")
+    assert code == 1
+    # Only the workgroup scratch collides (threads 0 and 2 write slot 0); the strided store does not.
+    assert {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 11)}
+    assert found[0]["second"]["file"] == str(tmp_path / "stage.wgsl")
+    (k,) = lower_source(STAGE, "wgsl", str(tmp_path / "stage.wgsl"))
+    assert k.buffers["scratch"].size_bytes == 2 * 4
+
+
+def test_a_race_inside_an_imported_function_names_the_modules_line(cli, tmp_path):
+    write(tmp_path, {"shared/put.wgsl": "fn put(i: u32) {\n    out[i / 2u] = i;\n}\n",
+                     "k.wgsl": "#import put\n@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+                               "@compute @workgroup_size(8)\nfn main(@builtin(local_invocation_id) l: vec3<u32>) {\n"
+                               "    put(l.x);\n}\n"})
+    code, (f,) = findings(cli, tmp_path / "k.wgsl")
+    assert code == 1 and f["rule"] == "write-after-write"
+    # The composed shader's line, and the module's own line and text as its origin.
+    assert f["second"]["origin"]["file"].endswith("shared/put.wgsl")
+    assert (f["second"]["origin"]["line"], f["second"]["origin"]["text"]) == (2, "out[i / 2u] = i;")
+
+
+NAGA_LIB = """#define_import_path my_lib::math
+fn twice(x: u32) -> u32 { return 2u * x; }
+"""
+NAGA_MAIN = """#import my_lib::math::{twice}
+#import my_lib::math as m
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(32)
+fn main(@builtin(global_invocation_id) l: vec3<u32>) {
+    out[twice(l.x)] = 1u;
+    out[m::twice(l.x) + 1u] = 2u;
+}
+"""
+
+
+def test_naga_oil_import_by_define_import_path_under_an_include_folder(cli, tmp_path):
+    write(tmp_path, {"lib/deep/math.wgsl": NAGA_LIB, "app/main.wgsl": NAGA_MAIN})
+    code, err_report, err = cli("check", str(tmp_path / "app/main.wgsl"))
+    assert code == 2 and err.count("\n") == 1
+    assert "#import my_lib::math::{twice}: module 'my_lib::math::twice' not found" in err
+    assert "pass -I with the folder that holds it" in err
+    # Even and odd slots: clean once the module is found.
+    code, found = findings(cli, tmp_path / "app/main.wgsl", "-I", str(tmp_path / "lib"))
+    assert (code, found) == (0, [])
+
+
+def test_wesl_imports_from_the_own_package_and_another_under_i(cli, tmp_path):
+    write(tmp_path, {
+        "crates/geom/src/shapes/types.wesl": "struct Quad { base: u32, n: u32 }\n",
+        "crates/util/src/index.wesl": "import package::consts::STRIDE;\nfn at(q: Quad, i: u32) -> u32 "
+                                      "{ return q.base + i * STRIDE; }\n",
+        "crates/util/src/consts.wesl": "const STRIDE = 1u;\n",
+        "crates/geom/src/passes/fill.wesl": """import package::shapes::types::Quad;
+import util::{index::at};
+
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(16)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    let q = Quad(4u, 16u);
+    out[index::at(q, l.x / 2u)] = l.x;
+}
+"""})
+    code, found = findings(cli, tmp_path / "crates/geom/src/passes/fill.wesl", "--lang", "wgsl",
+                           "-I", str(tmp_path / "crates"))
+    # Threads 2i and 2i+1 write slot 4 + i.
+    assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
+
+
+def test_an_import_in_a_branch_not_taken_is_not_resolved(cli, tmp_path):
+    write(tmp_path, {"k.wgsl": "#ifdef WITH_EXTRA\n#import extra\n#endif\n"
+                               "@compute @workgroup_size(1) fn main() {}\n"})
+    assert findings(cli, tmp_path / "k.wgsl") == (0, [])
+    code, _, err = cli("check", str(tmp_path / "k.wgsl"), "-D", "WITH_EXTRA")
+    assert code == 2 and f"{tmp_path / 'k.wgsl'}:2:1: unsupported construct: #import extra" in err
+
+
+def test_import_trees_and_qualified_names():
+    assert _parse_tree("a::{b, c::{d as e, f}}", "t", 1) == [
+        (("a", "b"), None), (("a", "c", "d"), "e"), (("a", "c", "f"), None)]
+    # Columns stay: the qualifier becomes spaces after the name.
+    assert strip_qualifiers("x = m::f(y) + a::b::C;") == "x = f   (y) + C      ;"
+
+
+def test_a_malformed_import_is_one_line(cli, tmp_path):
+    write(tmp_path, {"k.wgsl": "import a::{b;\n@compute @workgroup_size(1) fn main() {}\n"})
+    code, _, err = cli("check", str(tmp_path / "k.wgsl"))
+    assert code == 2 and err.count("\n") == 1 and ":1:1: syntax error: import a::{b" in err
+
+
+def test_an_unsupported_construct_in_a_module_names_the_modules_line(tmp_path):
+    write(tmp_path, {"shared/bad.wgsl": "\nfn f() { discard; }\n"})
+    src = "#import bad\n@compute @workgroup_size(1) fn main() { f(); }\n"
+    try:
+        lower_source(src, "wgsl", str(tmp_path / "k.wgsl"), PreprocessOptions())
+    except Exception as exc:   # a KernelraceError naming the module's file and line
+        assert str(exc).startswith(f"{tmp_path / 'shared/bad.wgsl'}:2:10: unsupported construct: 'discard'")
+    else:
+        raise AssertionError("no error")
+
+
+# ----- struct values, order-free module scope, returns in loops -----
+
+STRUCTS = """struct Pair { lo: u32, hi: u32, }
+struct Box { p: Pair, w: vec2<f32>, }
+@group(0) @binding(0) var<storage, read_write> boxes: array<Box>;
+var<workgroup> sh: array<Pair, 64>;
+
+fn swap(p: Pair) -> Pair { return Pair(p.hi, p.lo); }
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    var b = boxes[l.x];              // a struct copied from memory
+    b.p = swap(b.p);
+    sh[l.x] = b.p;                   // stored member by member
+    BARRIER
+    let other = sh[(l.x + 1u) % 64u];
+    boxes[l.x] = Box(other, b.w);
+}
+"""
+
+
+def test_struct_values_copy_construct_return_and_store(cli, tmp_path):
+    (k,) = lower_source(STRUCTS.replace("BARRIER", "workgroupBarrier();"), "wgsl", "t.wgsl")
+    writes = [s.access for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp) and s.access.is_write]
+    # sh: two u32 members; boxes: Pair (8 bytes) then w at byte 8 (vec2 alignment), two lanes as one store.
+    assert [(a.buffer, a.width) for a in writes] == [("sh", 4), ("sh", 4), ("boxes", 4), ("boxes", 4), ("boxes", 8)]
+    racy, fixed = tmp_path / "s.wgsl", tmp_path / "s_fixed.wgsl"
+    racy.write_text(STRUCTS.replace("BARRIER", ""))
+    fixed.write_text(STRUCTS.replace("BARRIER", "workgroupBarrier();"))
+    code, found = findings(cli, racy)
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("read-after-write", 14)}
+    assert findings(cli, fixed) == (0, [])
+
+
+EARLY_RETURN = """@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+fn clamp3(x: u32) -> u32 {
+    if x > 3u { return 3u; }
+    return x;
+}
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) w: vec3<u32>) {
+    out[clamp3(l.x) + 16u * w.x] = l.x;
+}
+"""
+
+
+def test_an_early_return_is_a_value_not_loop_state(cli, tmp_path):
+    # Threads 0..3 get their own slot; from 4 on they share slot 3. The result is no loop state
+    # (the body is not wrapped in a loop), so the verdicts are exact both ways.
+    clean, racy = tmp_path / "c_fixed.wgsl", tmp_path / "c.wgsl"
+    clean.write_text(EARLY_RETURN.replace("WG", "4"))
+    racy.write_text(EARLY_RETURN.replace("WG", "6"))
+    assert findings(cli, clean) == (0, [])
+    code, found = findings(cli, racy)
+    assert code == 1 and [(f["rule"], f["severity"]) for f in found] == [("write-after-write", "error")]
+    assert all({f["witness"]["first_thread"][0], f["witness"]["second_thread"][0]} <= {3, 4, 5} for f in found)
+    assert all(f["witness"]["replayed"] for f in found)
+    (k,) = lower_source(EARLY_RETURN.replace("WG", "4"), "wgsl", "t.wgsl")
+    assert not [s for s in ir.walk_stmts(k.body) if isinstance(s, ir.Loop)]
+
+
+def test_a_return_inside_a_loop_breaks_out_of_each_enclosing_loop():
+    (k,) = lower_source("""@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+fn find(x: u32) -> u32 {
+    for (var i = 0u; i < 8u; i++) {
+        loop {
+            if out[i] == x { return i; }
+            break;
+        }
+    }
+    return 8u;
+}
+@compute @workgroup_size(1)
+fn main() { out[9] = find(5u); }
+""", "wgsl", "t.wgsl")
+    (outer,) = [s for s in k.body if isinstance(s, ir.Loop)]
+    (inner,) = [s for s in outer.body if isinstance(s, ir.Loop)]
+    # Inside: `find.ret = i; find.returned = 1; break`; after the inner loop `if returned: break`;
+    # after the outer loop, `return 8u` only while nothing returned.
+    (hit,) = [s for s in inner.body if isinstance(s, ir.If)]
+    assert [type(s) for s in hit.then] == [ir.Assign, ir.Assign, ir.Break]
+    after = outer.body[outer.body.index(inner) + 1]
+    assert isinstance(after, ir.If) and after.cond == ir.BinOp("!=", ir.Var("find.returned"), ir.Const(0))
+    guard = k.body[k.body.index(outer) + 1]
+    assert isinstance(guard, ir.If) and guard.cond == ir.BinOp("==", ir.Var("find.returned"), ir.Const(0))
+    assert (guard.then[0].target, guard.then[0].value) == ("find.ret", ir.Const(8))
+
+
+def test_module_scope_is_order_free_and_constant_expressions_fold():
+    (k,) = lower_source("""
+var<workgroup> a: array<T, N / 4u + (1u << 2u) - (7u % 4u)>;
+alias T = S;
+struct S { x: u32, y: U, }
+struct U { z: f32 }
+const N = M * 2u;
+const M = 8u;
+@compute @workgroup_size(1) fn main() { a[0].y.z = 1.0; }
+""", "wgsl", "t.wgsl")
+    assert k.buffers["a"].size_bytes == (16 // 4 + 4 - 3) * 8
+
+
+def test_a_constant_defined_by_itself_is_one_line():
+    try:
+        lower_source("const A = B;\nconst B = A;\n@compute @workgroup_size(1) fn main() { let x = A; }\n",
+                     "wgsl", "t.wgsl")
+    except Exception as exc:
+        assert "defined in terms of itself" in str(exc)
+    else:
+        raise AssertionError("no error")
