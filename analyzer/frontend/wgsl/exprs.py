@@ -13,15 +13,22 @@ from analyzer.frontend.wgsl import textures
 from analyzer.frontend.c_calls import _has_return
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
-from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
+from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
 # Statements and expressions nested deeper than this are refused where they pass the limit (the
 # lowering recurses a few Python frames per level); code people and TVM write nests a few dozen.
 MAX_NESTING = 150
+# The most elements an array value copied as a whole (element by element) may have.
+MAX_COPIED = 1024
 _CMP = ("==", "!=", "<", "<=", ">", ">=")
 # Builtins that fold a vector into one scalar.
 _REDUCING = frozenset({"dot", "length", "distance", "all", "any", "determinant"})
+# Builtins that unpack one u32 into a vector (lanes, lane type), and those packing a vector into a u32.
+_UNPACK = {"unpack2x16float": (2, F32), "unpack2x16snorm": (2, F32), "unpack2x16unorm": (2, F32),
+           "unpack4x8snorm": (4, F32), "unpack4x8unorm": (4, F32), "unpack4xI8": (4, I32), "unpack4xU8": (4, U32)}
+_PACK = frozenset({"pack4x8snorm", "pack4x8unorm", "pack2x16snorm", "pack2x16unorm", "pack2x16float",
+                   "pack4xI8", "pack4xU8", "pack4xI8Clamp", "pack4xU8Clamp"})
 _ATOMIC_RMW = frozenset({"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr",
                          "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
 BARRIERS = {"workgroupBarrier": frozenset({ir.SHARED}), "storageBarrier": frozenset({ir.GLOBAL}),
@@ -100,6 +107,11 @@ class ExprLowering:
                 offsets, _ = layout(v.ty.name, self.module.structs)
                 return StructVal({m: self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(off)), mt, v.writable), node)
                                   for m, (off, mt) in offsets.items()}, v.ty)
+            if v.ty.kind == "array" and v.ty.n is not None and v.ty.n <= MAX_COPIED:
+                step = stride_of(v.ty, self.module.structs)
+                return ArrayVal(tuple(self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(i * step)), v.ty.elem,
+                                                    v.writable), node) for i in range(v.ty.n)),
+                                v.ty, next(self.opaque_ids))
             raise Unsupported(node, f"a value of type {v.ty} copied as a whole")
         if isinstance(v, StructVal):   # a struct variable's members (places) as values
             return StructVal({m: self.load(x, node) for m, x in v.members.items()}, v.ty)
@@ -163,7 +175,23 @@ class ExprLowering:
             base = self.load(base, node)
         if isinstance(base, Vec):
             return Scalar(_pick(base.comps, idx), base.ty.elem)
+        if isinstance(base, ArrayVal):
+            return self._array_element(base, idx, node)
         raise Unsupported(node, "indexing this value")
+
+    def _array_element(self, arr: ArrayVal, idx: ir.Expr, node):
+        """An element of an array value: itself at a constant index; at another, the value of an
+        uninterpreted function of the index (equal indices, equal elements; nothing else assumed)."""
+        if isinstance(idx, ir.Const):
+            if not 0 <= idx.value < len(arr.elems):
+                raise Unsupported(node, f"index {idx.value} outside an array value of {len(arr.elems)} elements")
+            return arr.elems[idx.value]
+        elem = arr.ty.elem
+        if elem is not None and elem.kind == "scalar":
+            return Scalar(ir.Call(f"array_value{arr.key}", (idx,)), elem)
+        if elem is not None and elem.kind == "vec":
+            return Vec(tuple(ir.Call(f"array_value{arr.key}.{i}", (idx,)) for i in range(elem.n)), elem)
+        raise Unsupported(node, f"a non-constant index into an array value of {elem}")
 
     def ex_member(self, node):
         base_n, name_t = node.children
@@ -206,7 +234,7 @@ class ExprLowering:
         op = str(op_t)
         if op == "&":
             target = self.value(a_n)
-            if not isinstance(target, (Ref, Local)):
+            if not isinstance(target, (Ref, Local, StructVal)):
                 raise Unsupported(node, "the address of a value that is not a variable")
             return Pointer(target)
         if op == "*":
@@ -270,6 +298,8 @@ class ExprLowering:
                 return self._map(self.rvalue(args[0]), lambda x, _t: ir.Call(f"bitcast<{ty}>", (x,)), node)
             return self.construct(self.type_of(callee), args, node)
         fn = str(callee)
+        if fn == "array":       # `array(a, b, c)`: the element type is the values'
+            return self.construct(Ty("array", elem=None, n=len(args)), args, node)
         if fn in self.module.aliases or fn in self.module.structs or fn in ("i32", "u32", "f32", "f16", "bool") \
                 or (fn.startswith("vec") and fn in ("vec2", "vec3", "vec4")) or (len(fn) == 5 and fn[:3] == "vec"):
             if fn in ("vec2", "vec3", "vec4"):
@@ -303,6 +333,12 @@ class ExprLowering:
             return self._zip(lambda x, y: ir.Select(ir.BinOp(cmp, x, y), x, y), vals, vals[0].ty, node)
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"call of '{fn}' with a pointer or composite argument")
+        if fn in _UNPACK and len(vals) == 1 and isinstance(vals[0], Scalar):
+            n, elem = _UNPACK[fn]
+            return Vec(tuple(ir.Call(f"{fn}.{i}", (vals[0].expr,)) for i in range(n)), Ty("vec", elem=elem, n=n))
+        if fn in _PACK:
+            flat = tuple(c for v in vals for c in (v.comps if isinstance(v, Vec) else (v.expr,)))
+            return Scalar(ir.Call(fn, flat), U32)
         if fn in _REDUCING:
             flat = tuple(c for v in vals for c in (v.comps if isinstance(v, Vec) else (v.expr,)))
             elem = vals[0].ty.elem if isinstance(vals[0], Vec) else vals[0].ty
@@ -323,6 +359,15 @@ class ExprLowering:
 
     def construct(self, ty: Ty, args: list, node):
         vals = [self.rvalue(a) for a in args]
+        if ty.kind == "array":
+            if ty.n is not None and not vals and ty.n > 4096:
+                raise Unsupported(node, f"a zero value of {ty} (more than 4096 elements)")
+            if not vals:
+                return self.zero(ty, node)
+            elem = ty.elem or vals[0].ty
+            if ty.n is not None and ty.n != len(vals):
+                raise Unsupported(node, f"{ty} built from {len(vals)} values")
+            return ArrayVal(tuple(vals), Ty("array", elem=elem, n=len(vals)), next(self.opaque_ids))
         if ty.kind == "struct":
             members = self.module.structs[ty.name].members
             if not vals:
@@ -365,6 +410,8 @@ class ExprLowering:
             return Vec(((_float_lit("0.0") if ty.is_float else ir.Const(0)),) * ty.n, ty)
         if ty.kind == "struct":
             return StructVal({m: self.zero(mt, node) for m, mt, _ in self.module.structs[ty.name].members}, ty)
+        if ty.kind == "array" and ty.n is not None and ty.n <= 4096:
+            return ArrayVal(tuple(self.zero(ty.elem, node) for _ in range(ty.n)), ty, next(self.opaque_ids))
         raise Unsupported(node, f"a zero value of type {ty}")
 
     def struct_place(self, name: str, ty: Ty):
@@ -426,7 +473,8 @@ class ExprLowering:
         if not isinstance(tex, textures.Texture) or tex.ty.kind == "sampler":
             raise Unsupported(node, f"'{fn}' on something other than a texture")
         rest = [self.value(a) for a in args[1:]]
-        vals = [v for v in rest if not isinstance(v, textures.Texture)]    # samplers are handles
+        vals = [self.load(v, a) for v, a in zip(rest, args[1:])
+                if not isinstance(v, textures.Texture)]    # samplers are handles
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"'{fn}' with a pointer or composite argument")
         if fn in ("textureDimensions", "textureNumLayers", "textureNumLevels", "textureNumSamples"):
@@ -497,6 +545,9 @@ class ExprLowering:
             return Vec(tuple(ir.Var(f"{name}.{i}") for i in range(len(val.comps))), val.ty)
         if isinstance(val, StructVal):
             return StructVal({m: self.hold(x, f"{hint}.{m}", span) for m, x in val.members.items()}, val.ty)
+        if isinstance(val, ArrayVal):
+            return ArrayVal(tuple(self.hold(x, f"{hint}.{i}", span) for i, x in enumerate(val.elems)), val.ty,
+                            val.key)
         return val
 
     # ----- user functions -----

@@ -14,7 +14,8 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.wgsl.exprs import BARRIERS, _add, _float_lit
-from analyzer.frontend.wgsl.types import Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of
+from analyzer.frontend.wgsl.types import (ArrayVal, Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of,
+                                          stride_of)
 
 
 def _top_level(stmts, cls) -> bool:
@@ -58,7 +59,7 @@ class StmtLowering:
         init = self.rvalue(init_node) if init_node is not None else None
         if ty_node is not None:
             ty = self.type_of(ty_node)
-        elif isinstance(init, (Scalar, Vec)) or (isinstance(init, StructVal) and init.ty is not None):
+        elif isinstance(init, (Scalar, Vec, ArrayVal)) or (isinstance(init, StructVal) and init.ty is not None):
             ty = init.ty
         else:
             raise Unsupported(decl, f"variable '{name}' without a type")
@@ -80,7 +81,7 @@ class StmtLowering:
                 raise Unsupported(decl, "a pointer variable without an address")
             scope[name] = init
             return []
-        if init is not None:
+        if init is not None and not isinstance(init, ArrayVal):
             raise Unsupported(decl, f"variable '{name}' of type {ty} with an initial value")
         size = size_of(ty, self.module.structs)
         if size is None:
@@ -90,7 +91,7 @@ class StmtLowering:
         self.kernel.buffers[buf] = ir.Buffer(buf, ir.PRIVATE, str(elem), size_of(elem, self.module.structs) or 4,
                                              size, declared=True)
         scope[name] = Ref(buf, ir.PRIVATE, ir.Const(0), ty)
-        return []
+        return self.store(scope[name], init, decl, span) if init is not None else []
 
     def st_let_stmt(self, node):
         return self._bind_value(node)
@@ -141,6 +142,14 @@ class StmtLowering:
     def store(self, place, val, node, span) -> list[ir.Stmt]:
         if isinstance(val, StructVal) and isinstance(place, (StructVal, Ref)):
             return self._store_members(place, val, node, span)
+        if isinstance(val, ArrayVal) and isinstance(place, Ref) and place.ty.kind == "array" \
+                and place.ty.n == len(val.elems):
+            step = stride_of(place.ty, self.module.structs)
+            out: list[ir.Stmt] = []
+            for i, e in enumerate(val.elems):
+                out.extend(self.store(Ref(place.buffer, place.space, _add(place.offset, ir.Const(i * step)),
+                                          place.ty.elem, place.writable), e, node, span))
+            return self.flush(out)
         if isinstance(place, Local):
             if place.ty.kind == "vec":
                 comps = val.comps if isinstance(val, Vec) else (val.expr,) * place.ty.n

@@ -162,4 +162,13 @@ class StructVal:
         return id(self)
 
 
-Value = Scalar | Vec | Local | Ref | Pointer | StructVal
+@dataclass(frozen=True)
+class ArrayVal:
+    """An array value (`array(1u, 2u, 4u)`, a module-scope `const` table): its elements; `key`
+    names the uninterpreted function a non-constant index reads it through."""
+    elems: tuple
+    ty: Ty
+    key: int = 0
+
+
+Value = Scalar | Vec | Local | Ref | Pointer | StructVal | ArrayVal
