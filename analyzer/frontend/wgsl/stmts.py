@@ -18,6 +18,28 @@ from analyzer.frontend.wgsl.types import (ArrayVal, Local, Pointer, Ref, Scalar,
                                           stride_of)
 
 
+def _place_vars(place) -> set[str]:
+    """The IR variables a variable place (a vector's lanes, a struct's members) is made of."""
+    if isinstance(place, StructVal):
+        return {n for m in place.members.values() for n in _place_vars(m)}
+    if isinstance(place, Local):
+        return {f"{place.name}.{i}" for i in range(place.ty.n)} if place.ty.kind == "vec" else {place.name}
+    return set()
+
+
+def _reads_any(val, names: set[str]) -> bool:
+    exprs = list(val.comps) if isinstance(val, Vec) else [val.expr] if isinstance(val, Scalar) else []
+    if isinstance(val, StructVal):
+        return any(_reads_any(m, names) for m in val.members.values())
+    stack = exprs
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ir.Var) and x.name in names:
+            return True
+        stack.extend(ir.operands(x))
+    return False
+
+
 def _top_level(stmts, cls) -> bool:
     """Whether a statement of type `cls` sits in `stmts` outside nested loops."""
     return any(isinstance(s, cls) for s in ir.walk_stmts(stmts, into_loops=False))
@@ -140,6 +162,10 @@ class StmtLowering:
         return self.store(place, self.binop("+" if str(op) == "++" else "-", cur, one, node), node, self.span(node))
 
     def store(self, place, val, node, span) -> list[ir.Stmt]:
+        if isinstance(place, (Local, StructVal)) and isinstance(val, (Vec, StructVal)) \
+                and _reads_any(val, _place_vars(place)):
+            # `v = v.yx`, `p = Pair(p.hi, p.lo)`: every lane is read before any is written.
+            val = self.hold(val, "swap", span)
         if isinstance(val, StructVal) and isinstance(place, (StructVal, Ref)):
             return self._store_members(place, val, node, span)
         if isinstance(val, ArrayVal) and isinstance(place, Ref) and place.ty.kind == "array" \
