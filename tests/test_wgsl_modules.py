@@ -259,3 +259,62 @@ def test_a_constant_defined_by_itself_is_one_line():
         assert "defined in terms of itself" in str(exc)
     else:
         raise AssertionError("no error")
+
+
+def test_a_vector_or_struct_assigned_from_its_own_lanes_reads_them_first(cli, tmp_path):
+    # `idx = idx.yx` swaps: threads write (lid, 0) swapped to (0, lid), distinct rows. Lane by lane
+    # without copies it would write (0, 0) from every thread.
+    shader = tmp_path / "swap.wgsl"
+    shader.write_text("""struct P { a: u32, b: u32 }
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(16)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    var idx = vec2(l.x, 0u);
+    idx = idx.yx;
+    var p = P(l.x, 0u);
+    p = P(p.b, p.a);
+    out[idx.x * 16u + idx.y] = 1u;
+    out[64u + p.b] = 2u;
+}
+""")
+    assert findings(cli, shader) == (0, [])
+
+
+def test_array_values_constant_tables_and_copies():
+    (k,) = lower_source("""const TABLE = array(4u, 8u, 15u, 16u);
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+var<workgroup> sh: array<u32, 4>;
+@compute @workgroup_size(4)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    var local = array<u32, 4>(1u, 2u, 3u, 4u);     // a private array with an initial value
+    sh[l.x] = TABLE[2] + local[l.x];
+    workgroupBarrier();
+    let copy = sh;                                  // copied element by element
+    out[TABLE[l.x]] = copy[3];
+    let halves = unpack2x16float(out[0]);
+    out[5] = pack4x8unorm(vec4(halves[0], halves.y, 0.0, 1.0));
+}
+""", "wgsl", "t.wgsl")
+    ops = [s.access for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp)]
+    private = [a for a in ops if a.space == ir.PRIVATE]
+    assert len(private) == 4 and all(a.is_write for a in private)
+    # TABLE[2] folds to 15; TABLE[l.x] is an uninterpreted function of the index.
+    (sh_write,) = [a for a in ops if a.buffer == "sh"]
+    assert "Const(value=15)" in repr(sh_write.value)
+    (indexed,) = [a for a in ops if a.buffer == "out" and isinstance(a.offset, ir.BinOp)
+                  and isinstance(a.offset.a, ir.Call)]
+    assert indexed.offset.a.fn.startswith("array_value") and indexed.offset.a.args == (ir.Builtin("tid.x"),)
+    reads = [s for s in ir.walk_stmts(k.body) if isinstance(s, ir.Assign) and s.target.startswith("copy")]
+    assert len(reads) == 4
+
+
+def test_the_address_of_a_struct_variable_passes_it_by_pointer():
+    (k,) = lower_source("""struct S { n: u32 }
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+fn bump(s: ptr<function, S>) { (*s).n += 1u; }
+@compute @workgroup_size(1)
+fn main() { var s = S(2u); bump(&s); out[s.n] = 0u; }
+""", "wgsl", "t.wgsl")
+    (op,) = [s for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp)]
+    assert op.access.offset == ir.BinOp("*", ir.Var("s.n"), ir.Const(4))
+    assert [s.target for s in ir.walk_stmts(k.body) if isinstance(s, ir.Assign)] == ["s.n", "s.n"]
