@@ -282,6 +282,7 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
 
 def test_array_values_constant_tables_and_copies():
     (k,) = lower_source("""const TABLE = array(4u, 8u, 15u, 16u);
+const LONG = array(0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 14u, 15u, 16u);
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 var<workgroup> sh: array<u32, 4>;
 @compute @workgroup_size(4)
@@ -291,6 +292,7 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
     workgroupBarrier();
     let copy = sh;                                  // copied element by element
     out[TABLE[l.x]] = copy[3];
+    out[LONG[l.x] + 32u] = 0u;
     let halves = unpack2x16float(out[0]);
     out[5] = pack4x8unorm(vec4(halves[0], halves.y, 0.0, 1.0));
 }
@@ -298,12 +300,15 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
     ops = [s.access for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp)]
     private = [a for a in ops if a.space == ir.PRIVATE]
     assert len(private) == 4 and all(a.is_write for a in private)
-    # TABLE[2] folds to 15; TABLE[l.x] is an uninterpreted function of the index.
+    # TABLE[2] folds to 15; TABLE[l.x] is a chain of selects on the index; LONG[l.x] (17
+    # elements) an uninterpreted function of it.
     (sh_write,) = [a for a in ops if a.buffer == "sh"]
     assert "Const(value=15)" in repr(sh_write.value)
-    (indexed,) = [a for a in ops if a.buffer == "out" and isinstance(a.offset, ir.BinOp)
-                  and isinstance(a.offset.a, ir.Call)]
-    assert indexed.offset.a.fn.startswith("array_value") and indexed.offset.a.args == (ir.Builtin("tid.x"),)
+    (short,) = [a for a in ops if a.buffer == "out" and isinstance(a.offset, ir.BinOp)
+                and isinstance(a.offset.a, ir.Select)]
+    assert short.offset.a.cond == ir.BinOp("==", ir.Builtin("tid.x"), ir.Const(0))
+    (long,) = [a for a in ops if a.buffer == "out" and "array_value" in repr(a.offset)]
+    assert ir.Call(long.offset.a.a.fn, (ir.Builtin("tid.x"),)) == long.offset.a.a
     reads = [s for s in ir.walk_stmts(k.body) if isinstance(s, ir.Assign) and s.target.startswith("copy")]
     assert len(reads) == 4
 

@@ -180,13 +180,20 @@ class ExprLowering:
         raise Unsupported(node, "indexing this value")
 
     def _array_element(self, arr: ArrayVal, idx: ir.Expr, node):
-        """An element of an array value: itself at a constant index; at another, the value of an
-        uninterpreted function of the index (equal indices, equal elements; nothing else assumed)."""
+        """An element of an array value: itself at a constant index; at another, a chain of selects
+        (up to 16 elements) or the value of an uninterpreted function of the index (equal indices,
+        equal elements; nothing else assumed)."""
         if isinstance(idx, ir.Const):
             if not 0 <= idx.value < len(arr.elems):
                 raise Unsupported(node, f"index {idx.value} outside an array value of {len(arr.elems)} elements")
             return arr.elems[idx.value]
         elem = arr.ty.elem
+        if len(arr.elems) <= 16 and all(isinstance(e, (Scalar, Vec)) for e in arr.elems):
+            # A short table: a chain of selects, which the interpreter computes too.
+            if all(isinstance(e, Scalar) for e in arr.elems):
+                return Scalar(_pick([e.expr for e in arr.elems], idx), elem)
+            if all(isinstance(e, Vec) for e in arr.elems):
+                return Vec(tuple(_pick([e.comps[i] for e in arr.elems], idx) for i in range(elem.n)), elem)
         if elem is not None and elem.kind == "scalar":
             return Scalar(ir.Call(f"array_value{arr.key}", (idx,)), elem)
         if elem is not None and elem.kind == "vec":
