@@ -3,7 +3,8 @@
 
 A `loop`'s `continuing` block runs after each iteration's body: it is appended to the body when
 the body has no `continue` (then a `break if` is a conditional break at its end), otherwise it is
-the loop's update clause (and a `break if` there is refused). A `switch` is a chain of `if`s, in a
+the loop's update clause; with both a `continue` and a `break if`, the `continue` sets a flag
+guarding the rest of the body, and the continuing block with its `break if` follows the body. A `switch` is a chain of `if`s, in a
 one-trip loop when a case `break`s out of it.
 """
 
@@ -38,6 +39,25 @@ def _reads_any(val, names: set[str]) -> bool:
             return True
         stack.extend(ir.operands(x))
     return False
+
+
+def _continues_guarded(stmts: list, flag: str) -> list:
+    """A loop body whose `continue`s (those of this loop, not of loops inside it) set `flag`, the
+    statements after one that may continue running only while `flag` is 0."""
+    out: list = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.Continue):
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out
+        if isinstance(s, ir.If) and _top_level([s], ir.Continue):
+            out.append(ir.If(s.cond, _continues_guarded(s.then, flag), _continues_guarded(s.orelse, flag), s.span,
+                             s.assumed))
+            rest = _continues_guarded(stmts[i + 1:], flag)
+            if rest:
+                out.append(ir.If(ir.BinOp("==", ir.Var(flag), ir.Const(0)), rest, [], s.span))
+            return out
+        out.append(s)
+    return out
 
 
 def _top_level(stmts, cls) -> bool:
@@ -333,7 +353,11 @@ class StmtLowering:
         if not _top_level(body, ir.Continue):
             return [ir.Loop([], None, [], body + cont, span, next(self.loop_ids))]
         if break_if is not None:
-            raise Unsupported(break_if, "'break if' in a loop whose body uses 'continue'")
+            # `continue` must still reach `continuing` and its `break if`: it sets a flag that
+            # guards the rest of the body, and the continuing block follows the body.
+            flag = self.fresh("continued")
+            body = [ir.Assign(flag, ir.Const(0), span)] + _continues_guarded(body, flag)
+            return [ir.Loop([], None, [], body + cont, span, next(self.loop_ids))]
         return [ir.Loop([], None, cont, body, span, next(self.loop_ids))]
 
     def st_break_stmt(self, node):
