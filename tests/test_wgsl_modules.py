@@ -358,3 +358,19 @@ def test_break_if_in_a_loop_whose_body_continues(cli, tmp_path):
     assert code == 1 and "error" in {f["severity"] for f in found}
     code, found = findings(cli, fixed)
     assert code == 0 and {f["severity"] for f in found} <= {"warning"}
+
+
+def test_a_template_is_one_line_saying_it_is_not_wgsl_until_rendered(cli, tmp_path):
+    for text, where, shown in [("{%- include \"s.wgsl\" -%}\n@compute @workgroup_size(1) fn main() {}\n", "1:1",
+                                "{%- include \"s.wgsl\" -%}"),
+                               ("var<storage, read_write> a: array<{{ elem }}>;\n", "1:35", "{{ elem }}"),
+                               ("var t: texture_storage_2d<{FORMAT}, write>;\n", "1:27", "{FORMAT}")]:
+        shader = tmp_path / "t.wgsl"
+        shader.write_text(text)
+        code, _, err = cli("check", str(shader))
+        assert code == 2 and err.count("\n") == 1
+        assert f"{shader}:{where}: unsupported construct: template placeholder '{shown}'" in err
+    # An ordinary syntax error on a line with braces stays a syntax error.
+    shader.write_text("@compute @workgroup_size(1) fn main() { x }\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "syntax error" in err
