@@ -374,3 +374,25 @@ def test_a_template_is_one_line_saying_it_is_not_wgsl_until_rendered(cli, tmp_pa
     shader.write_text("@compute @workgroup_size(1) fn main() { x }\n")
     code, _, err = cli("check", str(shader))
     assert code == 2 and "syntax error" in err
+
+
+def test_matrix_values_are_columns_and_their_products_are_uninterpreted():
+    (k,) = lower_source("""@group(0) @binding(0) var<storage, read_write> ms: array<mat2x2<f32>>;
+@group(0) @binding(1) var<storage, read_write> vs: array<vec2<f32>>;
+@compute @workgroup_size(4)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    let m = mat2x2<f32>(vec2(1.0, 0.0), vec2(0.0, 1.0));
+    let s = mat2x2<f32>(1.0, 2.0, 3.0, 4.0);
+    ms[l.x] = ms[l.x] * m + s;          // read as two columns, written as two
+    vs[l.x] = m * vs[l.x] + s[1];
+}
+""", "wgsl", "t.wgsl")
+    ops = [s.access for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp)]
+    assert [(a.buffer, a.offset) for a in ops if a.buffer == "ms"] == [
+        ("ms", ir.BinOp("*", ir.Builtin("tid.x"), ir.Const(16))),
+        ("ms", ir.BinOp("+", ir.BinOp("*", ir.Builtin("tid.x"), ir.Const(16)), ir.Const(8)))]
+    (v,) = [a for a in ops if a.buffer == "vs"]
+    # Each lane of m * v is a function of all the operands' lanes; s[1] is the column (3, 4).
+    lane0 = v.value.args[0]
+    assert lane0.fn == "f+" and lane0.args[0].fn.startswith("mat*") and len(lane0.args[0].args) == 6
+    assert lane0.args[1] == ir.Call("float:3.0", ())

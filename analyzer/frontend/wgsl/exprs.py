@@ -107,7 +107,7 @@ class ExprLowering:
                 offsets, _ = layout(v.ty.name, self.module.structs)
                 return StructVal({m: self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(off)), mt, v.writable), node)
                                   for m, (off, mt) in offsets.items()}, v.ty)
-            if v.ty.kind == "array" and v.ty.n is not None and v.ty.n <= MAX_COPIED:
+            if v.ty.kind in ("array", "mat") and v.ty.n is not None and v.ty.n <= MAX_COPIED:
                 step = stride_of(v.ty, self.module.structs)
                 return ArrayVal(tuple(self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(i * step)), v.ty.elem,
                                                     v.writable), node) for i in range(v.ty.n)),
@@ -271,6 +271,8 @@ class ExprLowering:
         return self.binop(str(op_t), self.rvalue(a_n), self.rvalue(b_n), node)
 
     def binop(self, op: str, a, b, node):
+        if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
+            return self._matrix_op(op, a, b, node)
         if not isinstance(a, (Scalar, Vec)) or not isinstance(b, (Scalar, Vec)):
             raise Unsupported(node, f"operands of '{op}'")
         if isinstance(a, Vec) or isinstance(b, Vec):
@@ -283,6 +285,29 @@ class ExprLowering:
             return Vec(out, Ty("vec", elem=BOOL, n=n) if op in _CMP else vt)
         ty = a.ty
         return Scalar(self._arith(op, a.expr, b.expr, ty), BOOL if op in _CMP else ty)
+
+    def _matrix_op(self, op: str, a, b, node):
+        """Matrix arithmetic (`m * v`, `v * m`, `m * m`, `s * m`, `m + m`): float math, so each
+        lane of the result is an uninterpreted function of every lane of the operands."""
+        mats = [x for x in (a, b) if isinstance(x, ArrayVal)]
+        if any(m.ty.kind != "mat" for m in mats) or op not in ("+", "-", "*"):
+            raise Unsupported(node, f"operands of '{op}'")
+        flat = tuple(c for x in (a, b) for c in _lanes(x))
+        ma, mb = (a if isinstance(a, ArrayVal) else None), (b if isinstance(b, ArrayVal) else None)
+        if op == "*" and ma is not None and isinstance(b, Vec):          # columns combined: rows lanes
+            shape = Ty("vec", elem=ma.ty.elem.elem, n=ma.ty.elem.n)
+        elif op == "*" and mb is not None and isinstance(a, Vec):        # one lane per column
+            shape = Ty("vec", elem=mb.ty.elem.elem, n=mb.ty.n)
+        elif op == "*" and ma is not None and mb is not None:
+            shape = Ty("mat", elem=ma.ty.elem, n=mb.ty.n)
+        else:
+            shape = (ma or mb).ty
+        key = next(self.opaque_ids)
+        if shape.kind == "vec":
+            return Vec(tuple(ir.Call(f"mat{op}{key}.{i}", flat) for i in range(shape.n)), shape)
+        cols = tuple(Vec(tuple(ir.Call(f"mat{op}{key}.{c}.{r}", flat) for r in range(shape.elem.n)), shape.elem)
+                     for c in range(shape.n))
+        return ArrayVal(cols, shape, key)
 
     @staticmethod
     def _arith(op: str, a: ir.Expr, b: ir.Expr, ty: Ty) -> ir.Expr:
@@ -366,6 +391,18 @@ class ExprLowering:
 
     def construct(self, ty: Ty, args: list, node):
         vals = [self.rvalue(a) for a in args]
+        if ty.kind == "mat":
+            col = ty.elem
+            if not vals:
+                return self.zero(ty, node)
+            if len(vals) == 1 and isinstance(vals[0], ArrayVal) and vals[0].ty.kind == "mat":
+                return vals[0]
+            if all(isinstance(v, Vec) for v in vals) and len(vals) == ty.n:
+                return ArrayVal(tuple(Vec(v.comps, col) for v in vals), ty, next(self.opaque_ids))
+            if all(isinstance(v, Scalar) for v in vals) and len(vals) == ty.n * col.n:
+                return ArrayVal(tuple(Vec(tuple(v.expr for v in vals[c * col.n:(c + 1) * col.n]), col)
+                                      for c in range(ty.n)), ty, next(self.opaque_ids))
+            raise Unsupported(node, f"{ty} built from {len(vals)} values")
         if ty.kind == "array":
             if ty.n is not None and not vals and ty.n > 4096:
                 raise Unsupported(node, f"a zero value of {ty} (more than 4096 elements)")
@@ -417,7 +454,7 @@ class ExprLowering:
             return Vec(((_float_lit("0.0") if ty.is_float else ir.Const(0)),) * ty.n, ty)
         if ty.kind == "struct":
             return StructVal({m: self.zero(mt, node) for m, mt, _ in self.module.structs[ty.name].members}, ty)
-        if ty.kind == "array" and ty.n is not None and ty.n <= 4096:
+        if ty.kind in ("array", "mat") and ty.n is not None and ty.n <= 4096:
             return ArrayVal(tuple(self.zero(ty.elem, node) for _ in range(ty.n)), ty, next(self.opaque_ids))
         raise Unsupported(node, f"a zero value of type {ty}")
 
@@ -614,6 +651,16 @@ class ExprLowering:
         if ret_ty.kind != "scalar":
             raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
         return Scalar(ir.Var(ret_var), ret_ty)
+
+
+def _lanes(v) -> tuple:
+    if isinstance(v, ArrayVal):
+        return tuple(c for e in v.elems for c in _lanes(e))
+    if isinstance(v, Vec):
+        return v.comps
+    if isinstance(v, Scalar):
+        return (v.expr,)
+    return ()
 
 
 def _zeroed(place, zero, span) -> list:

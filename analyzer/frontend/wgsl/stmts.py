@@ -188,7 +188,7 @@ class StmtLowering:
             val = self.hold(val, "swap", span)
         if isinstance(val, StructVal) and isinstance(place, (StructVal, Ref)):
             return self._store_members(place, val, node, span)
-        if isinstance(val, ArrayVal) and isinstance(place, Ref) and place.ty.kind == "array" \
+        if isinstance(val, ArrayVal) and isinstance(place, Ref) and place.ty.kind in ("array", "mat") \
                 and place.ty.n == len(val.elems):
             step = stride_of(place.ty, self.module.structs)
             out: list[ir.Stmt] = []
