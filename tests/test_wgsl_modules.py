@@ -396,3 +396,29 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
     lane0 = v.value.args[0]
     assert lane0.fn == "f+" and lane0.args[0].fn.startswith("mat*") and len(lane0.args[0].args) == 6
     assert lane0.args[1] == ir.Call("float:3.0", ())
+
+
+BINDLESS = """struct Slot { v: vec4f }
+@group(0) @binding(0) var tex: binding_array<texture_2d<f32>>;
+@group(0) @binding(1) var imgs: binding_array<texture_storage_2d<r32float, write>, 4>;
+@group(0) @binding(2) var<storage, read_write> slots: binding_array<Slot>;
+@compute @workgroup_size(8)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    let a = textureLoad(tex[l.x], vec2u(0), 0);
+    slots[l.x].v = a;
+    textureStore(imgs[l.x / DIV], vec2u(0), a);
+}
+"""
+
+
+def test_binding_arrays_of_textures_and_buffers(cli, tmp_path):
+    (k,) = lower_source(BINDLESS.replace("DIV", "1u"), "wgsl", "t.wgsl")
+    load = next(s for s in ir.walk_stmts(k.body) if isinstance(s, ir.Eval))
+    # A sampled texture's value depends on which texture of the array it is.
+    assert load.value.fn.endswith("textureLoad:tex.0") and load.value.args[0] == ir.Builtin("tid.x")
+    clean, racy = tmp_path / "b_fixed.wgsl", tmp_path / "b.wgsl"
+    clean.write_text(BINDLESS.replace("DIV", "1u"))
+    racy.write_text(BINDLESS.replace("DIV", "2u"))       # two threads store texel (0, 0) of one image
+    assert findings(cli, clean) == (0, [])
+    code, found = findings(cli, racy)
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 9)}

@@ -177,6 +177,8 @@ class ExprLowering:
             return Scalar(_pick(base.comps, idx), base.ty.elem)
         if isinstance(base, ArrayVal):
             return self._array_element(base, idx, node)
+        if isinstance(base, textures.Texture) and base.ty.kind == "binding_array":
+            return base.element(idx)
         raise Unsupported(node, "indexing this value")
 
     def _array_element(self, arr: ArrayVal, idx: ir.Expr, node):
@@ -514,7 +516,7 @@ class ExprLowering:
     # ----- textures (textures.py) -----
     def texture_call(self, fn: str, args: list, node):
         tex = self.value(args[0]) if args else None
-        if not isinstance(tex, textures.Texture) or tex.ty.kind == "sampler":
+        if not isinstance(tex, textures.Texture) or tex.ty.kind in ("sampler", "binding_array"):
             raise Unsupported(node, f"'{fn}' on something other than a texture")
         rest = [self.value(a) for a in args[1:]]
         vals = [self.load(v, a) for v, a in zip(rest, args[1:])
@@ -536,6 +538,8 @@ class ExprLowering:
         n = textures.dims_of(tex.ty) + textures.arrayed(tex.ty)
         coord = vals[0].comps if isinstance(vals[0], Vec) else (vals[0].expr,)
         coords = coord + ((vals[1].expr,) if textures.arrayed(tex.ty) and len(vals) > 1 else ())
+        if tex.index is not None:   # a binding array's texture: its index is the outermost coordinate
+            coords, n = coords + (tex.index,), n + 1
         if len(coords) != n:
             raise Unsupported(node, f"'{fn}' with {len(coords)} coordinates for a {n}-coordinate texture")
         span = self.span(node)

@@ -243,6 +243,8 @@ class KernelLowering(StmtLowering, ExprLowering):
                 return Ty("mat", elem=Ty("vec", elem=self.type_of(args[0]), n=rows), n=cols)
             if gen.startswith("texture_"):
                 return textures.texture_type(gen, [str(a.children[0]) for a in args if a.data == "name"], node)
+            if gen == "binding_array":
+                return self._binding_array(args, node)
             raise Unsupported(node, f"type '{gen}'")
         raise Unsupported(node, "type")
 
@@ -267,6 +269,24 @@ class KernelLowering(StmtLowering, ExprLowering):
         body = self.function_body(self.fn)
         k.body = body
         return k
+
+    def _binding_array(self, args: list, node) -> Ty:
+        """`binding_array<T, N>`: of textures or samplers, handles whose index picks one; of a
+        buffer's type, one buffer of N elements (bindings never alias, and each holds one T)."""
+        elem = self.type_of(args[0])
+        n = None
+        if len(args) > 1:
+            v = self.rvalue(args[1])
+            n = v.expr.value if isinstance(v, Scalar) and isinstance(v.expr, ir.Const) else None
+        if elem.kind in ("texture", "sampler"):
+            return Ty("binding_array", elem=elem, n=n)
+        if elem.kind == "storage_texture":
+            if textures.dims_of(elem) + textures.arrayed(elem) > 2:
+                raise Unsupported(node, f"a binding array of {textures.dims_of(elem) + 1}-coordinate storage textures")
+            return Ty("binding_array", elem=elem, n=n)
+        if size_of(elem, self.module.structs) is None:
+            raise Unsupported(node, "a binding array of runtime-sized buffers")
+        return Ty("array", elem=elem, n=n)
 
     def _struct(self, item: Tree) -> None:
         sname = names(item)[0]
@@ -328,10 +348,11 @@ class KernelLowering(StmtLowering, ExprLowering):
             raise Unsupported(decl, f"module-scope variable '{name}' without a type")
         ty = self.type_of(ty_node)
         structs = self.module.structs
-        if ty.kind in ("texture", "sampler", "storage_texture"):
+        if ty.kind in ("texture", "sampler", "storage_texture", "binding_array"):
             self.scopes[0][name] = textures.Texture(name, ty)
-            if ty.kind == "storage_texture":   # memory: its texels (textures.py)
-                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(ty.elem), max(1, (ty.n or 4) // textures.channels(ty)))
+            st = ty.elem if ty.kind == "binding_array" else ty
+            if st.kind == "storage_texture":   # memory: its texels (textures.py); a binding array's as layers
+                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(st.elem), max(1, (st.n or 4) // textures.channels(st)))
                 self.used.add(name)
             return
         if space_word == "uniform" or (space_word == "storage" and ty.kind == "struct"

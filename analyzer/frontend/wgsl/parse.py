@@ -13,7 +13,7 @@ from analyzer.errors import KernelraceError
 from analyzer.frontend.parser import GRAMMAR_DIR, _cache_path, _share_rules, syntax_error_message
 
 # Names that take a template list: `array<f32, 4>`, `vec4<f16>(...)`, `ptr<function, i32>`.
-_GENERATORS = frozenset("array vec2 vec3 vec4 ptr atomic bitcast sampler".split()
+_GENERATORS = frozenset("array vec2 vec3 vec4 ptr atomic bitcast sampler binding_array".split()
                         + [f"mat{c}x{r}" for c in (2, 3, 4) for r in (2, 3, 4)])
 _TEXTURE = re.compile(r"texture_\w+")
 # What a template engine expands: `{{ elem }}`, `{%- include "x" -%}`, `{OUTPUT_FORMAT}`.
