@@ -422,3 +422,16 @@ def test_binding_arrays_of_textures_and_buffers(cli, tmp_path):
     assert findings(cli, clean) == (0, [])
     code, found = findings(cli, racy)
     assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 9)}
+
+
+def test_bit_counts_of_constants_fold():
+    (k,) = lower_source("""@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+const WG = 256u;
+@compute @workgroup_size(1) fn main() {
+    o[0] = firstTrailingBit(WG) + 100u * firstLeadingBit(WG) + 1000u * countOneBits(7u);
+    o[1] = countLeadingZeros(1u) + 100u * countTrailingZeros(0u) + firstTrailingBit(o[2]);
+}""", "wgsl", "t.wgsl")
+    first, second = [s.access for s in k.body if isinstance(s, ir.MemOp) and s.access.is_write]
+    assert first.value == ir.Const(8 + 800 + 3000)
+    # Of a value read from memory: an uninterpreted call, as before.
+    assert second.value.a == ir.Const(31 + 3200) and second.value.b.fn == "firstTrailingBit"

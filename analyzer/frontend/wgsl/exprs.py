@@ -29,6 +29,14 @@ _UNPACK = {"unpack2x16float": (2, F32), "unpack2x16snorm": (2, F32), "unpack2x16
            "unpack4x8snorm": (4, F32), "unpack4x8unorm": (4, F32), "unpack4xI8": (4, I32), "unpack4xU8": (4, U32)}
 _PACK = frozenset({"pack4x8snorm", "pack4x8unorm", "pack2x16snorm", "pack2x16unorm", "pack2x16float",
                    "pack4xI8", "pack4xU8", "pack4xI8Clamp", "pack4xU8Clamp"})
+# Bit counts of a constant u32, folded (loop bounds such as `i < firstTrailingBit(WG_SIZE)`).
+_BIT_COUNTS = {
+    "firstTrailingBit": lambda v: (v & -v).bit_length() - 1 if v else 0xFFFFFFFF,
+    "firstLeadingBit": lambda v: v.bit_length() - 1 if v else 0xFFFFFFFF,
+    "countOneBits": lambda v: bin(v).count("1"),
+    "countLeadingZeros": lambda v: 32 - v.bit_length(),
+    "countTrailingZeros": lambda v: (v & -v).bit_length() - 1 if v else 32,
+}
 _ATOMIC_RMW = frozenset({"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr",
                          "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
 BARRIERS = {"workgroupBarrier": frozenset({ir.SHARED}), "storageBarrier": frozenset({ir.GLOBAL}),
@@ -367,6 +375,9 @@ class ExprLowering:
             return self._zip(lambda x, y: ir.Select(ir.BinOp(cmp, x, y), x, y), vals, vals[0].ty, node)
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"call of '{fn}' with a pointer or composite argument")
+        if fn in _BIT_COUNTS and len(vals) == 1 and isinstance(vals[0], Scalar) and vals[0].ty == U32 \
+                and isinstance(vals[0].expr, ir.Const) and 0 <= vals[0].expr.value < 1 << 32:
+            return Scalar(ir.Const(_BIT_COUNTS[fn](vals[0].expr.value)), U32)   # `firstTrailingBit(WG_SIZE)`
         if fn in _UNPACK and len(vals) == 1 and isinstance(vals[0], Scalar):
             n, elem = _UNPACK[fn]
             return Vec(tuple(ir.Call(f"{fn}.{i}", (vals[0].expr,)) for i in range(n)), Ty("vec", elem=elem, n=n))
