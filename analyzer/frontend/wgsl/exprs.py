@@ -13,7 +13,7 @@ from analyzer.frontend.wgsl import textures
 from analyzer.frontend.c_calls import _has_return
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
-from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Local, Pointer, Ref, Scalar,
+from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
 # Statements and expressions nested deeper than this are refused where they pass the limit (the
@@ -121,6 +121,8 @@ class ExprLowering:
                                                     v.writable), node) for i in range(v.ty.n)),
                                 v.ty, next(self.opaque_ids))
             raise Unsupported(node, f"a value of type {v.ty} copied as a whole")
+        if isinstance(v, Lane):
+            return Scalar(_pick(self.load(v.vec, node).comps, v.index), v.vec.ty.elem)
         if isinstance(v, StructVal):   # a struct variable's members (places) as values
             return StructVal({m: self.load(x, node) for m, x in v.members.items()}, v.ty)
         if isinstance(v, tuple):
@@ -180,6 +182,8 @@ class ExprLowering:
         if isinstance(base, Local) and base.ty.kind == "vec":
             if isinstance(idx, ir.Const) and 0 <= idx.value < base.ty.n:
                 return Local(f"{base.name}.{idx.value}", base.ty.elem)
+            if not isinstance(idx, ir.Const):
+                return Lane(base, idx)
             base = self.load(base, node)
         if isinstance(base, Vec):
             return Scalar(_pick(base.comps, idx), base.ty.elem)
@@ -373,6 +377,15 @@ class ExprLowering:
                 and len(vals) == 2:
             cmp = "<" if fn == "min" else ">"
             return self._zip(lambda x, y: ir.Select(ir.BinOp(cmp, x, y), x, y), vals, vals[0].ty, node)
+        mats = [v for v in vals if isinstance(v, ArrayVal) and v.ty.kind == "mat"]
+        if mats and fn in ("determinant", "transpose") and len(vals) == 1:
+            flat = _lanes(mats[0])
+            if fn == "determinant":
+                return Scalar(ir.Call(fn, flat), mats[0].ty.elem.elem)
+            t = mats[0].ty
+            col = Ty("vec", elem=t.elem.elem, n=t.n)
+            return ArrayVal(tuple(Vec(tuple(ir.Call(f"transpose.{c}.{r}", flat) for r in range(t.n)), col)
+                                  for c in range(t.elem.n)), Ty("mat", elem=col, n=t.elem.n), next(self.opaque_ids))
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"call of '{fn}' with a pointer or composite argument")
         if fn in _BIT_COUNTS and len(vals) == 1 and isinstance(vals[0], Scalar) and vals[0].ty == U32 \
@@ -527,6 +540,10 @@ class ExprLowering:
     # ----- textures (textures.py) -----
     def texture_call(self, fn: str, args: list, node):
         tex = self.value(args[0]) if args else None
+        if fn.startswith("textureGather") and len(args) > 1 and not isinstance(tex, textures.Texture):
+            # textureGather(component, t, s, coords): the component comes first
+            args = [args[1], args[0]] + list(args[2:])
+            tex = self.value(args[0])
         if not isinstance(tex, textures.Texture) or tex.ty.kind in ("sampler", "binding_array"):
             raise Unsupported(node, f"'{fn}' on something other than a texture")
         rest = [self.value(a) for a in args[1:]]

@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.errors import KernelraceError
+from analyzer.frontend.wgsl.conditions import apply_conditions, has_conditions
 
 # `#import ...` (naga_oil, vello): rewritten `import ...;` before the preprocessor runs, so that one
 # in a branch not taken disappears with it. A naga_oil import may continue over lines inside `{}`.
 _HASH_IMPORT = re.compile(r"^[ \t]*#[ \t]*import\b([^\n{]*(?:\{[^}]*\}[^\n]*)?)", re.MULTILINE)
 _IMPORT = re.compile(r"(?m)^[ \t]*import\b([^;]*);")
 _IMPORT_PATH = re.compile(r"^[ \t]*#[ \t]*define_import_path[ \t]+([\w:]+)", re.MULTILINE)
-_QUALIFIED = re.compile(r"\b(?:[A-Za-z_]\w*::)+([A-Za-z_]\w*)")
+# `types::Light`, and `constants::4` where `-D` gave a host constant's value.
+_QUALIFIED = re.compile(r"\b(?:[A-Za-z_]\w*::)+([A-Za-z_]\w*|[0-9]\w*)")
 _EXTS = (".wgsl", ".wesl")
 MAX_MODULES = 200          # a module graph larger than this is refused (a runaway import chain)
 MAX_INDEXED = 5000         # files read for `#define_import_path` under each folder
@@ -238,7 +240,10 @@ def compose(text: str, filename: str, options=None) -> Composed:
     options = options or PreprocessOptions()
 
     def prepared(src: str, name: str) -> tuple[str, list[Import]]:
-        out, imps = take_imports(preprocess_wgsl(hash_imports_as_statements(src), name, options), name, src)
+        pre = preprocess_wgsl(hash_imports_as_statements(src), name, options)
+        if has_conditions(pre):   # WESL's @if/@elif/@else, imports included
+            pre = apply_conditions(pre, name, options.macros)
+        out, imps = take_imports(pre, name, src)
         return (strip_qualifiers(out) if imps or "::" in out else out), imps
 
     main, pending = prepared(text, filename)

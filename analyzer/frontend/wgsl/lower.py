@@ -174,6 +174,8 @@ class KernelLowering(StmtLowering, ExprLowering):
             if name in scope:
                 v = scope[name]
                 return self._force(name, v) if isinstance(v, _Pending) else v
+        if name.isupper() and len(name) > 1:   # a constant or shader def the host supplies
+            raise Unsupported(node, f"unknown name '{name}' (if the host defines it, pass -D {name}=VALUE)")
         raise Unsupported(node, f"unknown name '{name}'")
 
     def _force(self, name: str, pending: "_Pending"):
@@ -355,7 +357,7 @@ class KernelLowering(StmtLowering, ExprLowering):
                 k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(st.elem), max(1, (st.n or 4) // textures.channels(st)))
                 self.used.add(name)
             return
-        if space_word == "uniform" or (space_word == "storage" and ty.kind == "struct"
+        if space_word in ("uniform", "immediate", "push_constant") or (space_word == "storage" and ty.kind == "struct"
                                        and self._all_scalar(ty) and "read_write" not in words):
             self.scopes[0][name] = self._uniform(name, ty, decl)
             return

@@ -15,7 +15,7 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.wgsl.exprs import BARRIERS, _add, _float_lit
-from analyzer.frontend.wgsl.types import (ArrayVal, Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of,
+from analyzer.frontend.wgsl.types import (ArrayVal, Lane, Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of,
                                           stride_of)
 
 
@@ -182,6 +182,13 @@ class StmtLowering:
         return self.store(place, self.binop("+" if str(op) == "++" else "-", cur, one, node), node, self.span(node))
 
     def store(self, place, val, node, span) -> list[ir.Stmt]:
+        if isinstance(place, Lane) and isinstance(val, Scalar):
+            # `v[i] = x`: each lane keeps its value unless it is lane i
+            held = self.hold(val, "lane", span)
+            n = place.vec.ty.n
+            return self.flush([ir.Assign(f"{place.vec.name}.{j}",
+                                         ir.Select(ir.BinOp("==", place.index, ir.Const(j)), held.expr,
+                                                   ir.Var(f"{place.vec.name}.{j}")), span) for j in range(n)])
         if isinstance(place, (Local, StructVal)) and isinstance(val, (Vec, StructVal)) \
                 and _reads_any(val, _place_vars(place)):
             # `v = v.yx`, `p = Pair(p.hi, p.lo)`: every lane is read before any is written.
