@@ -435,3 +435,78 @@ const WG = 256u;
     assert first.value == ir.Const(8 + 800 + 3000)
     # Of a value read from memory: an uninterpreted call, as before.
     assert second.value.a == ir.Const(31 + 3200) and second.value.b.fn == "firstTrailingBit"
+
+
+CONDITIONAL = """@if(WIDE) @group(0) @binding(0) var<storage, read_write> out: array<vec2<u32>>;
+@else @group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@if(!WIDE && STRIDED) {
+const STEP = 2u;
+}
+@elif(true) {
+const STEP = 1u;
+}
+struct S {
+    a: u32,
+    @if(WIDE) b: texture_storage_2d<r32uint, write>,
+}
+@compute @workgroup_size(8)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    @if(WIDE) {
+        out[l.x] = vec2(l.x);
+    }
+    @else
+    out[l.x * STEP] = l.x;
+    if l.x > 100u { out[0] = 0u; } @if(MORE) else { out[1] = 1u; }
+}
+"""
+
+
+def test_wesl_conditional_translation_follows_the_features(cli, tmp_path):
+    from analyzer.frontend.wgsl.conditions import apply_conditions
+    narrow = apply_conditions(CONDITIONAL, "t.wesl", (("STRIDED", "1"),))
+    assert narrow.count("\n") == CONDITIONAL.count("\n")           # lines stay
+    assert "vec2<u32>>" not in narrow and "const STEP = 2u;" in narrow and "STEP = 1u" not in narrow
+    assert "{\nconst STEP" not in narrow                              # a kept module-scope group loses its braces
+    wide = apply_conditions(CONDITIONAL, "t.wesl", (("WIDE", "1"), ("STRIDED", "0")))
+    assert "array<vec2<u32>>" in wide and "array<u32>;" not in wide and "const STEP = 1u;" in wide
+    assert "texture_storage_2d<r32uint, write>" in wide and "out[l.x * STEP]" not in wide
+    # `@if` on the else of an `if`: dropped with MORE undefined.
+    assert "out[1] = 1u" not in narrow and "out[1] = 1u" in apply_conditions(CONDITIONAL, "t", (("MORE", "1"),))
+    shader = tmp_path / "c.wesl"
+    shader.write_text(CONDITIONAL.replace("@if(MORE) else { out[1] = 1u; }", ""))
+    assert findings(cli, shader, "--lang", "wgsl", "-D", "STRIDED") == (0, [])
+    code, found = findings(cli, shader, "--lang", "wgsl", "-D", "STRIDED=false")   # STEP 1u: still distinct
+    assert code == 0
+
+
+def test_a_bad_condition_is_one_line(cli, tmp_path):
+    shader = tmp_path / "c.wesl"
+    for text, what in [("@if(A +) const X = 1u;\n", "condition 'A +'"), ("@else const X = 1u;\n", "@else without an @if"),
+                       ("@if(A const X = 1u;\n", "unbalanced parentheses")]:
+        shader.write_text(text + "@compute @workgroup_size(1) fn main() {}\n")
+        code, _, err = cli("check", str(shader), "--lang", "wgsl")
+        assert code == 2 and err.count("\n") == 1 and what in err and ":1:" in err
+
+
+def test_dynamic_lane_store_immediate_data_and_gather(cli, tmp_path):
+    shader = tmp_path / "l.wgsl"
+    shader.write_text("""var<immediate> size: u32;
+@group(0) @binding(0) var t: texture_2d<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(4)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    var v = vec4(0u);
+    v[l.x] = l.x;                                   // only lane l.x changes
+    let g = textureGather(0, t, s, vec2f(0.5));      // the component comes first
+    out[v[l.x] + size] = g.x;
+}
+""")
+    (k,) = lower_source(shader.read_text(), "wgsl", str(shader))
+    assert "size" in k.params
+    lanes = [s for s in k.body if isinstance(s, ir.Assign) and s.target.startswith("v.")][4:]
+    assert [s.target for s in lanes] == ["v.0", "v.1", "v.2", "v.3"]
+    assert lanes[2].value == ir.Select(ir.BinOp("==", ir.Builtin("tid.x"), ir.Const(2)), ir.Builtin("tid.x"),
+                                       ir.Var("v.2"))
+    # v[l.x] is l.x for every thread: distinct slots.
+    assert findings(cli, shader) == (0, [])

@@ -15,11 +15,13 @@ import re
 from analyzer.errors import KernelraceError
 
 _ATTR = re.compile(r"@(if|elif|else)\b")
-_COND_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|(true|false)\b|([A-Za-z_]\w*))")
+# Operators, literals (a feature's -D value lands here as a number once the preprocessor has run),
+# feature names.
+_COND_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|(true|false|[0-9]+[iu]?)\b|([A-Za-z_]\w*))")
 
 
 def has_conditions(text: str) -> bool:
-    return "@if" in text and _ATTR.search(text) is not None
+    return "@" in text and _ATTR.search(text) is not None
 
 
 def apply_conditions(text: str, filename: str, macros: tuple[tuple[str, str], ...]) -> str:
@@ -153,7 +155,8 @@ def _evaluate(expr: str, features: dict[str, bool], text: str, filename: str, at
         if op:
             parts.append({"&&": " and ", "||": " or ", "!": " not "}.get(op, op))
         elif lit:
-            parts.append(" True " if lit == "true" else " False ")
+            parts.append(" True " if lit == "true" or (lit[0].isdigit() and int(lit.rstrip("iu")) != 0)
+                         else " False ")
         else:
             parts.append(" True " if features.get(name, False) else " False ")
         i = m.end()
