@@ -10,7 +10,6 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend import atomics, images
 from analyzer.frontend.wgsl import textures
-from analyzer.frontend.c_calls import _has_return
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
@@ -193,27 +192,6 @@ class ExprLowering:
             return base.element(idx)
         raise Unsupported(node, "indexing this value")
 
-    def _array_element(self, arr: ArrayVal, idx: ir.Expr, node):
-        """An element of an array value: itself at a constant index; at another, a chain of selects
-        (up to 16 elements) or the value of an uninterpreted function of the index (equal indices,
-        equal elements; nothing else assumed)."""
-        if isinstance(idx, ir.Const):
-            if not 0 <= idx.value < len(arr.elems):
-                raise Unsupported(node, f"index {idx.value} outside an array value of {len(arr.elems)} elements")
-            return arr.elems[idx.value]
-        elem = arr.ty.elem
-        if len(arr.elems) <= 16 and all(isinstance(e, (Scalar, Vec)) for e in arr.elems):
-            # A short table: a chain of selects, which the interpreter computes too.
-            if all(isinstance(e, Scalar) for e in arr.elems):
-                return Scalar(_pick([e.expr for e in arr.elems], idx), elem)
-            if all(isinstance(e, Vec) for e in arr.elems):
-                return Vec(tuple(_pick([e.comps[i] for e in arr.elems], idx) for i in range(elem.n)), elem)
-        if elem is not None and elem.kind == "scalar":
-            return Scalar(ir.Call(f"array_value{arr.key}", (idx,)), elem)
-        if elem is not None and elem.kind == "vec":
-            return Vec(tuple(ir.Call(f"array_value{arr.key}.{i}", (idx,)) for i in range(elem.n)), elem)
-        raise Unsupported(node, f"a non-constant index into an array value of {elem}")
-
     def ex_member(self, node):
         base_n, name_t = node.children
         name = str(name_t)
@@ -299,29 +277,6 @@ class ExprLowering:
             return Vec(out, Ty("vec", elem=BOOL, n=n) if op in _CMP else vt)
         ty = a.ty
         return Scalar(self._arith(op, a.expr, b.expr, ty), BOOL if op in _CMP else ty)
-
-    def _matrix_op(self, op: str, a, b, node):
-        """Matrix arithmetic (`m * v`, `v * m`, `m * m`, `s * m`, `m + m`): float math, so each
-        lane of the result is an uninterpreted function of every lane of the operands."""
-        mats = [x for x in (a, b) if isinstance(x, ArrayVal)]
-        if any(m.ty.kind != "mat" for m in mats) or op not in ("+", "-", "*"):
-            raise Unsupported(node, f"operands of '{op}'")
-        flat = tuple(c for x in (a, b) for c in _lanes(x))
-        ma, mb = (a if isinstance(a, ArrayVal) else None), (b if isinstance(b, ArrayVal) else None)
-        if op == "*" and ma is not None and isinstance(b, Vec):          # columns combined: rows lanes
-            shape = Ty("vec", elem=ma.ty.elem.elem, n=ma.ty.elem.n)
-        elif op == "*" and mb is not None and isinstance(a, Vec):        # one lane per column
-            shape = Ty("vec", elem=mb.ty.elem.elem, n=mb.ty.n)
-        elif op == "*" and ma is not None and mb is not None:
-            shape = Ty("mat", elem=ma.ty.elem, n=mb.ty.n)
-        else:
-            shape = (ma or mb).ty
-        key = next(self.opaque_ids)
-        if shape.kind == "vec":
-            return Vec(tuple(ir.Call(f"mat{op}{key}.{i}", flat) for i in range(shape.n)), shape)
-        cols = tuple(Vec(tuple(ir.Call(f"mat{op}{key}.{c}.{r}", flat) for r in range(shape.elem.n)), shape.elem)
-                     for c in range(shape.n))
-        return ArrayVal(cols, shape, key)
 
     @staticmethod
     def _arith(op: str, a: ir.Expr, b: ir.Expr, ty: Ty) -> ir.Expr:
@@ -414,90 +369,6 @@ class ExprLowering:
             raise Unsupported(node, "vectors of different sizes")
         vt = ty if ty.kind == "vec" else Ty("vec", elem=ty, n=n)
         return Vec(tuple(fn(*xs) for xs in zip(*comps)), vt)
-
-    def construct(self, ty: Ty, args: list, node):
-        vals = [self.rvalue(a) for a in args]
-        if ty.kind == "mat":
-            col = ty.elem
-            if not vals:
-                return self.zero(ty, node)
-            if len(vals) == 1 and isinstance(vals[0], ArrayVal) and vals[0].ty.kind == "mat":
-                return vals[0]
-            if all(isinstance(v, Vec) for v in vals) and len(vals) == ty.n:
-                return ArrayVal(tuple(Vec(v.comps, col) for v in vals), ty, next(self.opaque_ids))
-            if all(isinstance(v, Scalar) for v in vals) and len(vals) == ty.n * col.n:
-                return ArrayVal(tuple(Vec(tuple(v.expr for v in vals[c * col.n:(c + 1) * col.n]), col)
-                                      for c in range(ty.n)), ty, next(self.opaque_ids))
-            raise Unsupported(node, f"{ty} built from {len(vals)} values")
-        if ty.kind == "array":
-            if ty.n is not None and not vals and ty.n > 4096:
-                raise Unsupported(node, f"a zero value of {ty} (more than 4096 elements)")
-            if not vals:
-                return self.zero(ty, node)
-            elem = ty.elem or vals[0].ty
-            if ty.n is not None and ty.n != len(vals):
-                raise Unsupported(node, f"{ty} built from {len(vals)} values")
-            return ArrayVal(tuple(vals), Ty("array", elem=elem, n=len(vals)), next(self.opaque_ids))
-        if ty.kind == "struct":
-            members = self.module.structs[ty.name].members
-            if not vals:
-                return self.zero(ty, node)
-            if len(vals) != len(members):
-                raise Unsupported(node, f"{ty} built from {len(vals)} values")
-            return StructVal({m: v for (m, _, _), v in zip(members, vals)}, ty)
-        if ty.kind == "scalar":
-            if not vals:
-                return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
-            return self._map(vals[0], lambda x, t: self._convert(x, t, ty), node)
-        if ty.kind == "vec":
-            elem = ty.elem
-            if elem is None:
-                elem = next((v.ty.elem if isinstance(v, Vec) else v.ty for v in vals if isinstance(v, (Scalar, Vec))), F32)
-                ty = Ty("vec", elem=elem, n=ty.n)
-            if not vals:
-                zero = _float_lit("0.0") if elem.is_float else ir.Const(0)
-                return Vec((zero,) * ty.n, ty)
-            comps = []
-            for v in vals:
-                if isinstance(v, Vec):
-                    comps.extend(self._convert(c, v.ty.elem, elem) for c in v.comps)
-                elif isinstance(v, Scalar):
-                    comps.append(self._convert(v.expr, v.ty, elem))
-                else:
-                    raise Unsupported(node, "a vector built from a composite")
-            if len(comps) == 1:
-                comps *= ty.n
-            if len(comps) != ty.n:
-                raise Unsupported(node, f"{ty} built from {len(comps)} values")
-            return Vec(tuple(comps), ty)
-        raise Unsupported(node, f"a value of type {ty} built in an expression")
-
-    def zero(self, ty: Ty, node):
-        """WGSL's zero value of a type held in variables: scalars, vectors, structs of them."""
-        if ty.kind == "scalar":
-            return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
-        if ty.kind == "vec":
-            return Vec(((_float_lit("0.0") if ty.is_float else ir.Const(0)),) * ty.n, ty)
-        if ty.kind == "struct":
-            return StructVal({m: self.zero(mt, node) for m, mt, _ in self.module.structs[ty.name].members}, ty)
-        if ty.kind in ("array", "mat") and ty.n is not None and ty.n <= 4096:
-            return ArrayVal(tuple(self.zero(ty.elem, node) for _ in range(ty.n)), ty, next(self.opaque_ids))
-        raise Unsupported(node, f"a zero value of type {ty}")
-
-    def struct_place(self, name: str, ty: Ty):
-        """A function-scope struct variable as one IR variable per member (nested structs too),
-        or None when a member is neither a scalar, a vector nor such a struct."""
-        members = {}
-        for m, mt, _ in self.module.structs[ty.name].members:
-            if mt.kind in ("scalar", "vec"):
-                members[m] = Local(self.fresh(f"{name}.{m}", mt.n if mt.kind == "vec" else 0), mt)
-            elif mt.kind == "struct":
-                members[m] = self.struct_place(f"{name}.{m}", mt)
-                if members[m] is None:
-                    return None
-            else:
-                return None
-        return StructVal(members, ty)
 
     @staticmethod
     def _convert(x: ir.Expr, src: Ty, dst: Ty) -> ir.Expr:
@@ -627,64 +498,6 @@ class ExprLowering:
         return val
 
     # ----- user functions -----
-    def inline(self, fn: str, args: list, node):
-        if fn in self.inline_stack or len(self.inline_stack) > 16:
-            raise Unsupported(node, f"recursion through '{fn}'")
-        tree = self.module.functions[fn]
-        params = [c for c in tree.children if isinstance(c, Tree) and c.data == "param"]
-        if len(params) != len(args):
-            raise Unsupported(node, f"call of '{fn}' with {len(args)} arguments")
-        span = self.span(node)
-        scope: dict = {}
-        for p, a in zip(params, args):
-            pname = next(str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME")
-            v = self.value(a)
-            if not isinstance(v, Pointer):
-                v = self.hold(self.load(v, a), f"{fn}.{pname}", span)
-            scope[pname] = v
-        ret_types = [c for c in tree.children if isinstance(c, Tree) and c.data in ("named_type", "template_type")]
-        ret_ty = self.type_of(ret_types[-1]) if ret_types else None
-        saved = self.scopes, self.return_var, self.pending
-        if ret_ty is not None and ret_ty.kind == "struct":
-            self.return_var = self.struct_place(f"{fn}.ret", ret_ty)
-            if self.return_var is None:
-                raise Unsupported(node, f"function '{fn}' returning a {ret_ty} with a member that is not a "
-                                        f"scalar, a vector or such a struct")
-        else:
-            self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
-                               if ret_ty is not None else None)
-        ret_var = self.return_var
-        self.scopes = [self.scopes[0], scope]
-        self.pending = []
-        self.inline_stack.append(fn)
-        try:
-            body_ir = self.block(next(c for c in tree.children if isinstance(c, Tree) and c.data == "block"))
-        finally:
-            self.inline_stack.pop()
-            self.scopes, self.return_var, self.pending = saved
-        # A `return` inside an inlined body ends the call, not the kernel. Not a loop around the
-        # body (its result would then be loop state): a flag set where it returns guards what
-        # follows, and inside a loop of the body also breaks out of each enclosing loop in turn.
-        if body_ir and isinstance(body_ir[-1], ir.Return):
-            body_ir = body_ir[:-1]
-        if _has_return(body_ir):
-            flag = self.fresh(f"{fn}.returned")
-            # The result starts at zero, as a WGSL variable would: a variable first assigned
-            # in branches is one the analysis cannot follow through them.
-            start = _zeroed(ret_var, self.zero(ret_ty, node), span) if ret_ty is not None else []
-            body_ir = start + [ir.Assign(flag, ir.Const(0), span)] + _returns_guarded(body_ir, flag)
-        self.pending.extend(body_ir)
-        if ret_ty is None:
-            return Scalar(ir.Const(0), I32)
-        if ret_ty.kind == "vec":
-            return Vec(tuple(ir.Var(f"{ret_var}.{i}") for i in range(ret_ty.n)), ret_ty)
-        if ret_ty.kind == "struct":
-            return self.load(ret_var, node)
-        if ret_ty.kind != "scalar":
-            raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
-        return Scalar(ir.Var(ret_var), ret_ty)
-
-
 def _lanes(v) -> tuple:
     if isinstance(v, ArrayVal):
         return tuple(c for e in v.elems for c in _lanes(e))
@@ -693,56 +506,6 @@ def _lanes(v) -> tuple:
     if isinstance(v, Scalar):
         return (v.expr,)
     return ()
-
-
-def _zeroed(place, zero, span) -> list:
-    """Assignments of a zero value to a function's result variables (a name, or a struct's)."""
-    if isinstance(place, StructVal):
-        return [a for m, p in place.members.items() for a in _zeroed(p, zero.members[m], span)]
-    name = place.name if isinstance(place, Local) else place
-    if isinstance(zero, Vec):
-        return [ir.Assign(f"{name}.{i}", c, span) for i, c in enumerate(zero.comps)]
-    return [ir.Assign(name, zero.expr, span)]
-
-
-def _returns_guarded(stmts: list, flag: str) -> list:
-    """A function body whose `return`s set `flag`, and the statements after one that may return
-    run only while `flag` is 0."""
-    out: list = []
-    for i, s in enumerate(stmts):
-        if isinstance(s, ir.Return):
-            out.append(ir.Assign(flag, ir.Const(1), s.span))
-            return out
-        if isinstance(s, ir.If) and _has_return([s]):
-            out.append(ir.If(s.cond, _returns_guarded(s.then, flag), _returns_guarded(s.orelse, flag), s.span,
-                             s.assumed))
-        elif isinstance(s, ir.Loop) and _has_return(s.body):
-            out.append(ir.Loop(s.init, s.cond, s.update, _returns_to_flag(s.body, flag), s.span, s.id))
-        else:
-            out.append(s)
-            continue
-        rest = _returns_guarded(stmts[i + 1:], flag)
-        if rest:
-            out.append(ir.If(ir.BinOp("==", ir.Var(flag), ir.Const(0)), rest, [], s.span))
-        return out
-    return out
-
-
-def _returns_to_flag(stmts: list, flag: str) -> list:
-    """Each `return` as `flag = 1; break`, and after each loop that holds one, `if flag: break`."""
-    out: list = []
-    for s in stmts:
-        if isinstance(s, ir.Return):
-            out += [ir.Assign(flag, ir.Const(1), s.span), ir.Break(s.span)]
-        elif isinstance(s, ir.If):
-            out.append(ir.If(s.cond, _returns_to_flag(s.then, flag), _returns_to_flag(s.orelse, flag), s.span,
-                             s.assumed))
-        elif isinstance(s, ir.Loop) and _has_return(s.body):
-            out.append(ir.Loop(s.init, s.cond, s.update, _returns_to_flag(s.body, flag), s.span, s.id))
-            out.append(ir.If(ir.BinOp("!=", ir.Var(flag), ir.Const(0)), [ir.Break(s.span)], [], s.span))
-        else:
-            out.append(s)
-    return out
 
 
 def _fold(op: str, a, b):

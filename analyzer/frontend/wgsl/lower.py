@@ -19,7 +19,9 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, position
 from analyzer.frontend.wgsl import textures
+from analyzer.frontend.wgsl.composites import CompositeLowering
 from analyzer.frontend.wgsl.exprs import ExprLowering
+from analyzer.frontend.wgsl.inlining import InlineLowering
 from analyzer.frontend.wgsl.stmts import StmtLowering
 from analyzer.frontend.wgsl.types import (Local, Ref, Scalar, Struct, StructVal, Ty, Vec, scalar,
                                           size_of, stride_of)
@@ -133,7 +135,7 @@ def attributes(node: Tree) -> dict:
     return out
 
 
-class KernelLowering(StmtLowering, ExprLowering):
+class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLowering):
     """One entry point: its buffers, parameters, launch extents and body."""
 
     def __init__(self, module: WgslLowering, fn: Tree):
