@@ -364,7 +364,8 @@ def test_a_template_is_one_line_saying_it_is_not_wgsl_until_rendered(cli, tmp_pa
     for text, where, shown in [("{%- include \"s.wgsl\" -%}\n@compute @workgroup_size(1) fn main() {}\n", "1:1",
                                 "{%- include \"s.wgsl\" -%}"),
                                ("var<storage, read_write> a: array<{{ elem }}>;\n", "1:35", "{{ elem }}"),
-                               ("var t: texture_storage_2d<{FORMAT}, write>;\n", "1:27", "{FORMAT}")]:
+                               ("var t: texture_storage_2d<{FORMAT}, write>;\n", "1:27", "{FORMAT}"),
+                               ("var t: texture_storage_2d<##FORMAT##, write>;\n", "1:27", "##FORMAT##")]:
         shader = tmp_path / "t.wgsl"
         shader.write_text(text)
         code, _, err = cli("check", str(shader))

@@ -16,8 +16,8 @@ from analyzer.frontend.parser import GRAMMAR_DIR, _cache_path, _share_rules, syn
 _GENERATORS = frozenset("array vec2 vec3 vec4 ptr atomic bitcast sampler binding_array".split()
                         + [f"mat{c}x{r}" for c in (2, 3, 4) for r in (2, 3, 4)])
 _TEXTURE = re.compile(r"texture_\w+")
-# What a template engine expands: `{{ elem }}`, `{%- include "x" -%}`, `{OUTPUT_FORMAT}`.
-_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Z_][A-Z0-9_]*\}")
+# What a template engine expands: `{{ elem }}`, `{%- include "x" -%}`, `{OUTPUT_FORMAT}`, `##FORMAT##`.
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Z_][A-Z0-9_]*\}|##\w+##")
 
 
 class TemplatePostLex:
