@@ -97,6 +97,12 @@ GARBAGE = ["\x00", "\x01", "\x7f", "\ufeff", "\u00e9", "\U0001f600", "\\", "`", 
 GARBAGE_OPENCL = GARBAGE + ["barrier(CLK_LOCAL_MEM_FENCE);", "__local", "__global", "get_local_id(", "vload4(",
                             "vstore4(", "(float4)(", "__attribute__((", ".s0", ".xyzw", "(int rmod_1 = 0;",
                             "atomic_inc(&", "reqd_work_group_size("]
+# WGSL's own junk, for its mutants only: module imports (resolved against folders that are not
+# there), qualified names, struct and array values, WESL's conditional attribute.
+GARBAGE_WGSL = GARBAGE + ["#import util", "#import a::b::{c, d}", "import package::x::y;", "import a::{b, c::{d as e}};",
+                          "m::", "a::b::", "array(", "array<u32, 4>(", "unpack2x16float(", "pack4x8unorm(",
+                          "struct S { a: u32, b: vec2<f32> }", "S(", "var s: S;", "&s", "return;", "@if(X)",
+                          ".yx", "= v.yx;"]
 HUGE_INTS = ["9" * 25, "18446744073709551616", "340282366920938463463374607431768211456",
              "0x" + "f" * 40, "-" + "9" * 30, "9" * 5000, "0x" + "F" * 5000, "1e999999", "0777",
              "09", "0x", "0xg", "4294967296u", "2147483648", "-2147483649", "99999999999999999999ULL",
@@ -174,7 +180,7 @@ def m_garbage(text, rng, ctx):
     if rng.random() < 0.3:
         junk = "".join(chr(rng.randrange(0, 0x3000)) for _ in range(rng.randint(1, 6)))
     else:
-        junk = rng.choice(GARBAGE_OPENCL if ctx.get("dialect") == "opencl" else GARBAGE)
+        junk = rng.choice({"opencl": GARBAGE_OPENCL, "wgsl": GARBAGE_WGSL}.get(ctx.get("dialect"), GARBAGE))
     return text[:j] + junk + text[j:]
 
 

@@ -10,8 +10,9 @@ from analyzer.errors import KernelraceError
 from analyzer.frontend.dialects import lowering_for
 from analyzer.frontend.lower import Unsupported, position
 from analyzer.frontend.parser import parse
-from analyzer.frontend.preprocess import PreprocessOptions, preprocess, preprocess_wgsl
+from analyzer.frontend.preprocess import PreprocessOptions, preprocess
 from analyzer.frontend.spirv import SpirvLowering
+from analyzer.frontend.wgsl.imports import compose
 from analyzer.frontend.wgsl.lower import WgslLowering
 from analyzer.frontend.wgsl.parse import parse_wgsl
 
@@ -74,8 +75,10 @@ def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) ->
 
 def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
     if lang == "wgsl":
-        # Preprocessed with its lines in place: positions and the lines shown are the file's own.
-        lowering = WgslLowering(parse_wgsl(preprocess_wgsl(text, filename, pp), filename), text, filename)
+        # Preprocessed with its lines in place: positions and the lines shown are the file's own;
+        # imported modules follow them, each line mapped back to its module (wgsl/imports.py).
+        composed = compose(text, filename, pp)
+        lowering = WgslLowering(parse_wgsl(composed.text, filename, composed.origins), text, filename, composed)
     elif lang == "spirv":
         tree = parse(text, lang, filename)
         lowering = SpirvLowering(tree, text, filename)
@@ -86,10 +89,11 @@ def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | Non
     try:
         kernels = lowering.lower()
     except Unsupported as exc:
-        if lang in ("spirv", "wgsl"):     # no preprocessor: positions are the file's own
+        if lang == "spirv":     # no preprocessor: positions are the file's own
             line, col = position(exc.node)
             raise KernelraceError(f"{filename}:{line}:{col}: unsupported construct: {exc.what}") from None
         span = lowering.span(exc.node)
+        span = span.origin or span    # WGSL: an imported module's own line
         raise KernelraceError(f"{span.file}:{span.line}:{span.col}: unsupported construct: {exc.what}") from None
     if kernels and all(k.unsupported for k in kernels):
         # Nothing could be analysed: the first kernel's construct is the file's error.

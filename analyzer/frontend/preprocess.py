@@ -133,26 +133,19 @@ def preprocess(text: str, dialect: str, filename: str,
 
 
 _WGSL_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w+)(.*)$", re.MULTILINE)
-# Shader-module systems' directives (naga_oil, Bevy): `#import a::b` needs the module system to
-# resolve; `#define_import_path` only names the file's own module.
-_WGSL_IMPORTS = {"import"}
+# `#define_import_path` only names the file's own module (`#import` is resolved by
+# frontend/wgsl/imports.py, which rewrites it before this runs).
 _WGSL_MODULE_NAME = {"define_import_path"}
 
 
 def preprocess_wgsl(text: str, filename: str, options: PreprocessOptions | None = None) -> str:
     """A WGSL file after the `#ifdef`/`#if`/`#define` preprocessing that build scripts and shader
     loaders expand (with the user's -D), its lines where they stand in the file, so positions stay
-    the file's own. `#import` of a shader-module system is an error naming the module."""
+    the file's own."""
     options = options or PreprocessOptions()
     found = list(_WGSL_DIRECTIVE.finditer(text))
     if not found and not options.macros:
         return text
-    for m in found:
-        if m.group(1) in _WGSL_IMPORTS:
-            line = text.count("\n", 0, m.start()) + 1
-            raise KernelraceError(f"{filename}:{line}:1: unsupported construct: #import{m.group(2).rstrip()} "
-                                  f"(a shader-module import: kernelrace reads one WGSL file; give it the composed "
-                                  f"shader)")
     kept = _WGSL_DIRECTIVE.sub(lambda m: "" if m.group(1) in _WGSL_MODULE_NAME else m.group(0), text)
     pre = preprocess(kept, "wgsl", filename, options, force=True)
     if pre.line_map is None:

@@ -9,19 +9,33 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend import atomics, images
-from analyzer.frontend.c_calls import _has_return, _returns_to_breaks
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl import textures
-from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, Local, Pointer, Ref, Scalar,
+from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
 # Statements and expressions nested deeper than this are refused where they pass the limit (the
 # lowering recurses a few Python frames per level); code people and TVM write nests a few dozen.
 MAX_NESTING = 150
+# The most elements an array value copied as a whole (element by element) may have.
+MAX_COPIED = 1024
 _CMP = ("==", "!=", "<", "<=", ">", ">=")
 # Builtins that fold a vector into one scalar.
 _REDUCING = frozenset({"dot", "length", "distance", "all", "any", "determinant"})
+# Builtins that unpack one u32 into a vector (lanes, lane type), and those packing a vector into a u32.
+_UNPACK = {"unpack2x16float": (2, F32), "unpack2x16snorm": (2, F32), "unpack2x16unorm": (2, F32),
+           "unpack4x8snorm": (4, F32), "unpack4x8unorm": (4, F32), "unpack4xI8": (4, I32), "unpack4xU8": (4, U32)}
+_PACK = frozenset({"pack4x8snorm", "pack4x8unorm", "pack2x16snorm", "pack2x16unorm", "pack2x16float",
+                   "pack4xI8", "pack4xU8", "pack4xI8Clamp", "pack4xU8Clamp"})
+# Bit counts of a constant u32, folded (loop bounds such as `i < firstTrailingBit(WG_SIZE)`).
+_BIT_COUNTS = {
+    "firstTrailingBit": lambda v: (v & -v).bit_length() - 1 if v else 0xFFFFFFFF,
+    "firstLeadingBit": lambda v: v.bit_length() - 1 if v else 0xFFFFFFFF,
+    "countOneBits": lambda v: bin(v).count("1"),
+    "countLeadingZeros": lambda v: 32 - v.bit_length(),
+    "countTrailingZeros": lambda v: (v & -v).bit_length() - 1 if v else 32,
+}
 _ATOMIC_RMW = frozenset({"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr",
                          "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
 BARRIERS = {"workgroupBarrier": frozenset({ir.SHARED}), "storageBarrier": frozenset({ir.GLOBAL}),
@@ -96,7 +110,20 @@ class ExprLowering:
                 return Vec(tuple(ir.Call(f"lane{i}", (read,)) for i in range(v.ty.n)), v.ty)
             if v.ty.kind == "atomic":
                 raise Unsupported(node, "an atomic read other than through atomicLoad")
+            if v.ty.kind == "struct":   # member by member, each read where the copy is made
+                offsets, _ = layout(v.ty.name, self.module.structs)
+                return StructVal({m: self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(off)), mt, v.writable), node)
+                                  for m, (off, mt) in offsets.items()}, v.ty)
+            if v.ty.kind in ("array", "mat") and v.ty.n is not None and v.ty.n <= MAX_COPIED:
+                step = stride_of(v.ty, self.module.structs)
+                return ArrayVal(tuple(self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(i * step)), v.ty.elem,
+                                                    v.writable), node) for i in range(v.ty.n)),
+                                v.ty, next(self.opaque_ids))
             raise Unsupported(node, f"a value of type {v.ty} copied as a whole")
+        if isinstance(v, Lane):
+            return Scalar(_pick(self.load(v.vec, node).comps, v.index), v.vec.ty.elem)
+        if isinstance(v, StructVal):   # a struct variable's members (places) as values
+            return StructVal({m: self.load(x, node) for m, x in v.members.items()}, v.ty)
         if isinstance(v, tuple):
             raise Unsupported(node, "a module-scope private variable used before the entry point declares it")
         return v
@@ -156,9 +183,15 @@ class ExprLowering:
         if isinstance(base, Local) and base.ty.kind == "vec":
             if isinstance(idx, ir.Const) and 0 <= idx.value < base.ty.n:
                 return Local(f"{base.name}.{idx.value}", base.ty.elem)
+            if not isinstance(idx, ir.Const):
+                return Lane(base, idx)
             base = self.load(base, node)
         if isinstance(base, Vec):
             return Scalar(_pick(base.comps, idx), base.ty.elem)
+        if isinstance(base, ArrayVal):
+            return self._array_element(base, idx, node)
+        if isinstance(base, textures.Texture) and base.ty.kind == "binding_array":
+            return base.element(idx)
         raise Unsupported(node, "indexing this value")
 
     def ex_member(self, node):
@@ -203,7 +236,7 @@ class ExprLowering:
         op = str(op_t)
         if op == "&":
             target = self.value(a_n)
-            if not isinstance(target, (Ref, Local)):
+            if not isinstance(target, (Ref, Local, StructVal)):
                 raise Unsupported(node, "the address of a value that is not a variable")
             return Pointer(target)
         if op == "*":
@@ -233,6 +266,8 @@ class ExprLowering:
         return self.binop(str(op_t), self.rvalue(a_n), self.rvalue(b_n), node)
 
     def binop(self, op: str, a, b, node):
+        if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
+            return self._matrix_op(op, a, b, node)
         if not isinstance(a, (Scalar, Vec)) or not isinstance(b, (Scalar, Vec)):
             raise Unsupported(node, f"operands of '{op}'")
         if isinstance(a, Vec) or isinstance(b, Vec):
@@ -250,8 +285,10 @@ class ExprLowering:
     def _arith(op: str, a: ir.Expr, b: ir.Expr, ty: Ty) -> ir.Expr:
         if ty.is_float:
             return ir.Call(("fcmp" if op in _CMP else "f") + op, (a, b))
-        if isinstance(a, ir.Const) and isinstance(b, ir.Const) and op in ("+", "-", "*"):
-            return ir.Const({"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value}[op])
+        if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+            folded = _fold(op, a.value, b.value)
+            if folded is not None:
+                return ir.Const(folded)
         return ir.BinOp(op, a, b)
 
     # ----- calls -----
@@ -265,6 +302,8 @@ class ExprLowering:
                 return self._map(self.rvalue(args[0]), lambda x, _t: ir.Call(f"bitcast<{ty}>", (x,)), node)
             return self.construct(self.type_of(callee), args, node)
         fn = str(callee)
+        if fn == "array":       # `array(a, b, c)`: the element type is the values'
+            return self.construct(Ty("array", elem=None, n=len(args)), args, node)
         if fn in self.module.aliases or fn in self.module.structs or fn in ("i32", "u32", "f32", "f16", "bool") \
                 or (fn.startswith("vec") and fn in ("vec2", "vec3", "vec4")) or (len(fn) == 5 and fn[:3] == "vec"):
             if fn in ("vec2", "vec3", "vec4"):
@@ -296,8 +335,26 @@ class ExprLowering:
                 and len(vals) == 2:
             cmp = "<" if fn == "min" else ">"
             return self._zip(lambda x, y: ir.Select(ir.BinOp(cmp, x, y), x, y), vals, vals[0].ty, node)
+        mats = [v for v in vals if isinstance(v, ArrayVal) and v.ty.kind == "mat"]
+        if mats and fn in ("determinant", "transpose") and len(vals) == 1:
+            flat = _lanes(mats[0])
+            if fn == "determinant":
+                return Scalar(ir.Call(fn, flat), mats[0].ty.elem.elem)
+            t = mats[0].ty
+            col = Ty("vec", elem=t.elem.elem, n=t.n)
+            return ArrayVal(tuple(Vec(tuple(ir.Call(f"transpose.{c}.{r}", flat) for r in range(t.n)), col)
+                                  for c in range(t.elem.n)), Ty("mat", elem=col, n=t.elem.n), next(self.opaque_ids))
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"call of '{fn}' with a pointer or composite argument")
+        if fn in _BIT_COUNTS and len(vals) == 1 and isinstance(vals[0], Scalar) and vals[0].ty == U32 \
+                and isinstance(vals[0].expr, ir.Const) and 0 <= vals[0].expr.value < 1 << 32:
+            return Scalar(ir.Const(_BIT_COUNTS[fn](vals[0].expr.value)), U32)   # `firstTrailingBit(WG_SIZE)`
+        if fn in _UNPACK and len(vals) == 1 and isinstance(vals[0], Scalar):
+            n, elem = _UNPACK[fn]
+            return Vec(tuple(ir.Call(f"{fn}.{i}", (vals[0].expr,)) for i in range(n)), Ty("vec", elem=elem, n=n))
+        if fn in _PACK:
+            flat = tuple(c for v in vals for c in (v.comps if isinstance(v, Vec) else (v.expr,)))
+            return Scalar(ir.Call(fn, flat), U32)
         if fn in _REDUCING:
             flat = tuple(c for v in vals for c in (v.comps if isinstance(v, Vec) else (v.expr,)))
             elem = vals[0].ty.elem if isinstance(vals[0], Vec) else vals[0].ty
@@ -315,35 +372,6 @@ class ExprLowering:
             raise Unsupported(node, "vectors of different sizes")
         vt = ty if ty.kind == "vec" else Ty("vec", elem=ty, n=n)
         return Vec(tuple(fn(*xs) for xs in zip(*comps)), vt)
-
-    def construct(self, ty: Ty, args: list, node):
-        vals = [self.rvalue(a) for a in args]
-        if ty.kind == "scalar":
-            if not vals:
-                return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
-            return self._map(vals[0], lambda x, t: self._convert(x, t, ty), node)
-        if ty.kind == "vec":
-            elem = ty.elem
-            if elem is None:
-                elem = next((v.ty.elem if isinstance(v, Vec) else v.ty for v in vals if isinstance(v, (Scalar, Vec))), F32)
-                ty = Ty("vec", elem=elem, n=ty.n)
-            if not vals:
-                zero = _float_lit("0.0") if elem.is_float else ir.Const(0)
-                return Vec((zero,) * ty.n, ty)
-            comps = []
-            for v in vals:
-                if isinstance(v, Vec):
-                    comps.extend(self._convert(c, v.ty.elem, elem) for c in v.comps)
-                elif isinstance(v, Scalar):
-                    comps.append(self._convert(v.expr, v.ty, elem))
-                else:
-                    raise Unsupported(node, "a vector built from a composite")
-            if len(comps) == 1:
-                comps *= ty.n
-            if len(comps) != ty.n:
-                raise Unsupported(node, f"{ty} built from {len(comps)} values")
-            return Vec(tuple(comps), ty)
-        raise Unsupported(node, f"a value of type {ty} built in an expression")
 
     @staticmethod
     def _convert(x: ir.Expr, src: Ty, dst: Ty) -> ir.Expr:
@@ -386,10 +414,15 @@ class ExprLowering:
     # ----- textures (textures.py) -----
     def texture_call(self, fn: str, args: list, node):
         tex = self.value(args[0]) if args else None
-        if not isinstance(tex, textures.Texture) or tex.ty.kind == "sampler":
+        if fn.startswith("textureGather") and len(args) > 1 and not isinstance(tex, textures.Texture):
+            # textureGather(component, t, s, coords): the component comes first
+            args = [args[1], args[0]] + list(args[2:])
+            tex = self.value(args[0])
+        if not isinstance(tex, textures.Texture) or tex.ty.kind in ("sampler", "binding_array"):
             raise Unsupported(node, f"'{fn}' on something other than a texture")
         rest = [self.value(a) for a in args[1:]]
-        vals = [v for v in rest if not isinstance(v, textures.Texture)]    # samplers are handles
+        vals = [self.load(v, a) for v, a in zip(rest, args[1:])
+                if not isinstance(v, textures.Texture)]    # samplers are handles
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"'{fn}' with a pointer or composite argument")
         if fn in ("textureDimensions", "textureNumLayers", "textureNumLevels", "textureNumSamples"):
@@ -407,6 +440,8 @@ class ExprLowering:
         n = textures.dims_of(tex.ty) + textures.arrayed(tex.ty)
         coord = vals[0].comps if isinstance(vals[0], Vec) else (vals[0].expr,)
         coords = coord + ((vals[1].expr,) if textures.arrayed(tex.ty) and len(vals) > 1 else ())
+        if tex.index is not None:   # a binding array's texture: its index is the outermost coordinate
+            coords, n = coords + (tex.index,), n + 1
         if len(coords) != n:
             raise Unsupported(node, f"'{fn}' with {len(coords)} coordinates for a {n}-coordinate texture")
         span = self.span(node)
@@ -458,54 +493,42 @@ class ExprLowering:
             for i, c in enumerate(val.comps):
                 self.pending.append(ir.Assign(f"{name}.{i}", c, span))
             return Vec(tuple(ir.Var(f"{name}.{i}") for i in range(len(val.comps))), val.ty)
+        if isinstance(val, StructVal):
+            return StructVal({m: self.hold(x, f"{hint}.{m}", span) for m, x in val.members.items()}, val.ty)
+        if isinstance(val, ArrayVal):
+            return ArrayVal(tuple(self.hold(x, f"{hint}.{i}", span) for i, x in enumerate(val.elems)), val.ty,
+                            val.key)
         return val
 
     # ----- user functions -----
-    def inline(self, fn: str, args: list, node):
-        if fn in self.inline_stack or len(self.inline_stack) > 16:
-            raise Unsupported(node, f"recursion through '{fn}'")
-        tree = self.module.functions[fn]
-        params = [c for c in tree.children if isinstance(c, Tree) and c.data == "param"]
-        if len(params) != len(args):
-            raise Unsupported(node, f"call of '{fn}' with {len(args)} arguments")
-        span = self.span(node)
-        scope: dict = {}
-        for p, a in zip(params, args):
-            pname = next(str(c) for c in p.children if isinstance(c, Token) and c.type == "NAME")
-            v = self.value(a)
-            if not isinstance(v, (Pointer, StructVal)):
-                v = self.hold(self.load(v, a), f"{fn}.{pname}", span)
-            scope[pname] = v
-        ret_types = [c for c in tree.children if isinstance(c, Tree) and c.data in ("named_type", "template_type")]
-        ret_ty = self.type_of(ret_types[-1]) if ret_types else None
-        saved = self.scopes, self.return_var, self.pending
-        self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
-                           if ret_ty is not None else None)
-        ret_var = self.return_var
-        self.scopes = [self.scopes[0], scope]
-        self.pending = []
-        self.inline_stack.append(fn)
-        try:
-            body_ir = self.block(next(c for c in tree.children if isinstance(c, Tree) and c.data == "block"))
-        finally:
-            self.inline_stack.pop()
-            self.scopes, self.return_var, self.pending = saved
-        if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            raise Unsupported(node, f"'return' inside a loop of inlined function '{fn}'")
-        # A `return` inside an inlined body ends the call, not the kernel: a one-trip loop.
-        if any(isinstance(s, ir.Return) for s in ir.walk_stmts(body_ir, into_loops=False)):
-            body_ir = _returns_to_breaks(body_ir)
-            body_ir.append(ir.Break(span))
-            self.pending.append(ir.Loop([], None, [], body_ir, span, next(self.loop_ids)))
-        else:
-            self.pending.extend(body_ir)
-        if ret_ty is None:
-            return Scalar(ir.Const(0), I32)
-        if ret_ty.kind == "vec":
-            return Vec(tuple(ir.Var(f"{ret_var}.{i}") for i in range(ret_ty.n)), ret_ty)
-        if ret_ty.kind != "scalar":
-            raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
-        return Scalar(ir.Var(ret_var), ret_ty)
+def _lanes(v) -> tuple:
+    if isinstance(v, ArrayVal):
+        return tuple(c for e in v.elems for c in _lanes(e))
+    if isinstance(v, Vec):
+        return v.comps
+    if isinstance(v, Scalar):
+        return (v.expr,)
+    return ()
+
+
+def _fold(op: str, a, b):
+    """A constant expression's value (WGSL's const-expressions: array sizes, workgroup sizes),
+    where it needs no choice of rounding or wrap-around: non-negative operands of / % and shifts."""
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return None
+    if op in ("+", "-", "*"):
+        return {"+": a + b, "-": a - b, "*": a * b}[op]
+    if a < 0 or b < 0:
+        return None
+    if op in ("/", "%"):
+        return (a // b if op == "/" else a % b) if b else None
+    if op in ("&", "|", "^"):
+        return {"&": a & b, "|": a | b, "^": a ^ b}[op]
+    if op == "<<" and b < 32 and a << b < 1 << 31:
+        return a << b
+    if op == ">>" and b < 32:
+        return a >> b
+    return None
 
 
 def _pick(comps, idx: ir.Expr) -> ir.Expr:

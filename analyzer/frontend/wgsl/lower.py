@@ -19,7 +19,9 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported, position
 from analyzer.frontend.wgsl import textures
+from analyzer.frontend.wgsl.composites import CompositeLowering
 from analyzer.frontend.wgsl.exprs import ExprLowering
+from analyzer.frontend.wgsl.inlining import InlineLowering
 from analyzer.frontend.wgsl.stmts import StmtLowering
 from analyzer.frontend.wgsl.types import (Local, Ref, Scalar, Struct, StructVal, Ty, Vec, scalar,
                                           size_of, stride_of)
@@ -48,10 +50,23 @@ class WgslLowering:
 
     lang = "wgsl"
 
-    def __init__(self, tree: Tree, text: str, filename: str):
+    def __init__(self, tree: Tree, text: str, filename: str, composed=None):
         self.tree = tree
         self.filename = filename
         self.lines = text.splitlines()
+        # With imported modules (wgsl/imports.py): the composed text's lines, each line's origin,
+        # and the modules' own lines for reports.
+        self.origins = composed.origins if composed is not None else None
+        self.shown_lines = composed.text.split("\n") if self.origins else self.lines
+        self.module_lines = {f: t.splitlines() for f, t in composed.modules.items()} if self.origins else {}
+
+    def span(self, node) -> ir.Span:
+        """Where a node is: the file's own line, or a composed line with its module's as origin."""
+        line, col = position(node)
+        if self.origins and 0 < line <= len(self.origins) and self.origins[line - 1][0] != self.filename:
+            file, mline = self.origins[line - 1]
+            return ir.Span(self.filename, line, col, ir.Span(file, mline, col))
+        return ir.Span(self.filename, line, col)
 
     def lower(self) -> list[ir.Kernel]:
         """Every entry point of every module in the file. TVM's source for a build concatenates
@@ -70,6 +85,7 @@ class WgslLowering:
     def _lower_module(self, items: list[Tree]) -> list[ir.Kernel]:
         self.structs: dict[str, Struct] = {}     # filled by the first kernel (sizes may name constants)
         self.struct_trees: list[Tree] = []
+        self.struct_named: dict[str, Tree] = {}
         self.aliases: dict[str, Tree] = {}
         self.globals: list[Tree] = []          # global_var and global_value, in order
         self.functions: dict[str, Tree] = {}
@@ -77,6 +93,7 @@ class WgslLowering:
         for item in items:
             if item.data == "struct_decl":
                 self.struct_trees.append(item)
+                self.struct_named[names(item)[0]] = item
             elif item.data == "alias_decl":
                 self.aliases[names(item)[0]] = trees(item)[0]
             elif item.data in ("global_var", "global_value"):
@@ -87,6 +104,14 @@ class WgslLowering:
                 if "compute" in attributes(item):
                     entries.append(item)
         return [KernelLowering(self, fn).lower() for fn in entries]
+
+
+class _Pending:
+    """A module-scope `const`/`override` not yet evaluated."""
+
+    def __init__(self, tree: Tree):
+        self.tree = tree
+        self.busy = False
 
 
 def attributes(node: Tree) -> dict:
@@ -110,7 +135,7 @@ def attributes(node: Tree) -> dict:
     return out
 
 
-class KernelLowering(StmtLowering, ExprLowering):
+class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLowering):
     """One entry point: its buffers, parameters, launch extents and body."""
 
     def __init__(self, module: WgslLowering, fn: Tree):
@@ -119,7 +144,7 @@ class KernelLowering(StmtLowering, ExprLowering):
         self.filename = module.filename
         name = names(fn)[0]
         self.kernel = ir.Kernel(name, module.filename, "wgsl", [], {}, [], warp_size=1,
-                                source_lines=module.lines)
+                                source_lines=module.shown_lines, origin_lines=dict(module.module_lines))
         self.scopes: list[dict] = [{}]
         self.used: set[str] = set()
         self.counter = itertools.count(1)
@@ -134,8 +159,7 @@ class KernelLowering(StmtLowering, ExprLowering):
 
     # ----- helpers -----
     def span(self, node) -> ir.Span:
-        line, col = position(node)
-        return ir.Span(self.filename, line, col)
+        return self.module.span(node)
 
     def fresh(self, hint: str, lanes: int = 0) -> str:
         """An unused IR name; with `lanes`, the names of a vector's components (`name.0`, ...) are
@@ -150,8 +174,24 @@ class KernelLowering(StmtLowering, ExprLowering):
     def lookup(self, name: str, node):
         for scope in reversed(self.scopes):
             if name in scope:
-                return scope[name]
+                v = scope[name]
+                return self._force(name, v) if isinstance(v, _Pending) else v
+        if name.isupper() and len(name) > 1:   # a constant or shader def the host supplies
+            raise Unsupported(node, f"unknown name '{name}' (if the host defines it, pass -D {name}=VALUE)")
         raise Unsupported(node, f"unknown name '{name}'")
+
+    def _force(self, name: str, pending: "_Pending"):
+        """A module-scope constant used before its declaration is read (WGSL's module scope has no
+        order): evaluated now, in module scope alone."""
+        if pending.busy:
+            raise Unsupported(pending.tree, f"'{name}' defined in terms of itself")
+        pending.busy = True
+        saved, self.scopes = self.scopes, [self.scopes[0]]
+        try:
+            self._global(pending.tree)
+        finally:
+            self.scopes = saved
+        return self.scopes[0][name]
 
     def bind(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -165,6 +205,9 @@ class KernelLowering(StmtLowering, ExprLowering):
             if n in self.module.aliases:
                 return self.type_of(self.module.aliases[n])
             if n in self.module.structs:
+                return Ty("struct", n)
+            if n in self.module.struct_named:   # declared further on (module scope has no order)
+                self._struct(self.module.struct_named[n])
                 return Ty("struct", n)
             if n.startswith("vec") and len(n) == 5 and n[3] in "234" and n[4] in "ifuh":
                 return Ty("vec", elem=scalar({"i": "i32", "u": "u32", "f": "f32", "h": "f16"}[n[4]]), n=int(n[3]))
@@ -204,6 +247,8 @@ class KernelLowering(StmtLowering, ExprLowering):
                 return Ty("mat", elem=Ty("vec", elem=self.type_of(args[0]), n=rows), n=cols)
             if gen.startswith("texture_"):
                 return textures.texture_type(gen, [str(a.children[0]) for a in args if a.data == "name"], node)
+            if gen == "binding_array":
+                return self._binding_array(args, node)
             raise Unsupported(node, f"type '{gen}'")
         raise Unsupported(node, "type")
 
@@ -211,14 +256,15 @@ class KernelLowering(StmtLowering, ExprLowering):
     def lower(self) -> ir.Kernel:
         k = self.kernel
         self._workgroup_size_overrides()
-        for g in self.module.globals:
-            if g.data == "global_value":
+        values = [g for g in self.module.globals if g.data == "global_value"]
+        for g in values:
+            self.scopes[0][names(g)[0]] = _Pending(g)
+        for g in values:
+            if isinstance(self.scopes[0].get(names(g)[0]), _Pending):
                 self._global(g)
         for item in self.module.struct_trees:
-            sname = names(item)[0]
-            self.module.structs[sname] = Struct(sname, [])   # its name is a type inside itself
-            self.module.structs[sname] = Struct(sname, [(names(m)[0], self.type_of(trees(m)[-1]), attributes(m))
-                                                         for m in trees(item, "member")])
+            if names(item)[0] not in self.module.structs:
+                self._struct(item)
         for g in self.module.globals:
             if g.data == "global_var":
                 self._global(g)
@@ -227,6 +273,30 @@ class KernelLowering(StmtLowering, ExprLowering):
         body = self.function_body(self.fn)
         k.body = body
         return k
+
+    def _binding_array(self, args: list, node) -> Ty:
+        """`binding_array<T, N>`: of textures or samplers, handles whose index picks one; of a
+        buffer's type, one buffer of N elements (bindings never alias, and each holds one T)."""
+        elem = self.type_of(args[0])
+        n = None
+        if len(args) > 1:
+            v = self.rvalue(args[1])
+            n = v.expr.value if isinstance(v, Scalar) and isinstance(v.expr, ir.Const) else None
+        if elem.kind in ("texture", "sampler"):
+            return Ty("binding_array", elem=elem, n=n)
+        if elem.kind == "storage_texture":
+            if textures.dims_of(elem) + textures.arrayed(elem) > 2:
+                raise Unsupported(node, f"a binding array of {textures.dims_of(elem) + 1}-coordinate storage textures")
+            return Ty("binding_array", elem=elem, n=n)
+        if size_of(elem, self.module.structs) is None:
+            raise Unsupported(node, "a binding array of runtime-sized buffers")
+        return Ty("array", elem=elem, n=n)
+
+    def _struct(self, item: Tree) -> None:
+        sname = names(item)[0]
+        self.module.structs[sname] = Struct(sname, [])   # its name is a type inside itself
+        self.module.structs[sname] = Struct(sname, [(names(m)[0], self.type_of(trees(m)[-1]), attributes(m))
+                                                     for m in trees(item, "member")])
 
     def _workgroup_size_overrides(self) -> None:
         """An override constant sizing the workgroup is that extent: `bdim.x` wherever it is used."""
@@ -282,13 +352,14 @@ class KernelLowering(StmtLowering, ExprLowering):
             raise Unsupported(decl, f"module-scope variable '{name}' without a type")
         ty = self.type_of(ty_node)
         structs = self.module.structs
-        if ty.kind in ("texture", "sampler", "storage_texture"):
+        if ty.kind in ("texture", "sampler", "storage_texture", "binding_array"):
             self.scopes[0][name] = textures.Texture(name, ty)
-            if ty.kind == "storage_texture":   # memory: its texels (textures.py)
-                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(ty.elem), max(1, (ty.n or 4) // textures.channels(ty)))
+            st = ty.elem if ty.kind == "binding_array" else ty
+            if st.kind == "storage_texture":   # memory: its texels (textures.py); a binding array's as layers
+                k.buffers[name] = ir.Buffer(name, ir.GLOBAL, str(st.elem), max(1, (st.n or 4) // textures.channels(st)))
                 self.used.add(name)
             return
-        if space_word == "uniform" or (space_word == "storage" and ty.kind == "struct"
+        if space_word in ("uniform", "immediate", "push_constant") or (space_word == "storage" and ty.kind == "struct"
                                        and self._all_scalar(ty) and "read_write" not in words):
             self.scopes[0][name] = self._uniform(name, ty, decl)
             return

@@ -13,9 +13,11 @@ from analyzer.errors import KernelraceError
 from analyzer.frontend.parser import GRAMMAR_DIR, _cache_path, _share_rules, syntax_error_message
 
 # Names that take a template list: `array<f32, 4>`, `vec4<f16>(...)`, `ptr<function, i32>`.
-_GENERATORS = frozenset("array vec2 vec3 vec4 ptr atomic bitcast sampler".split()
+_GENERATORS = frozenset("array vec2 vec3 vec4 ptr atomic bitcast sampler binding_array".split()
                         + [f"mat{c}x{r}" for c in (2, 3, 4) for r in (2, 3, 4)])
 _TEXTURE = re.compile(r"texture_\w+")
+# What a template engine expands: `{{ elem }}`, `{%- include "x" -%}`, `{OUTPUT_FORMAT}`, `##FORMAT##`.
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Z_][A-Z0-9_]*\}|##\w+##")
 
 
 class TemplatePostLex:
@@ -75,11 +77,21 @@ def _parser() -> Lark:
     return parser
 
 
-def parse_wgsl(text: str, filename: str) -> Tree:
-    """Parse a WGSL file; a syntax error is a one-line KernelraceError naming file:line:col."""
+def parse_wgsl(text: str, filename: str, origins: list[tuple[str, int]] | None = None) -> Tree:
+    """Parse a WGSL file; a syntax error is a one-line KernelraceError naming file:line:col (with
+    `origins`, every line's file and line: an imported module's own)."""
     try:
         return _parser().parse(text)
     except UnexpectedInput as exc:
-        raise KernelraceError(syntax_error_message(exc, text, filename)) from None
+        message = syntax_error_message(exc, text, filename, origins)
+        line = getattr(exc, "line", None)
+        lines = text.split("\n")
+        m = _TEMPLATE.search(lines[line - 1]) if isinstance(line, int) and 0 < line <= len(lines) else None
+        if m:   # wonnx's and burn's tera/handlebars shaders, a host's `{OUTPUT_FORMAT}` string
+            where = message.split(": syntax error", 1)[0]
+            raise KernelraceError(f"{where}: unsupported construct: template placeholder '{m.group(0)[:60]}': the file "
+                                  f"is a template (tera, handlebars or a host string), not WGSL until rendered; "
+                                  f"check the shader it renders to") from None
+        raise KernelraceError(message) from None
     except RecursionError:
         raise KernelraceError(f"{filename}:1:1: syntax error: nested too deeply") from None

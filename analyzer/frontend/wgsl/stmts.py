@@ -3,7 +3,8 @@
 
 A `loop`'s `continuing` block runs after each iteration's body: it is appended to the body when
 the body has no `continue` (then a `break if` is a conditional break at its end), otherwise it is
-the loop's update clause (and a `break if` there is refused). A `switch` is a chain of `if`s, in a
+the loop's update clause; with both a `continue` and a `break if`, the `continue` sets a flag
+guarding the rest of the body, and the continuing block with its `break if` follows the body. A `switch` is a chain of `if`s, in a
 one-trip loop when a case `break`s out of it.
 """
 
@@ -13,8 +14,50 @@ from lark import Token, Tree
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.wgsl.exprs import BARRIERS, _float_lit
-from analyzer.frontend.wgsl.types import Local, Pointer, Ref, Scalar, StructVal, Vec, size_of
+from analyzer.frontend.wgsl.exprs import BARRIERS, _add, _float_lit
+from analyzer.frontend.wgsl.types import (ArrayVal, Lane, Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of,
+                                          stride_of)
+
+
+def _place_vars(place) -> set[str]:
+    """The IR variables a variable place (a vector's lanes, a struct's members) is made of."""
+    if isinstance(place, StructVal):
+        return {n for m in place.members.values() for n in _place_vars(m)}
+    if isinstance(place, Local):
+        return {f"{place.name}.{i}" for i in range(place.ty.n)} if place.ty.kind == "vec" else {place.name}
+    return set()
+
+
+def _reads_any(val, names: set[str]) -> bool:
+    exprs = list(val.comps) if isinstance(val, Vec) else [val.expr] if isinstance(val, Scalar) else []
+    if isinstance(val, StructVal):
+        return any(_reads_any(m, names) for m in val.members.values())
+    stack = exprs
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ir.Var) and x.name in names:
+            return True
+        stack.extend(ir.operands(x))
+    return False
+
+
+def _continues_guarded(stmts: list, flag: str) -> list:
+    """A loop body whose `continue`s (those of this loop, not of loops inside it) set `flag`, the
+    statements after one that may continue running only while `flag` is 0."""
+    out: list = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.Continue):
+            out.append(ir.Assign(flag, ir.Const(1), s.span))
+            return out
+        if isinstance(s, ir.If) and _top_level([s], ir.Continue):
+            out.append(ir.If(s.cond, _continues_guarded(s.then, flag), _continues_guarded(s.orelse, flag), s.span,
+                             s.assumed))
+            rest = _continues_guarded(stmts[i + 1:], flag)
+            if rest:
+                out.append(ir.If(ir.BinOp("==", ir.Var(flag), ir.Const(0)), rest, [], s.span))
+            return out
+        out.append(s)
+    return out
 
 
 def _top_level(stmts, cls) -> bool:
@@ -58,7 +101,7 @@ class StmtLowering:
         init = self.rvalue(init_node) if init_node is not None else None
         if ty_node is not None:
             ty = self.type_of(ty_node)
-        elif isinstance(init, (Scalar, Vec)):
+        elif isinstance(init, (Scalar, Vec, ArrayVal)) or (isinstance(init, StructVal) and init.ty is not None):
             ty = init.ty
         else:
             raise Unsupported(decl, f"variable '{name}' without a type")
@@ -70,12 +113,17 @@ class StmtLowering:
                 zero = _float_lit("0.0") if ty.is_float else ir.Const(0)
                 init = Vec((zero,) * ty.n, ty) if ty.kind == "vec" else Scalar(zero, ty)
             return self.store(local, init, decl, span)
+        if ty.kind == "struct":
+            place = self.struct_place(name, ty)
+            if place is not None:
+                scope[name] = place
+                return self.store(place, init if init is not None else self.zero(ty, decl), decl, span)
         if ty.kind == "ptr":
             if not isinstance(init, Pointer):
                 raise Unsupported(decl, "a pointer variable without an address")
             scope[name] = init
             return []
-        if init is not None:
+        if init is not None and not isinstance(init, ArrayVal):
             raise Unsupported(decl, f"variable '{name}' of type {ty} with an initial value")
         size = size_of(ty, self.module.structs)
         if size is None:
@@ -85,7 +133,7 @@ class StmtLowering:
         self.kernel.buffers[buf] = ir.Buffer(buf, ir.PRIVATE, str(elem), size_of(elem, self.module.structs) or 4,
                                              size, declared=True)
         scope[name] = Ref(buf, ir.PRIVATE, ir.Const(0), ty)
-        return []
+        return self.store(scope[name], init, decl, span) if init is not None else []
 
     def st_let_stmt(self, node):
         return self._bind_value(node)
@@ -96,7 +144,7 @@ class StmtLowering:
     def _bind_value(self, node):
         name = next(str(c) for c in node.children if isinstance(c, Token) and c.type == "NAME")
         v = self.value(node.children[-1])
-        if isinstance(v, (Local, Ref)):
+        if isinstance(v, (Local, Ref, StructVal)):
             v = self.load(v, node)
         span = self.span(node)
         held = self.hold(v, name, span)
@@ -134,6 +182,27 @@ class StmtLowering:
         return self.store(place, self.binop("+" if str(op) == "++" else "-", cur, one, node), node, self.span(node))
 
     def store(self, place, val, node, span) -> list[ir.Stmt]:
+        if isinstance(place, Lane) and isinstance(val, Scalar):
+            # `v[i] = x`: each lane keeps its value unless it is lane i
+            held = self.hold(val, "lane", span)
+            n = place.vec.ty.n
+            return self.flush([ir.Assign(f"{place.vec.name}.{j}",
+                                         ir.Select(ir.BinOp("==", place.index, ir.Const(j)), held.expr,
+                                                   ir.Var(f"{place.vec.name}.{j}")), span) for j in range(n)])
+        if isinstance(place, (Local, StructVal)) and isinstance(val, (Vec, StructVal)) \
+                and _reads_any(val, _place_vars(place)):
+            # `v = v.yx`, `p = Pair(p.hi, p.lo)`: every lane is read before any is written.
+            val = self.hold(val, "swap", span)
+        if isinstance(val, StructVal) and isinstance(place, (StructVal, Ref)):
+            return self._store_members(place, val, node, span)
+        if isinstance(val, ArrayVal) and isinstance(place, Ref) and place.ty.kind in ("array", "mat") \
+                and place.ty.n == len(val.elems):
+            step = stride_of(place.ty, self.module.structs)
+            out: list[ir.Stmt] = []
+            for i, e in enumerate(val.elems):
+                out.extend(self.store(Ref(place.buffer, place.space, _add(place.offset, ir.Const(i * step)),
+                                          place.ty.elem, place.writable), e, node, span))
+            return self.flush(out)
         if isinstance(place, Local):
             if place.ty.kind == "vec":
                 comps = val.comps if isinstance(val, Vec) else (val.expr,) * place.ty.n
@@ -150,6 +219,23 @@ class StmtLowering:
                 raise Unsupported(node, f"a store of a whole {place.ty}")
             return self.flush([ir.MemOp(self.access(place, True, node, value=value))])
         raise Unsupported(node, "assignment to something other than a variable or memory")
+
+    def _store_members(self, place, val: StructVal, node, span) -> list[ir.Stmt]:
+        """A struct stored member by member (into member variables or memory)."""
+        if isinstance(place, Ref):
+            if place.ty.kind != "struct":
+                raise Unsupported(node, f"a struct stored into a {place.ty}")
+            offsets, _ = layout(place.ty.name, self.module.structs)
+            targets = {m: Ref(place.buffer, place.space, _add(place.offset, ir.Const(off)), mt, place.writable)
+                       for m, (off, mt) in offsets.items()}
+        else:
+            targets = place.members
+        if set(targets) != set(val.members):
+            raise Unsupported(node, "a struct stored into a struct of other members")
+        out: list[ir.Stmt] = []
+        for m, target in targets.items():
+            out.extend(self.store(target, val.members[m], node, span))
+        return self.flush(out)
 
     def _eval(self, v, span) -> list[ir.Stmt]:
         if isinstance(v, Scalar):
@@ -274,7 +360,11 @@ class StmtLowering:
         if not _top_level(body, ir.Continue):
             return [ir.Loop([], None, [], body + cont, span, next(self.loop_ids))]
         if break_if is not None:
-            raise Unsupported(break_if, "'break if' in a loop whose body uses 'continue'")
+            # `continue` must still reach `continuing` and its `break if`: it sets a flag that
+            # guards the rest of the body, and the continuing block follows the body.
+            flag = self.fresh("continued")
+            body = [ir.Assign(flag, ir.Const(0), span)] + _continues_guarded(body, flag)
+            return [ir.Loop([], None, [], body + cont, span, next(self.loop_ids))]
         return [ir.Loop([], None, cont, body, span, next(self.loop_ids))]
 
     def st_break_stmt(self, node):
@@ -292,7 +382,9 @@ class StmtLowering:
         pre: list[ir.Stmt] = []
         if expr is not None:
             v = self.rvalue(expr)
-            if self.return_var is not None and isinstance(v, Vec):
+            if isinstance(self.return_var, StructVal):
+                pre = self.store(self.return_var, v, expr, span)
+            elif self.return_var is not None and isinstance(v, Vec):
                 pre = [ir.Assign(f"{self.return_var}.{i}", c, span) for i, c in enumerate(v.comps)]
             elif self.return_var is not None and isinstance(v, Scalar):
                 pre = [ir.Assign(self.return_var, v.expr, span)]

@@ -26,9 +26,14 @@ _DIMS = {"1d": 1, "2d": 2, "2d_array": 2, "3d": 3, "cube": 2, "cube_array": 2, "
 
 @dataclass(frozen=True)
 class Texture:
-    """A texture or sampler variable: `ty.kind` is "texture", "storage_texture" or "sampler"."""
+    """A texture or sampler variable: `ty.kind` is "texture", "storage_texture" or "sampler";
+    `ty.kind` "binding_array" for a `binding_array` of them, whose element `index` picks one."""
     name: str
     ty: Ty
+    index: ir.Expr | None = None
+
+    def element(self, index: ir.Expr) -> "Texture":
+        return Texture(self.name, self.ty.elem, index)
 
 
 def texture_type(gen: str, args: list[str], node) -> Ty:
@@ -86,6 +91,9 @@ def arrayed(ty: Ty) -> bool:
 
 def query(kernel: ir.Kernel, tex: Texture, fn: str):
     """`textureDimensions` & co: the texture's extents (kernel parameters)."""
+    if tex.index is not None:   # one of a binding array's textures: its own extents, unknown
+        return Scalar(ir.Call(f"{fn}:{tex.name}", (tex.index,)), U32) if fn != "textureDimensions" else \
+            Vec(tuple(ir.Call(f"{fn}:{tex.name}.{i}", (tex.index,)) for i in range(2)), Ty("vec", elem=U32, n=2))
     if fn == "textureDimensions":
         n = dims_of(tex.ty) if tex.ty.kind == "storage_texture" else _DIMS.get(tex.ty.name.removeprefix("depth_"), 2)
         comps = images.query(kernel, tex.name, n)
@@ -99,6 +107,7 @@ def sampled_value(tex: Texture, fn: str, args: tuple[ir.Expr, ...]) -> Vec | Sca
     """What a read of a read-only texture gives: four lanes (one for a depth texture), each a
     pure function of the texture and the arguments."""
     elem = tex.ty.elem or F32
+    args = ((tex.index,) if tex.index is not None else ()) + args    # a binding array's element
     if tex.ty.name.startswith("depth") and not fn.startswith("textureGather"):
         return Scalar(ir.Call(f"{ir.IMAGE_READ}{fn}:{tex.name}.0", args), F32)
     return Vec(tuple(ir.Call(f"{ir.IMAGE_READ}{fn}:{tex.name}.{i}", args) for i in range(4)),

@@ -164,4 +164,20 @@ class StructVal:
         return id(self)
 
 
-Value = Scalar | Vec | Local | Ref | Pointer | StructVal
+@dataclass(frozen=True)
+class Lane:
+    """Lane `index` (not a constant) of a local vector, as a place: `v[i] = x`."""
+    vec: Local
+    index: ir.Expr
+
+
+@dataclass(frozen=True)
+class ArrayVal:
+    """An array value (`array(1u, 2u, 4u)`, a module-scope `const` table): its elements; `key`
+    names the uninterpreted function a non-constant index reads it through."""
+    elems: tuple
+    ty: Ty
+    key: int = 0
+
+
+Value = Scalar | Vec | Local | Ref | Pointer | StructVal | ArrayVal
