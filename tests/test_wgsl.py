@@ -371,3 +371,20 @@ def test_a_module_import_is_one_line_naming_it(cli, tmp_path):
     code, _, err = cli("check", str(shader))
     assert code == 2 and err.count("\n") == 1
     assert f"{shader}:1:1: unsupported construct: #import bevy_pbr::mesh_functions" in err
+
+
+def test_subgroup_builtins_are_the_ir_warps_and_subgroup_operations_unknown_values():
+    """`subgroup_invocation_id` and `subgroup_size` are the lane and the subgroup size the GLSL path
+    uses (frontend/subgroups.py); `subgroupAdd` exchanges values, so its result is no function of
+    the invocation's own operand."""
+    k = lower("""
+enable subgroups;
+@group(0) @binding(0) var<storage, read_write> out : array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_invocation_id) lane : u32, @builtin(subgroup_size) n : u32) {
+    out[lane] = subgroupAdd(1.0) + f32(n);
+}""")
+    assert k.subgroup_size_param == "subgroup_size"
+    (store,) = [s for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp)]
+    assert "lane" in repr(store.access.offset)
+    assert "result of subgroupAdd" in repr(store.access.value)

@@ -60,4 +60,4 @@ def assumption(kernel: ir.Kernel) -> str | None:
         return None
     return (f"subgroups of {kernel.warp_size} invocations ({name}; --scalar {name}=N for another), each a "
             f"contiguous range of the local invocation index: index = subgroup id * {kernel.warp_size} + "
-            f"subgroup invocation id (Vulkan leaves size and mapping to the device)")
+            f"subgroup invocation id (Vulkan and WebGPU leave size and mapping to the device)")

@@ -328,6 +328,8 @@ class ExprLowering:
                 self.kernel.params.append(name)
             return Scalar(ir.Param(name), U32)
         vals = [self.rvalue(a) for a in args]
+        if fn.startswith(("subgroup", "quad")):
+            return self.subgroup_call(fn, vals, node)
         if fn == "select" and len(vals) == 3:
             f, t, c = vals
             return self._zip(lambda x, y, z: ir.Select(z, y, x), [f, t, c], f.ty if isinstance(f, Scalar) else f.ty, node)
@@ -361,6 +363,21 @@ class ExprLowering:
             return Scalar(ir.Call(fn, flat), BOOL if fn in ("all", "any") else elem)
         ty = next((v.ty for v in vals if isinstance(v, Vec)), vals[0].ty if vals else F32)
         return self._zip(lambda *xs: ir.Call(fn, xs), vals, ty, node)
+
+    def subgroup_call(self, fn: str, vals: list, node):
+        """`subgroupAdd(x)`, `subgroupBroadcast(x, 0)`, `quadSwapX(x)`, ...: values exchanged between
+        invocations, so per invocation unknown (not a function of its own operands: two
+        invocations passing equal values may get different results), as the SPIR-V path has them."""
+        opaque = lambda: ir.Opaque(f"result of {fn}", next(self.opaque_ids))  # noqa: E731
+        if fn == "subgroupBallot":
+            return Vec(tuple(opaque() for _ in range(4)), Ty("vec", elem=U32, n=4))
+        if fn in ("subgroupElect", "subgroupAll", "subgroupAny"):
+            return Scalar(opaque(), BOOL)
+        if not vals or not isinstance(vals[0], (Scalar, Vec)):
+            raise Unsupported(node, f"'{fn}' of a composite value")
+        if isinstance(vals[0], Vec):
+            return Vec(tuple(opaque() for _ in vals[0].comps), vals[0].ty)
+        return Scalar(opaque(), vals[0].ty)
 
     def _zip(self, fn, vals, ty: Ty, node):
         """Apply `fn` component-wise, broadcasting scalars over vectors."""

@@ -17,6 +17,7 @@ import re
 from lark import Token, Tree
 
 from analyzer import ir
+from analyzer.frontend import subgroups
 from analyzer.frontend.c_tree import Unsupported, position
 from analyzer.frontend.wgsl import textures
 from analyzer.frontend.wgsl.composites import CompositeLowering
@@ -28,6 +29,8 @@ from analyzer.frontend.wgsl.types import (Local, Ref, Scalar, Struct, StructVal,
 
 DIMS = ("x", "y", "z")
 _BUILTIN_VECS = {"local_invocation_id": "tid", "workgroup_id": "bid", "num_workgroups": "gdim"}
+_SUBGROUP_BUILTINS = {"subgroup_invocation_id": subgroups.LANE, "subgroup_id": subgroups.SUBGROUP,
+                      "num_subgroups": subgroups.COUNT, "subgroup_size": subgroups.SIZE}
 
 
 def kids(node: Tree) -> list:
@@ -424,6 +427,9 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
         elif b == "global_invocation_id":
             comps = tuple(ir.BinOp("+", ir.BinOp("*", ir.Builtin(f"bid.{d}"), ir.Builtin(f"bdim.{d}")),
                                    ir.Builtin(f"tid.{d}")) for d in DIMS)
+        elif b in _SUBGROUP_BUILTINS:
+            # Subgroups as warps, contiguous in the local index: a stated assumption (subgroups.py).
+            return Scalar(subgroups.builtin(self.kernel, _SUBGROUP_BUILTINS[b], "subgroup_size"), u32)
         elif b == "local_invocation_index":
             tx, ty_, tz = (ir.Builtin(f"tid.{d}") for d in DIMS)
             bx, by = ir.Builtin("bdim.x"), ir.Builtin("bdim.y")
