@@ -361,13 +361,21 @@ class ClangCalls:
             a_c, b_c = kids[0], kids[2]
             if sym in ("&&", "||"):
                 return Scalar(ir.BinOp(sym, self.cond(a_c), self.cond(b_c)), "bool")
+            # An assignment's value is the value stored (reading the place again would be an
+            # access the program does not make: a false read-after-write with other threads).
             if sym == "=":
-                self.pending.extend(self.store(a_c, self.rvalue(b_c), span))
-                return self.rvalue(a_c)
+                value = self.rvalue(b_c)
+                if not isinstance(value, (Pointer, Scalar, Vector)):
+                    return None
+                self.pending.extend(self.store(a_c, value, span))
+                return value
             if sym.endswith("=") and sym[:-1] in _ARITH:
-                rhs = self.rvalue(b_c)
-                self.pending.extend(self.store(a_c, self._binop(sym[:-1], self.rvalue(a_c), rhs, c), span))
-                return self.rvalue(a_c)
+                old, rhs = self.rvalue(a_c), self.rvalue(b_c)
+                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (old, rhs)):
+                    return None
+                new = self._binop(sym[:-1], old, rhs, c)
+                self.pending.extend(self.store(a_c, new, span))
+                return new
             if sym in _ARITH or sym in _COMPARE:
                 a, b = self.rvalue(a_c), self.rvalue(b_c)
                 if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (a, b)):
@@ -378,8 +386,9 @@ class ClangCalls:
             operand = kids[1 - i]
             if sym in ("++", "--"):
                 old = self.rvalue(operand)
-                self.pending.extend(self.store(operand, self._binop(sym[0], old, Scalar(ir.Const(1)), c), span))
-                return old if i == 1 else self.rvalue(operand)
+                new = self._binop(sym[0], old, Scalar(ir.Const(1)), c)
+                self.pending.extend(self.store(operand, new, span))
+                return old if i == 1 else new
             if i == 0 and sym in ("-", "!", "~", "+"):
                 a = self.rvalue(operand)
                 if sym == "+":

@@ -105,6 +105,9 @@ class ClangStores:
             if not self._is_struct(type_name(dst.type)):   # a vector type's (CUDA's float4 is a struct)
                 return self.store(dst, self.rvalue(src), self.span(s))
             return self.copy_struct(dst, src, self.span(s))   # a struct's implicit copy assignment
+        if s.kind == CK.CALL_EXPR and s.referenced is None and _assigns(s) and \
+                self.dependent_operator(s, children(s)) is not None:
+            return []   # its store is pending (the caller flushes it); its value, unused, is not read again
         if s.kind == CK.CALL_EXPR:
             handled = self.call_stmt(s)
             if handled is not None:
@@ -183,3 +186,11 @@ class ClangStores:
                 yield from self.struct_leaves(ft, f"{prefix}{f.spelling}.", off)
             else:
                 yield f"{prefix}{f.spelling}", off, self.note_type(ft)
+
+
+def _assigns(c) -> bool:
+    """An unresolved call of an assignment operator (`x += n`, `x = v`, `++x` on a dependent type)."""
+    names = [g.spelling for k in children(c) if k.kind == CK.DECL_REF_EXPR and not k.spelling
+             for g in children(k) if g.kind == CK.OVERLOADED_DECL_REF and g.spelling.startswith("operator")]
+    sym = names[0][len("operator"):] if len(names) == 1 else ""
+    return sym in ("++", "--", "=") or (sym.endswith("=") and sym not in ("==", "!=", "<=", ">="))
