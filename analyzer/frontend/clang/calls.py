@@ -67,6 +67,9 @@ class ClangCalls:
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
+        method = self.method_call(c, into) if ref is not None and ref.kind == CK.CXX_METHOD else None
+        if method is not None:
+            return method
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
         if fn in self.parsed.functions:
@@ -469,7 +472,12 @@ class ClangCalls:
                     val = self.rvalue(a)
                 else:
                     val = self.rvalue(a)
-                if isinstance(val, Pointer):
+                if isinstance(val, Pointer) and pt.kind != TK.POINTER and self.holds_array(val.elem):
+                    # a struct holding an array passed by value: the callee's own copy
+                    own = self.private_struct(f"{name}.{p.spelling}", val.elem)
+                    stmts.extend(self.copy_elements(own, val, span))
+                    scope[p.hash] = own
+                elif isinstance(val, Pointer):
                     elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
@@ -484,7 +492,10 @@ class ClangCalls:
             self.return_var = self.fresh_var(f"{name}.ret")
             ret_name = self.note_type(ret_t)
             self.return_struct = None
-            if ret_t.kind == TK.RECORD and self._is_struct(ret_name):
+            if ret_t.kind == TK.RECORD and self.holds_array(ret_name):
+                self.return_struct = into if isinstance(into, Pointer) and into.elem == ret_name else \
+                    self.private_struct(self.return_var, ret_name)
+            elif ret_t.kind == TK.RECORD and self._is_struct(ret_name):
                 self.return_struct = into if isinstance(into, LocalStruct) and into.ty == ret_name else \
                     LocalStruct(self.return_var, ret_name)
             self.scopes = [self.scopes[0], scope]

@@ -26,6 +26,7 @@ from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
+from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
@@ -36,7 +37,7 @@ _INCLUDE = str(INCLUDE)
 
 
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangGroups, ClangImages,
-                    ClangMetal, AccessLowering, ExprLowering):
+                    ClangMetal, ClangMethods, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):

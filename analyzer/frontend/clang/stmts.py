@@ -337,7 +337,7 @@ class ClangStmts:
             self.scopes[-1][d.hash] = SharedScalar(Pointer(bname, ir.SHARED, ty, ir.Const(0)))
             return []
         if t.kind == TK.RECORD and self._is_struct(ty):
-            local = LocalStruct(self.fresh_var(name), ty)
+            local = self.private_struct(name, ty) if self.holds_array(ty) else LocalStruct(self.fresh_var(name), ty)
             out: list[ir.Stmt] = []
             if init is not None:
                 out = self.copy_into(local, init, span)
@@ -367,6 +367,8 @@ class ClangStmts:
                 return self.copy_into(local, args[0], span)
             if self.lang == "metal" and self.in_headers(s.referenced):
                 return []   # metal_stdlib's `constexpr sampler s(filter::linear, ...)`: no state read here
+        if s.kind == CK.INIT_LIST_EXPR and isinstance(local, Pointer):
+            raise Unsupported(init, f"initializer list of struct '{local.elem}', which holds an array")
         if s.kind == CK.INIT_LIST_EXPR:
             out = []
             record = self.records[local.ty]
@@ -381,6 +383,8 @@ class ClangStmts:
             return out
         if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind != CK.CONSTRUCTOR:
             val = self.call(s, into=local)
+            if isinstance(local, Pointer) and isinstance(val, Pointer) and val != local:
+                return self.flush([]) + self.copy_elements(local, val, span)
             if isinstance(val, LocalStruct) and val is not local:
                 return self.copy_struct_values(local, val, span)
             return []
@@ -390,6 +394,8 @@ class ClangStmts:
     def copy_struct_values(self, dst, src, span, read_span=None) -> list[ir.Stmt]:
         """dst = src member by member; the reads are placed at the source expression."""
         struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
+        if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
+            return self.copy_elements(dst, src, span, read_span)
         out = []
         for path, off, ty in self.struct_leaves(self.records[struct]):
             if ty is None or vector_shape(ty):

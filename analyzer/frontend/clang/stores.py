@@ -130,6 +130,8 @@ class ClangStores:
         record = self.records.get(struct)
         if record is None:
             raise Unsupported(src_c, f"copy of struct '{struct}'")
+        if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
+            return self.flush([]) + self.copy_elements(dst, src, span, self.span(src_c))
         out: list[ir.Stmt] = []
         leaves = list(self.struct_leaves(record))
         if isinstance(src, Vector) and len(src.comps) != len(leaves):

@@ -1,0 +1,227 @@
+"""Local struct values that hold arrays, and the member functions called on structs.
+
+A local struct with an array member (a packed 128-bit vector: `T payload[16 / sizeof(T)]` with an
+`operator[]`) is private storage of its own: a private buffer of the struct's size, so that an
+element picked by a runtime index (`v[k]` in a loop) is an exact access of it. Copying such a struct
+from or to memory (`*reinterpret_cast<const Vec*>(p)`, `*reinterpret_cast<Vec*>(p) = v`) is one
+access per scalar element, at the element's byte offset: the global accesses are exactly those the
+copy makes. A member function is inlined with `this` bound to its object; one that returns a
+reference is a place (`v[k] = x` writes the element `operator[]` names).
+"""
+
+from __future__ import annotations
+
+from analyzer import ir
+from analyzer.frontend.c_tree import Unsupported
+from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, SharedScalar, Value
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+
+# a struct copied element by element: past this many scalar elements the copy is not unrolled
+MAX_COPIED_ELEMENTS = 256
+
+
+class ClangMethods:
+    """Private structs and member-function calls; mixed into ClangLowering."""
+
+    this_val = None   # the object a member function being inlined was called on (a Pointer or LocalStruct)
+
+    def holds_array(self, ty: str) -> bool:
+        record = self.records.get(ty)
+        return record is not None and any(t is None for _, _, t in self.struct_leaves(record))
+
+    def private_struct(self, name: str, ty: str) -> Pointer:
+        """A fresh local struct value held in a private buffer of its own."""
+        size = self.size(ty)
+        if not size:
+            raise Unsupported(None, f"local struct '{ty}' of a size clang does not know")
+        bname = self.fresh_var(name)
+        self.kernel.buffers[bname] = ir.Buffer(bname, ir.PRIVATE, ty, size, size_bytes=size)
+        return Pointer(bname, ir.PRIVATE, ty, ir.Const(0))
+
+    def element_leaves(self, record, prefix: str = "", offset: int = 0):
+        """(path, byte offset, type) of every scalar of a record, the elements of its array members
+        one by one (`payload[2]`); vector members as one leaf."""
+        t = canonical(record)
+        for f in t.get_fields():
+            ft = canonical(f.type)
+            off = offset + (t.get_offset(f.spelling) or 0) // 8
+            yield from self._elements(ft, f"{prefix}{f.spelling}", off)
+
+    def _elements(self, ft, path: str, off: int):
+        if ft.kind == TK.CONSTANTARRAY:
+            et = canonical(ft.element_type)
+            esize = et.get_size()
+            n = ft.element_count
+            if esize is None or esize <= 0 or n > MAX_COPIED_ELEMENTS:
+                raise Unsupported(None, f"copy of a struct whose array member '{path}' has {n} elements")
+            for i in range(n):
+                yield from self._elements(et, f"{path}[{i}]", off + i * esize)
+        elif ft.kind == TK.RECORD and self._is_struct(self.note_type(ft)):
+            yield from self.element_leaves(ft, f"{path}.", off)
+        else:
+            yield path, off, self.note_type(ft)
+
+    def copy_elements(self, dst: Pointer, src: Pointer, span, read_span=None) -> list[ir.Stmt]:
+        """`dst = src` for structs in memory (private or not), one read and one write per element."""
+        record = self.records.get(dst.elem)
+        if record is None:
+            raise Unsupported(None, f"copy of struct '{dst.elem}'")
+        leaves = list(self.element_leaves(record))
+        if len(leaves) > MAX_COPIED_ELEMENTS:
+            raise Unsupported(None, f"copy of struct '{dst.elem}' of {len(leaves)} elements")
+        out: list[ir.Stmt] = []
+        for _, off, ty in leaves:
+            val = self.load(Pointer(src.buffer, src.space, ty, _plus(src.offset, off)), read_span or span)
+            out.extend(self.flush([]))
+            out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _plus(dst.offset, off)), True, val, span))
+        return out
+
+    # ---------- member functions ----------
+
+    def method_target(self, c):
+        """(the member function, its object's cursor, the other arguments) of a call of a non-static
+        member function of the user's files (`v.f(x)`, `v[k]` through `operator[]`), or None."""
+        ref = c.referenced
+        if ref is None or ref.kind != CK.CXX_METHOD or ref.is_static_method():
+            return None
+        args = list(c.get_arguments())
+        kids = children(c)
+        callee = strip(kids[0]) if kids else None
+        if callee is not None and callee.kind == CK.MEMBER_REF_EXPR:
+            obj_kids = children(callee)
+            if not obj_kids:
+                return None if self.this_val is None else (ref, None, args)   # `f(x)` inside a method
+            return ref, obj_kids[0], args
+        if c.spelling.startswith("operator") and args:
+            return ref, args[0], args[1:]
+        return None
+
+    def method_call(self, c, into=None, want_place: bool = False) -> Value | None:
+        """A member function of the user's files called on a struct value: inlined with `this` bound
+        to the object. With want_place, the place a reference-returning one names (a Pointer)."""
+        ref = c.referenced
+        if ref is not None and ref.kind == CK.CXX_METHOD and ref.is_static_method() and not want_place:
+            body = self.user_function(ref)   # `Vec::load(p)`: inlined with its class's type arguments
+            if body is None:
+                return None
+            saved_t = dict(self.template_values), dict(self.template_types)
+            try:
+                self.bind_class_template(body, ref)
+                return self.inline(body, ref, list(c.get_arguments()), c, into)
+            finally:
+                self.template_values, self.template_types = saved_t
+        target = self.method_target(c)
+        if target is None:
+            return None
+        ref, obj_c, args = target
+        body = self.user_function(ref)
+        if body is None:
+            return None
+        obj = self.this_val if obj_c is None else self.object_of(obj_c)
+        if obj is None:
+            return None
+        returns_ref = canonical(ref.result_type).kind == TK.LVALUEREFERENCE
+        saved = self.this_val
+        saved_t = dict(self.template_values), dict(self.template_types)
+        self.this_val = obj
+        try:
+            self.bind_class_template(body, ref)
+            if returns_ref:
+                return self.reference_result(body, ref, args, c, want_place)
+            if want_place:
+                return None
+            return self.inline(body, ref, args, c, into)
+        finally:
+            self.this_val = saved
+            self.template_values, self.template_types = saved_t
+
+    def bind_class_template(self, body, ref) -> None:
+        """The type parameters of a class template bound to those of the class `ref` is a member of
+        (the body inlined is the primary template's, where `T` is still a parameter)."""
+        primary = body.semantic_parent
+        record = ref.semantic_parent
+        if primary is None or record is None or primary.kind != CK.CLASS_TEMPLATE:
+            return
+        t = canonical(record.type)
+        n = t.get_num_template_arguments()
+        tparams = [p for p in primary.get_children() if p.kind in (CK.TEMPLATE_TYPE_PARAMETER,
+                                                                    CK.TEMPLATE_NON_TYPE_PARAMETER)]
+        for i, tp in enumerate(tparams[:max(n, 0)]):
+            if tp.kind == CK.TEMPLATE_TYPE_PARAMETER:
+                at = t.get_template_argument_type(i)
+                if at.kind != TK.INVALID:
+                    self.template_types[tp.spelling] = self.note_type(at)
+
+    def object_of(self, obj_c):
+        s = strip(obj_c)
+        if s.kind == CK.CXX_THIS_EXPR:
+            return self.this_val
+        if s.kind == CK.UNARY_OPERATOR and s.spelling == "*" or canonical(s.type).kind == TK.POINTER:
+            val = self.rvalue(s)
+            return val if isinstance(val, Pointer) else None
+        try:
+            val = self.value(s) if s.kind == CK.DECL_REF_EXPR else self.struct_ref(s)
+        except Unsupported:
+            return None
+        if isinstance(val, SharedScalar):
+            val = val.ptr
+        return val if isinstance(val, (Pointer, LocalStruct)) else None
+
+    def reference_result(self, body, ref, args, c, want_place: bool) -> Value:
+        """A function returning a reference, whose body is one `return place;`: the place, with the
+        parameters bound (the value read from it unless want_place)."""
+        stmts = children(next(k for k in body.get_children() if k.kind == CK.COMPOUND_STMT))
+        if len(stmts) != 1 or stmts[0].kind != CK.RETURN_STMT or not children(stmts[0]):
+            raise Unsupported(c, f"'{ref.spelling}' returns a reference from more than one statement")
+        params = [p for p in body.get_children() if p.kind == CK.PARM_DECL]
+        if len(params) != len(args):
+            raise Unsupported(c, f"call of '{ref.spelling}' with {len(args)} arguments")
+        scope: dict = {}
+        for p, a in zip(params, args):
+            val = self.rvalue(a)
+            if isinstance(val, (Pointer, LocalStruct)) or isinstance(val, Scalar):
+                scope[p.hash] = val
+            else:
+                raise Unsupported(a, f"argument of '{ref.spelling}' that is not a number or a pointer")
+        saved_t = dict(self.template_values), dict(self.template_types)
+        saved_scopes = self.scopes
+        self.scopes = [self.scopes[0], scope]
+        try:
+            ret = children(stmts[0])[0]
+            place = self.place(ret) if canonical(strip(ret).type).kind != TK.RECORD else self.struct_ref(ret)
+        finally:
+            self.scopes = saved_scopes
+            self.template_values, self.template_types = saved_t
+        if want_place or not isinstance(place, Pointer) or self._is_struct(place.elem):
+            return place
+        return self.load(place, self.span(c))
+
+    def this_member(self, c) -> Value | None:
+        """`payload` (or `this->payload`) inside a member function: the member of the bound object."""
+        obj = self.this_val
+        field = c.referenced
+        if obj is None or field is None or field.kind != CK.FIELD_DECL:
+            return None
+        if isinstance(obj, LocalStruct):
+            ty = self.note_type(self._field_type(obj.ty, field))
+            path = f"{obj.name}.{field.spelling}"
+            return LocalStruct(path, ty) if self._is_struct(ty) else Scalar(ir.Var(path), ty)
+        return self.member_of(obj, field, c)
+
+    def _field_type(self, record_name: str, field):
+        """The member's type in the instantiated record (inside a class template, the field's own
+        type is dependent: `T payload[16 / sizeof(T)]`)."""
+        record = self.records.get(record_name)
+        if record is not None:
+            for f in canonical(record).get_fields():
+                if f.spelling == field.spelling:
+                    return canonical(f.type)
+        return canonical(field.type)
+
+
+def _plus(offset: ir.Expr, n: int) -> ir.Expr:
+    if n == 0:
+        return offset
+    if isinstance(offset, ir.Const):
+        return ir.Const(offset.value + n)
+    return ir.BinOp("+", offset, ir.Const(n))
