@@ -470,6 +470,8 @@ class ClangCalls:
                             scope[p.hash] = ptr if (self._is_struct(ptr.elem) or ptr.inner) else SharedScalar(ptr)
                             continue
                     val = self.rvalue(a)
+                elif self.holds_array(self.note_type(a.type)):
+                    val = self.struct_value(a)
                 else:
                     val = self.rvalue(a)
                 if isinstance(val, Pointer) and pt.kind != TK.POINTER and self.holds_array(val.elem):
@@ -488,6 +490,8 @@ class ClangCalls:
                     stmts.extend(self._assign_local(ref_, val, span))
                     scope[p.hash] = ref_
             ret_t = canonical(fn.result_type)
+            if ret_t.kind != TK.RECORD and canonical(c.type).kind == TK.RECORD and c.kind == CK.CALL_EXPR:
+                ret_t = canonical(c.type)   # a template's `Vec<T>` result: the call's instantiated type
             saved = self.scopes, self.return_var, self.return_struct
             self.return_var = self.fresh_var(f"{name}.ret")
             ret_name = self.note_type(ret_t)

@@ -76,6 +76,26 @@ class ClangMethods:
             out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _plus(dst.offset, off)), True, val, span))
         return out
 
+    def struct_value(self, c) -> Pointer:
+        """The memory holding a struct value that holds an array (through its copy constructor)."""
+        s = strip(c)
+        if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind == CK.CONSTRUCTOR:
+            args = list(s.get_arguments())
+            if len(args) == 1:
+                return self.struct_value(args[0])
+            raise Unsupported(c, f"constructor of '{self.note_type(s.type)}', which holds an array")
+        if s.kind == CK.CALL_EXPR:
+            val = self.call(s)
+        elif s.kind == CK.CXX_THIS_EXPR or s.kind == CK.UNARY_OPERATOR and s.spelling == "*":
+            val = self.place(s) if s.kind != CK.CXX_THIS_EXPR else self.this_val
+        else:
+            val = self.struct_ref(s)
+        if isinstance(val, SharedScalar):
+            val = val.ptr
+        if not isinstance(val, Pointer):
+            raise Unsupported(c, f"value of '{self.note_type(s.type)}', which holds an array")
+        return val
+
     # ---------- member functions ----------
 
     def method_target(self, c):
