@@ -67,9 +67,12 @@ class ClangCalls:
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
-        method = self.method_call(c, into) if ref is not None and ref.kind == CK.CXX_METHOD else None
+        method = self.method_call(c, into) if ref is None or ref.kind == CK.CXX_METHOD else None
         if method is not None:
             return method
+        if fn == "memcpy" and len(args) == 3 and self.user_function(ref) is None:   # the C library's
+            self.pending.extend(self.memcpy_stmt(args, c))
+            return Scalar(ir.Const(0), "int")
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
         if fn in self.parsed.functions:
@@ -160,6 +163,11 @@ class ClangCalls:
             return [barrier]
         if self.lang == "cuda" and fn.startswith("surf") and self.from_headers(c):
             raise Unsupported(c, f"'{fn}': surface memory is not modelled")
+        if fn == "memcpy" and len(args) == 3 and self.user_function(c.referenced) is None:
+            return self.memcpy_stmt(args, c)
+        if self.lang == "cuda" and fn in ("__stcs", "__stcg", "__stwb", "__stwt") and len(args) == 2 and \
+                self.from_headers(c):
+            return self.store_hinted(args, c)   # a store with a cache hint: the store
         if self.lang == "cuda":
             if fn == "__threadfence_block":
                 return []

@@ -487,6 +487,16 @@ class ClangExprs:
     def _member(self, c) -> Value:
         kids = children(c)
         field = c.spelling
+        static = c.referenced
+        if static is not None and static.kind == CK.VAR_DECL and static.type.is_const_qualified():
+            # a static constant member named through an object (`packed.size`): its value
+            n = evaluate_int(c)
+            if n is None:
+                init = [k for k in static.get_children() if k.kind.is_expression()]
+                n = evaluate_int(init[-1]) if init else None
+            if n is None:
+                raise Unsupported(c, f"static member '{field}' of a value clang does not know")
+            return Scalar(ir.Const(n), "int")
         if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
             this = self.this_member(c)   # inside a member function, the member of its object
             if this is None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, SharedScalar, Value
+from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.clang.reader import evaluate_int, unary_op
+from analyzer.frontend.types import vector_shape
 
 # a struct copied element by element: past this many scalar elements the copy is not unrolled
 MAX_COPIED_ELEMENTS = 256
@@ -96,6 +98,96 @@ class ClangMethods:
             raise Unsupported(c, f"value of '{self.note_type(s.type)}', which holds an array")
         return val
 
+    def memcpy_stmt(self, args, c) -> list[ir.Stmt]:
+        """`memcpy(&bits, &payload, sizeof(bits))` of a constant size between locals and memory: the
+        bytes moved in 4-byte words (a vector local's lanes, a place's words), each a read and a write."""
+        dst_c, src_c, n_c = args
+        n = evaluate_int(n_c)
+        if n is None or n <= 0 or n % 4 or n > 4 * MAX_COPIED_ELEMENTS:
+            raise Unsupported(c, "memcpy of a size that is not a constant multiple of 4 bytes")
+        dst, src = self._bytes_at(dst_c, n), self._bytes_at(src_c, n)
+        span = self.span(c)
+        out: list[ir.Stmt] = []
+        for j in range(n // 4):
+            if isinstance(src, LocalRef):
+                val = Scalar(ir.Var(f"{src.name}.{j}" if vector_shape(src.ty) else src.name), "int")
+            else:
+                val = self.load(Pointer(src.buffer, src.space, "int", _plus(src.offset, 4 * j)), span)
+            out.extend(self.flush([]))
+            if isinstance(dst, LocalRef):
+                out.append(ir.Assign(f"{dst.name}.{j}" if vector_shape(dst.ty) else dst.name, self._scalar(val), span))
+            else:
+                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, "int", _plus(dst.offset, 4 * j)), True,
+                                             val, span))
+        return out
+
+    def _bytes_at(self, c, n: int):
+        s = strip(c)
+        if s.kind == CK.UNARY_OPERATOR and s.spelling == "&" or unary_op(s) == "&":
+            val = self.address_of(children(s)[0])
+        else:
+            val = self.rvalue(s)
+        if isinstance(val, SharedScalar):
+            val = val.ptr
+        if isinstance(val, LocalRef):
+            shape = vector_shape(val.ty)
+            if (shape and self.size(shape[0]) == 4 and shape[1] * 4 == n) or (not shape and self.size(val.ty) == n == 4):
+                return val
+            raise Unsupported(c, f"memcpy of {n} bytes to or from a local '{val.ty}'")
+        if isinstance(val, Pointer) and val.buffer != "?":
+            return val
+        raise Unsupported(c, "memcpy to or from something that is not a local or memory")
+
+    def store_hinted(self, args, c) -> list[ir.Stmt]:
+        ptr = self.rvalue(args[0])
+        if not isinstance(ptr, Pointer):
+            raise Unsupported(args[0], f"'{c.spelling}' through something that is not a pointer")
+        val = self.rvalue(args[1])
+        return self.flush([]) + [self._access_stmt(ptr, True, val, self.span(c))]
+
+    def construct_dependent(self, local: Pointer, s, span) -> list[ir.Stmt] | None:
+        """`Vec<T>{bits}` inside a template, a construction clang leaves unresolved: the class
+        template's constructor of as many parameters (not a copy or a move), inlined on the new value."""
+        tref = next((k for k in s.get_children() if k.kind == CK.TEMPLATE_REF), None)
+        inits = [k for k in s.get_children() if k.kind in (CK.INIT_LIST_EXPR,) or k.kind.is_expression()]
+        if tref is None or tref.referenced is None or len(inits) != 1:
+            return None
+        args = children(inits[0]) if inits[0].kind == CK.INIT_LIST_EXPR else inits
+        ctors = [k for k in tref.referenced.get_children() if k.kind == CK.CONSTRUCTOR and
+                 not k.is_copy_constructor() and not k.is_move_constructor() and
+                 len([p for p in k.get_children() if p.kind == CK.PARM_DECL]) == len(args)]
+        if len(ctors) != 1 or not args:
+            return None
+        return self._run_constructor(local, ctors[0], None, args, s)
+
+    def _run_constructor(self, local: Pointer, d, ref, args, s) -> list[ir.Stmt] | None:
+        if self.in_headers(d) or not any(k.kind == CK.COMPOUND_STMT for k in d.get_children()):
+            return None
+        if any(k.kind == CK.MEMBER_REF for k in d.get_children()):
+            raise Unsupported(s, f"constructor of '{local.elem}' with member initialisers")
+        saved, saved_t = self.this_val, (dict(self.template_values), dict(self.template_types))
+        self.this_val = local
+        try:
+            self.bind_class_template(d, ref, local.elem)
+            self.inline(d, ref, list(args), s)
+        finally:
+            self.this_val = saved
+            self.template_values, self.template_types = saved_t
+        return self.flush([])
+
+    def construct_into(self, local: Pointer, s, span) -> list[ir.Stmt] | None:
+        """A struct holding an array built by a constructor of the user's (llm.c's `Packed128(int4 bits)`
+        copying the bits in with memcpy): the constructor inlined with `this` the new value; None for
+        the implicit copy and move constructors (a copy, which the caller makes)."""
+        ref = s.referenced
+        if ref.is_copy_constructor() or ref.is_move_constructor():
+            return None
+        tmpl = ref.specialized_template
+        d = (tmpl if tmpl is not None else ref).get_definition()
+        if d is None:
+            return None
+        return self._run_constructor(local, d, ref, list(s.get_arguments()), s)
+
     # ---------- member functions ----------
 
     def method_target(self, c):
@@ -130,22 +222,33 @@ class ClangMethods:
                 return self.inline(body, ref, list(c.get_arguments()), c, into)
             finally:
                 self.template_values, self.template_types = saved_t
-        target = self.method_target(c)
+        target = self.method_target(c) if ref is not None else self.dependent_method(c)
         if target is None:
             return None
         ref, obj_c, args = target
-        body = self.user_function(ref)
-        if body is None:
-            return None
+        before = list(self.pending)
         obj = self.this_val if obj_c is None else self.object_of(obj_c)
         if obj is None:
+            self.pending = before
+            return None
+        if isinstance(ref, _Named):
+            # resolved by name in the object's class template: its body is the primary's
+            body = self._method_named(obj.elem, ref.spelling, len(args)) if isinstance(obj, Pointer) and \
+                self.holds_array(obj.elem) else None
+            if body is None:
+                self.pending = before   # (the caller reads the object its own way)
+                return None
+            ref = body
+        else:
+            body = self.user_function(ref)
+        if body is None:
             return None
         returns_ref = canonical(ref.result_type).kind == TK.LVALUEREFERENCE
         saved = self.this_val
         saved_t = dict(self.template_values), dict(self.template_types)
         self.this_val = obj
         try:
-            self.bind_class_template(body, ref)
+            self.bind_class_template(body, ref, obj.elem if isinstance(obj, Pointer) else None)
             if returns_ref:
                 return self.reference_result(body, ref, args, c, want_place)
             if want_place:
@@ -155,14 +258,19 @@ class ClangMethods:
             self.this_val = saved
             self.template_values, self.template_types = saved_t
 
-    def bind_class_template(self, body, ref) -> None:
+    def bind_class_template(self, body, ref, this_type: str | None = None) -> None:
         """The type parameters of a class template bound to those of the class `ref` is a member of
         (the body inlined is the primary template's, where `T` is still a parameter)."""
         primary = body.semantic_parent
-        record = ref.semantic_parent
-        if primary is None or record is None or primary.kind != CK.CLASS_TEMPLATE:
+        record = ref.semantic_parent if ref is not None else None
+        if primary is None or primary.kind != CK.CLASS_TEMPLATE:
             return
-        t = canonical(record.type)
+        if isinstance(this_type, str) and this_type in self.records:
+            t = canonical(self.records[this_type])
+        elif record is not None:
+            t = canonical(record.type)
+        else:
+            return
         n = t.get_num_template_arguments()
         tparams = [p for p in primary.get_children() if p.kind in (CK.TEMPLATE_TYPE_PARAMETER,
                                                                     CK.TEMPLATE_NON_TYPE_PARAMETER)]
@@ -171,6 +279,33 @@ class ClangMethods:
                 at = t.get_template_argument_type(i)
                 if at.kind != TK.INVALID:
                     self.template_types[tp.spelling] = self.note_type(at)
+
+    def dependent_method(self, c):
+        """`value.get_bits()` inside a template, where clang leaves the member unresolved: a
+        placeholder naming the method (resolved once the object's struct is known)."""
+        kids = children(c)
+        callee = strip(kids[0]) if kids else None
+        if callee is None or callee.kind != CK.MEMBER_REF_EXPR or callee.referenced is not None:
+            return None
+        obj_kids = children(callee)
+        name = self.source.text(callee).rsplit(".", 1)[-1].strip()
+        if not obj_kids or not name.isidentifier():
+            return None
+        return _Named(name), obj_kids[0], list(c.get_arguments())
+
+    def _method_named(self, struct: str, name: str, nargs: int):
+        record = self.records.get(struct)
+        decl = canonical(record).get_declaration() if record is not None else None
+        primary = decl.specialized_template if decl is not None else None
+        for owner in (primary, decl):
+            if owner is None:
+                continue
+            for m in owner.get_children():
+                if m.kind == CK.CXX_METHOD and m.spelling == name and not m.is_static_method() and \
+                        len([p for p in m.get_children() if p.kind == CK.PARM_DECL]) == nargs and \
+                        any(k.kind == CK.COMPOUND_STMT for k in m.get_children()):
+                    return m
+        return None
 
     def object_of(self, obj_c):
         s = strip(obj_c)
@@ -245,3 +380,10 @@ def _plus(offset: ir.Expr, n: int) -> ir.Expr:
     if isinstance(offset, ir.Const):
         return ir.Const(offset.value + n)
     return ir.BinOp("+", offset, ir.Const(n))
+
+
+class _Named:
+    """A member function known only by its name until its object's struct is known."""
+
+    def __init__(self, name: str):
+        self.spelling = name

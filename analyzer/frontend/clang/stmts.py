@@ -363,10 +363,18 @@ class ClangStmts:
             args = list(s.get_arguments())
             if not args:
                 return []
+            if isinstance(local, Pointer):
+                built = self.construct_into(local, s, span)
+                if built is not None:
+                    return built
             if len(args) == 1:
                 return self.copy_into(local, args[0], span)
             if self.lang == "metal" and self.in_headers(s.referenced):
                 return []   # metal_stdlib's `constexpr sampler s(filter::linear, ...)`: no state read here
+        if s.kind == CK.CALL_EXPR and s.referenced is None and isinstance(local, Pointer):
+            built = self.construct_dependent(local, s, span)
+            if built is not None:
+                return built
         if s.kind == CK.INIT_LIST_EXPR and isinstance(local, Pointer):
             raise Unsupported(init, f"initializer list of struct '{local.elem}', which holds an array")
         if s.kind == CK.INIT_LIST_EXPR:
