@@ -24,6 +24,7 @@ from analyzer.frontend.types import vector_shape
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
 _ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
 _COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
+_HINTED_STORES = frozenset({"__stcs", "__stcg", "__stwb", "__stwt"})
 _CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
@@ -72,6 +73,9 @@ class ClangCalls:
             return method
         if fn == "memcpy" and len(args) == 3 and self.user_function(ref) is None:   # the C library's
             self.pending.extend(self.memcpy_stmt(args, c))
+            return Scalar(ir.Const(0), "int")
+        if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
+            self.pending.extend(self.store_hinted(args, c))   # a store with a cache hint: the store
             return Scalar(ir.Const(0), "int")
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
@@ -165,8 +169,7 @@ class ClangCalls:
             raise Unsupported(c, f"'{fn}': surface memory is not modelled")
         if fn == "memcpy" and len(args) == 3 and self.user_function(c.referenced) is None:
             return self.memcpy_stmt(args, c)
-        if self.lang == "cuda" and fn in ("__stcs", "__stcg", "__stwb", "__stwt") and len(args) == 2 and \
-                self.from_headers(c):
+        if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
             return self.store_hinted(args, c)   # a store with a cache hint: the store
         if self.lang == "cuda":
             if fn == "__threadfence_block":

@@ -396,6 +396,9 @@ class ClangStmts:
             if isinstance(val, LocalStruct) and val is not local:
                 return self.copy_struct_values(local, val, span)
             return []
+        lists = [k for k in children(s) if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF)]
+        if len(lists) == 1 and strip(lists[0]).kind == CK.INIT_LIST_EXPR:
+            return self.copy_into(local, lists[0], span)   # `return Params{a, b};`
         src = self.struct_ref(init)
         return self.copy_struct_values(local, src, span, self.span(init))
 
