@@ -150,6 +150,8 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             return self.note_type(ct.get_pointee())
         if ct.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
             return self.note_type(ct.element_type if ct.kind != TK.DEPENDENTSIZEDARRAY else ct.get_array_element_type())
+        if ct.kind == TK.UNEXPOSED and re.sub(r"\b(const|volatile)\b", "", ct.spelling).strip() == "__bf16":
+            return "bfloat"   # (the bindings have no kind for clang's __bf16: cuda_bf16.h's __nv_bfloat16)
         if "type-parameter" in ct.spelling or ct.kind in (TK.UNEXPOSED, TK.DEPENDENT):
             name = re.sub(r"\b(const|volatile)\b|[*&]", "", t.spelling).strip()
             return self.template_types.get(name, "float")
