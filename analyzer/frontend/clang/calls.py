@@ -24,7 +24,6 @@ from analyzer.frontend.types import vector_shape
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
 _ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
 _COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
-_HINTED_STORES = frozenset({"__stcs", "__stcg", "__stwb", "__stwt"})
 _CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
@@ -71,11 +70,9 @@ class ClangCalls:
         method = self.method_call(c, into) if ref is None or ref.kind == CK.CXX_METHOD else None
         if method is not None:
             return method
-        if fn == "memcpy" and len(args) == 3 and self.user_function(ref) is None:   # the C library's
-            self.pending.extend(self.memcpy_stmt(args, c))
-            return Scalar(ir.Const(0), "int")
-        if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
-            self.pending.extend(self.store_hinted(args, c))   # a store with a cache hint: the store
+        library = self.library_stmt(fn, args, c)   # memcpy, __stcs inside an expression
+        if library is not None:
+            self.pending.extend(library)
             return Scalar(ir.Const(0), "int")
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
@@ -167,10 +164,9 @@ class ClangCalls:
             return [barrier]
         if self.lang == "cuda" and fn.startswith("surf") and self.from_headers(c):
             raise Unsupported(c, f"'{fn}': surface memory is not modelled")
-        if fn == "memcpy" and len(args) == 3 and self.user_function(c.referenced) is None:
-            return self.memcpy_stmt(args, c)
-        if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
-            return self.store_hinted(args, c)   # a store with a cache hint: the store
+        library = self.library_stmt(fn, args, c)
+        if library is not None:
+            return library
         if self.lang == "cuda":
             if fn == "__threadfence_block":
                 return []
@@ -305,22 +301,6 @@ class ClangCalls:
         return ir.Opaque(why, next(self.opaque_ids))
 
     # ---------- device functions ----------
-
-    def user_function(self, ref):
-        """The definition (with a body) of a function of the user's files, or None: the primary
-        template of an instantiation."""
-        if ref is None or ref.kind not in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD):
-            return None
-        if self.in_headers(ref):
-            return None
-        tmpl = ref.specialized_template
-        base = tmpl if tmpl is not None else ref
-        d = base.get_definition() or base
-        if d is None or not any(k.kind == CK.COMPOUND_STMT for k in d.get_children()):
-            return None
-        if self.in_headers(d):
-            return None
-        return d
 
     def should_inline(self, fn) -> bool:
         key = fn.hash

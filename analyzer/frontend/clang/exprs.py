@@ -463,40 +463,11 @@ class ClangExprs:
             return None
         return self.member_of(ptr, field, c, record_t)
 
-    def member_of(self, ptr: Pointer, field, c, record_t=None) -> Pointer:
-        """The place of member `field` of the struct at `ptr` (its type as the instantiated record has it)."""
-        if record_t is None:
-            record_t = self.records.get(ptr.elem)
-            if record_t is None:
-                raise Unsupported(c, f"member '{field.spelling}' of '{ptr.elem}', not a struct")
-        off = field_offset(record_t, field)
-        if off is None or off < 0:
-            raise Unsupported(c, f"member '{field.spelling}' at an offset clang does not know")
-        ft = self._field_type(type_name(canonical(record_t)), field)
-        dims: tuple = ()
-        if ft.kind == TK.CONSTANTARRAY:
-            extents = []
-            t = ft
-            while t.kind == TK.CONSTANTARRAY:
-                extents.append(t.element_count)
-                t = canonical(t.element_type)
-            dims = tuple(extents)
-        elem = self.note_type(ft)
-        return Pointer(ptr.buffer, ptr.space, elem, _add(ptr.offset, ir.Const(off // 8)), dims[1:] if dims else ())
-
     def _member(self, c) -> Value:
         kids = children(c)
         field = c.spelling
-        static = c.referenced
-        if static is not None and static.kind == CK.VAR_DECL and static.type.is_const_qualified():
-            # a static constant member named through an object (`packed.size`): its value
-            n = evaluate_int(c)
-            if n is None:
-                init = [k for k in static.get_children() if k.kind.is_expression()]
-                n = evaluate_int(init[-1]) if init else None
-            if n is None:
-                raise Unsupported(c, f"static member '{field}' of a value clang does not know")
-            return Scalar(ir.Const(n), "int")
+        if c.referenced is not None and c.referenced.kind == CK.VAR_DECL:
+            return self.static_member(c)   # `packed.size`
         if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
             this = self.this_member(c)   # inside a member function, the member of its object
             if this is None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, _add
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
+from analyzer.frontend.clang.exprs import field_offset
 from analyzer.frontend.clang.reader import evaluate_int, unary_op
 from analyzer.frontend.types import vector_shape
 
+_HINTED_STORES = frozenset({"__stcs", "__stcg", "__stwb", "__stwt"})
 # a struct copied element by element: past this many scalar elements the copy is not unrolled
 MAX_COPIED_ELEMENTS = 256
 
@@ -97,6 +99,62 @@ class ClangMethods:
         if not isinstance(val, Pointer):
             raise Unsupported(c, f"value of '{self.note_type(s.type)}', which holds an array")
         return val
+
+    def user_function(self, ref):
+        """The definition (with a body) of a function of the user's files, or None: the primary
+        template of an instantiation."""
+        if ref is None or ref.kind not in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD):
+            return None
+        if self.in_headers(ref):
+            return None
+        tmpl = ref.specialized_template
+        base = tmpl if tmpl is not None else ref
+        d = base.get_definition() or base
+        if d is None or not any(k.kind == CK.COMPOUND_STMT for k in d.get_children()):
+            return None
+        if self.in_headers(d):
+            return None
+        return d
+
+    def library_stmt(self, fn: str, args, c) -> list[ir.Stmt] | None:
+        """The C library's memcpy, and CUDA's stores with a cache hint (`__stcs(p, v)`: the store)."""
+        if fn == "memcpy" and len(args) == 3 and self.user_function(c.referenced) is None:
+            return self.memcpy_stmt(args, c)
+        if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
+            return self.store_hinted(args, c)
+        return None
+
+    def static_member(self, c) -> Scalar:
+        """A static constant member named through an object (`packed.size`): its value."""
+        static = c.referenced
+        n = evaluate_int(c) if static.type.is_const_qualified() else None
+        if n is None and static.type.is_const_qualified():
+            init = [k for k in static.get_children() if k.kind.is_expression()]
+            n = evaluate_int(init[-1]) if init else None
+        if n is None:
+            raise Unsupported(c, f"static member '{c.spelling}' of a value clang does not know")
+        return Scalar(ir.Const(n), "int")
+
+    def member_of(self, ptr: Pointer, field, c, record_t=None) -> Pointer:
+        """The place of member `field` of the struct at `ptr` (its type as the instantiated record has it)."""
+        if record_t is None:
+            record_t = self.records.get(ptr.elem)
+            if record_t is None:
+                raise Unsupported(c, f"member '{field.spelling}' of '{ptr.elem}', not a struct")
+        off = field_offset(record_t, field)
+        if off is None or off < 0:
+            raise Unsupported(c, f"member '{field.spelling}' at an offset clang does not know")
+        ft = self._field_type(type_name(canonical(record_t)), field)
+        dims: tuple = ()
+        if ft.kind == TK.CONSTANTARRAY:
+            extents = []
+            t = ft
+            while t.kind == TK.CONSTANTARRAY:
+                extents.append(t.element_count)
+                t = canonical(t.element_type)
+            dims = tuple(extents)
+        elem = self.note_type(ft)
+        return Pointer(ptr.buffer, ptr.space, elem, _add(ptr.offset, ir.Const(off // 8)), dims[1:] if dims else ())
 
     def memcpy_stmt(self, args, c) -> list[ir.Stmt]:
         """`memcpy(&bits, &payload, sizeof(bits))` of a constant size between locals and memory: the
