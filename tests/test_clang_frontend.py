@@ -622,3 +622,17 @@ def test_a_packed_vector_read_from_the_neighbours_lanes_races():
     # __nv_bfloat16 (clang's __bf16, a type kind libclang's bindings do not name) is 2 bytes
     assert bf16.buffers["data"].elem_size == 2 and bf16.buffers["v"].size_bytes == 16
     assert all(f["witness"].get("replayed", True) for f in report["findings"] if f["witness"])
+
+
+def test_a_packed_vector_built_from_its_bits_with_memcpy():
+    """llm.c's form: a constructor copying an int4 in with memcpy, `raw()` copying it out, the lane
+    count a static member read through the object, `__ldcs`/`__stcs`: one 16-byte read and one 16-byte
+    write a thread, at the bytes the thread's four floats hold."""
+    kernels, _ = lowered("packed_bits.cu")
+    double = next(k for k in kernels if k.name == "double_bits")
+    acc = _global_accesses(double)
+    assert [(a.is_write, a.width) for a in acc] == [(False, 16), (True, 16)]
+    assert acc[0].offset == acc[1].offset == ir.BinOp("*", ir.Var("i"), ir.Const(4))
+    code, report, err = check("packed_bits.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-read", "push_bits")}
