@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer import ir
 from analyzer.frontend.clang import lower_clang
 from conftest import cli_in_process
 
@@ -577,3 +578,61 @@ def test_mad24_and_mul24_are_products():
     code, report, err = check("mad24_index.cl", "--block-dim", "8,8")
     assert code == 1, err
     assert {(f["kernel"], f["second"]["line"]) for f in report["findings"]} == {("scale_rows_wrong", 13)}
+
+
+def _global_accesses(kernel):
+    seen, out = set(), []
+    for a in ir.accesses(kernel.body):
+        if a.id not in seen and a.space == ir.GLOBAL:
+            seen.add(a.id)
+            out.append(a)
+    return out
+
+
+def test_a_packed_vector_struct_is_private_and_its_copies_touch_each_element():
+    kernels, _ = lowered("packed_vector_fixed.cu")
+    by_name = {k.name: k for k in kernels}
+    scale = by_name["scale_lanes"]
+    assert scale.buffers["v"].space == ir.PRIVATE and scale.buffers["v"].size_bytes == 16
+    acc = _global_accesses(scale)
+    # the whole-struct load through a reinterpreted pointer: four 4-byte reads, one per lane; the
+    # store back: four writes at the same bytes
+    text = (HERE / "packed_vector_fixed.cu").read_text().splitlines()
+    load_line = next(n for n, t in enumerate(text, 1) if "return *reinterpret_cast" in t)
+    store_line = next(n for n, t in enumerate(text, 1) if "*reinterpret_cast<Lanes16<E>*>(at) = v" in t)
+    for write, line in ((False, load_line), (True, store_line)):
+        sites = [a for a in acc if a.is_write == write]
+        assert [a.span.line for a in sites] == [line] * 4 and {a.width for a in sites} == {4}
+        first = sites[0].offset
+        assert first == ir.BinOp("*", ir.Var("i"), ir.Const(4))
+        assert [a.offset for a in sites[1:]] == [ir.BinOp("+", first, ir.Const(n)) for n in (4, 8, 12)]
+    # `v[k]` through operator[] is the private element, not global memory
+    assert all(a.buffer == "data" for a in acc)
+    code, report, err = check("packed_vector_fixed.cu", "--block-dim", "64")
+    assert code == 0, err
+    assert report["findings"] == []
+
+
+def test_a_packed_vector_read_from_the_neighbours_lanes_races():
+    code, report, err = check("packed_vector.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-read", 20), ("write-after-read", 38)}
+    kernels, _ = lowered("packed_vector.cu")
+    bf16 = next(k for k in kernels if k.name == "bf16_overlap")
+    # __nv_bfloat16 (clang's __bf16, a type kind libclang's bindings do not name) is 2 bytes
+    assert bf16.buffers["data"].elem_size == 2 and bf16.buffers["v"].size_bytes == 16
+    assert all(f["witness"].get("replayed", True) for f in report["findings"] if f["witness"])
+
+
+def test_a_packed_vector_built_from_its_bits_with_memcpy():
+    """llm.c's form: a constructor copying an int4 in with memcpy, `raw()` copying it out, the lane
+    count a static member read through the object, `__ldcs`/`__stcs`: one 16-byte read and one 16-byte
+    write a thread, at the bytes the thread's four floats hold."""
+    kernels, _ = lowered("packed_bits.cu")
+    double = next(k for k in kernels if k.name == "double_bits")
+    acc = _global_accesses(double)
+    assert [(a.is_write, a.width) for a in acc] == [(False, 16), (True, 16)]
+    assert acc[0].offset == acc[1].offset == ir.BinOp("*", ir.Var("i"), ir.Const(4))
+    code, report, err = check("packed_bits.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-read", "push_bits")}

@@ -67,6 +67,13 @@ class ClangCalls:
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
+        method = self.method_call(c, into) if ref is None or ref.kind == CK.CXX_METHOD else None
+        if method is not None:
+            return method
+        library = self.library_stmt(fn, args, c)   # memcpy, __stcs inside an expression
+        if library is not None:
+            self.pending.extend(library)
+            return Scalar(ir.Const(0), "int")
         if fn in ("__kernelrace_assert",) or fn in VERIFIER_ANNOTATIONS:
             return Scalar(ir.Const(1), "int")   # claims of earlier verifiers: neither evaluated nor used
         if fn in self.parsed.functions:
@@ -157,6 +164,9 @@ class ClangCalls:
             return [barrier]
         if self.lang == "cuda" and fn.startswith("surf") and self.from_headers(c):
             raise Unsupported(c, f"'{fn}': surface memory is not modelled")
+        library = self.library_stmt(fn, args, c)
+        if library is not None:
+            return library
         if self.lang == "cuda":
             if fn == "__threadfence_block":
                 return []
@@ -291,22 +301,6 @@ class ClangCalls:
         return ir.Opaque(why, next(self.opaque_ids))
 
     # ---------- device functions ----------
-
-    def user_function(self, ref):
-        """The definition (with a body) of a function of the user's files, or None: the primary
-        template of an instantiation."""
-        if ref is None or ref.kind not in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD):
-            return None
-        if self.in_headers(ref):
-            return None
-        tmpl = ref.specialized_template
-        base = tmpl if tmpl is not None else ref
-        d = base.get_definition() or base
-        if d is None or not any(k.kind == CK.COMPOUND_STMT for k in d.get_children()):
-            return None
-        if self.in_headers(d):
-            return None
-        return d
 
     def should_inline(self, fn) -> bool:
         key = fn.hash
@@ -476,9 +470,16 @@ class ClangCalls:
                             scope[p.hash] = ptr if (self._is_struct(ptr.elem) or ptr.inner) else SharedScalar(ptr)
                             continue
                     val = self.rvalue(a)
+                elif self.holds_array(self.note_type(a.type)):
+                    val = self.struct_value(a)
                 else:
                     val = self.rvalue(a)
-                if isinstance(val, Pointer):
+                if isinstance(val, Pointer) and pt.kind != TK.POINTER and self.holds_array(val.elem):
+                    # a struct holding an array passed by value: the callee's own copy
+                    own = self.private_struct(f"{name}.{p.spelling}", val.elem)
+                    stmts.extend(self.copy_elements(own, val, span))
+                    scope[p.hash] = own
+                elif isinstance(val, Pointer):
                     elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
@@ -489,11 +490,16 @@ class ClangCalls:
                     stmts.extend(self._assign_local(ref_, val, span))
                     scope[p.hash] = ref_
             ret_t = canonical(fn.result_type)
+            if ret_t.kind != TK.RECORD and canonical(c.type).kind == TK.RECORD and c.kind == CK.CALL_EXPR:
+                ret_t = canonical(c.type)   # a template's `Vec<T>` result: the call's instantiated type
             saved = self.scopes, self.return_var, self.return_struct
             self.return_var = self.fresh_var(f"{name}.ret")
             ret_name = self.note_type(ret_t)
             self.return_struct = None
-            if ret_t.kind == TK.RECORD and self._is_struct(ret_name):
+            if ret_t.kind == TK.RECORD and self.holds_array(ret_name):
+                self.return_struct = into if isinstance(into, Pointer) and into.elem == ret_name else \
+                    self.private_struct(self.return_var, ret_name)
+            elif ret_t.kind == TK.RECORD and self._is_struct(ret_name):
                 self.return_struct = into if isinstance(into, LocalStruct) and into.ty == ret_name else \
                     LocalStruct(self.return_var, ret_name)
             self.scopes = [self.scopes[0], scope]

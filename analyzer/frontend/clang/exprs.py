@@ -94,6 +94,8 @@ class ClangExprs:
             return self._cast(c)
         if k == CK.CALL_EXPR:
             return self.call(c)
+        if k == CK.CXX_THIS_EXPR and self.this_val is not None:
+            return self.this_val
         if k == CK.UNEXPOSED_EXPR:
             return self._unexposed(c)
         if k == CK.CXX_UNARY_EXPR:   # sizeof / alignof
@@ -176,6 +178,11 @@ class ClangExprs:
                     n = self.int_value(c)   # a constant of a library namespace (`std::is_same_v<A, B>`)
                     if n is not None:
                         return Scalar(ir.Const(n), "int")
+                    init = [k for k in ref.get_children() if k.kind.is_expression()]
+                    if init and ref.semantic_parent.kind in (CK.CLASS_TEMPLATE, CK.STRUCT_DECL, CK.CLASS_DECL):
+                        # a class template's `static constexpr int size = 16 / sizeof(T);` seen from
+                        # its own member functions: its initializer under the class's bound types
+                        return self.rvalue(init[-1])
                 return self.global_var(ref, c)
         builtin = self.builtin_name(name, ref)
         if builtin is not None:
@@ -390,6 +397,10 @@ class ClangExprs:
             ptr = self.member_place(c)
             if ptr is not None:
                 return ptr
+        if k == CK.CALL_EXPR:
+            ptr = self.method_call(c, want_place=True)   # `v[k]` through a reference-returning operator[]
+            if isinstance(ptr, Pointer):
+                return ptr
         if k == CK.DECL_REF_EXPR:
             val = self.value(c)
             if isinstance(val, SharedScalar):
@@ -421,8 +432,9 @@ class ClangExprs:
     def member_place(self, c) -> Pointer | None:
         """`p[i].f`, `p->f`, `(*p).f`, `p[i].a.b`: the member's place in memory, or None."""
         kids = children(c)
-        if not kids:
-            return None
+        if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
+            this = self.this_member(c)   # inside a member function, the member of its object
+            return this if isinstance(this, Pointer) else None
         base_c = kids[0]
         base_t = canonical(strip(base_c).type)
         if base_t.kind == TK.POINTER:
@@ -449,26 +461,21 @@ class ClangExprs:
         field = c.referenced
         if field is None or field.kind != CK.FIELD_DECL:
             return None
-        off = field_offset(record_t, field)
-        if off is None or off < 0:
-            raise Unsupported(c, f"member '{field.spelling}' at an offset clang does not know")
-        ft = canonical(field.type)
-        dims: tuple = ()
-        if ft.kind == TK.CONSTANTARRAY:
-            extents = []
-            t = ft
-            while t.kind == TK.CONSTANTARRAY:
-                extents.append(t.element_count)
-                t = canonical(t.element_type)
-            dims = tuple(extents)
-        elem = self.note_type(ft)
-        return Pointer(ptr.buffer, ptr.space, elem, _add(ptr.offset, ir.Const(off // 8)), dims[1:] if dims else ())
+        return self.member_of(ptr, field, c, record_t)
 
     def _member(self, c) -> Value:
         kids = children(c)
         field = c.spelling
-        if not kids:
-            raise Unsupported(c, f"member '{field}' of this object")
+        if c.referenced is not None and c.referenced.kind == CK.VAR_DECL:
+            return self.static_member(c)   # `packed.size`
+        if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
+            this = self.this_member(c)   # inside a member function, the member of its object
+            if this is None:
+                raise Unsupported(c, f"member '{field}' of this object")
+            if not isinstance(this, Pointer) or self._is_struct(this.elem) or \
+                    canonical(c.type).kind in (TK.CONSTANTARRAY, TK.DEPENDENTSIZEDARRAY):
+                return this
+            return self.load(this, self.span(c))
         base_c = kids[0]
         base = None
         sb = strip(base_c)

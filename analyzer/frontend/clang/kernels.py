@@ -26,6 +26,7 @@ from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
+from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
@@ -36,7 +37,7 @@ _INCLUDE = str(INCLUDE)
 
 
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangGroups, ClangImages,
-                    ClangMetal, AccessLowering, ExprLowering):
+                    ClangMetal, ClangMethods, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -149,6 +150,8 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             return self.note_type(ct.get_pointee())
         if ct.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
             return self.note_type(ct.element_type if ct.kind != TK.DEPENDENTSIZEDARRAY else ct.get_array_element_type())
+        if ct.kind == TK.UNEXPOSED and re.sub(r"\b(const|volatile)\b", "", ct.spelling).strip() == "__bf16":
+            return "bfloat"   # (the bindings have no kind for clang's __bf16: cuda_bf16.h's __nv_bfloat16)
         if "type-parameter" in ct.spelling or ct.kind in (TK.UNEXPOSED, TK.DEPENDENT):
             name = re.sub(r"\b(const|volatile)\b|[*&]", "", t.spelling).strip()
             return self.template_types.get(name, "float")

@@ -337,7 +337,7 @@ class ClangStmts:
             self.scopes[-1][d.hash] = SharedScalar(Pointer(bname, ir.SHARED, ty, ir.Const(0)))
             return []
         if t.kind == TK.RECORD and self._is_struct(ty):
-            local = LocalStruct(self.fresh_var(name), ty)
+            local = self.private_struct(name, ty) if self.holds_array(ty) else LocalStruct(self.fresh_var(name), ty)
             out: list[ir.Stmt] = []
             if init is not None:
                 out = self.copy_into(local, init, span)
@@ -363,10 +363,20 @@ class ClangStmts:
             args = list(s.get_arguments())
             if not args:
                 return []
+            if isinstance(local, Pointer):
+                built = self.construct_into(local, s, span)
+                if built is not None:
+                    return built
             if len(args) == 1:
                 return self.copy_into(local, args[0], span)
             if self.lang == "metal" and self.in_headers(s.referenced):
                 return []   # metal_stdlib's `constexpr sampler s(filter::linear, ...)`: no state read here
+        if s.kind == CK.CALL_EXPR and s.referenced is None and isinstance(local, Pointer):
+            built = self.construct_dependent(local, s, span)
+            if built is not None:
+                return built
+        if s.kind == CK.INIT_LIST_EXPR and isinstance(local, Pointer):
+            raise Unsupported(init, f"initializer list of struct '{local.elem}', which holds an array")
         if s.kind == CK.INIT_LIST_EXPR:
             out = []
             record = self.records[local.ty]
@@ -381,15 +391,22 @@ class ClangStmts:
             return out
         if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind != CK.CONSTRUCTOR:
             val = self.call(s, into=local)
+            if isinstance(local, Pointer) and isinstance(val, Pointer) and val != local:
+                return self.flush([]) + self.copy_elements(local, val, span)
             if isinstance(val, LocalStruct) and val is not local:
                 return self.copy_struct_values(local, val, span)
             return []
+        lists = [k for k in children(s) if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF)]
+        if len(lists) == 1 and strip(lists[0]).kind == CK.INIT_LIST_EXPR:
+            return self.copy_into(local, lists[0], span)   # `return Params{a, b};`
         src = self.struct_ref(init)
         return self.copy_struct_values(local, src, span, self.span(init))
 
     def copy_struct_values(self, dst, src, span, read_span=None) -> list[ir.Stmt]:
         """dst = src member by member; the reads are placed at the source expression."""
         struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
+        if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
+            return self.copy_elements(dst, src, span, read_span)
         out = []
         for path, off, ty in self.struct_leaves(self.records[struct]):
             if ty is None or vector_shape(ty):

@@ -39,6 +39,13 @@ class ClangStores:
     def store(self, target_c, val: Value, span) -> list[ir.Stmt]:
         t = strip(target_c)
         k = t.kind
+        if isinstance(val, Pointer) and self.holds_array(val.elem) and canonical(t.type).kind != TK.POINTER:
+            # a struct holding an array stored whole (in a template, where its type is dependent)
+            dst = self.value(t) if k == CK.DECL_REF_EXPR else self.place(t)
+            dst = dst.ptr if isinstance(dst, SharedScalar) else dst
+            if not isinstance(dst, Pointer):
+                raise Unsupported(t, f"assignment of a '{val.elem}' to a value that is not one")
+            return self.flush([]) + self.copy_elements(replace(dst, elem=val.elem, inner=()), val, span)
         if k == CK.DECL_REF_EXPR:
             ref = self.value(t)
             if isinstance(ref, LocalRef):
@@ -133,6 +140,8 @@ class ClangStores:
         record = self.records.get(struct)
         if record is None:
             raise Unsupported(src_c, f"copy of struct '{struct}'")
+        if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
+            return self.flush([]) + self.copy_elements(dst, src, span, self.span(src_c))
         out: list[ir.Stmt] = []
         leaves = list(self.struct_leaves(record))
         if isinstance(src, Vector) and len(src.comps) != len(leaves):
@@ -169,7 +178,7 @@ class ClangStores:
             return self.place(s)
         if s.kind == CK.CALL_EXPR:
             val = self.call(s)
-            if isinstance(val, LocalStruct):
+            if isinstance(val, LocalStruct) or isinstance(val, Pointer) and self.holds_array(val.elem):
                 return val
         raise Unsupported(c, "struct value that is not a variable or an element in memory")
 

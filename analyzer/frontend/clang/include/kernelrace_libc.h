@@ -5,8 +5,10 @@
 #pragma once
 #ifdef __CUDACC__
 #define __KR_LIBC extern "C" __host__
+#define __KR_LIBC_HD extern "C" __host__ __device__   /* CUDA's memcpy and memset run on the device too */
 #else
 #define __KR_LIBC extern "C"
+#define __KR_LIBC_HD extern "C"
 #endif
 typedef unsigned long size_t;
 typedef struct _IO_FILE FILE;   /* glibc's name: the same type where both are included */
@@ -73,8 +75,8 @@ __KR_LIBC char *getenv(const char *);
 __KR_LIBC int system(const char *);
 __KR_LIBC int posix_memalign(void **, size_t, size_t);
 __KR_LIBC void *aligned_alloc(size_t, size_t);
-__KR_LIBC void *memcpy(void *, const void *, size_t);
-__KR_LIBC void *memset(void *, int, size_t);
+__KR_LIBC_HD void *memcpy(void *, const void *, size_t);
+__KR_LIBC_HD void *memset(void *, int, size_t);
 __KR_LIBC void *memmove(void *, const void *, size_t);
 __KR_LIBC int memcmp(const void *, const void *, size_t);
 __KR_LIBC size_t strlen(const char *);
