@@ -68,7 +68,10 @@ class MemoryMixin:
                 raise Unsupported(ins.node, "access chain into a local that is not a vector")
             idx = self.scalar(ins.args[2], ins)
             if not isinstance(idx, ir.Const):
-                raise Unsupported(ins.node, "vector lane selected by a variable")
+                # A lane chosen by a variable (`v[i]` on a local vec4): the path holds the index and
+                # `bounds` the vector's length; a load selects the lane, a store updates each.
+                return Ptr("local", base.base, base.space, offset, m.types[ty].elem, (idx,),
+                           ((idx, m.types[ty].count),))
             return Ptr("local", base.base, base.space, offset, m.types[ty].elem, (idx.value,))
         for ident in ins.args[2:]:
             t = m.types[ty]
@@ -97,6 +100,18 @@ class MemoryMixin:
         if not isinstance(ptr, Ptr):
             raise Unsupported(ins.node, "load through a value that is not a pointer")
         span = self.span(ins)
+        if ptr.kind == "local" and _dynamic_lane(ptr):
+            idx, count = ptr.bounds[0]
+            lanes = [ir.Var(f"{ptr.base}.{i}") for i in range(count)]
+            val = lanes[-1]
+            for i in range(count - 2, -1, -1):
+                val = ir.Select(ir.BinOp("==", idx, ir.Const(i)), lanes[i], val)
+            if not self._snapshot:
+                self.bind(ins, val)
+                return []
+            tmp = self.fresh(f"{ptr.base}.old")
+            self.bind(ins, ir.Var(tmp))
+            return [ir.Assign(tmp, val, span)]
         if ptr.kind == "local":
             names = _lane_names(ptr, self.m)
             if not self._snapshot:
@@ -137,6 +152,11 @@ class MemoryMixin:
 
     def store(self, ptr: Ptr, val, ins: Ins) -> list[ir.Stmt]:
         span = self.span(ins)
+        if ptr.kind == "local" and _dynamic_lane(ptr):
+            idx, count = ptr.bounds[0]
+            v = self._as_expr(val)
+            return [ir.Assign(f"{ptr.base}.{i}", ir.Select(ir.BinOp("==", idx, ir.Const(i)), v,
+                                                          ir.Var(f"{ptr.base}.{i}")), span) for i in range(count)]
         if ptr.kind == "local":
             names = _lane_names(ptr, self.m)
             if names == [_local_name(ptr)]:
@@ -272,6 +292,11 @@ class MemoryMixin:
         if t.kind in ("int", "float", "bool") or (t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"):
             return ir.Param(name + rest)   # a device address too: the host's value
         raise Unsupported(ins.node, f"load of a {t.kind} parameter")
+
+
+def _dynamic_lane(ptr: Ptr) -> bool:
+    """A local vector's lane chosen by a variable (`access_chain`)."""
+    return bool(ptr.path) and not isinstance(ptr.path[0], int)
 
 
 def _local_name(ptr: Ptr) -> str:
