@@ -434,3 +434,20 @@ def test_std430_uniform_blocks_get_the_scalar_layout_extension_and_say_so(cli):
     assert code == 0
     (kernel,) = report["kernels"]
     assert any("GL_EXT_scalar_block_layout" in a for a in kernel["assumptions"])
+
+
+def test_a_large_parameter_array_indexed_by_a_variable_is_an_unknown_value():
+    # 100 elements: more than a select spans, so the element is a value the analysis does not know
+    # (never a constant or one parameter chosen for every index).
+    kernel = _lowered("""#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer Out { int result[]; };
+layout(push_constant) uniform PC { int lanes[100]; } pc;
+void main() { result[gl_LocalInvocationID.x] = pc.lanes[gl_WorkGroupID.x]; }
+""")
+    (store,) = [a for a in ir.accesses(kernel.body) if a.is_write]
+    def parts(e):
+        yield e
+        for x in ir.operands(e):
+            yield from parts(x)
+    assert any(isinstance(e, ir.Opaque) for e in parts(store.value))
