@@ -297,7 +297,6 @@ class MemoryMixin:
             return self._param_named(name + rest)   # a device address too: the host's value
         raise Unsupported(ins.node, f"load of a {t.kind} parameter")
 
-
     def _param_named(self, name: str) -> ir.Param:
         # A member of a vector or array (`size[0]`) is a parameter of the kernel too, so that a
         # witness gives it a value and its replay runs.
