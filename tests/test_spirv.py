@@ -408,3 +408,46 @@ void main() {
 """)
     returns = {s.target for s in ir.walk_stmts(kernel.body) if isinstance(s, ir.Assign) and ".ret" in s.target}
     assert returns and {t.rsplit(".", 1)[1] for t in returns} == {"0", "1"}   # one variable per lane
+
+
+def test_an_opengl_shader_is_compiled_with_opengl_rules_and_says_so(cli):
+    # No `binding` layouts and loose uniforms: Vulkan's GLSL rejects them, OpenGL's takes them.
+    code, report, _ = cli("check", str(VULKAN / "opengl_bindings.comp"), "--format", "json")
+    assert code == 1 and {f["rule"] for f in report["findings"]} == {"write-after-write"}
+    (kernel,) = report["kernels"]
+    assert any("OpenGL" in a and "distinct buffers" in a for a in kernel["assumptions"])
+    # A Vulkan shader is compiled as before, and says nothing of OpenGL.
+    code, report, _ = cli("check", str(VULKAN / "buffer_barrier_fixed.comp"), "--format", "json")
+    assert not any("OpenGL" in a for k in report["kernels"] for a in k.get("assumptions", []))
+
+
+def test_an_opengl_shader_that_fails_for_another_reason_is_one_line(cli, tmp_path):
+    shader = tmp_path / "gl.comp"
+    shader.write_text("#version 430\nlayout(local_size_x = 8) in;\nuniform uint n;\n"
+                      "layout(std430) buffer B { float b[]; };\nvoid main() { b[n] = ; }\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and err.count("\n") == 1 and "gl.comp:5" in err
+
+
+def test_std430_uniform_blocks_get_the_scalar_layout_extension_and_say_so(cli):
+    code, report, _ = cli("check", str(VULKAN / "scalar_uniform_layout_fixed.comp"), "--format", "json")
+    assert code == 0
+    (kernel,) = report["kernels"]
+    assert any("GL_EXT_scalar_block_layout" in a for a in kernel["assumptions"])
+
+
+def test_a_large_parameter_array_indexed_by_a_variable_is_an_unknown_value():
+    # 100 elements: more than a select spans, so the element is a value the analysis does not know
+    # (never a constant or one parameter chosen for every index).
+    kernel = _lowered("""#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer Out { int result[]; };
+layout(push_constant) uniform PC { int lanes[100]; } pc;
+void main() { result[gl_LocalInvocationID.x] = pc.lanes[gl_WorkGroupID.x]; }
+""")
+    (store,) = [a for a in ir.accesses(kernel.body) if a.is_write]
+    def parts(e):
+        yield e
+        for x in ir.operands(e):
+            yield from parts(x)
+    assert any(isinstance(e, ir.Opaque) for e in parts(store.value))

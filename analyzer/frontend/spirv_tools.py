@@ -72,28 +72,76 @@ def with_includes(source: str) -> str:
             + source[m.end():])
 
 
+# glslang's errors for what OpenGL allows and Vulkan does not (blocks, images without `binding`,
+# loose uniforms, atomic counters): a shader written for OpenGL's compute stage.
+_OPENGL_ONLY = re.compile(r"requires? layout\(binding=X\)|non-opaque uniforms outside a block|atomic_uint")
+_SCALAR_LAYOUT = "required extension not requested: GL_EXT_scalar_block_layout"
+OPENGL_ASSUMED = ("compiled as OpenGL GLSL (glslang -R --auto-map-bindings): bindings the shader leaves out are "
+                  "assigned in declaration order, loose uniforms are one read-only uniform block, and distinct "
+                  "buffers and images are taken as distinct memory")
+SCALAR_ASSUMED = ("GL_EXT_scalar_block_layout enabled for the shader's std430 uniform blocks (Vulkan needs it; "
+                  "the blocks' offsets stay the shader's own)")
+# What a compilation assumed, carried to the lowering as a comment line of the SPIR-V text.
+NOTE = "; kernelrace assumed: "
+
+
+def with_extension(source: str, extension: str) -> str:
+    """`source` (with its `#version`, as `with_includes` leaves it) with `#extension NAME : enable`
+    after `#version`, the lines after it keeping their numbers."""
+    m = _VERSION.search(source)
+    line = source.count("\n", 0, m.end()) + 2
+    return source[:m.end()] + f"\n#extension {extension} : enable\n#line {line}" + source[m.end():]
+
+
 def compile_glsl(source: str, filename: str, stage: str = "comp", include_dirs=(), macros=()) -> bytes:
-    """GLSL compute shader -> SPIR-V binary, with OpLine debug info pointing at `filename`.
-    `#include` looks in the shader's own directory, then `include_dirs` (-I); `macros` are the
-    user's -D NAME[=VALUE]."""
-    with tempfile.TemporaryDirectory(prefix="kernelrace-") as tmp:
-        # Compiled from inside the directory so OpString records the bare name, not the temp path.
-        src = Path(tmp) / Path(filename).name
-        out = Path(tmp) / "out.spv"
-        src.write_text(with_includes(source))
-        dirs = [str(Path(filename).resolve().parent), *(str(Path(d).resolve()) for d in include_dirs)]
-        defines = [f"-D{name}={value}" if value != "" else f"-D{name}" for name, value in macros]
-        proc = _run([tool("glslangValidator"), "-V", "--target-env", TARGET_ENV, "-g", "-S", stage,
-                     *(f"-I{d}" for d in dirs), *defines, src.name, "-o", str(out)], f"compiling {filename}", cwd=tmp)
-        if proc.returncode != 0 or not out.exists():
-            msg = _first_error(proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
-            # glslang names the temporary copy: name the user's file instead.
-            msg = msg.replace(src.name, filename)
+    """GLSL compute shader -> SPIR-V binary (`compile_glsl_noting` without what it assumed)."""
+    return compile_glsl_noting(source, filename, stage, include_dirs, macros)[0]
+
+
+def compile_glsl_noting(source: str, filename: str, stage: str = "comp", include_dirs=(),
+                        macros=()) -> tuple[bytes, list[str]]:
+    """GLSL compute shader -> SPIR-V binary, with OpLine debug info pointing at `filename`, and what
+    the compilation assumed. `#include` looks in the shader's own directory, then `include_dirs`
+    (-I); `macros` are the user's -D NAME[=VALUE]. A shader glslang rejects for Vulkan only because
+    it is OpenGL's (no `binding` layouts, loose uniforms) is compiled again with glslang's OpenGL
+    rules, and one whose std430 uniform blocks need GL_EXT_scalar_block_layout with it enabled;
+    each retry is said in what it returns."""
+    source = with_includes(source)
+    notes: list[str] = []
+    options: list[str] = []
+    while True:
+        binary, msg = _glslang(source, filename, stage, include_dirs, macros, options)
+        if binary is not None:
+            return binary, notes
+        if _OPENGL_ONLY.search(msg) and not options:
+            options = ["-R", "--auto-map-bindings", "--auto-map-locations"]
+            notes.append(OPENGL_ASSUMED)
+        elif _SCALAR_LAYOUT in msg and SCALAR_ASSUMED not in notes:
+            source = with_extension(source, "GL_EXT_scalar_block_layout")
+            notes.append(SCALAR_ASSUMED)
+        else:
             undeclared = _UNDECLARED.search(msg)
             if undeclared:   # often a macro the host or build defines
                 msg += f" (if the build defines it, pass -D {undeclared.group(1)}=VALUE)"
             raise KernelraceError(f"{filename}: glslangValidator rejected the shader: {msg}")
-        return out.read_bytes()
+
+
+def _glslang(source: str, filename: str, stage: str, include_dirs, macros, options) -> tuple[bytes | None, str]:
+    """One glslangValidator run: the binary, or None and its first error naming `filename`."""
+    with tempfile.TemporaryDirectory(prefix="kernelrace-") as tmp:
+        # Compiled from inside the directory so OpString records the bare name, not the temp path.
+        src = Path(tmp) / Path(filename).name
+        out = Path(tmp) / "out.spv"
+        src.write_text(source)
+        dirs = [str(Path(filename).resolve().parent), *(str(Path(d).resolve()) for d in include_dirs)]
+        defines = [f"-D{name}={value}" if value != "" else f"-D{name}" for name, value in macros]
+        proc = _run([tool("glslangValidator"), "-V", "--target-env", TARGET_ENV, "-g", "-S", stage, *options,
+                     *(f"-I{d}" for d in dirs), *defines, src.name, "-o", str(out)], f"compiling {filename}", cwd=tmp)
+        if proc.returncode != 0 or not out.exists():
+            msg = _first_error(proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
+            # glslang names the temporary copy: name the user's file instead.
+            return None, msg.replace(src.name, filename)
+        return out.read_bytes(), ""
 
 
 def disassemble(binary: bytes, filename: str) -> str:
@@ -139,7 +187,10 @@ def spirv_text(data: bytes, path: str, include_dirs=(), macros=()) -> str:
     except UnicodeDecodeError as exc:
         raise KernelraceError(f"{path}: cannot read: {exc}") from None
     if suffix in (".comp", ".glsl"):
-        text = disassemble(compile_glsl(text, path, include_dirs=include_dirs, macros=macros), path)
-        # glslang records the bare file name: give the path the user gave.
-        return text.replace(f'OpString "{p.name}"', f'OpString "{path}"', 1)
+        binary, notes = compile_glsl_noting(text, path, include_dirs=include_dirs, macros=macros)
+        text = disassemble(binary, path)
+        # glslang records the bare file name: give the path the user gave. What the compilation
+        # assumed goes last, as comments, so that the module's lines keep their numbers.
+        text = text.replace(f'OpString "{p.name}"', f'OpString "{path}"', 1)
+        return text + "".join(f"{NOTE}{n}\n" for n in notes)
     return text

@@ -10,7 +10,7 @@ import itertools
 from lark import Tree
 
 from analyzer import ir
-from analyzer.frontend.lower import MAX_NESTING, Unsupported, _has_return, _returns_to_breaks
+from analyzer.frontend.lower import MAX_NESTING, Unsupported, _has_return
 from analyzer.frontend.spirv.module import Block, Ins, _at
 from analyzer.frontend.spirv.values import Vec
 
@@ -49,11 +49,12 @@ class ControlFlowMixin:
         while out and isinstance(out[-1], ir.Return):
             out.pop()
         if _has_return(out):
-            if any(isinstance(s, ir.Loop) and _has_return(s.body) for s in ir.walk_stmts(out, into_loops=False)):
-                raise Unsupported(self.entry.node, f"'return' inside a loop of called function {fn.name}")
             span = out[0].span if out else self.span(self.entry)
-            out = _returns_to_breaks(out) + [ir.Break(span)]
-            out = [ir.Loop([], None, [], out, span, next(self.loop_ids))]
+            # The body runs inside a one-trip loop, a `return` as its `break`. One inside a loop of
+            # the body sets a flag and breaks out; after that loop, the flag breaks out again.
+            flag = self.fresh(f"{fn.name}.returned")
+            out = _returns_out(out, flag, False) + [ir.Break(span)]
+            out = [ir.Assign(flag, ir.Const(0), span), ir.Loop([], None, [], out, span, next(self.loop_ids))]
         self.last_return = ret
         return out
 
@@ -295,3 +296,21 @@ def _mentions(e, names: set[str]) -> bool:
     if isinstance(e, ir.Var):
         return e.name in names
     return any(_mentions(x, names) for x in ir.operands(e))
+
+
+def _returns_out(stmts: list, flag: str, in_loop: bool) -> list:
+    """A called function's statements with each `return` a `break` out of the loop the inlined body
+    sits in: inside a loop of the body, `flag = 1; break`, and `if (flag) break;` after that loop."""
+    out: list = []
+    for s in stmts:
+        if isinstance(s, ir.Return):
+            out.extend([ir.Assign(flag, ir.Const(1), s.span), ir.Break(s.span)] if in_loop else [ir.Break(s.span)])
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.cond, _returns_out(s.then, flag, in_loop), _returns_out(s.orelse, flag, in_loop),
+                             s.span, s.assumed))
+        elif isinstance(s, ir.Loop) and _has_return(s.body):
+            out.append(ir.Loop(s.init, s.cond, s.update, _returns_out(s.body, flag, True), s.span, s.id))
+            out.append(ir.If(ir.BinOp("!=", ir.Var(flag), ir.Const(0)), [ir.Break(s.span)], [], s.span))
+        else:
+            out.append(s)
+    return out

@@ -19,6 +19,7 @@ from analyzer.frontend.spirv.instructions import InstructionsMixin
 from analyzer.frontend.spirv.memory import DIMS, MemoryMixin
 from analyzer.frontend.spirv.module import Ins, Module, _at, _number
 from analyzer.frontend.spirv.values import Ptr, ValuesMixin
+from analyzer.frontend.spirv_tools import NOTE
 
 
 _LINE = re.compile(r"^\s*#\s*line\s+(\d+)")
@@ -53,9 +54,14 @@ class SpirvLowering:
         # Read in lower(), not __init__: what the reading refuses is an Unsupported the caller reports.
         self.module = Module(self.tree, self.filename)
         out = []
+        # What compiling the GLSL assumed (spirv_tools.NOTE comments): said with every kernel. It
+        # constrains nothing the analysis decides, so its expression is true.
+        notes = [ln[len(NOTE):] for ln in self.lines if ln.startswith(NOTE)]
         for fid, name, ins in self.module.entry_points:
             with _at(ins.node):
-                out.append(KernelLowering(self, fid, name, ins).lower())
+                kernel = KernelLowering(self, fid, name, ins).lower()
+                kernel.assumptions += [(n, ir.BinOp("==", ir.Const(0), ir.Const(0))) for n in notes]
+                out.append(kernel)
         return out
 
 

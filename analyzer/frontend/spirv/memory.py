@@ -4,6 +4,10 @@ makes the IR's accesses, the events the analysis checks."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import math
+
 from analyzer import ir, messages
 from analyzer.frontend import atomics, subgroups
 from analyzer.frontend.lower import Unsupported, _add, _mul
@@ -68,7 +72,10 @@ class MemoryMixin:
                 raise Unsupported(ins.node, "access chain into a local that is not a vector")
             idx = self.scalar(ins.args[2], ins)
             if not isinstance(idx, ir.Const):
-                raise Unsupported(ins.node, "vector lane selected by a variable")
+                # A lane chosen by a variable (`v[i]` on a local vec4): the path holds the index and
+                # `bounds` the vector's length; a load selects the lane, a store updates each.
+                return Ptr("local", base.base, base.space, offset, m.types[ty].elem, (idx,),
+                           ((idx, m.types[ty].count),))
             return Ptr("local", base.base, base.space, offset, m.types[ty].elem, (idx.value,))
         for ident in ins.args[2:]:
             t = m.types[ty]
@@ -97,6 +104,18 @@ class MemoryMixin:
         if not isinstance(ptr, Ptr):
             raise Unsupported(ins.node, "load through a value that is not a pointer")
         span = self.span(ins)
+        if ptr.kind == "local" and _dynamic_lane(ptr):
+            idx, count = ptr.bounds[0]
+            lanes = [ir.Var(f"{ptr.base}.{i}") for i in range(count)]
+            val = lanes[-1]
+            for i in range(count - 2, -1, -1):
+                val = ir.Select(ir.BinOp("==", idx, ir.Const(i)), lanes[i], val)
+            if not self._snapshot:
+                self.bind(ins, val)
+                return []
+            tmp = self.fresh(f"{ptr.base}.old")
+            self.bind(ins, ir.Var(tmp))
+            return [ir.Assign(tmp, val, span)]
         if ptr.kind == "local":
             names = _lane_names(ptr, self.m)
             if not self._snapshot:
@@ -137,6 +156,11 @@ class MemoryMixin:
 
     def store(self, ptr: Ptr, val, ins: Ins) -> list[ir.Stmt]:
         span = self.span(ins)
+        if ptr.kind == "local" and _dynamic_lane(ptr):
+            idx, count = ptr.bounds[0]
+            v = self._as_expr(val)
+            return [ir.Assign(f"{ptr.base}.{i}", ir.Select(ir.BinOp("==", idx, ir.Const(i)), v,
+                                                          ir.Var(f"{ptr.base}.{i}")), span) for i in range(count)]
         if ptr.kind == "local":
             names = _lane_names(ptr, self.m)
             if names == [_local_name(ptr)]:
@@ -265,13 +289,63 @@ class MemoryMixin:
         name = m.member_names.get((var_type, ptr.path[0]), f"param{ptr.path[0]}")
         rest = "".join(f"[{p}]" for p in ptr.path[1:])
         if any(not isinstance(p, int) for p in ptr.path[1:]):
-            raise Unsupported(ins.node, "parameter block indexed by a variable")
+            return self._param_chosen(ptr, var_type, ins)
         t = m.types[ptr.ty]
         if t.kind == "vector":
-            return Vec(tuple(ir.Param(f"{name}{rest}[{i}]") for i in range(t.count)))
+            return Vec(tuple(self._param_named(f"{name}{rest}[{i}]") for i in range(t.count)))
         if t.kind in ("int", "float", "bool") or (t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"):
-            return ir.Param(name + rest)   # a device address too: the host's value
+            return self._param_named(name + rest)   # a device address too: the host's value
         raise Unsupported(ins.node, f"load of a {t.kind} parameter")
+
+    def _param_named(self, name: str) -> ir.Param:
+        # A member of a vector or array (`size[0]`) is a parameter of the kernel too, so that a
+        # witness gives it a value and its replay runs.
+        if name not in self.kernel.params:
+            self.kernel.params.append(name)
+        return ir.Param(name)
+
+    def _param_chosen(self, ptr: Ptr, var_type: str, ins: Ins):
+        """A parameter block's element chosen by variables (`pc.offsets[i]`): a select over the
+        elements the indices may name (at most _CHOICES of them); beyond that, or in an array of
+        no fixed length, a value the analysis does not know."""
+        m, ty, choices = self.m, var_type, []
+        for j, p in enumerate(ptr.path):
+            t = m.types[ty]
+            if t.kind == "struct" and isinstance(p, int) and 0 <= p < len(t.members):
+                ty = t.members[p]
+            elif t.kind in ("array", "vector") and t.count:
+                if not isinstance(p, int):
+                    choices.append((j, p, t.count))
+                ty = t.elem
+            else:
+                return self._opaque(ins, "a parameter block's element chosen by a variable")
+        if math.prod(c for _, _, c in choices) > _CHOICES:
+            return self._opaque(ins, "a parameter block's element chosen by a variable")
+        out = None
+        for picks in itertools.product(*(range(c) for _, _, c in choices)):
+            path = list(ptr.path)
+            for (j, _, _), k in zip(choices, picks):
+                path[j] = k
+            v = self._param(dataclasses.replace(ptr, path=tuple(path)), ins)
+            if out is None:
+                out = v
+                continue
+            cond = None
+            for (_, idx, _), k in zip(choices, picks):
+                eq = ir.BinOp("==", idx, ir.Const(k))
+                cond = eq if cond is None else ir.BinOp("&&", cond, eq)
+            out = (Vec(tuple(ir.Select(cond, a, b) for a, b in zip(v.lanes, out.lanes))) if isinstance(v, Vec)
+                   else ir.Select(cond, v, out))
+        return out
+
+
+# The most elements a select over a parameter block's elements spans.
+_CHOICES = 64
+
+
+def _dynamic_lane(ptr: Ptr) -> bool:
+    """A local vector's lane chosen by a variable (`access_chain`)."""
+    return bool(ptr.path) and not isinstance(ptr.path[0], int)
 
 
 def _local_name(ptr: Ptr) -> str:
