@@ -152,7 +152,7 @@ def test_a_race_the_report_shows_once_is_detailed_once(monkeypatch):
                 for f in findings], len(calls)
 
     shown, detailed = report()
-    monkeypatch.setattr(races, "_shadowed", lambda *args: False)
+    monkeypatch.setattr(races, "stands_in_report", lambda *args: False)
     every, all_detailed = report()
     races_shown = sum(rule in (races.WAR, races.RAW, races.WAW) for rule, *_ in shown)
     assert shown == every and races_shown == 8
