@@ -433,7 +433,7 @@ def _declared_buffers(host) -> dict[str, tuple[tuple[int | str | None, ...], str
     one."""
     import tvm
 
-    from analyzer.tvm.build import _walk
+    from analyzer.tvm.sites import walk
 
     out: dict[str, Any] = {}
     conflicting: set[str] = set()
@@ -457,7 +457,7 @@ def _declared_buffers(host) -> dict[str, tuple[tuple[int | str | None, ...], str
             for key in (b.name, f"{b.name}_ptr"):
                 declared.setdefault(key, (shape, off_name))   # the parameter's, not a later view's
 
-        _walk(body, visit)
+        walk(body, visit)
         for key, value in declared.items():
             if key in out and out[key] != value:
                 conflicting.add(key)

@@ -69,23 +69,6 @@ class BuiltModule:
         return [(f"{fn_name}.{ {'cuda': 'cu', 'wgsl': 'wgsl', 'opencl': 'cl'}.get(self.lang, 'metal')}", self.source)]
 
 
-def _walk(node, visit) -> None:
-    """Pre-order walk over TIR statements (the wheel exposes no Python visitor for tirx)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        visit(n)
-        seq = getattr(n, "seq", None)
-        if seq is not None:
-            stack.extend(reversed(list(seq)))
-        for attr in ("body", "then_case", "else_case", "block", "rest"):
-            child = getattr(n, attr, None)
-            if child is not None and hasattr(child, "span"):
-                stack.append(child)
-
-
 def _extents(func) -> dict[str, int | str]:
     import tvm
 
@@ -97,7 +80,7 @@ def _extents(func) -> dict[str, int | str]:
             value = n.value
             found[tag] = int(value.value) if isinstance(value, tvm.tirx.IntImm) else str(value)
 
-    _walk(func.body, visit)
+    sites.walk(func.body, visit)
     return found
 
 

@@ -83,7 +83,8 @@ def _statement_accesses(stmt) -> list[tuple[str, str]]:
     return out + [(n, "read") for n in sorted(reads)]
 
 
-def _walk(node, visit: Callable[[Any], None]) -> None:
+def walk(node, visit: Callable[[Any], None]) -> None:
+    """Pre-order walk over TIR statements (the wheel exposes no Python visitor for tirx)."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -112,7 +113,7 @@ def access_sites(device: dict) -> dict[tuple[str, str], tuple[Site, ...]]:
 
     for dev_mod in device.values():
         for _, func in dev_mod.functions.items():
-            _walk(func.body, visit)
+            walk(func.body, visit)
     return {k: tuple(sorted(v)) for k, v in sorted(found.items())}
 
 
