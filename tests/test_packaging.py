@@ -74,6 +74,20 @@ def test_the_virtualenv_imports_the_wheel_not_the_source_tree(installed):
         assert Path(line).resolve().is_relative_to(venv_dir), got.stdout
 
 
+def test_the_wheel_holds_every_bundled_header(installed):
+    """The clang front end's own headers, those in sub-folders included (`<cuda/std/cmath>`,
+    `<cooperative_groups/reduce.h>`): a plain install that lacked one would report the header
+    missing where the source tree finds it."""
+    import zipfile
+
+    *_, wheel = installed
+    prefix = "analyzer/frontend/clang/include/"
+    shipped = {n[len(prefix):] for n in zipfile.ZipFile(wheel).namelist() if n.startswith(prefix)}
+    source = ROOT / "analyzer" / "frontend" / "clang" / "include"
+    bundled = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()}
+    assert any("/" in name for name in bundled) and shipped == bundled
+
+
 def test_the_core_install_requires_no_test_cluster_or_opencl_package(installed):
     import zipfile
 
