@@ -149,6 +149,11 @@ _SPIRV = {"OpFAdd": "f+", "OpFSub": "f-", "OpFMul": "f*", "OpFDiv": "f/", "OpFRe
           "__float2int_rn": "rint_int", "__float2ll_rz": "cvt:int64_t", "__ll2float_rn": "cvt:float"}
 
 
+def canonical(fn: str) -> str:
+    """A function's name as this module reads it (SPIR-V's, WGSL's and CUDA's spellings mapped)."""
+    return _SPIRV.get(fn, fn)
+
+
 def _numbers(args) -> tuple:
     """Operands as plain floats, vectors flattened: the same texel reads as the same key."""
     return tuple(x for a in args for x in (_numbers(a) if isinstance(a, tuple) else (float(a),)))

@@ -20,6 +20,7 @@ from analyzer.analysis.decision import division_forms
 from analyzer.analysis.decision.memory_guard import checkpoint
 from analyzer.analysis.execution.atomic_order import AtomicOrder, joined, through_loop
 from analyzer.analysis.execution.events import AccessEvent, BarrierEvent, Evaluation, LoopInfo
+from analyzer.analysis.execution.float_constants import folded
 from analyzer.analysis.execution.loop_facts import (ALL_DIMS, FLOATING, NO_DIMS, assigned_cells, assigned_names, at_least, bound_terms,
                                                     breaks_non_uniformly, cell_name, closed_form, ended_facts, floor_shaped, has_exit,
                                                     has_return, join_states, lower_bound, mentions, norm_dims, step_key, this_loop)
@@ -124,6 +125,8 @@ class SymbolicExecutor(AtomicOrder):
         if isinstance(e, ir.Select):
             return division_forms.select(self.term(e.cond, st), self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.Call):
+            if (name := folded(e, self.kernel.lang)) is not None:
+                return ir.Call(name, ())
             return ir.Call(e.fn, tuple(self.term(a, st) for a in e.args))
         if isinstance(e, ir.Read):
             return self.read(e.access, st)

@@ -16,6 +16,7 @@ from typing import Callable
 
 from analyzer import ir
 from analyzer.analysis.decision.memory_guard import checkpoint
+from analyzer.analysis.execution.float_constants import folded
 
 # Statements one thread may execute before the replay gives up (a witness in a long loop).
 STEP_LIMIT = 50_000
@@ -251,6 +252,8 @@ class Replay:
             if (e.fn.startswith("fcmp") or e.fn in ("min", "max")) and len(e.args) == 2:
                 a, b = (self._int(x, t) for x in e.args)
                 return _binop(e.fn[4:], a, b) if e.fn.startswith("fcmp") else (min if e.fn == "min" else max)(a, b)
+            if (name := folded(e, self.kernel.lang)) is not None:   # as the solver names it
+                return _Lazy(self, name, (), 0)
             args = tuple(self._eval(a, t) for a in e.args)
             return _Lazy(self, e.fn, args, 0, comps=args if e.fn == "vec" else None)
         if isinstance(e, ir.Read):

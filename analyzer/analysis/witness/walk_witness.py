@@ -37,6 +37,7 @@ import z3
 from analyzer import ir
 from analyzer.analysis.decision.solver import as_int, truth
 from analyzer.analysis.execution import tile_order
+from analyzer.analysis.execution.float_constants import folded
 from analyzer.analysis.execution.progress import _cell_written, _increment, _lists, state_name
 from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.execution.tile_order import (Walk, _conjuncts, _decrement_by, _normal_lists, _reads_only, _step,
@@ -62,6 +63,7 @@ class WalkProgram:
     def __init__(self, kernel: ir.Kernel, walk: Walk):
         self.walk = walk
         self.read_only = ir.read_only_loads(kernel)
+        self.lang = kernel.lang
         self.b0 = self._first_batch(kernel)
         k_loop = walk.inner
         body = k_loop.body
@@ -149,6 +151,8 @@ class WalkProgram:
         if isinstance(e, ir.Select):
             return ir.Select(self._term(e.cond, env), self._term(e.a, env), self._term(e.b, env))
         if isinstance(e, ir.Call):
+            if (name := folded(e, self.lang)) is not None:
+                return ir.Call(name, ())
             return ir.Call(e.fn, tuple(self._term(a, env) for a in e.args))
         raise _Unfit(type(e).__name__)
 
