@@ -147,18 +147,17 @@ def test_each_host_launch_with_constant_extents_is_checked():
     assert code == 0, err
 
 
-def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
-    """Fuzzing: fixtures with slices cut out, characters swapped and lines doubled either lower or
+def _mutants_lower_or_fail_in_one_line(tmp_path, sources, per_source: int, seed: int) -> int:
+    """Fuzzing: `sources` with slices cut out, characters swapped and lines doubled either lower or
     fail with a one-line KernelraceError; never another exception."""
     import random
     from analyzer.errors import KernelraceError
-    rng = random.Random(41)
-    sources = sorted(p for p in HERE.iterdir() if p.suffix in (".cu", ".cl", ".metal")) + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12]
+    rng = random.Random(seed)
     done = 0
     for path in sources:
         text = path.read_text()
         lang = {".cu": "cuda", ".cl": "opencl", ".metal": "metal"}[path.suffix]
-        for _ in range(6):
+        for _ in range(per_source):
             t = list(text)
             for _ in range(rng.randint(1, 4)):
                 i = rng.randrange(len(t))
@@ -174,7 +173,25 @@ def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
             except KernelraceError as exc:
                 assert "\n" not in str(exc)
             done += 1
-    assert done == 6 * len(sources)
+    return done
+
+
+def _fuzzed_sources() -> list[Path]:
+    return (sorted(p for p in HERE.iterdir() if p.suffix in (".cu", ".cl", ".metal"))
+            + sorted((HERE.parent / "fixtures" / "cuda").glob("*.cu"))[:12])
+
+
+def test_mutated_sources_lower_or_fail_in_one_line_slice(tmp_path):
+    """A pinned slice of the fuzzing below: one file of each dialect, four mutants each."""
+    sources = [next(p for p in _fuzzed_sources() if p.suffix == s) for s in (".cu", ".cl", ".metal")]
+    assert _mutants_lower_or_fail_in_one_line(tmp_path, sources, 4, seed=41) == 12
+
+
+@pytest.mark.slow
+def test_mutated_sources_lower_or_fail_in_one_line(tmp_path):
+    """Every clang fixture and a dozen CUDA rule fixtures, six mutants each (a sweep: the slow set)."""
+    sources = _fuzzed_sources()
+    assert _mutants_lower_or_fail_in_one_line(tmp_path, sources, 6, seed=41) == 6 * len(sources)
 
 
 def test_metal_kernel_attribute_and_max_threads():
