@@ -1258,8 +1258,10 @@ def compare(findings: list, verdict: OracleVerdict, result: ModeResult, subject:
             result.seen.append(b)
     # A race found on a buffer hides any other race on it from the per-buffer count: every racy
     # pair of statements must be named by a finding too (on a buffer not missed altogether).
+    # A pair an `unknown` finding names (the solver's budget ran out on it, as under a loaded
+    # machine) is said undecided, not missed: it is counted with the unknown findings.
     named = {tuple(sorted((subject.location_line(f.first), subject.location_line(f.second))))
-             for f in findings if f.rule in RACE_RULES}
+             for f in findings if f.rule in RACE_RULES or (f.rule == "unknown" and f.first is not None)}
     lines = {p: n for n, p in subject.em.lines.items()}
     for (pa, pb), c in sorted(verdict.pairs.items()):
         if tuple(sorted((lines[pa], lines[pb]))) not in named and c.first.buffer in result.found:
