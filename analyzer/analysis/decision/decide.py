@@ -1,0 +1,162 @@
+"""The decision layer: is a set of constraints satisfiable, which point satisfies it, and what it
+says of some of its names; two procedures behind one interface, chosen per query by its terms.
+
+The queries kernels pose (two threads, their blocks, loop iterations, parameters, with loaded
+values as opaque atoms) are mostly Presburger: linear integer arithmetic with floor and remainder
+by constants, guards, and/or/not. Those ISL (islpy) decides exactly, in a fraction of a
+millisecond (presburger.py translates Z3's terms); the rest (products of unknowns, bit vectors,
+divisions by unknowns) Z3 decides, as before (solver_budget.py asks it within budgets).
+
+What an ISL answer is worth: the translation is exact (an uninterpreted application is a variable
+related to the function's other applications by Ackermann's constraints, which keep
+congruence), so an empty set is an unsatisfiable query and a point is a model of it: its values of
+Z3's constants, and of each application. Under `KERNELRACE_DECISION_CHECK=1` (the tests) every ISL
+answer is checked: an empty set against Z3's verdict, a point by evaluating every constraint at it.
+
+`project` gives a set of constraints' shadow on some of its names (the race conditions' projection
+onto parameters is this, with brackets for products: conditions/race_condition.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import islpy as isl
+import z3
+
+from analyzer.analysis.decision.presburger import NotPresburger, Translation
+
+SAT, UNSAT = "sat", "unsat"
+# More disjuncts than this in a query's normal form: Z3's (ISL's time grows with them).
+MAX_WIDTH = 64
+# ISL's budget for one decision (its own count of operations): the corpus's Presburger queries
+# take at most a few thousand; one out of it goes to Z3.
+ISL_OPERATIONS = 200_000
+CHECK = os.environ.get("KERNELRACE_DECISION_CHECK") == "1"
+# KERNELRACE_DECISION=z3 sends every query to Z3 (the benchmarks' "before").
+ENABLED = os.environ.get("KERNELRACE_DECISION", "isl") != "z3"
+
+# A list to record every query Z3 decides in, with its verdict (the differential benchmark and test).
+RECORD: list | None = None
+# Counts and seconds by procedure, over the process (benchmarks/decision_layer.py prints them).
+STATS: Counter = Counter()
+
+
+@dataclass
+class Decision:
+    """An answer of the integer-set procedure: `result` SAT or UNSAT; for SAT, `point` (Z3
+    constant's name -> value) and the applications' values (`model_of` reads them)."""
+    result: str
+    point: dict[str, int] | None = None
+    apps: list | None = None            # (Z3 application, its set variable), inner ones first
+    values: dict[str, int] | None = None    # every set variable's value (applications' included)
+
+
+class Decider:
+    """The integer-set procedure for one analysis (one ISL context, reused)."""
+
+    def __init__(self) -> None:
+        self.ctx = isl.Context()
+        self.ctx.set_max_operations(ISL_OPERATIONS)
+        # One translation for all queries: each constraint is translated once (most of a
+        # query's constraints are the launch's bounds and pieces other queries stated).
+        self.tr = Translation([], "lower", {})
+        self.tr.app_limit = 1 << 30
+
+    def presburger(self, constraints: list) -> Decision | None:
+        """ISL's answer to the conjunction of `constraints` (Z3 booleans), or None where they are
+        not Presburger or ISL runs out of its budget (then Z3's is the answer)."""
+        t0 = time.perf_counter()
+        try:
+            out = self._decide(constraints)
+        except (NotPresburger, isl.Error, RecursionError) as exc:
+            STATS["not presburger" if isinstance(exc, NotPresburger) else "isl out of budget"] += 1
+            out = None
+        finally:
+            STATS["isl seconds"] += time.perf_counter() - t0
+        if out is not None:
+            STATS[f"isl {out.result}"] += 1
+            if CHECK:
+                _check(out, constraints)
+        return out
+
+    def _decide(self, constraints: list) -> Decision:
+        self.ctx.reset_operations()
+        tr = self.tr
+        body, dims, apps = tr.query(constraints)
+        if tr.products:     # no parameters here: a product of unknowns raised already
+            raise NotPresburger("a product")
+        if tr.width(body) > MAX_WIDTH:
+            raise NotPresburger("too many disjuncts")
+        s = tr.as_set(self.ctx, "", body, dims)
+        if s.is_empty():
+            return Decision(UNSAT)
+        p = s.sample_point()
+        values = {d: p.get_coordinate_val(isl.dim_type.set, i).to_python() for i, d in enumerate(dims)}
+        point = {name: values[v] for name, v in tr.vars.items() if v in values}
+        return Decision(SAT, point, apps, values)
+
+
+def model_of(d: Decision) -> z3.ModelRef:
+    """A Z3 model of the query ISL found `d`'s point of: its constants, and each function at the
+    arguments its applications take there (the applications in the order the translation met
+    them, inner ones first, so that their arguments evaluate)."""
+    assert d.result == SAT and d.apps is not None and d.values is not None
+    m = z3.Model()
+    for name, value in d.point.items():
+        m.update_value(z3.Int(name), z3.IntVal(value))
+    interps: dict = {}    # function's name -> (its interpretation, the argument values entered)
+    for app, var in d.apps:
+        f = app.decl()
+        args = tuple(m.eval(a, model_completion=True).as_long() for a in app.children())
+        if not args:
+            m.update_value(f(), z3.IntVal(d.values[var]))
+            continue
+        if f.name() not in interps:
+            fi = z3.FuncInterp(z3.Z3_add_func_interp(m.ctx.ref(), m.model, f.ast, z3.IntVal(0).as_ast()), m.ctx)
+            interps[f.name()] = (fi, set())
+        fi, seen = interps[f.name()]
+        if args not in seen:     # equal arguments have equal values (Ackermann's constraints)
+            seen.add(args)
+            vec = z3.AstVector(ctx=m.ctx)
+            for a in args:
+                vec.push(z3.IntVal(a))
+            z3.Z3_func_interp_add_entry(m.ctx.ref(), fi.f, vec.vector, z3.IntVal(d.values[var]).as_ast())
+    return m
+
+
+def holds_at(d: Decision, constraints: list) -> bool:
+    """Does every constraint evaluate to true at `d`'s point (`model_of`)?"""
+    m = model_of(d)
+    return all(z3.is_true(m.eval(c, model_completion=True)) for c in constraints)
+
+
+def _check(d: Decision, constraints: list) -> None:
+    """KERNELRACE_DECISION_CHECK: an ISL answer must be Z3's (a point, a model of the query)."""
+    if d.result == SAT:
+        if not holds_at(d, constraints):
+            raise AssertionError(f"ISL's point {d.point} does not satisfy the query")
+        return
+    s = z3.Solver()
+    s.set("timeout", 10_000)
+    s.add(*constraints)
+    if s.check() == z3.sat:
+        raise AssertionError(f"ISL found the query empty, Z3 satisfies it: {s.model()}")
+
+
+def project(constraints: list, names: list[str]) -> isl.Set:
+    """The values of the constants `names` for which `constraints` are satisfiable (the others
+    projected out), an ISL set whose parameters are `names` in order, spelled `p0_`, `p1_`, ...
+    Raises NotPresburger where the constraints are not (a product with a parameter among them
+    included: conditions/race_condition.py brackets those)."""
+    ctx = isl.Context()
+    ctx.set_max_operations(ISL_OPERATIONS)
+    tr = Translation(names, "lower", {})
+    body = tr.translate(constraints)
+    if tr.products or tr.atoms:
+        raise NotPresburger("a product with a parameter")
+    head = "[" + ", ".join(tr.ident(n) for n in names) + "] -> "
+    return tr.projected(ctx, head, body)
