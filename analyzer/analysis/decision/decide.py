@@ -65,6 +65,7 @@ class Decider:
         # query's constraints are the launch's bounds and pieces other queries stated).
         self.tr = Translation([], "lower", {})
         self.tr.app_limit = 1 << 30
+        self.z3_ctx = None     # the Z3 context the translation's memo (by term id) is of
 
     def presburger(self, constraints: list) -> Decision | None:
         """ISL's answer to the conjunction of `constraints` (Z3 booleans), or None where they are
@@ -85,6 +86,11 @@ class Decider:
 
     def _decide(self, constraints: list) -> Decision:
         self.ctx.reset_operations()
+        if constraints and constraints[0].ctx is not self.z3_ctx:
+            # Term ids name terms within one Z3 context (solver.fresh_context: one per kernel).
+            self.tr = Translation([], "lower", {})
+            self.tr.app_limit = 1 << 30
+            self.z3_ctx = constraints[0].ctx
         tr = self.tr
         body, dims, apps = tr.query(constraints)
         if tr.products:     # no parameters here: a product of unknowns raised already

@@ -75,14 +75,21 @@ class Translation:
         its own constraints."""
         body, items = [], set()
         for c in constraints:
+            # By id alone: the memo holds the term, so no other term of its context takes its id.
             hit = self._queried.get(c.get_id())
-            if hit is None or hit[0] is not c:
+            if hit is None:
                 self._using.append(set())
                 try:
                     text = self.boolean(c)
+                except NotPresburger as exc:
+                    # Remembered: a query stating it again is declined at once.
+                    self._queried[c.get_id()] = (c, None, exc)
+                    raise
                 finally:
                     used = self._using.pop()
                 hit = self._queried[c.get_id()] = (c, text, frozenset(used))
+            if hit[1] is None:
+                raise hit[2]
             body.append(hit[1])
             items |= hit[2]
         apps = sorted(i for k, i in items if k == "a")
@@ -334,9 +341,12 @@ def _fold(e) -> int | None:
     k = e.decl().kind()
     if k not in (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS):
         return None
-    vals = [_fold(c) for c in e.children()]
-    if any(v is None for v in vals):
-        return None
+    vals = []
+    for c in e.children():
+        v = _fold(c)
+        if v is None:
+            return None
+        vals.append(v)
     if k == z3.Z3_OP_UMINUS:
         return -vals[0]
     out = vals[0]
