@@ -100,7 +100,8 @@ def test_corpus_kernel_queries_agree():
 
 
 def _encoder(block=(64, 1, 1)) -> Encoder:
-    k = ir.Kernel(name="k", params=["n"], buffers={}, body=[], block_dim=dict(zip("xyz", block)))
+    k = ir.Kernel(name="k", file="k.cu", lang="cuda", params=["n"], buffers={}, body=[],
+                  block_dim=dict(zip("xyz", block)))
     return Encoder(k, 32)
 
 

@@ -53,6 +53,7 @@ class Decision:
     point: dict[str, int] | None = None
     apps: list | None = None            # (Z3 application, its set variable), inner ones first
     values: dict[str, int] | None = None    # every set variable's value (applications' included)
+    z3_ctx: object = None                   # the Z3 context of the query's terms
 
 
 class Decider:
@@ -103,7 +104,7 @@ class Decider:
         p = s.sample_point()
         values = {d: p.get_coordinate_val(isl.dim_type.set, i).to_python() for i, d in enumerate(dims)}
         point = {name: values[v] for name, v in tr.vars.items() if v in values}
-        return Decision(SAT, point, apps, values)
+        return Decision(SAT, point, apps, values, self.z3_ctx)
 
 
 def model_of(d: Decision) -> z3.ModelRef:
@@ -111,26 +112,27 @@ def model_of(d: Decision) -> z3.ModelRef:
     arguments its applications take there (the applications in the order the translation met
     them, inner ones first, so that their arguments evaluate)."""
     assert d.result == SAT and d.apps is not None and d.values is not None
-    m = z3.Model()
+    ctx = d.z3_ctx
+    m = z3.Model(ctx)
     for name, value in d.point.items():
-        m.update_value(z3.Int(name), z3.IntVal(value))
+        m.update_value(z3.Int(name, ctx), z3.IntVal(value, ctx))
     interps: dict = {}    # function's name -> (its interpretation, the argument values entered)
     for app, var in d.apps:
         f = app.decl()
         args = tuple(m.eval(a, model_completion=True).as_long() for a in app.children())
         if not args:
-            m.update_value(f(), z3.IntVal(d.values[var]))
+            m.update_value(f(), z3.IntVal(d.values[var], ctx))
             continue
         if f.name() not in interps:
-            fi = z3.FuncInterp(z3.Z3_add_func_interp(m.ctx.ref(), m.model, f.ast, z3.IntVal(0).as_ast()), m.ctx)
+            fi = z3.FuncInterp(z3.Z3_add_func_interp(ctx.ref(), m.model, f.ast, z3.IntVal(0, ctx).as_ast()), ctx)
             interps[f.name()] = (fi, set())
         fi, seen = interps[f.name()]
         if args not in seen:     # equal arguments have equal values (Ackermann's constraints)
             seen.add(args)
-            vec = z3.AstVector(ctx=m.ctx)
+            vec = z3.AstVector(ctx=ctx)
             for a in args:
-                vec.push(z3.IntVal(a))
-            z3.Z3_func_interp_add_entry(m.ctx.ref(), fi.f, vec.vector, z3.IntVal(d.values[var]).as_ast())
+                vec.push(z3.IntVal(a, ctx))
+            z3.Z3_func_interp_add_entry(ctx.ref(), fi.f, vec.vector, z3.IntVal(d.values[var], ctx).as_ast())
     return m
 
 
@@ -146,7 +148,7 @@ def _check(d: Decision, constraints: list) -> None:
         if not holds_at(d, constraints):
             raise AssertionError(f"ISL's point {d.point} does not satisfy the query")
         return
-    s = z3.Solver()
+    s = z3.Solver(ctx=constraints[0].ctx)
     s.set("timeout", 10_000)
     s.add(*constraints)
     if s.check() == z3.sat:

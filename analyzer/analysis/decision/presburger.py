@@ -191,6 +191,10 @@ class Translation:
         raise NotPresburger(f"boolean {e.decl().name() if z3.is_app(e) else e}")
 
     def _compare(self, op: str, a, b) -> str:
+        ca, cb = _fold(a), _fold(b)
+        if ca is not None and cb is not None:   # `1 != 0`: no disjunction for a constant
+            holds = {"=": ca == cb, "!=": ca != cb, "<": ca < cb, "<=": ca <= cb, ">": ca > cb, ">=": ca >= cb}[op]
+            return "true" if holds else "false"
         x, y = self.term(a), self.term(b)
         if op == "!=":
             return f"({x}) < ({y}) or ({x}) > ({y})"
@@ -248,9 +252,9 @@ class Translation:
             return f"{factor} * ({out})" if factor != 1 else out
         if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
             a, b = kids
-            if not z3.is_int_value(b) or b.as_long() == 0:
+            c = _fold(b)
+            if not c:
                 raise NotPresburger("division by a value")
-            c = b.as_long()
             x = self.term(a)
             if k == z3.Z3_OP_MOD:
                 return f"({x}) mod {abs(c)}"
