@@ -20,6 +20,7 @@ onto parameters is this, with brackets for products: conditions/race_condition.p
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -30,15 +31,15 @@ import z3
 from analyzer.analysis.decision.presburger import NotPresburger, Translation
 
 SAT, UNSAT = "sat", "unsat"
-# More disjuncts than this in a query's normal form: Z3's (ISL's time grows with them).
-MAX_WIDTH = 64
 # ISL's budget for one decision (its own count of operations): the corpus's Presburger queries
 # take at most a few thousand; one out of it goes to Z3.
-ISL_OPERATIONS = 200_000
+ISL_OPERATIONS = 20_000
 CHECK = os.environ.get("KERNELRACE_DECISION_CHECK") == "1"
 # KERNELRACE_DECISION=z3 sends every query to Z3 (the benchmarks' "before").
 ENABLED = os.environ.get("KERNELRACE_DECISION", "isl") != "z3"
 
+# Disjuncts of a query's set above which they are merged where they can be (`_conjunction`).
+COALESCE_ABOVE = 32
 # A list to record every query Z3 decides in, with its verdict (the differential benchmark and test).
 RECORD: list | None = None
 # Counts and seconds by procedure, over the process (benchmarks/decision_layer.py prints them).
@@ -67,6 +68,7 @@ class Decider:
         self.tr = Translation([], "lower", {})
         self.tr.app_limit = 1 << 30
         self.z3_ctx = None     # the Z3 context the translation's memo (by term id) is of
+        self.pieces: dict[str, isl.Set] = {}    # a constraint's text -> its set (`_piece`)
 
     def presburger(self, constraints: list) -> Decision | None:
         """ISL's answer to the conjunction of `constraints` (Z3 booleans), or None where they are
@@ -92,19 +94,55 @@ class Decider:
             self.tr = Translation([], "lower", {})
             self.tr.app_limit = 1 << 30
             self.z3_ctx = constraints[0].ctx
+            self.pieces = {}
         tr = self.tr
-        body, dims, apps = tr.query(constraints)
-        if tr.products:     # no parameters here: a product of unknowns raised already
-            raise NotPresburger("a product")
-        if tr.width(body) > MAX_WIDTH:
-            raise NotPresburger("too many disjuncts")
-        s = tr.as_set(self.ctx, "", body, dims)
-        if s.is_empty():
+        items: set = set()
+        pieces = []
+        for c in constraints:
+            text, used = tr.constraint(c)
+            items |= used
+            pieces.append(self._piece(text))
+        extras, apps = tr.extras(items)
+        pieces += [self._piece(text) for text in extras]
+        s = _conjunction(self.ctx, pieces)
+        if s is None or s.is_empty():
             return Decision(UNSAT)
         p = s.sample_point()
-        values = {d: p.get_coordinate_val(isl.dim_type.set, i).to_python() for i, d in enumerate(dims)}
-        point = {name: values[v] for name, v in tr.vars.items() if v in values}
-        return Decision(SAT, point, apps, values, self.z3_ctx)
+        space = p.get_space()
+        values = {space.get_dim_name(isl.dim_type.param, i): p.get_coordinate_val(isl.dim_type.param, i).to_python()
+                  for i in range(space.dim(isl.dim_type.param))}
+        # A constant no constraint bounds is absent from the set: any value, 0 (model completion).
+        point = {name: values.get(v, 0) for name, v in tr.vars.items() if v in values}
+        return Decision(SAT, point, apps, {**{v: 0 for _, v in apps}, **values}, self.z3_ctx)
+
+    def _piece(self, text: str) -> isl.Set:
+        """The set of one constraint's text over its variables as ISL parameters, parsed once per
+        kernel: a query intersects its constraints' sets (ISL aligns the parameters by name),
+        where parsing the query whole took ISL 10 to 300 ms."""
+        hit = self.pieces.get(text)
+        if hit is None:
+            names = sorted(set(_VARIABLE.findall(text)))
+            hit = self.pieces[text] = isl.Set.read_from_str(self.ctx, "[" + ", ".join(names) + "] -> { : " + text + " }")
+        return hit
+
+
+_VARIABLE = re.compile(r"\b[ve]\d+_")
+
+
+def _conjunction(ctx, pieces: list[isl.Set]) -> isl.Set | None:
+    """The intersection of `pieces`, the conjunctive ones first, so that the disjuncts of the next
+    meet a set already narrowed; None as soon as it is empty."""
+    pieces = sorted(pieces, key=lambda x: x.n_basic_set())
+    acc = pieces[0] if pieces else isl.Set.read_from_str(ctx, "{ : }")
+    for piece in pieces[1:]:
+        acc = acc.intersect(piece)     # drops the disjuncts it finds empty
+        if piece.n_basic_set() > 1:
+            n = acc.n_basic_set()
+            if n == 0:
+                return None
+            if n > COALESCE_ABOVE:     # coalescing costs more than it saves on fewer
+                acc = acc.coalesce()
+    return acc
 
 
 def model_of(d: Decision) -> z3.ModelRef:

@@ -75,23 +75,9 @@ class Translation:
         its own constraints."""
         body, items = [], set()
         for c in constraints:
-            # By id alone: the memo holds the term, so no other term of its context takes its id.
-            hit = self._queried.get(c.get_id())
-            if hit is None:
-                self._using.append(set())
-                try:
-                    text = self.boolean(c)
-                except NotPresburger as exc:
-                    # Remembered: a query stating it again is declined at once.
-                    self._queried[c.get_id()] = (c, None, exc)
-                    raise
-                finally:
-                    used = self._using.pop()
-                hit = self._queried[c.get_id()] = (c, text, frozenset(used))
-            if hit[1] is None:
-                raise hit[2]
-            body.append(hit[1])
-            items |= hit[2]
+            text, used = self.constraint(c)
+            body.append(text)
+            items |= used
         apps = sorted(i for k, i in items if k == "a")
         if len(apps) > MAX_APPLICATIONS:
             raise NotPresburger("too many uninterpreted values")
@@ -110,6 +96,39 @@ class Translation:
         products' own, which depend on the mode, not included: `_product_laws`)."""
         body = [self.boolean(c) for c in constraints]
         return body + self._ackermann() + self.side
+
+    def constraint(self, c) -> tuple[str, frozenset]:
+        """(text, what it introduced) of one constraint, translated once (see `query`)."""
+        # By id alone: the memo holds the term, so no other term of its context takes its id.
+        hit = self._queried.get(c.get_id())
+        if hit is None:
+            self._using.append(set())
+            try:
+                text = self.boolean(c)
+            except NotPresburger as exc:
+                # Remembered: a query stating it again is declined at once.
+                self._queried[c.get_id()] = (c, None, exc)
+                raise
+            finally:
+                used = self._using.pop()
+            hit = self._queried[c.get_id()] = (c, text, frozenset(used))
+        if hit[1] is None:
+            raise hit[2]
+        return hit[1], hit[2]
+
+    def extras(self, items) -> tuple[list[str], list[tuple[object, str]]]:
+        """(side and Ackermann constraints, applications) that the constraints which introduced
+        `items` need."""
+        apps = sorted(i for k, i in items if k == "a")
+        if len(apps) > MAX_APPLICATIONS:
+            raise NotPresburger("too many uninterpreted values")
+        by_fn: dict[str, list] = {}
+        for i in apps:
+            _, v = self.app_terms[i]
+            fn, args = self._app_of[v]
+            by_fn.setdefault(fn, []).append((args, v))
+        sides = [self.side[i] for i in sorted(i for k, i in items if k == "s")]
+        return sides + _ackermann(by_fn), [self.app_terms[i] for i in apps]
 
     def dims(self) -> list[str]:
         """The set's variables: the Z3 constants' (`vars`), then the existentials introduced."""
