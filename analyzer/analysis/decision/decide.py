@@ -35,8 +35,10 @@ SAT, UNSAT = "sat", "unsat"
 # take at most a few thousand; one out of it goes to Z3.
 ISL_OPERATIONS = 20_000
 CHECK = os.environ.get("KERNELRACE_DECISION_CHECK") == "1"
-# KERNELRACE_DECISION=z3 sends every query to Z3 (the benchmarks' "before").
-ENABLED = os.environ.get("KERNELRACE_DECISION", "isl") != "z3"
+# KERNELRACE_DECISION=isl asks ISL first where a caller wants the verdict alone; by default every
+# query goes to Z3: on the corpus, ISL through islpy cost more than the Z3 checks it spared
+# (docs/benchmarks.md, "The decision layer").
+ENABLED = os.environ.get("KERNELRACE_DECISION", "z3") == "isl"
 
 # Disjuncts of a query's set above which they are merged where they can be (`_conjunction`).
 COALESCE_ABOVE = 32

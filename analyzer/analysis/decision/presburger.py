@@ -48,9 +48,9 @@ class Translation:
         self.products: list[tuple[str, str, str, int]] = []   # (x, p, m, id of p)
         self.atoms = atoms       # printed product of parameters -> ISL parameter
         self.napps = 0
-        self.app_limit = MAX_APPLICATIONS    # per query instead, where the translation serves many (`query`)
+        self.app_limit = MAX_APPLICATIONS    # per query instead, where the translation serves many (`extras`)
         self.app_terms: list[tuple[object, str]] = []   # (Z3 application, its variable), inner first
-        # What the terms being translated introduced (`query`): ("v", Z3 name), ("e", existential),
+        # What the terms being translated introduced (`constraint`): ("v", Z3 name), ("e", existential),
         # ("s", index into side), ("a", index into app_terms); one set per open term.
         self._using: list[set] = []
         self._queried: dict[int, tuple[object, str, frozenset]] = {}   # Z3 id -> (it, text, its items)
@@ -68,29 +68,6 @@ class Translation:
         if self._using:
             self._using[-1].add(item)
 
-    def query(self, constraints) -> tuple[list[str], list[str], list[tuple[object, str]]]:
-        """(body, dims, applications) of a query: for a translation kept across the queries of one
-        analysis, each constraint translated once (memoised by its Z3 id, with what it introduced),
-        and a query's set stating only the variables, side constraints and Ackermann constraints of
-        its own constraints."""
-        body, items = [], set()
-        for c in constraints:
-            text, used = self.constraint(c)
-            body.append(text)
-            items |= used
-        apps = sorted(i for k, i in items if k == "a")
-        if len(apps) > MAX_APPLICATIONS:
-            raise NotPresburger("too many uninterpreted values")
-        by_fn: dict[str, list] = {}
-        for i in apps:
-            _, v = self.app_terms[i]
-            fn, args = self._app_of[v]
-            by_fn.setdefault(fn, []).append((args, v))
-        body += [self.side[i] for i in sorted(i for k, i in items if k == "s")] + _ackermann(by_fn)
-        names = {i for k, i in items if k == "v"}
-        dims = [v for n, v in self.vars.items() if n in names] + [f"e{i}_" for i in sorted(i for k, i in items if k == "e")]
-        return body, dims, [self.app_terms[i] for i in apps]
-
     def translate(self, constraints) -> list[str]:
         """The constraints as ISL constraint texts, with those the translation introduced (the
         products' own, which depend on the mode, not included: `_product_laws`)."""
@@ -98,7 +75,10 @@ class Translation:
         return body + self._ackermann() + self.side
 
     def constraint(self, c) -> tuple[str, frozenset]:
-        """(text, what it introduced) of one constraint, translated once (see `query`)."""
+        """(text, what it introduced) of one constraint, translated once: for a translation kept
+        across the queries of one analysis (decide.Decider), each constraint is translated once,
+        memoised by its Z3 id with the variables, side constraints and applications it introduced,
+        and a query states only those of its own constraints (`extras`)."""
         # By id alone: the memo holds the term, so no other term of its context takes its id.
         hit = self._queried.get(c.get_id())
         if hit is None:
