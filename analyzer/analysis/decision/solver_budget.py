@@ -109,18 +109,19 @@ class SolverBudget:
 
     def _solve_once(self, constraints, out: PairAnalysis, live: bool, tactic: str = "preprocess",
                     verdict: bool = False):
-        """The verdict of `constraints` and a solver holding it (see `_solve`). Where the caller asks
-        the `verdict` alone (a gate: no model read), a Presburger query is decided by integer sets
-        (decide.py): an empty set is unsat, a point sat, as Z3 would say; a caller that reads a
-        model gets Z3's, as before (the witnesses stay Z3's)."""
+        """The verdict of `constraints` and a solver holding it (see `_solve`). With the decision
+        layer's ISL path on (KERNELRACE_DECISION=isl), where the caller asks the `verdict` alone (a
+        gate: no model read), a Presburger query is decided by integer sets (decide.py): an empty
+        set is unsat, a point sat, as Z3 would say; a caller that reads a model gets Z3's, as
+        before (the witnesses stay Z3's)."""
         key = None
         if self.cache is not None:
             key = self.cache.key(constraints, self.rlimit if tactic == "preprocess" else (self.rlimit, tactic))
             hit = self.cache.get(key)
             if hit is not None and not (live and hit.result == z3.sat):
                 return hit.result, hit
-        # Only where the verdict alone is asked: there both answers spare a Z3 check, and the cost
-        # of a translation (a first sight of each constraint) is paid back (docs/benchmarks.md).
+        # Only where the verdict alone is asked: there both of ISL's answers spare a Z3 check
+        # (elsewhere only unsat would, and its translations cost more: docs/benchmarks.md).
         decided = self._decider().presburger(constraints) if decide.ENABLED and verdict else None
         if decided is not None:
             out.queries += 1
