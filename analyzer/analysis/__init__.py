@@ -12,8 +12,10 @@ decides:
 - `decision/`: the decision layer. `solver.py` encodes terms for Z3 (divisions in
   `division_encoding.py` and `floor_nest.py`, powers of two in `power_encoding.py` and
   `power_bits.py`, bitwise operations in `bitwise_lemmas.py`; TVM's spelled-out divisions read
-  back by `division_forms.py`); `solver_budget.py` asks within budgets, `queries.py` remembers
-  verdicts; `memory_guard.py` stops an analysis that outgrows `--kernel-memory`.
+  back by `division_forms.py`); `decide.py` is the one interface to the two procedures (integer
+  sets through ISL for Presburger queries, their terms translated by `presburger.py`; Z3 for the
+  rest); `solver_budget.py` asks within budgets, `queries.py` remembers verdicts;
+  `memory_guard.py` stops an analysis that outgrows `--kernel-memory`.
 - `pairing/`: which accesses collide. `races.py` is the race pass (`PairChecker`), with
   `pair_shapes.py` (which pairs), `addresses.py` and `disjoint.py` (apart without the solver),
   `collision_constraints.py` (the queries), `collision_causes.py` (what a collision needs),

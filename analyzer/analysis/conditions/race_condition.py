@@ -34,19 +34,11 @@ import islpy as isl
 import z3
 
 from analyzer.analysis.conditions.condition_text import IDENT, display, render
+from analyzer.analysis.decision.presburger import NotPresburger, Translation
 
 # ISL's budget for one condition (its own count of operations). A projection of a kernel's pair
 # takes a few thousand; what runs out falls back to the witness's values.
 ISL_OPERATIONS = 400_000
-# More uninterpreted applications than this: Ackermann's constraints grow with their square.
-MAX_APPLICATIONS = 24
-ONE_SHOT_WIDTH = 5_000
-MAX_WIDTH = 1_000_000
-MAX_PRODUCTS = 6
-
-
-class NotPresburger(Exception):
-    """A constraint outside what the translation reads (bit vectors, a product of two thread values)."""
 
 
 @dataclass
@@ -200,14 +192,14 @@ def witness_condition(values: dict[str, int], names: dict[str, str] | None = Non
 def _bracket(ctx, constraints, domain, params, atoms) -> tuple[isl.Set, isl.Set | None, isl.Set]:
     """(lower projection, upper projection or None where it could not be computed, domain) of
     one query, as ISL sets over the parameters' identifiers and the products' atoms."""
-    lower = _Translation(params, "lower", atoms)
+    lower = Translation(params, "lower", atoms)
     core = lower.translate(constraints)
     # The two brackets differ only in how they read products: one translation serves both.
     lo_body = core + lower._product_laws()
     lower.mode = "upper"
     up_body = core + lower._product_laws() if lower.products else None
     upper = lower
-    dom = _Translation(params, "lower", atoms)
+    dom = Translation(params, "lower", atoms)
     dom_body = dom.translate(domain)
     head = "[" + ", ".join([lower.ident(p) for p in params] + list(atoms.values())) + "] -> "
     D = dom.projected(ctx, head, dom_body)
@@ -284,259 +276,6 @@ def _aligned(sets: list[isl.Set]) -> list[isl.Set]:
     for s in sets[1:]:
         model = model.align_params(s.get_space())
     return [s.align_params(model) for s in sets]
-
-
-class _Translation:
-    """Z3 constraints as the text of an ISL set: parameters stay ISL parameters, every other
-    value an existential variable. `mode`: how a product of a thread value and a parameter is
-    read ("lower": the thread value is 0 or 1; "upper": the laws of products)."""
-
-    def __init__(self, params: list[str], mode: str, atoms: dict[str, str]):
-        self.params = set(params)
-        self.mode = mode
-        self.param_idents_by_name = {p: f"p{i}_" for i, p in enumerate(params)}
-        self.vars: dict[str, str] = {}          # Z3 name -> ISL existential
-        self.fresh = 0
-        self.side: list[str] = []                # constraints the existentials introduced carry
-        self.memo: dict[int, str] = {}
-        self.apps: dict[str, list[tuple[list[str], str]]] = {}
-        self.products: list[tuple[str, str, str, int]] = []   # (x, p, m, id of p)
-        self.atoms = atoms       # printed product of parameters -> ISL parameter
-        self.napps = 0
-
-    def ident(self, name: str) -> str:
-        return self.param_idents_by_name[name]
-
-    def _new(self) -> str:
-        self.fresh += 1
-        return f"e{self.fresh}_"
-
-    def translate(self, constraints) -> list[str]:
-        """The constraints as ISL constraint texts, with those the translation introduced (the
-        products' own, which depend on the mode, not included: `_product_laws`)."""
-        body = [self.boolean(c) for c in constraints]
-        return body + self._ackermann() + self.side
-
-    def projected(self, ctx, head: str, body: list[str]) -> isl.Set:
-        """The set of `body` (see `translate`) projected onto the parameters."""
-        dims = list(self.vars.values()) + [f"e{i}_" for i in range(1, self.fresh + 1)]
-        tup = "[" + ", ".join(dims) + "]"
-        # The disjuncts its normal form may have, at most: over the limit, not tried (the cost of
-        # a projection follows it; measured on the fixtures, those under it take at most 0.3 s).
-        width = 1
-        for b in body:
-            width *= b.count(" or ") + 1
-        if width <= ONE_SHOT_WIDTH:
-            inner = " and ".join(f"({b})" for b in body) or "true"
-            return isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + inner + " }").params()
-        if width > MAX_WIDTH:
-            raise NotPresburger(f"{width} disjuncts")
-        # Wider: one constraint at a time, the conjunctive ones first, so that the disjuncts of the
-        # next one meet a set already narrowed (most of their combinations are empty).
-        pieces = sorted((isl.Set.read_from_str(ctx, head + "{ " + tup + " : " + b + " }") for b in body),
-                        key=lambda x: x.n_basic_set())
-        acc = isl.Set.read_from_str(ctx, head + "{ " + tup + " }")
-        for piece in pieces:
-            acc = acc.intersect(piece)
-            if acc.n_basic_set() > 1:
-                acc = acc.coalesce()
-        return acc.params()
-
-    # ---- booleans ----
-
-    def boolean(self, e, negate: bool = False) -> str:
-        if z3.is_true(e):
-            return "false" if negate else "true"
-        if z3.is_false(e):
-            return "true" if negate else "false"
-        k = e.decl().kind() if z3.is_app(e) else None
-        kids = e.children() if z3.is_app(e) else []
-        if k == z3.Z3_OP_NOT:
-            return self.boolean(kids[0], not negate)
-        if k in (z3.Z3_OP_AND, z3.Z3_OP_OR):
-            conj = (k == z3.Z3_OP_AND) != negate
-            parts = [self.boolean(c, negate) for c in kids]
-            return (" and " if conj else " or ").join(f"({p})" for p in parts) or ("true" if conj else "false")
-        if k == z3.Z3_OP_IMPLIES:
-            a, b = kids
-            if negate:
-                return f"({self.boolean(a)}) and ({self.boolean(b, True)})"
-            return f"({self.boolean(a, True)}) or ({self.boolean(b)})"
-        if k == z3.Z3_OP_EQ and z3.is_bool(kids[0]):
-            a, b = kids
-            same = f"(({self.boolean(a)}) and ({self.boolean(b)})) or (({self.boolean(a, True)}) and ({self.boolean(b, True)}))"
-            diff = f"(({self.boolean(a)}) and ({self.boolean(b, True)})) or (({self.boolean(a, True)}) and ({self.boolean(b)}))"
-            return diff if negate else same
-        if k == z3.Z3_OP_ITE and z3.is_bool(e):
-            c, a, b = kids
-            return (f"(({self.boolean(c)}) and ({self.boolean(a, negate)})) or "
-                    f"(({self.boolean(c, True)}) and ({self.boolean(b, negate)}))")
-        if k == z3.Z3_OP_DISTINCT:
-            if len(kids) != 2:
-                raise NotPresburger("distinct of more than two")
-            return self._compare("=" if negate else "!=", *kids)
-        ops = {z3.Z3_OP_LE: ("<=", ">"), z3.Z3_OP_LT: ("<", ">="), z3.Z3_OP_GE: (">=", "<"),
-               z3.Z3_OP_GT: (">", "<="), z3.Z3_OP_EQ: ("=", "!=")}
-        if k in ops:
-            return self._compare(ops[k][1 if negate else 0], *kids)
-        raise NotPresburger(f"boolean {e.decl().name() if z3.is_app(e) else e}")
-
-    def _compare(self, op: str, a, b) -> str:
-        x, y = self.term(a), self.term(b)
-        if op == "!=":
-            return f"({x}) < ({y}) or ({x}) > ({y})"
-        return f"({x}) {op} ({y})"
-
-    # ---- integer terms ----
-
-    def term(self, e) -> str:
-        key = e.get_id()
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = self._term(e)
-        return hit
-
-    def _term(self, e) -> str:
-        if z3.is_int_value(e):
-            return str(e.as_long())
-        if not z3.is_app(e) or not z3.is_int(e):
-            raise NotPresburger(f"term {e}")
-        k = e.decl().kind()
-        kids = e.children()
-        if k == z3.Z3_OP_UNINTERPRETED:
-            name = e.decl().name()
-            if not kids:
-                if name in self.params:
-                    return self.ident(name)
-                if name not in self.vars:
-                    self.vars[name] = f"v{len(self.vars)}_"
-                return self.vars[name]
-            return self._application(name, kids)
-        if k == z3.Z3_OP_ADD:
-            return " + ".join(f"({self.term(c)})" for c in kids)
-        if k == z3.Z3_OP_SUB:
-            return " - ".join(f"({self.term(c)})" for c in kids)
-        if k == z3.Z3_OP_UMINUS:
-            return f"-({self.term(kids[0])})"
-        if k == z3.Z3_OP_MUL:
-            consts = [c for c in kids if z3.is_int_value(c)]
-            rest = [c for c in kids if not z3.is_int_value(c)]
-            factor = 1
-            for c in consts:
-                factor *= c.as_long()
-            if not rest:
-                return str(factor)
-            out = self.term(rest[0]) if len(rest) == 1 else self._product(rest)
-            return f"{factor} * ({out})" if factor != 1 else out
-        if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
-            a, b = kids
-            if not z3.is_int_value(b) or b.as_long() == 0:
-                raise NotPresburger("division by a value")
-            c = b.as_long()
-            x = self.term(a)
-            if k == z3.Z3_OP_MOD:
-                return f"({x}) mod {abs(c)}"
-            # SMT-LIB's div is Euclidean: floor for a positive divisor, and q(a, -c) = -q(a, c).
-            return f"floor(({x}) / {c})" if c > 0 else f"-floor(({x}) / {-c})"
-        if k == z3.Z3_OP_ITE:
-            c, a, b = kids
-            v = self._new()
-            self.side.append(f"(({self.boolean(c)}) and {v} = ({self.term(a)})) or "
-                             f"(({self.boolean(c, True)}) and {v} = ({self.term(b)}))")
-            return v
-        raise NotPresburger(f"operation {e.decl().name()}")
-
-    def _application(self, name: str, kids) -> str:
-        """An uninterpreted function's value: an existential, equal to every other application of
-        the function with equal arguments (`_ackermann`)."""
-        self.napps += 1
-        if self.napps > MAX_APPLICATIONS:
-            raise NotPresburger("too many uninterpreted values")
-        args = [self.term(c) for c in kids]
-        v = self._new()
-        self.apps.setdefault(name, []).append((args, v))
-        return v
-
-    def _ackermann(self) -> list[str]:
-        out = []
-        for apps in self.apps.values():
-            for i in range(len(apps)):
-                for j in range(i):
-                    (a1, v1), (a2, v2) = apps[i], apps[j]
-                    differ = " or ".join(f"({x}) < ({y}) or ({x}) > ({y})" for x, y in zip(a1, a2))
-                    out.append(f"{differ} or {v1} = {v2}")
-        return out
-
-    def _param_only(self, e) -> bool:
-        key = ("param-only", e.get_id())
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = self._param_only_of(e)
-        return hit
-
-    def _param_only_of(self, e) -> bool:
-        if z3.is_int_value(e):
-            return True
-        if not z3.is_app(e):
-            return False
-        if e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            return not e.children() and e.decl().name() in self.params
-        return all(self._param_only(c) for c in e.children())
-
-    def _product(self, factors) -> str:
-        fixed = [f for f in factors if self._param_only(f)]
-        moving = [f for f in factors if not self._param_only(f)]
-        if len(moving) > 1:
-            raise NotPresburger("a product of two thread values")
-        if fixed and not moving:
-            text = " * ".join(_z3_text(f) for f in fixed)
-            if text not in self.atoms:
-                self.atoms[text] = f"q{len(self.atoms)}_"
-            return self.atoms[text]
-        p = self.term(fixed[0]) if len(fixed) == 1 else self._product(fixed)
-        pid = fixed[0].get_id() if len(fixed) == 1 else hash(p)
-        x = self.term(moving[0])
-        if len(self.products) >= MAX_PRODUCTS:
-            raise NotPresburger("too many products")
-        m = self._new()
-        self.products.append((x, p, m, pid))
-        return m
-
-    def _product_laws(self) -> list[str]:
-        if self.mode == "lower":
-            return [f"(({x}) = 0 and {m} = 0) or (({x}) = 1 and {m} = ({p}))" for x, p, m, _ in self.products]
-        # The difference of two products with one factor (two threads' `blockIdx.x * H`) is what
-        # a collision compares; a product paired with none gets its own laws.
-        out, paired = [], set()
-        for i in range(len(self.products)):
-            for j in range(i):
-                (x1, p1, m1, i1), (x2, _, m2, i2) = self.products[i], self.products[j]
-                if i1 == i2:
-                    out.append(_sign_laws(f"({x1}) - ({x2})", p1, f"{m1} - {m2}"))
-                    paired |= {i, j}
-        return out + [_sign_laws(x, p, m) for i, (x, p, m, _) in enumerate(self.products) if i not in paired]
-
-
-def _sign_laws(x: str, p: str, m: str) -> str:
-    """m = x * p, read as what it implies linearly: zero when a factor is, else of the sign of the
-    product and at least as large as either factor."""
-    return (f"(({x}) = 0 and ({m}) = 0) or (({p}) = 0 and ({m}) = 0) or "
-            f"(({x}) >= 1 and ({p}) >= 1 and ({m}) >= ({p}) and ({m}) >= ({x})) or "
-            f"(({x}) >= 1 and ({p}) <= -1 and ({m}) <= ({p}) and ({m}) <= -({x})) or "
-            f"(({x}) <= -1 and ({p}) >= 1 and ({m}) <= -({p}) and ({m}) <= ({x})) or "
-            f"(({x}) <= -1 and ({p}) <= -1 and ({m}) >= -({p}) and ({m}) >= -({x}))")
-
-
-def _z3_text(e) -> str:
-    """A product's factor over the source's names (parameters, extents, constants)."""
-    if z3.is_int_value(e):
-        return str(e.as_long())
-    if e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-        return e.decl().name()
-    sym = {z3.Z3_OP_ADD: " + ", z3.Z3_OP_SUB: " - ", z3.Z3_OP_MUL: " * "}.get(e.decl().kind())
-    if sym is None:
-        raise NotPresburger(f"factor {e}")
-    return "(" + sym.join(_z3_text(c) for c in e.children()) + ")"
 
 
 # ---- printing ----

@@ -1,1 +1,1 @@
-"""The decision layer: the encodings of C and TIR integer arithmetic for the solver (division, powers of two, bitwise operations), Z3 and ISL queries within budgets, and their remembered verdicts."""
+"""The decision layer: the encodings of C and TIR integer arithmetic for the solver (division, powers of two, bitwise operations), the two procedures that decide queries (`decide.py`: integer sets through ISL for Presburger queries, translated by `presburger.py`; Z3 for the rest), Z3 queries within budgets, and their remembered verdicts."""

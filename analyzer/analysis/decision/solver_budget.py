@@ -12,7 +12,9 @@ import time
 
 import z3
 
+from analyzer.analysis.decision import decide
 from analyzer.analysis.decision.memory_guard import checkpoint
+from analyzer.analysis.decision.queries import Answer
 from analyzer.analysis.pairing.hazards import OUT_OF_TIME, PairAnalysis, Undecided
 
 # Z3 resource units per second of budget: about what Z3 spends in a second on these queries here
@@ -59,6 +61,12 @@ class SolverBudget:
     """Part of `races.PairChecker`: `_solve` and the budget checks. Uses the checker's `rlimit`,
     `clock_ms`, `timeout_ms`, `deadline`, `cache` and `escalations` (left, from ESCALATIONS)."""
 
+    def _decider(self) -> decide.Decider:
+        d = self.__dict__.get("_isl")
+        if d is None:
+            d = self._isl = decide.Decider()
+        return d
+
     def _escalation_spared(self) -> bool:
         """Is asking an undecided query again with more budget spared? (The race pass spares it
         for a pair a run of the block saw collide: races.py.)"""
@@ -76,11 +84,12 @@ class SolverBudget:
             return ms
         return max(1, min(ms, int((self.deadline - time.monotonic()) * 1000)))
 
-    def _solve(self, constraints, out: PairAnalysis, live: bool = False):
+    def _solve(self, constraints, out: PairAnalysis, live: bool = False, verdict: bool = False):
         """The verdict and the solver (or the remembered answer, which has its model and reason);
-        `live` asks for a solver of a satisfiable query, to ask it more. Undecided within the
-        budget: asked again with more (see ESCALATE), while the kernel has escalations left."""
-        res, solver = self._solve_once(constraints, out, live)
+        `live` asks for a solver of a satisfiable query, to ask it more; `verdict`, for the verdict
+        alone (see `_solve_once`). Undecided within the budget: asked again with more (see
+        ESCALATE), while the kernel has escalations left."""
+        res, solver = self._solve_once(constraints, out, live, verdict=verdict)
         if res == z3.unknown and self.escalations > 0 and not self._out_of_time() and not self._escalation_spared():
             self.escalations -= 1
             with self._scaled(ESCALATE):
@@ -98,13 +107,28 @@ class SolverBudget:
         finally:
             self.rlimit, self.clock_ms = saved
 
-    def _solve_once(self, constraints, out: PairAnalysis, live: bool, tactic: str = "preprocess"):
+    def _solve_once(self, constraints, out: PairAnalysis, live: bool, tactic: str = "preprocess",
+                    verdict: bool = False):
+        """The verdict of `constraints` and a solver holding it (see `_solve`). With the decision
+        layer's ISL path on (KERNELRACE_DECISION=isl), where the caller asks the `verdict` alone (a
+        gate: no model read), a Presburger query is decided by integer sets (decide.py): an empty
+        set is unsat, a point sat, as Z3 would say; a caller that reads a model gets Z3's, as
+        before (the witnesses stay Z3's)."""
         key = None
         if self.cache is not None:
             key = self.cache.key(constraints, self.rlimit if tactic == "preprocess" else (self.rlimit, tactic))
             hit = self.cache.get(key)
             if hit is not None and not (live and hit.result == z3.sat):
                 return hit.result, hit
+        # Only where the verdict alone is asked: there both of ISL's answers spare a Z3 check
+        # (elsewhere only unsat would, and its translations cost more: docs/benchmarks.md).
+        decided = self._decider().presburger(constraints) if decide.ENABLED and verdict else None
+        if decided is not None:
+            out.queries += 1
+            answer = Answer(z3.unsat if decided.result == decide.UNSAT else z3.sat, None, "")
+            if key is not None and answer.result == z3.unsat:
+                self.cache.put(key, constraints, z3.unsat, answer)
+            return answer.result, answer
         # Preprocessing (simplify, propagate values, solve equalities) before the SMT core: the
         # queries are mostly definitions of indices, which this collapses (2-3x faster here).
         solver = _preprocessed_solver(tactic)
@@ -118,7 +142,12 @@ class SolverBudget:
         for c in constraints:
             z3.Z3_solver_assert(ctx, handle, c.as_ast())
         out.queries += 1
+        decide.STATS["z3 checks"] += 1
+        t0 = time.perf_counter()
         res = solver.check()
+        decide.STATS["z3 seconds"] += time.perf_counter() - t0
+        if decide.RECORD is not None:
+            decide.RECORD.append((list(constraints), res))
         checkpoint()    # an unknown may be the guard's interrupt
         if key is not None:
             self.cache.put(key, constraints, res, solver)

@@ -245,12 +245,13 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         cf = self.contract_facts
         return cf.facts(enc, cf.value_only(a, b)) if cf is not None else []
 
-    def _solve_refined(self, constraints, out: PairAnalysis, live: bool = False, tactic: str = "preprocess"):
+    def _solve_refined(self, constraints, out: PairAnalysis, live: bool = False, tactic: str = "preprocess",
+                       verdict: bool = False):
         """`_solve` on `CONTRACT_BUDGET` times the budget (deterministic: a resource limit; no
         escalation: an undecided refinement keeps the collision, and asking again cost much and
         decided little on the corpus)."""
         with self._scaled(CONTRACT_BUDGET):
-            return self._solve_once(constraints, out, live, tactic)
+            return self._solve_once(constraints, out, live, tactic, verdict)
 
     def _refuted_first(self, a, b, kind, combos, out: PairAnalysis) -> bool:
         """Do the contracts in force on the pair's loads rule its collision out, asked before the
@@ -275,7 +276,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         if not facts:
             return False
         refined = exact + facts + self._other_segments(exact, same, same, out)[0]
-        res = self._solve_refined(refined, out)[0]
+        res = self._solve_refined(refined, out, verdict=True)[0]
         if res == z3.unsat or (res == z3.unknown and self._by_cases(refined, split, out)):
             self._by_contract.append((a, b, kind, used, combos))
             return True
@@ -289,7 +290,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             return False
         self.contract_splits -= 1
         c1, c2 = split
-        return all(self._solve_refined(constraints + [case], out)[0] == z3.unsat
+        return all(self._solve_refined(constraints + [case], out, verdict=True)[0] == z3.unsat
                    for case in (c1 < c2, c1 == c2, c1 > c2))
 
     def _other_segments(self, exact: list, same, fast_same, out: PairAnalysis) -> tuple[list, list]:
@@ -302,7 +303,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         each thread's loaded slot split into page and offset, ran out of its budget."""
         if same is None or fast_same is None:
             return [], []
-        if self._solve_once(without_loads(self.exact, exact) + [same], out, False)[0] != z3.unsat:
+        if self._solve_once(without_loads(self.exact, exact) + [same], out, False, verdict=True)[0] != z3.unsat:
             return [], []
         return [z3.Not(same)], [z3.Not(fast_same)]
 
@@ -335,7 +336,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
 
     def _apart_by_solver(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         self._encoders()
-        res, _ = self._solve(self._any_overlap(self.fast, a, b), out)
+        res, _ = self._solve(self._any_overlap(self.fast, a, b), out, verdict=True)
         return res == z3.unsat
 
     def query(self, kind, a, b, first, combos, out: PairAnalysis, sink: list, detail: bool,
@@ -366,8 +367,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             fast, _, _ = self._constraints(self.fast, a, b, combos)
             if not expected and self._refuted_first(a, b, kind, combos, out):
                 return False
-            res, fast_solver = self._solve(fast, out)
-            cheap, bitwise = fast, self.fast.read_bitwise()
+            # Its model is read only where it read bitwise functions (`_solve_exact`).
+            bitwise = self.fast.read_bitwise()
+            res, fast_solver = self._solve(fast, out, verdict=not bitwise)
+            cheap = fast
             if res == z3.unsat:
                 return False
             if res == z3.unknown:
@@ -380,7 +383,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 # it needs no exact query at all.
                 self.enc = self.fast
                 differ = fast + [self._differ(a, b)]
-                res, differ_solver = self._solve(differ, out)
+                res, differ_solver = self._solve(differ, out, verdict=not bitwise)
                 if res == z3.sat:
                     cheap, fast_solver = differ, differ_solver
                 if res == z3.unsat:
@@ -435,7 +438,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 if with_facts != z3.sat:
                     with_facts = None
             if with_facts is None:
-                if fast_facts and self._solve_refined(fast + fast_facts + apart[1], out)[0] == z3.unsat:
+                if fast_facts and self._solve_refined(fast + fast_facts + apart[1], out, verdict=True)[0] == z3.unsat:
                     self._by_contract.append((a, b, kind, self.contract_facts.last_used, None))
                     return False
                 with_facts, solver_facts = self._solve_refined(exact + exact_facts, out, live=detail)
