@@ -636,3 +636,23 @@ def test_a_packed_vector_built_from_its_bits_with_memcpy():
     code, report, err = check("packed_bits.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-read", "push_bits")}
+
+
+def test_inline_ptx_is_read_instruction_by_instruction():
+    """cp.async as a shared write and a global read at the copy (clean behind wait and barrier, a race
+    without the barrier), ldmatrix a shared read, mma registers only, ld/st inside a macro read from
+    the PTX itself; copies never waited for and a `red` are unknown, naming why."""
+    kernels, _ = lowered("ptx_async_copy.cu")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["copy_never_waited"].unsupported[1].startswith("cp.async copies the kernel never waits")
+    assert "'red.global.add.u32'" in by_name["asm_atomic"].unsupported[1]
+    copy = [s.access for s in by_name["tile_copy"].body if isinstance(s, ir.MemOp)]
+    assert [(a.buffer, a.is_write, a.width) for a in copy][:1] == [("tile", True, 16)]
+    assert copy[0].offset == ir.BinOp("*", ir.BinOp("*", ir.Builtin("tid.x"), ir.Const(4)), ir.Const(4))
+    code, report, err = check("ptx_async_copy.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"] if f["rule"] != "unknown"} == {
+        ("read-after-write", "copy_no_barrier"), ("write-after-write", "asm_store_all"),
+        ("read-after-write", "ldmatrix_no_barrier")}
+    unknown = {f["kernel"] for f in report["findings"] if f["rule"] == "unknown"}
+    assert unknown == {"copy_never_waited", "asm_atomic"}

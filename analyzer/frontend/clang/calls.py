@@ -218,6 +218,8 @@ class ClangCalls:
         if self.lang == "cuda":
             if fn.startswith("curand"):
                 return self._curand(fn, args, c)
+            if fn == "__cvta_generic_to_shared":
+                return self.shared_address(args, c)
             if fn in _CACHED_LOADS and len(args) == 1:
                 ptr = self.rvalue(args[0])   # __ldg(&p[i]): a read of p[i] through another cache
                 if isinstance(ptr, Pointer):

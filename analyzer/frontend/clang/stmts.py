@@ -7,6 +7,8 @@ switch a chain of guarded groups, an inlined function's return a flag.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clang.cindex import StorageClass
 
 from analyzer import ir
@@ -149,14 +151,6 @@ class ClangStmts:
         if k.is_expression() or k == CK.UNEXPOSED_EXPR:
             return self.flush(self.effect(c))
         raise Unsupported(c, f"statement '{k.name.lower()}'")
-
-    def asm(self, c) -> list[ir.Stmt]:
-        text = self.source.text(c)
-        # An asm statement that names no memory operand and no memory clobber touches registers only.
-        if "memory" in text or "[" in text or any(w in text for w in ("ld.", "st.", "cp.async", "atom", "red.",
-                                                                       "bar.", "ldmatrix", "stmatrix")):
-            raise Unsupported(c, "inline asm that may touch memory or synchronise (not modelled)")
-        return []
 
     def _cond_and_body(self, c):
         kids = children(c)
@@ -351,6 +345,11 @@ class ClangStmts:
                 val = None   # `float4 v;` default construction
             else:
                 val = self.rvalue(init)
+            if isinstance(val, Pointer) and t.kind in _INTEGERS and val.buffer != "?":
+                # an integer holding an address (`uint32_t a = __cvta_generic_to_shared(p)`): the
+                # pointer, counted in bytes
+                self.scopes[-1][d.hash] = replace(val, elem="char", inner=())
+                return []
             if val is not None:
                 out.extend(self._assign_local(ref, val, span))
         self.scopes[-1][d.hash] = ref
@@ -510,6 +509,9 @@ class ClangStmts:
         if any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()):
             return True
         return space_of(d.type) == ir.SHARED
+
+
+_INTEGERS = (TK.UINT, TK.INT, TK.ULONG, TK.LONG, TK.ULONGLONG, TK.LONGLONG)
 
 
 def _is_zero(text: str) -> bool:

@@ -78,6 +78,8 @@ template <class T> __device__ T __shfl_up(T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down(T, unsigned, int = 32);
 template <class T> __device__ T __shfl_xor(T, int, int = 32);
 template <class T> __device__ T __ldg(const T *);
+// a shared-space address as PTX takes it (inline asm's cp.async, ldmatrix): the pointer, in bytes
+__device__ unsigned long __cvta_generic_to_shared(const void *);
 template <class T> __device__ T __ldca(const T *);
 template <class T> __device__ T __ldcg(const T *);
 template <class T> __device__ T __ldcs(const T *);
