@@ -656,3 +656,16 @@ def test_inline_ptx_is_read_instruction_by_instruction():
         ("read-after-write", "ldmatrix_no_barrier")}
     unknown = {f["kernel"] for f in report["findings"] if f["rule"] == "unknown"}
     assert unknown == {"copy_never_waited", "asm_atomic"}
+
+
+def test_extern_shared_memory_through_a_conversion_operator():
+    """`T *s = DynShared<T>()`: the operator's extern shared array, in a template never instantiated,
+    through a specialisation clang resolves; two extern shared arrays are one allocation."""
+    code, report, err = check("shared_memory_conversion.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
+        ("read-after-write", "shift_nosync"), ("read-after-write", "shift_double"),
+        ("read-after-write", "two_names")}
+    kernels, _ = lowered("shared_memory_conversion.cu")
+    two = next(k for k in kernels if k.name == "two_names")
+    assert [b for b in two.buffers if two.buffers[b].space == ir.SHARED] == ["first"]

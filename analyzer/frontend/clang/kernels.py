@@ -19,6 +19,7 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector, array_start
 from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
+from analyzer.frontend.clang.conversions import ClangConversions
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
                                              span_of, strip, type_name)
@@ -37,8 +38,8 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangStmts, ClangCalls, ClangGroups, ClangImages,
-                    ClangMetal, ClangMethods, AccessLowering, ExprLowering):
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
+                    ClangGroups, ClangImages, ClangMetal, ClangMethods, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -251,6 +252,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangStmt
         self.return_struct = None
         self.template_values, self.template_types = {}, {}
         self.async_copies = {"spans": [], "waits": False}
+        self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):
             arg = targs[i] if targs is not None and i < len(targs) else None
             if tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:

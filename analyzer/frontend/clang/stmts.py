@@ -287,7 +287,7 @@ class ClangStmts:
             if init is None:
                 self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
                 return []
-            val = self.rvalue(init)
+            val = self.converted_pointer(init) or self.rvalue(init)
             if isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0:
                 self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
                 return []
@@ -446,11 +446,16 @@ class ClangStmts:
         space = ir.SHARED if shared else ir.PRIVATE
         elem = self.note_type(elem_t)
         elem_size = self.size(elem) or 4
-        bname = self.fresh_var(name)
         total = elem_size if None not in extents else None
         for n in extents:
             total = total * n if total is not None and n is not None else None
-        self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
+        dynamic = shared and d.storage_class == StorageClass.EXTERN and total is None
+        if dynamic and self.dynamic_shared is not None:
+            bname = self.dynamic_shared   # every extern shared array is the launch's one dynamic allocation
+        else:
+            bname = self.fresh_var(name)
+            self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
+            self.dynamic_shared = bname if dynamic else self.dynamic_shared
         ptr = array_start(bname, space, elem, extents)
         self.scopes[-1][d.hash] = ptr
         if init is None:
