@@ -669,3 +669,11 @@ def test_extern_shared_memory_through_a_conversion_operator():
     kernels, _ = lowered("shared_memory_conversion.cu")
     two = next(k for k in kernels if k.name == "two_names")
     assert [b for b in two.buffers if two.buffers[b].space == ir.SHARED] == ["first"]
+
+
+def test_a_collective_over_a_group_of_a_template_type():
+    """`cg::reduce(g, v, op)` inside `template <class Group> f(T v, Group &g)`: the tile bound at the
+    call is reduced over (its value exchanged, no barrier): a race only where the barrier is missing."""
+    code, report, err = check("group_template_param.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("read-after-write", "warp_sums_early")}

@@ -95,7 +95,8 @@ class ClangCalls:
         if self.barrier(fn, c, args) is not None:
             raise Unsupported(c, f"barrier '{fn}' inside an expression")
         if self.lang == "cuda" and fn in ("reduce", "inclusive_scan", "exclusive_scan") and len(args) == 3 and \
-                self.group_type(args[0].type) and self.from_headers(c):
+                (self.group_type(args[0].type) or "type-parameter" in canonical(args[0].type).spelling) and \
+                self.from_headers(c):   # (a group of a template's type: `Group &g`; not one, unknown)
             return self._group_collective(fn, args, c)
         group = self._group(fn, args, c)
         if group is not None:
