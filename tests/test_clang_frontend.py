@@ -677,3 +677,10 @@ def test_a_collective_over_a_group_of_a_template_type():
     code, report, err = check("group_template_param.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("read-after-write", "warp_sums_early")}
+
+
+def test_what_nvcc_takes_with_a_warning_is_read():
+    """`register`, a narrowing in a braced list, `"k"STR(1)`: read as nvcc reads them."""
+    code, report, err = check("nvcc_dialect.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "same_slot")}
