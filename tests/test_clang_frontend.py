@@ -684,3 +684,17 @@ def test_what_nvcc_takes_with_a_warning_is_read():
     code, report, err = check("nvcc_dialect.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "same_slot")}
+
+
+def test_a_launch_through_a_header_macro_is_read():
+    """`LAUNCH_ROWS(fold, 4, d)`, a macro of another header that expands to `fold<<<4, 64>>>(d)`."""
+    kernels, _ = lowered_with("launch_through_macro.cu", [str(HERE)])
+    assert [(k.name, k.block_dim["x"], k.grid_dim["x"]) for k in kernels] == [("fold", 64, 4), ("fold_wide", 128, 1)]
+    code, report, err = check("launch_through_macro.cu", "-I", str(HERE))
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "fold_wide")}
+
+
+def lowered_with(name: str, include_dirs):
+    path = HERE / name
+    return lower_clang(path.read_text(), "cuda", str(path), include_dirs)

@@ -110,8 +110,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
 
     def lower(self) -> list[ir.Kernel]:
         out = []
-        launches = host_launches(self) if self.lang == "cuda" and (
-            "<<<" in self.parsed.text or "cudaLaunchKernel" in self.parsed.text) else {}
+        launches = host_launches(self) if self.lang == "cuda" else {}   # (a header's macro may launch)
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
