@@ -698,3 +698,11 @@ def test_a_launch_through_a_header_macro_is_read():
 def lowered_with(name: str, include_dirs):
     path = HERE / name
     return lower_clang(path.read_text(), "cuda", str(path), include_dirs)
+
+
+def test_pipeline_primitives_are_async_copies():
+    """__pipeline_memcpy_async as a 16-byte shared write and global read; its wait; never waited: unknown."""
+    code, report, err = check("pipeline_copy.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
+        ("read-after-write", "staged_unsynced"), ("unknown", "staged_unwaited")}

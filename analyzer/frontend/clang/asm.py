@@ -189,6 +189,30 @@ class ClangAsm:
         val = self.load(src, span)
         return self.flush([]) + [self._access_stmt(dst, True, val, span)]
 
+    def pipeline_stmt(self, fn: str, args, c) -> list[ir.Stmt]:
+        """<cuda_pipeline.h>'s primitives: `__pipeline_memcpy_async(dst, src, n)` a cp.async of n
+        bytes, `__pipeline_wait_prior(k)` its wait, `__pipeline_commit()` nothing."""
+        if fn == "__pipeline_commit":
+            return []
+        if fn == "__pipeline_wait_prior":
+            self.async_copies["waits"] = True
+            return []
+        if fn != "__pipeline_memcpy_async" or len(args) not in (3, 4):
+            raise Unsupported(c, f"'{fn}' (not modelled)")
+        size = self.int_value(args[2])
+        zfill = self.int_value(args[3]) if len(args) == 4 else 0
+        if size not in (4, 8, 16) or zfill != 0:
+            raise Unsupported(c, f"'{fn}' of a size that is not 4, 8 or 16 bytes, or with a zero fill")
+        dst, src = self.rvalue(args[0]), self.rvalue(args[1])
+        if not (isinstance(dst, Pointer) and isinstance(src, Pointer) and "?" not in (dst.buffer, src.buffer)):
+            raise Unsupported(c, f"'{fn}' between places not known to be buffers")
+        if dst.space != ir.SHARED:
+            raise Unsupported(c, f"'{fn}' into memory that is not shared")
+        self.async_copies["spans"].append(c)
+        span = self.span(c)
+        val = self.load(replace(src, elem=_ELEM[size], inner=()), span)
+        return self.flush([]) + [self._access_stmt(replace(dst, elem=_ELEM[size], inner=()), True, val, span)]
+
     def _asm_const(self, arg: str, operands) -> int | None:
         m = re.fullmatch(r"\s*\$(\d+)\s*", arg)
         if m is None:
