@@ -706,3 +706,15 @@ def test_pipeline_primitives_are_async_copies():
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
         ("read-after-write", "staged_unsynced"), ("unknown", "staged_unwaited")}
+
+
+def test_an_opencl_sub_group_collective_is_unknown_naming_it():
+    """`sub_group_reduce_add` read through clang: its kernel unknown with the collective named (it
+    was an internal AttributeError), the file's other kernel analysed."""
+    kernels, _ = lowered("subgroup_collective.cl")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["rows_sum"].unsupported[1] == "work-group or sub-group collective 'sub_group_reduce_add'"
+    code, report, err = check("subgroup_collective.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
+        ("write-after-write", "last_writer"), ("unknown", "rows_sum")}
