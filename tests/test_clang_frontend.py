@@ -718,3 +718,9 @@ def test_an_opencl_sub_group_collective_is_unknown_naming_it():
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
         ("write-after-write", "last_writer"), ("unknown", "rows_sum")}
+
+
+def test_rounding_intrinsics_are_values():
+    code, report, err = check("rounding_intrinsics.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "scaled_one")}
