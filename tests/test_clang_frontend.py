@@ -724,3 +724,11 @@ def test_rounding_intrinsics_are_values():
     code, report, err = check("rounding_intrinsics.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "scaled_one")}
+
+
+def test_a_value_thousands_of_operations_deep_is_analysed():
+    """3,000 unrolled multiply-adds into one variable (shoc's MaxFlops): no RecursionError; past
+    MAX_TERM_DEPTH the value is an unknown of its thread, and the stores are still checked."""
+    code, report, err = check("deep_value_chain.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "chain_one")}

@@ -28,6 +28,10 @@ from analyzer.analysis.execution.terms import TermTable, at_first_iteration, cel
 from analyzer.analysis.execution.uniformity import NON_UNIFORM_BUILTINS, GridUniformity, divergent_loops, is_uniform
 
 
+# Past this depth a variable's value is an unknown value of its thread (Python's recursion limit
+# is 1000 and the solver's encoding recurses once a level).
+MAX_TERM_DEPTH = 300
+
 class _Terminated(Exception):
     pass
 
@@ -62,6 +66,7 @@ class SymbolicExecutor(AtomicOrder):
         # name, a private cell as ("cell", key)); widened to a fixpoint like uniformity.
         self.thread_deps: dict[int, dict] = {}
         self._dims_memo: dict[int, tuple] = {}
+        self._depth_memo: dict[int, tuple] = {}
         self._iters: tuple = ()
         self._iters_of: list[int] = []
         self.terms = TermTable()
@@ -186,6 +191,10 @@ class SymbolicExecutor(AtomicOrder):
         checkpoint()
         if isinstance(s, ir.Assign):
             st.env[s.target] = self.term(s.value, st)
+            if self.depth(st.env[s.target]) > MAX_TERM_DEPTH:
+                # a value thousands of operations deep (an unrolled chain of multiply-adds): an
+                # unknown value of the thread and iteration, so that no later walk recurses through it
+                st.env[s.target] = Sym(f"deep:{s.target}@{s.span.line}:{s.span.col}", False, self.iters())
             self._keeps_floor(("var", s.target), st.env[s.target], st)
         elif isinstance(s, ir.MemOp):
             acc = s.access
@@ -343,27 +352,62 @@ class SymbolicExecutor(AtomicOrder):
     def thread_dims(self, t) -> frozenset:
         """The thread builtins a term's value is a function of, besides what every thread of the
         block shares (`tid.x`, `warp`, ...; all three thread indices for a per-thread value the
-        analysis cannot see into, which every other builtin is a function of)."""
+        analysis cannot see into, which every other builtin is a function of). Operands first, on a
+        stack of our own: a value thousands of operations deep (an unrolled chain of multiply-adds,
+        shoc's MaxFlops) does not recurse."""
         hit = self._dims_memo.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
+        stack = [(t, False)]
+        while stack:
+            node, ready = stack.pop()
+            hit = self._dims_memo.get(id(node))
+            if hit is not None and hit[0] is node:
+                continue
+            inner = isinstance(node, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call) and not (
+                isinstance(node, Sym) and not node.uniform)
+            if inner and not ready:
+                stack.append((node, True))
+                stack.extend((x, False) for x in ir.operands(node))
+                continue
+            self._dims_memo[id(node)] = (node, self._dims_of(node))
+        return self._dims_memo[id(t)][1]
+
+    def depth(self, t) -> int:
+        """How many operations deep a term is (memoised by identity, each node once)."""
+        hit = self._depth_memo.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        stack = [(t, False)]
+        while stack:
+            node, ready = stack.pop()
+            hit = self._depth_memo.get(id(node))
+            if hit is not None and hit[0] is node:
+                continue
+            kids = ir.operands(node) if not isinstance(node, ir.Const | ir.Param | ir.Builtin | Iter) else ()
+            if kids and not ready:
+                stack.append((node, True))
+                stack.extend((x, False) for x in kids)
+                continue
+            self._depth_memo[id(node)] = (node, 1 + max((self._depth_memo[id(x)][1] for x in kids), default=0))
+        return self._depth_memo[id(t)][1]
+
+    def _dims_of(self, t) -> frozenset:
+        """thread_dims of one term whose operands' are memoised."""
         if isinstance(t, ir.Builtin):
-            out = frozenset((t.name,)) if t.name.startswith(NON_UNIFORM_BUILTINS) else frozenset()
-        elif isinstance(t, Sym) and not t.uniform:
-            out = ALL_DIMS
-        elif isinstance(t, ir.Const | ir.Param | Iter):
-            out = frozenset()
-        elif isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
+            return frozenset((t.name,)) if t.name.startswith(NON_UNIFORM_BUILTINS) else frozenset()
+        if isinstance(t, Sym) and not t.uniform:
+            return ALL_DIMS
+        if isinstance(t, ir.Const | ir.Param | Iter):
+            return frozenset()
+        if isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
             out = NO_DIMS
             for x in ir.operands(t):
-                dims = self.thread_dims(x)
+                dims = self._dims_memo[id(x)][1]
                 if dims and not dims <= out:
                     out = out | dims
-            out = norm_dims(out)
-        else:
-            out = ALL_DIMS
-        self._dims_memo[id(t)] = (t, out)
-        return out
+            return norm_dims(out)
+        return ALL_DIMS
 
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
