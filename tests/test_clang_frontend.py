@@ -732,3 +732,11 @@ def test_a_value_thousands_of_operations_deep_is_analysed():
     code, report, err = check("deep_value_chain.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "chain_one")}
+
+
+def test_a_local_struct_passed_to_a_helper_by_value_and_by_pointer():
+    """rodinia cfd's `compute_velocity(density, momentum, &velocity)` then `compute_speed_sqd(velocity)`:
+    the helper gets its own copy; through the pointer it fills the caller's struct."""
+    code, report, err = check("local_struct_args.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "speeds_at_norm")}
