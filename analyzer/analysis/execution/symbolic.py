@@ -18,19 +18,16 @@ from dataclasses import dataclass, field
 from analyzer import ir
 from analyzer.analysis.decision import division_forms
 from analyzer.analysis.decision.memory_guard import checkpoint
+from analyzer.analysis.execution import term_walks
 from analyzer.analysis.execution.atomic_order import AtomicOrder, joined, through_loop
 from analyzer.analysis.execution.events import AccessEvent, BarrierEvent, Evaluation, LoopInfo
-from analyzer.analysis.execution.loop_facts import (ALL_DIMS, FLOATING, NO_DIMS, assigned_cells, assigned_names, at_least, bound_terms,
+from analyzer.analysis.execution.loop_facts import (ALL_DIMS, FLOATING, assigned_cells, assigned_names, at_least, bound_terms,
                                                     breaks_non_uniformly, cell_name, closed_form, ended_facts, floor_shaped, has_exit,
                                                     has_return, join_states, lower_bound, mentions, norm_dims, step_key, this_loop)
 from analyzer.analysis.execution.sym import Iter, Sym
 from analyzer.analysis.execution.terms import TermTable, at_first_iteration, cell_offset, fold_binop, negate
-from analyzer.analysis.execution.uniformity import NON_UNIFORM_BUILTINS, GridUniformity, divergent_loops, is_uniform
+from analyzer.analysis.execution.uniformity import GridUniformity, divergent_loops, is_uniform
 
-
-# Past this depth a variable's value is an unknown value of its thread (Python's recursion limit
-# is 1000 and the solver's encoding recurses once a level).
-MAX_TERM_DEPTH = 300
 
 class _Terminated(Exception):
     pass
@@ -191,7 +188,7 @@ class SymbolicExecutor(AtomicOrder):
         checkpoint()
         if isinstance(s, ir.Assign):
             st.env[s.target] = self.term(s.value, st)
-            if self.depth(st.env[s.target]) > MAX_TERM_DEPTH:
+            if self.depth(st.env[s.target]) > term_walks.MAX_TERM_DEPTH:
                 # a value thousands of operations deep (an unrolled chain of multiply-adds): an
                 # unknown value of the thread and iteration, so that no later walk recurses through it
                 st.env[s.target] = Sym(f"deep:{s.target}@{s.span.line}:{s.span.col}", False, self.iters())
@@ -350,64 +347,11 @@ class SymbolicExecutor(AtomicOrder):
         return self.terms.state(name, self.terms.threads(dims) + args, lower)
 
     def thread_dims(self, t) -> frozenset:
-        """The thread builtins a term's value is a function of, besides what every thread of the
-        block shares (`tid.x`, `warp`, ...; all three thread indices for a per-thread value the
-        analysis cannot see into, which every other builtin is a function of). Operands first, on a
-        stack of our own: a value thousands of operations deep (an unrolled chain of multiply-adds,
-        shoc's MaxFlops) does not recurse."""
-        hit = self._dims_memo.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        stack = [(t, False)]
-        while stack:
-            node, ready = stack.pop()
-            hit = self._dims_memo.get(id(node))
-            if hit is not None and hit[0] is node:
-                continue
-            inner = isinstance(node, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call) and not (
-                isinstance(node, Sym) and not node.uniform)
-            if inner and not ready:
-                stack.append((node, True))
-                stack.extend((x, False) for x in ir.operands(node))
-                continue
-            self._dims_memo[id(node)] = (node, self._dims_of(node))
-        return self._dims_memo[id(t)][1]
+        """The thread builtins a term's value is a function of (term_walks.thread_dims)."""
+        return term_walks.thread_dims(t, self._dims_memo)
 
     def depth(self, t) -> int:
-        """How many operations deep a term is (memoised by identity, each node once)."""
-        hit = self._depth_memo.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        stack = [(t, False)]
-        while stack:
-            node, ready = stack.pop()
-            hit = self._depth_memo.get(id(node))
-            if hit is not None and hit[0] is node:
-                continue
-            kids = ir.operands(node) if not isinstance(node, ir.Const | ir.Param | ir.Builtin | Iter) else ()
-            if kids and not ready:
-                stack.append((node, True))
-                stack.extend((x, False) for x in kids)
-                continue
-            self._depth_memo[id(node)] = (node, 1 + max((self._depth_memo[id(x)][1] for x in kids), default=0))
-        return self._depth_memo[id(t)][1]
-
-    def _dims_of(self, t) -> frozenset:
-        """thread_dims of one term whose operands' are memoised."""
-        if isinstance(t, ir.Builtin):
-            return frozenset((t.name,)) if t.name.startswith(NON_UNIFORM_BUILTINS) else frozenset()
-        if isinstance(t, Sym) and not t.uniform:
-            return ALL_DIMS
-        if isinstance(t, ir.Const | ir.Param | Iter):
-            return frozenset()
-        if isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
-            out = NO_DIMS
-            for x in ir.operands(t):
-                dims = self._dims_memo[id(x)][1]
-                if dims and not dims <= out:
-                    out = out | dims
-            return norm_dims(out)
-        return ALL_DIMS
+        return term_walks.depth(t, self._depth_memo)
 
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store
