@@ -653,7 +653,8 @@ def test_inline_ptx_is_read_instruction_by_instruction():
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"] if f["rule"] != "unknown"} == {
         ("read-after-write", "copy_no_barrier"), ("write-after-write", "asm_store_all"),
-        ("read-after-write", "ldmatrix_no_barrier")}
+        ("read-after-write", "ldmatrix_no_barrier"), ("write-after-write", "asm_accumulate_neighbour"),
+        ("read-after-write", "asm_accumulate_neighbour")}   # (the "+f" operand is read before it is written)
     unknown = {f["kernel"] for f in report["findings"] if f["rule"] == "unknown"}
     assert unknown == {"copy_never_waited", "asm_atomic"}
 

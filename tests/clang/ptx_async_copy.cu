@@ -72,3 +72,14 @@ __global__ void ldmatrix_no_barrier(const float *in, float *out) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(a0) : "r"(row));
     out[threadIdx.x] = (float)a0;
 }
+
+// A read-write operand on shared memory (`"+f"(tile[t + 1])`) is read, then written: thread t
+// touches the slot thread t + 1 wrote with no barrier, a race; on a local register, nothing.
+__global__ void asm_accumulate_neighbour(const float *in, float *out) {
+    __shared__ float tile[129];
+    float acc = in[threadIdx.x];
+    tile[threadIdx.x] = acc;
+    asm("add.f32 %0, %0, %1;" : "+f"(acc) : "f"(1.0f));
+    asm("add.f32 %0, %0, %1;" : "+f"(tile[threadIdx.x + 1]) : "f"(acc));
+    out[threadIdx.x] = acc;
+}

@@ -132,6 +132,11 @@ class ClangAsm:
         span = self.span(c)
         out: list[ir.Stmt] = []
         addresses = {int(i) for i in re.findall(r"\[\s*\$(\d+)", template)}
+        for constraint, e in outs:   # a read-write operand (`"+f"(c[i])`) is read first
+            if constraint.startswith("+"):
+                val = self.rvalue(e)
+                if isinstance(val, (Scalar, Vector)):
+                    out.extend(self.flush([ir.Eval(self._scalar(val), span)]))
         for i, (constraint, e) in enumerate(ins):
             if len(outs) + i not in addresses:   # a value the asm reads: its reads happen here
                 val = self.rvalue(e)
