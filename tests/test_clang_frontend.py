@@ -653,3 +653,108 @@ def test_a_packed_vector_built_from_its_bits_with_memcpy():
     code, report, err = check("packed_bits.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-read", "push_bits")}
+
+
+def test_inline_ptx_is_read_instruction_by_instruction():
+    """cp.async as a shared write and a global read at the copy (clean behind wait and barrier, a race
+    without the barrier), ldmatrix a shared read, mma registers only, ld/st inside a macro read from
+    the PTX itself; copies never waited for and a `red` are unknown, naming why."""
+    kernels, _ = lowered("ptx_async_copy.cu")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["copy_never_waited"].unsupported[1].startswith("cp.async copies the kernel never waits")
+    assert "'red.global.add.u32'" in by_name["asm_atomic"].unsupported[1]
+    copy = [s.access for s in by_name["tile_copy"].body if isinstance(s, ir.MemOp)]
+    assert [(a.buffer, a.is_write, a.width) for a in copy][:1] == [("tile", True, 16)]
+    assert copy[0].offset == ir.BinOp("*", ir.BinOp("*", ir.Builtin("tid.x"), ir.Const(4)), ir.Const(4))
+    code, report, err = check("ptx_async_copy.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"] if f["rule"] != "unknown"} == {
+        ("read-after-write", "copy_no_barrier"), ("write-after-write", "asm_store_all"),
+        ("read-after-write", "ldmatrix_no_barrier"), ("write-after-write", "asm_accumulate_neighbour"),
+        ("read-after-write", "asm_accumulate_neighbour")}   # (the "+f" operand is read before it is written)
+    unknown = {f["kernel"] for f in report["findings"] if f["rule"] == "unknown"}
+    assert unknown == {"copy_never_waited", "asm_atomic"}
+
+
+def test_extern_shared_memory_through_a_conversion_operator():
+    """`T *s = DynShared<T>()`: the operator's extern shared array, in a template never instantiated,
+    through a specialisation clang resolves; two extern shared arrays are one allocation."""
+    code, report, err = check("shared_memory_conversion.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
+        ("read-after-write", "shift_nosync"), ("read-after-write", "shift_double"),
+        ("read-after-write", "two_names")}
+    kernels, _ = lowered("shared_memory_conversion.cu")
+    two = next(k for k in kernels if k.name == "two_names")
+    assert [b for b in two.buffers if two.buffers[b].space == ir.SHARED] == ["first"]
+
+
+def test_a_collective_over_a_group_of_a_template_type():
+    """`cg::reduce(g, v, op)` inside `template <class Group> f(T v, Group &g)`: the tile bound at the
+    call is reduced over (its value exchanged, no barrier): a race only where the barrier is missing."""
+    code, report, err = check("group_template_param.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("read-after-write", "warp_sums_early")}
+
+
+def test_what_nvcc_takes_with_a_warning_is_read():
+    """`register`, a narrowing in a braced list, `"k"STR(1)`: read as nvcc reads them."""
+    code, report, err = check("nvcc_dialect.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "same_slot")}
+
+
+def test_a_launch_through_a_header_macro_is_read():
+    """`LAUNCH_ROWS(fold, 4, d)`, a macro of another header that expands to `fold<<<4, 64>>>(d)`."""
+    kernels, _ = lowered_with("launch_through_macro.cu", [str(HERE)])
+    assert [(k.name, k.block_dim["x"], k.grid_dim["x"]) for k in kernels] == [("fold", 64, 4), ("fold_wide", 128, 1)]
+    code, report, err = check("launch_through_macro.cu", "-I", str(HERE))
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "fold_wide")}
+
+
+def lowered_with(name: str, include_dirs):
+    path = HERE / name
+    return lower_clang(path.read_text(), "cuda", str(path), include_dirs)
+
+
+def test_pipeline_primitives_are_async_copies():
+    """__pipeline_memcpy_async as a 16-byte shared write and global read; its wait; never waited: unknown."""
+    code, report, err = check("pipeline_copy.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
+        ("read-after-write", "staged_unsynced"), ("unknown", "staged_unwaited")}
+
+
+def test_an_opencl_sub_group_collective_is_unknown_naming_it():
+    """`sub_group_reduce_add` read through clang: its kernel unknown with the collective named (it
+    was an internal AttributeError), the file's other kernel analysed."""
+    kernels, _ = lowered("subgroup_collective.cl")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["rows_sum"].unsupported[1] == "work-group or sub-group collective 'sub_group_reduce_add'"
+    code, report, err = check("subgroup_collective.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
+        ("write-after-write", "last_writer"), ("unknown", "rows_sum")}
+
+
+def test_rounding_intrinsics_are_values():
+    code, report, err = check("rounding_intrinsics.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "scaled_one")}
+
+
+def test_a_value_thousands_of_operations_deep_is_analysed():
+    """3,000 unrolled multiply-adds into one variable (shoc's MaxFlops): no RecursionError; past
+    MAX_TERM_DEPTH the value is an unknown of its thread, and the stores are still checked."""
+    code, report, err = check("deep_value_chain.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "chain_one")}
+
+
+def test_a_local_struct_passed_to_a_helper_by_value_and_by_pointer():
+    """rodinia cfd's `compute_velocity(density, momentum, &velocity)` then `compute_speed_sqd(velocity)`:
+    the helper gets its own copy; through the pointer it fills the caller's struct."""
+    code, report, err = check("local_struct_args.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "speeds_at_norm")}

@@ -237,7 +237,7 @@ class OpenClLowering(CLowering):
         kind_ = _atomic_kind(fn)
         if kind_ is not None:
             return self._atomic(fn, kind_, args, node)
-        if fn.startswith(("sub_group_", "work_group_")) and fn not in self.barrier_names:
+        if fn.startswith(("sub_group_", "work_group_")) and fn not in OpenClLowering.barrier_names:
             # collectives (reduce, scan, broadcast) synchronise and exchange values between work-items
             raise Unsupported(node, f"work-group or sub-group collective '{fn}'")
         return None

@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 from analyzer import ir
 from analyzer.analysis.decision import division_forms
 from analyzer.analysis.decision.memory_guard import checkpoint
+from analyzer.analysis.execution import term_walks
 from analyzer.analysis.execution.atomic_order import AtomicOrder, joined, through_loop
 from analyzer.analysis.execution.events import AccessEvent, BarrierEvent, Evaluation, LoopInfo
 from analyzer.analysis.execution.float_constants import folded
-from analyzer.analysis.execution.loop_facts import (ALL_DIMS, FLOATING, NO_DIMS, assigned_cells, assigned_names, at_least, bound_terms,
+from analyzer.analysis.execution.loop_facts import (ALL_DIMS, FLOATING, assigned_cells, assigned_names, at_least, bound_terms,
                                                     breaks_non_uniformly, cell_name, closed_form, ended_facts, floor_shaped, has_exit,
                                                     has_return, join_states, lower_bound, mentions, norm_dims, step_key, this_loop)
 from analyzer.analysis.execution.sym import Iter, Sym
 from analyzer.analysis.execution.terms import TermTable, at_first_iteration, cell_offset, fold_binop, negate
-from analyzer.analysis.execution.uniformity import NON_UNIFORM_BUILTINS, GridUniformity, divergent_loops, is_uniform
+from analyzer.analysis.execution.uniformity import GridUniformity, divergent_loops, is_uniform
 
 
 class _Terminated(Exception):
@@ -63,6 +64,7 @@ class SymbolicExecutor(AtomicOrder):
         # name, a private cell as ("cell", key)); widened to a fixpoint like uniformity.
         self.thread_deps: dict[int, dict] = {}
         self._dims_memo: dict[int, tuple] = {}
+        self._depth_memo: dict[int, tuple] = {}
         self._iters: tuple = ()
         self._iters_of: list[int] = []
         self.terms = TermTable()
@@ -189,6 +191,10 @@ class SymbolicExecutor(AtomicOrder):
         checkpoint()
         if isinstance(s, ir.Assign):
             st.env[s.target] = self.term(s.value, st)
+            if self.depth(st.env[s.target]) > term_walks.MAX_TERM_DEPTH:
+                # a value thousands of operations deep (an unrolled chain of multiply-adds): an
+                # unknown value of the thread and iteration, so that no later walk recurses through it
+                st.env[s.target] = Sym(f"deep:{s.target}@{s.span.line}:{s.span.col}", False, self.iters())
             self._keeps_floor(("var", s.target), st.env[s.target], st)
         elif isinstance(s, ir.MemOp):
             acc = s.access
@@ -344,29 +350,11 @@ class SymbolicExecutor(AtomicOrder):
         return self.terms.state(name, self.terms.threads(dims) + args, lower)
 
     def thread_dims(self, t) -> frozenset:
-        """The thread builtins a term's value is a function of, besides what every thread of the
-        block shares (`tid.x`, `warp`, ...; all three thread indices for a per-thread value the
-        analysis cannot see into, which every other builtin is a function of)."""
-        hit = self._dims_memo.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        if isinstance(t, ir.Builtin):
-            out = frozenset((t.name,)) if t.name.startswith(NON_UNIFORM_BUILTINS) else frozenset()
-        elif isinstance(t, Sym) and not t.uniform:
-            out = ALL_DIMS
-        elif isinstance(t, ir.Const | ir.Param | Iter):
-            out = frozenset()
-        elif isinstance(t, Sym | ir.BinOp | ir.UnOp | ir.Select | ir.Call):
-            out = NO_DIMS
-            for x in ir.operands(t):
-                dims = self.thread_dims(x)
-                if dims and not dims <= out:
-                    out = out | dims
-            out = norm_dims(out)
-        else:
-            out = ALL_DIMS
-        self._dims_memo[id(t)] = (t, out)
-        return out
+        """The thread builtins a term's value is a function of (term_walks.thread_dims)."""
+        return term_walks.thread_dims(t, self._dims_memo)
+
+    def depth(self, t) -> int:
+        return term_walks.depth(t, self._depth_memo)
 
     def _floor(self, lid: int, key: tuple, entry) -> int | None:
         """The floor assumed for loop state `key` of loop `lid`: its value on entry, unless a store

@@ -95,7 +95,8 @@ class ClangCalls:
         if self.barrier(fn, c, args) is not None:
             raise Unsupported(c, f"barrier '{fn}' inside an expression")
         if self.lang == "cuda" and fn in ("reduce", "inclusive_scan", "exclusive_scan") and len(args) == 3 and \
-                self.group_type(args[0].type) and self.from_headers(c):
+                (self.group_type(args[0].type) or "type-parameter" in canonical(args[0].type).spelling) and \
+                self.from_headers(c):   # (a group of a template's type: `Group &g`; not one, unknown)
             return self._group_collective(fn, args, c)
         group = self._group(fn, args, c)
         if group is not None:
@@ -218,6 +219,8 @@ class ClangCalls:
         if self.lang == "cuda":
             if fn.startswith("curand"):
                 return self._curand(fn, args, c)
+            if fn == "__cvta_generic_to_shared":
+                return self.shared_address(args, c)
             if fn in _CACHED_LOADS and len(args) == 1:
                 ptr = self.rvalue(args[0])   # __ldg(&p[i]): a read of p[i] through another cache
                 if isinstance(ptr, Pointer):
@@ -311,8 +314,10 @@ class ClangCalls:
         for p in fn.get_children():
             if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
                                                                       TK.RVALUEREFERENCE) or self.group_type(p.type)
-                                         or self.lang == "opencl" and image_type(p.type.spelling)):
-                out = True   # (a cooperative group by value may be synchronised, an image written)
+                                         or self.lang == "opencl" and image_type(p.type.spelling)
+                                         or canonical(p.type).kind == TK.RECORD and self._is_struct(
+                                             self.note_type(p.type))):
+                out = True   # (a group by value may be synchronised, an image written; a struct is no number)
         if not out:
             for n in fn.walk_preorder():
                 if n.kind == CK.DECL_REF_EXPR:
@@ -393,46 +398,6 @@ class ClangCalls:
                 return Scalar(ir.UnOp(sym, self._scalar(a)), "int" if sym == "!" else getattr(a, "ty", "int"))
         return None
 
-    def unresolved_callee(self, c, kids):
-        """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:
-        explicit template arguments bound in order, type parameters deduced from pointer and scalar
-        arguments; None when the callee is no overloaded name."""
-        callee = strip(kids[0])
-        over = next((k for k in callee.walk_preorder() if k.kind == CK.OVERLOADED_DECL_REF), None)
-        if over is None:
-            return None
-        args = kids[1:]
-        decls = [overloaded_decl(over, i) for i in range(overloaded_count(over))]
-        fns = [d for d in decls if d is not None and d.kind in (CK.FUNCTION_TEMPLATE, CK.FUNCTION_DECL)]
-        fn = next((d for d in fns if len([p for p in d.get_children() if p.kind == CK.PARM_DECL]) == len(args)),
-                  fns[0] if fns else None)
-        if fn is None:
-            return None
-        if self.in_headers(fn):
-            return over.spelling, args, None, None
-        tparams = [p for p in fn.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
-                                                              CK.TEMPLATE_TYPE_PARAMETER)]
-        explicit = [k for k in callee.get_children() if k.kind != CK.OVERLOADED_DECL_REF]
-        values, types = {}, {}
-        for tp, a in zip(tparams, explicit):
-            if tp.kind == CK.TEMPLATE_TYPE_PARAMETER:
-                types[tp.spelling] = self.note_type(a.type)
-            else:
-                values[tp.spelling] = self.rvalue(a)
-        params = [p for p in fn.get_children() if p.kind == CK.PARM_DECL]
-        import re
-        for p, a in zip(params, args):
-            base = re.sub(r"\b(const|volatile)\b|[*&]", "", p.type.spelling).strip()
-            if any(tp.spelling == base and tp.kind == CK.TEMPLATE_TYPE_PARAMETER for tp in tparams) \
-                    and base not in types:
-                outer, self.pending = self.pending, []
-                try:
-                    v = self.rvalue(a)
-                finally:
-                    self.pending = outer
-                types[base] = v.elem if isinstance(v, Pointer) else getattr(v, "ty", "float")
-        return over.spelling, args, fn, (values, types)
-
     def inline(self, fn, ref, args, c, into=None, bindings=None) -> Value:
         if self.inline_depth > 8:
             raise Unsupported(c, f"recursion through '{fn.spelling}'")
@@ -453,6 +418,13 @@ class ClangCalls:
             for p, a in zip(params, args):
                 a = _default_argument(p, a)
                 pt = canonical(p.type)
+                if pt.kind == TK.RECORD and strip(a).kind == CK.DECL_REF_EXPR and \
+                        isinstance(self.value(strip(a)), LocalStruct):
+                    # a local struct passed by value (`sq(F3 v)`): the callee's own copy, member by member
+                    own = LocalStruct(self.fresh_var(f"{name}.{p.spelling}"), self.value(strip(a)).ty)
+                    stmts.extend(self.copy_struct_values(own, self.value(strip(a)), span))
+                    scope[p.hash] = own
+                    continue
                 if pt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
                     s = strip(a)
                     if s.kind == CK.DECL_REF_EXPR:
@@ -547,24 +519,6 @@ def _vstore(fn: str):
     from analyzer.frontend.opencl import _VHALF, _VLOAD
     m = _VLOAD.match(fn) or _VHALF.match(fn)
     return m if m and m.group(1).startswith("vstore") else None
-
-
-def overloaded_count(cursor) -> int:
-    import clang.cindex as ci
-    lib = ci.conf.lib
-    lib.clang_getNumOverloadedDecls.argtypes = [ci.Cursor]
-    lib.clang_getNumOverloadedDecls.restype = __import__("ctypes").c_uint
-    return lib.clang_getNumOverloadedDecls(cursor)
-
-
-def overloaded_decl(cursor, i: int):
-    import clang.cindex as ci
-    lib = ci.conf.lib
-    lib.clang_getOverloadedDecl.argtypes = [ci.Cursor, __import__("ctypes").c_uint]
-    lib.clang_getOverloadedDecl.restype = ci.Cursor
-    d = lib.clang_getOverloadedDecl(cursor, i)
-    d = ci.Cursor.from_cursor_result(d, cursor)   # keeps the translation unit alive
-    return None if d is None or d.kind.is_invalid() else d
 
 
 def _index_helper(fn) -> bool:

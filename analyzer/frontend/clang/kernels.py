@@ -17,7 +17,9 @@ from analyzer.frontend.c_exprs import ExprLowering
 from analyzer.frontend.c_stmts import leftover_goto
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector, array_start
+from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
+from analyzer.frontend.clang.conversions import ClangConversions
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
                                              span_of, strip, type_name)
@@ -36,8 +38,8 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCalls, ClangGroups, ClangImages,
-                    ClangMetal, ClangMethods, AccessLowering, ExprLowering):
+class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
+                    ClangGroups, ClangImages, ClangMetal, ClangMethods, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -108,8 +110,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
 
     def lower(self) -> list[ir.Kernel]:
         out = []
-        launches = host_launches(self) if self.lang == "cuda" and (
-            "<<<" in self.parsed.text or "cudaLaunchKernel" in self.parsed.text) else {}
+        launches = host_launches(self) if self.lang == "cuda" else {}   # (a header's macro may launch)
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
@@ -249,6 +250,8 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         self.return_var = None
         self.return_struct = None
         self.template_values, self.template_types = {}, {}
+        self.async_copies = {"spans": [], "waits": False}
+        self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):
             arg = targs[i] if targs is not None and i < len(targs) else None
             if tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
@@ -283,6 +286,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
             raise Unsupported(fn, "kernel without a body")
         self.check_errors(fn)
         self.kernel.body = prologue + self.block(body)
+        self.check_async_copies(fn)
         goto = leftover_goto(self.kernel.body)
         if goto is not None:
             raise Unsupported(goto.node, f"goto {goto.label} (to an earlier label, into a block or out of a loop)")

@@ -79,7 +79,7 @@ def _number(lowering, text: str) -> int | None:
 def host_launches(lowering) -> dict:
     """Kernel (its cursor's hash) -> the launches host code in the file makes of it."""
     out: dict = {}
-    for fn in lowering.parsed.tu.cursor.walk_preorder():
+    for fn in _launch_candidates(lowering):
         if fn.kind != CK.CALL_EXPR or lowering.in_headers(fn):
             continue
         kids = children(fn)
@@ -101,6 +101,41 @@ def host_launches(lowering) -> dict:
         config = list(strip(kids[1]).get_arguments())
         _record(lowering, out, ref, config[0] if config else None, config[1] if len(config) > 1 else None, fn)
     return out
+
+
+_LAUNCH_WORDS = (b"<<<", b"cudaLaunchKernel")
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(.*(?:\\\r?\n.*)*)", re.MULTILINE)
+
+
+def _launch_candidates(lowering):
+    """Every cursor of the declarations whose text could hold a launch: `<<<`, cudaLaunchKernel, or
+    a macro whose definition holds one. Walking only those keeps a file that includes thousands of
+    lines of device templates (llama.cpp's mmq.cuh) from spending seconds on cursors with no launch."""
+    texts: dict = {lowering.filename: lowering.parsed.text.encode("utf-8")}
+
+    def text_of(name: str) -> bytes | None:
+        if name not in texts:
+            try:
+                with open(name, "rb") as fh:
+                    texts[name] = fh.read()
+            except OSError:
+                texts[name] = None
+        return texts[name]
+    words = set(_LAUNCH_WORDS)
+    for name in [lowering.filename] + [f.include.name for f in lowering.parsed.tu.get_includes()]:
+        for m in _DEFINE.finditer(text_of(name) or b""):
+            if any(w in m.group(2) for w in _LAUNCH_WORDS):
+                words.add(m.group(1))
+    stack = list(lowering.parsed.tu.cursor.get_children())
+    while stack:
+        c = stack.pop()
+        if c.kind in (CK.NAMESPACE, CK.LINKAGE_SPEC, CK.UNEXPOSED_DECL):
+            stack.extend(c.get_children())
+            continue
+        f = c.extent.start.file
+        text = text_of(f.name) if f is not None else None
+        if text is None or any(w in text[c.extent.start.offset:c.extent.end.offset + 1] for w in words):
+            yield from c.walk_preorder()
 
 
 def _record(lowering, out: dict, ref, grid_c, block_c, fn) -> None:

@@ -122,6 +122,8 @@ class ClangMethods:
             return self.memcpy_stmt(args, c)
         if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
             return self.store_hinted(args, c)
+        if self.lang == "cuda" and fn.startswith("__pipeline_") and self.from_headers(c):
+            return self.pipeline_stmt(fn, args, c)
         return None
 
     def static_member(self, c) -> Scalar:

@@ -27,7 +27,10 @@ PARAM_SENTINEL = 0x4B52_0000
 _ARGS = {
     "cuda": ["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "-std=c++17",
              "-D__CUDACC__=1", "-D__NVCC__=1", "-D__CUDACC_VER_MAJOR__=12", "-D__CUDACC_VER_MINOR__=4",
-             "-Wno-unknown-cuda-version", "-include", "kernelrace_cuda_prelude.h"],
+             "-Wno-unknown-cuda-version", "-include", "kernelrace_cuda_prelude.h",
+             # what nvcc takes with a warning and clang's C++17 refuses: `register`, `1.0fp` without a
+             # space, a narrowing in a braced list
+             "-Wno-register", "-Wno-reserved-user-defined-literal", "-Wno-c++11-narrowing"],
     "opencl": ["-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
                "-Xclang", "-fdeclare-opencl-builtins", "-cl-ext=+cl_khr_fp16,+cl_khr_fp64"],
     "metal": ["-x", "c++", "-std=c++17", "-D__METAL_VERSION__=300", "-D__METAL__=1",

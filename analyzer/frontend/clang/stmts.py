@@ -7,6 +7,8 @@ switch a chain of guarded groups, an inlined function's return a flag.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clang.cindex import StorageClass
 
 from analyzer import ir
@@ -150,14 +152,6 @@ class ClangStmts:
             return self.flush(self.effect(c))
         raise Unsupported(c, f"statement '{k.name.lower()}'")
 
-    def asm(self, c) -> list[ir.Stmt]:
-        text = self.source.text(c)
-        # An asm statement that names no memory operand and no memory clobber touches registers only.
-        if "memory" in text or "[" in text or any(w in text for w in ("ld.", "st.", "cp.async", "atom", "red.",
-                                                                       "bar.", "ldmatrix", "stmatrix")):
-            raise Unsupported(c, "inline asm that may touch memory or synchronise (not modelled)")
-        return []
-
     def _cond_and_body(self, c):
         kids = children(c)
         body = kids[-1]
@@ -293,7 +287,7 @@ class ClangStmts:
             if init is None:
                 self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
                 return []
-            val = self.rvalue(init)
+            val = self.converted_pointer(init) or self.rvalue(init)
             if isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0:
                 self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
                 return []
@@ -351,6 +345,11 @@ class ClangStmts:
                 val = None   # `float4 v;` default construction
             else:
                 val = self.rvalue(init)
+            if isinstance(val, Pointer) and t.kind in _INTEGERS and val.buffer != "?":
+                # an integer holding an address (`uint32_t a = __cvta_generic_to_shared(p)`): the
+                # pointer, counted in bytes
+                self.scopes[-1][d.hash] = replace(val, elem="char", inner=())
+                return []
             if val is not None:
                 out.extend(self._assign_local(ref, val, span))
         self.scopes[-1][d.hash] = ref
@@ -447,11 +446,16 @@ class ClangStmts:
         space = ir.SHARED if shared else ir.PRIVATE
         elem = self.note_type(elem_t)
         elem_size = self.size(elem) or 4
-        bname = self.fresh_var(name)
         total = elem_size if None not in extents else None
         for n in extents:
             total = total * n if total is not None and n is not None else None
-        self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
+        dynamic = shared and d.storage_class == StorageClass.EXTERN and total is None
+        if dynamic and self.dynamic_shared is not None:
+            bname = self.dynamic_shared   # every extern shared array is the launch's one dynamic allocation
+        else:
+            bname = self.fresh_var(name)
+            self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=total)
+            self.dynamic_shared = bname if dynamic else self.dynamic_shared
         ptr = array_start(bname, space, elem, extents)
         self.scopes[-1][d.hash] = ptr
         if init is None:
@@ -510,6 +514,9 @@ class ClangStmts:
         if any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()):
             return True
         return space_of(d.type) == ir.SHARED
+
+
+_INTEGERS = (TK.UINT, TK.INT, TK.ULONG, TK.LONG, TK.ULONGLONG, TK.LONGLONG)
 
 
 def _is_zero(text: str) -> bool:
