@@ -87,6 +87,8 @@ REDUNDANT_CHECKED = ("{pairs} pair(s) of accesses that only it keeps apart were 
                      "thread pair, loop iteration and parameter value the kernel allows")
 REDUNDANT_SHADOWED = "every pair of accesses it keeps apart, another barrier keeps apart too"
 UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
+SOLVER_FAILED = ("not checked: a solver call failed ({reason}) and the analysis of this kernel stopped; nothing "
+                 "about this kernel is known (please report this)")
 OUT_OF_MEMORY = ("not checked: the analysis grew past the kernel's memory limit ({mb} MB, --kernel-memory) and "
                  "was stopped; nothing about this kernel is known")
 
