@@ -117,5 +117,7 @@ OBSERVED = ("seen in a run: block (0,0,0) ran on inputs drawn from seed {seed}{p
             "its budget (--timeout)")
 CONDITIONAL_RACE = ("a race only when {cond}: if every launch guarantees {free}, state it (`// kernelrace: assume "
                     "{said}` in the source, or --assume); otherwise fix the race")
+WITNESS_NOT_SEARCHED = ("witness not validated: not searched for, as {n} collisions between blocks on this buffer "
+                        "before it were (a bound on the time many store sites take); a possible race (a warning)")
 WITNESS_NOT_REPLAYED = ("witness not validated: replayed on concrete values, {reason}; the solver found no "
                         "other witness that replays, so this is a possible race (a warning), not a demonstrated one")
