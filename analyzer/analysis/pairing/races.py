@@ -39,8 +39,8 @@ from analyzer.analysis.execution.unwritten import UnwrittenFacts
 from analyzer.analysis.pairing.collision_causes import CollisionCauses
 from analyzer.analysis.pairing.collision_constraints import CollisionConstraints
 from analyzer.analysis.pairing.disjoint import Disjointness
-from analyzer.analysis.pairing.hazards import (KERNEL_LIMIT, NOT_SEARCHED, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside, PairAnalysis, Undecided,
-                                               Witness)
+from analyzer.analysis.pairing.hazards import (KERNEL_LIMIT, NOT_SEARCHED, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside,
+                                               PairAnalysis, Undecided, Witness)
 from analyzer.analysis.pairing.out_of_bounds import OutOfBounds
 from analyzer.analysis.pairing.pair_kinds import first_instance, hazard_kind, stands_in_report
 from analyzer.analysis.pairing.pair_shapes import DIFFERENT, PairShapes
@@ -70,9 +70,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
     module docstring for the parts). The state all parts share lives here."""
 
     observes = True     # undecided pairs are looked for in a run of one block (observed.py)
-    # Collisions per buffer whose witness is searched, made readable and replayed (None: all);
-    # past it a collision is reported unsearched, a warning (GridChecker's).
-    detail_cap: int | None = None
 
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, cache: QueryCache | None = None, detail: bool = True,
@@ -521,14 +518,6 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                            replay_failure=replay, block_state=block_state, contracts=would, query=query,
                            outside=outside))
         return True
-
-    def _detail_spent(self, second: AccessEvent, sink: list) -> bool:
-        """Have `detail_cap` collisions on this buffer had their witness searched already?"""
-        if self.detail_cap is None:
-            return False
-        buf = second.access.buffer
-        return sum(1 for h in sink if h.second.access.buffer == buf and h.replay_failure != NOT_SEARCHED
-                   and not h.benign) >= self.detail_cap
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
         """The race pass's pair the solver left undecided: seen colliding in a run of the block
