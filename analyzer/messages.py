@@ -87,6 +87,8 @@ REDUNDANT_CHECKED = ("{pairs} pair(s) of accesses that only it keeps apart were 
                      "thread pair, loop iteration and parameter value the kernel allows")
 REDUNDANT_SHADOWED = "every pair of accesses it keeps apart, another barrier keeps apart too"
 UNKNOWN = "undecided: {what} between line {l1} and line {l2} on {buf}: {reason}"
+SOLVER_FAILED = ("not checked: a solver call failed ({reason}) and the analysis of this kernel stopped; nothing "
+                 "about this kernel is known (please report this)")
 OUT_OF_MEMORY = ("not checked: the analysis grew past the kernel's memory limit ({mb} MB, --kernel-memory) and "
                  "was stopped; nothing about this kernel is known")
 
@@ -115,5 +117,7 @@ OBSERVED = ("seen in a run: block (0,0,0) ran on inputs drawn from seed {seed}{p
             "its budget (--timeout)")
 CONDITIONAL_RACE = ("a race only when {cond}: if every launch guarantees {free}, state it (`// kernelrace: assume "
                     "{said}` in the source, or --assume); otherwise fix the race")
+WITNESS_NOT_SEARCHED = ("witness not validated: not searched for, as {n} collisions between blocks on this buffer "
+                        "before it were (a bound on the time many store sites take); a possible race (a warning)")
 WITNESS_NOT_REPLAYED = ("witness not validated: replayed on concrete values, {reason}; the solver found no "
                         "other witness that replays, so this is a possible race (a warning), not a demonstrated one")

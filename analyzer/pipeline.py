@@ -92,15 +92,23 @@ def analyse_kernel(kernel: ir.Kernel, options: Options, target: str | None = Non
                 result = _analyse(kernel, options, target, params, QueryCache(), detail)
                 checkpoint()    # finished past the limit: its last queries may have been interrupted
                 return result
-        except (KernelMemoryExceeded, z3.Z3Exception):
-            if not guard.exceeded:
+        except (KernelMemoryExceeded, z3.Z3Exception) as exc:
+            if not guard.exceeded and not isinstance(exc, z3.Z3Exception):
                 raise
             fresh_context()    # drop the context and its terms with the analysis
             where = Location(kernel.file, 1, 1, "kernel", text=kernel.line(1).strip())
-            msg = messages.OUT_OF_MEMORY.format(mb=options.kernel_memory_mb)
+            # A solver call that failed (no model, canceled) is a bug of ours, but what it leaves
+            # is a kernel not checked, said as such: never an internal error, never clean.
+            msg = (messages.OUT_OF_MEMORY.format(mb=options.kernel_memory_mb) if guard.exceeded
+                   else messages.SOLVER_FAILED.format(reason=_z3_reason(exc)))
             finding = Finding("unknown", "warning", msg, kernel.name, kernel.file, where, None, None, target, params)
             return KernelResult(kernel.name, kernel.file, target, params, [finding], time.perf_counter() - t0,
                                 stopped=True)
+
+
+def _z3_reason(exc: Exception) -> str:
+    value = getattr(exc, "value", exc)
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: dict[str, Any] | None,

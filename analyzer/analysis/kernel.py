@@ -13,6 +13,7 @@ from analyzer.analysis.decision.solver import DIMS, Encoder, truth
 from analyzer.analysis.decision.solver_budget import RLIMIT_PER_SECOND
 from analyzer.analysis.execution.events import AccessEvent, BarrierEvent, Evaluation
 from analyzer.analysis.interblock.grid import block_dims_read
+from analyzer.analysis.pairing.hazards import GRID_DETAIL_CAP, NOT_SEARCHED
 from analyzer.analysis.pairing.races import Hazard, PairAnalysis
 from analyzer.findings import Finding, Location
 
@@ -198,7 +199,7 @@ class KernelAnalysis:
             if h.data_dependent:
                 notes.append(messages.DATA_DEPENDENT.format(bufs=", ".join(self.buffer_name(b) for b in h.data_dependent)))
             if h.replay_failure:
-                notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
+                notes.append(_replay_note(h))
             witness = self._witness(h)
             witness["out_of_bounds"] = {"line": acc.span.line, "col": acc.span.col, "thread": list(o.thread),
                                         "index": o.index, "outside": o.bound}
@@ -244,7 +245,7 @@ class KernelAnalysis:
         if h.contracts:
             notes.append(_contract_note(h.contracts))
         if h.replay_failure:
-            notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
+            notes.append(_replay_note(h))
         if h.observed is not None:
             params = ", ".join(f"{k} = {v}" for k, v in h.witness.params.items())
             notes.append(messages.OBSERVED.format(seed=h.observed, params=f", with {params}" if params else ""))
@@ -369,7 +370,7 @@ class KernelAnalysis:
         if h.contracts:
             notes.append(_contract_note(h.contracts))
         if h.replay_failure:
-            notes.append(messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure))
+            notes.append(_replay_note(h))
         witness = self._witness(h)
         witness["barriers"] = [{"line": b.span.line, "col": b.span.col, "text": self._barrier_text(b),
                                 "scope": b.scope, "orders": sorted(self.memory(s) for s in b.spaces),
@@ -431,3 +432,9 @@ def _origin(span: ir.Span) -> dict | None:
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _replay_note(h: Hazard) -> str:
+    if h.replay_failure == NOT_SEARCHED:
+        return messages.WITNESS_NOT_SEARCHED.format(n=GRID_DETAIL_CAP)
+    return messages.WITNESS_NOT_REPLAYED.format(reason=h.replay_failure)

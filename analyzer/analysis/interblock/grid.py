@@ -36,7 +36,7 @@ from analyzer.analysis.execution.sym import Iter, Sym
 from analyzer.analysis.execution.uniformity import remembered
 from analyzer.analysis.interblock.last_block import LastBlock
 from analyzer.analysis.pairing.disjoint import Disjointness, _key
-from analyzer.analysis.pairing.hazards import KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
+from analyzer.analysis.pairing.hazards import GRID_DETAIL_CAP, KERNEL_LIMIT, Hazard, PairAnalysis, Undecided
 from analyzer.analysis.pairing.pair_kinds import hazard_kind
 from analyzer.analysis.pairing.races import PairChecker
 
@@ -232,6 +232,7 @@ class GridChecker(PairChecker):
 
     observes = False    # a run of one block shows no race between blocks
     between_blocks = True
+    detail_cap = GRID_DETAIL_CAP
 
     def __init__(self, kernel: ir.Kernel, ev: Evaluation, cfg: Cfg, timeout_ms: int = 10_000,
                  strict: bool = False, cache: QueryCache | None = None, detail: bool = True,

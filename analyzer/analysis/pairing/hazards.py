@@ -161,5 +161,10 @@ class PairAnalysis:
 
 
 OUT_OF_TIME = "the kernel's time limit (--kernel-timeout) ran out"
+# A collision found but given no witness search (`PairChecker.detail_cap`): its `replay_failure`.
+NOT_SEARCHED = "not searched"
+# Between blocks, where a kernel's many store sites all collide when a row stride is free (ncnn's
+# gemm_sg: 16 stores of one output, ~100 pairs, each witness search seconds long).
+GRID_DETAIL_CAP = 8
 KERNEL_LIMIT = ("the kernel's time limit (--kernel-timeout) ran out before this pair and the rest of this "
                 "buffer's pairs (at most {n}) were checked")

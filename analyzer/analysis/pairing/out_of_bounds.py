@@ -158,9 +158,13 @@ class OutOfBounds:
         solver.add(*facts)
         res = solver.check()
         if res == z3.sat:
+            # Taken now: asking again after the wish below was refused may not find it again (the
+            # kernel's deadline passed meanwhile: `canceled`, and no model; ncnn's gemm_sg).
+            found = solver.model()
             # A wish besides: the block's first and last threads in bounds too (a run of the whole
             # block, `kernelrace confirm`, executes theirs: `V[tx * 4 + row * D]` wants D >= 4 *
-            # blockDim.x). Thread 1's facts at those threads; unsatisfiable, the witness stays.
+            # blockDim.x). Thread 1's facts at those threads; unsatisfiable or undecided, the
+            # witness stays.
             wish = self._block_corners(facts_of_1)
             solver.push()
             solver.add(*wish)
@@ -169,8 +173,7 @@ class OutOfBounds:
                 # extents leave ISL's quasi-affine sets.)
                 return solver.model(), facts, 2, None
             solver.pop()
-            solver.check()
-            return solver.model(), facts, 1, None
+            return found, facts, 1, None
         solver.pop()
         if res == z3.unsat:
             self.bounded = False    # the index as the model has it

@@ -39,8 +39,8 @@ from analyzer.analysis.execution.unwritten import UnwrittenFacts
 from analyzer.analysis.pairing.collision_causes import CollisionCauses
 from analyzer.analysis.pairing.collision_constraints import CollisionConstraints
 from analyzer.analysis.pairing.disjoint import Disjointness
-from analyzer.analysis.pairing.hazards import (KERNEL_LIMIT, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside, PairAnalysis, Undecided,
-                                               Witness)
+from analyzer.analysis.pairing.hazards import (KERNEL_LIMIT, NOT_SEARCHED, OUT_OF_TIME, RAW, WAR, WAW, Hazard, Outside,
+                                               PairAnalysis, Undecided, Witness)
 from analyzer.analysis.pairing.out_of_bounds import OutOfBounds
 from analyzer.analysis.pairing.pair_kinds import first_instance, hazard_kind, stands_in_report
 from analyzer.analysis.pairing.pair_shapes import DIFFERENT, PairShapes
@@ -483,7 +483,9 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         # A race another one already stands for in the report gets none of the details below.
         shadowed = detail and sink is out.hazards and stands_in_report(kind, first, second, sink)
         outside = None
-        if detail and not shadowed:
+        if detail and not shadowed and self._detail_spent(second, sink):
+            replay = NOT_SEARCHED   # reported, as a warning: see `detail_cap`
+        elif detail and not shadowed:
             # A race's data dependence decides its severity; a barrier-scope finding is a warning
             # whatever it rests on, so there the question only explains, on a smaller budget.
             data_dependent = self._data_dependent(solver, model, explain=sink is not out.hazards)

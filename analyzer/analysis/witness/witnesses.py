@@ -15,7 +15,7 @@ import z3
 from analyzer import ir
 from analyzer.analysis.decision.solver import DIMS, as_int
 from analyzer.analysis.execution.events import AccessEvent
-from analyzer.analysis.pairing.hazards import PairAnalysis, Thread, Witness
+from analyzer.analysis.pairing.hazards import NOT_SEARCHED, PairAnalysis, Thread, Witness
 from analyzer.analysis.witness.replay import Launch, Side, access_lines, check_witness
 from analyzer.analysis.witness.walk_plan import MAX_ITERATIONS, guard_params, plan_constraints, plan_of, spans, walk_start
 from analyzer.analysis.witness.walk_witness import programs, walk_constraints
@@ -57,6 +57,18 @@ _PINS = ((True, lambda x, enc: True), (False, lambda x, enc: True), (False, _not
 class WitnessSearch:
     """Part of `races.PairChecker`: models of the exact encoder (`self.enc` when these run). Uses
     the checker's `kernel`, `exact`, `loop_line`, `rlimit` and `clock_ms`."""
+
+    # Collisions per buffer whose witness is searched, made readable and replayed (None: all);
+    # past it a collision is reported unsearched, a warning (GridChecker's).
+    detail_cap: int | None = None
+
+    def _detail_spent(self, second: AccessEvent, sink: list) -> bool:
+        """Have `detail_cap` collisions on this buffer had their witness searched already?"""
+        if self.detail_cap is None:
+            return False
+        buf = second.access.buffer
+        return sum(1 for h in sink if h.second.access.buffer == buf and h.replay_failure != NOT_SEARCHED
+                   and not h.benign) >= self.detail_cap
 
     def _replayed(self, solver, model, a, b, off1, off2, space, out: PairAnalysis):
         """A model whose witness replays (see replay.py), and None; or, when none is found within
@@ -387,12 +399,18 @@ class WitnessSearch:
                 continue
             solver.push()
             solver.add(*wish)
-            if solver.check() == z3.sat:
+            res = solver.check()
+            if res == z3.sat:
                 model = solver.model()
                 solver.pop()
                 solver.add(*wish)
             else:
                 solver.pop()
+                if res == z3.unknown:
+                    # Past its budget with this wish, the solver rarely meets the narrower ones
+                    # after it, and each costs a budget: the witness stays as readable as it is
+                    # (ncnn's gemm_sg, ~20 collisions between workgroups: a third of its time).
+                    break
         return model, frozenset(warps)
 
     def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:

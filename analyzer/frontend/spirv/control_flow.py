@@ -207,7 +207,13 @@ class ControlFlowMixin:
             body.extend(self.region(nxt, cont, inner))
         update: list[ir.Stmt] = []
         if cont != header.label:
-            update = self.continue_construct(cont, header.label, inner)
+            update = self.continue_construct(cont, header.label, inner, merge)
+        if update and isinstance(update[-1], ir.If) and update[-1].orelse and isinstance(update[-1].orelse[-1], ir.Break):
+            # A do-while: the continue block decides whether to loop. It runs after the body's
+            # every iteration, so it joins the body when no `continue` skips to it from inside.
+            if _continues(body):
+                raise Unsupported(merge_ins.node, "a do-while loop whose body continues to its condition")
+            return ir.Loop([], None, [], body + update, span, next(self.loop_ids))
         cond = None
         # `if (!c) break;` first in the body is the loop's own condition (a for/while loop).
         if body and isinstance(body[0], ir.If) and body[0].then and isinstance(body[0].then[0], ir.Break) \
@@ -216,7 +222,9 @@ class ControlFlowMixin:
             body = body[1:]
         return ir.Loop([], cond, update, body, span, next(self.loop_ids))
 
-    def continue_construct(self, cont: str, header: str, loop: tuple) -> list[ir.Stmt]:
+    def continue_construct(self, cont: str, header: str, loop: tuple, merge: str) -> list[ir.Stmt]:
+        """The continue construct's statements, to the back edge; a do-while's (its last block
+        branches back or out) ends in `if (c) {copies back} else {copies out; break}`."""
         out: list[ir.Stmt] = []
         label = cont
         seen: set[str] = set()
@@ -233,8 +241,15 @@ class ControlFlowMixin:
             term = block.term
             if term is None:
                 raise Unsupported(self.entry.node, f"block {block.label} has no terminator")
+            if term.op == "OpBranchConditional" and {term.args[1], term.args[2]} == {header, merge}:
+                span = self.span(term)
+                c = self.scalar(term.args[0], term)
+                back = self.edge(label, header)
+                leave = self.edge(label, merge) + [ir.Break(span)]
+                out.append(ir.If(c if term.args[1] == header else _negate(c), back, leave, span))
+                return out
             if term.op != "OpBranch":
-                raise Unsupported(term.node, "a loop whose continue block exits the loop (do-while)")
+                raise Unsupported(term.node, "a loop whose continue block exits the loop other than to its merge")
             out.extend(self.edge(label, term.args[0]))
             label = term.args[0]
         return out
@@ -286,6 +301,16 @@ def _first_node(block: Block, fallback: Ins) -> Tree:
 
 def _negate(c: ir.Expr) -> ir.Expr:
     return c.a if isinstance(c, ir.UnOp) and c.op == "!" else ir.UnOp("!", c)
+
+
+def _continues(stmts: list) -> bool:
+    """Does a `continue` of this loop (not of a loop inside it) occur in `stmts`?"""
+    for s in stmts:
+        if isinstance(s, ir.Continue):
+            return True
+        if isinstance(s, ir.If) and (_continues(s.then) or _continues(s.orelse)):
+            return True
+    return False
 
 
 def _leaves(stmts: list) -> bool:
