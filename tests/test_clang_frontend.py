@@ -636,3 +636,34 @@ def test_a_packed_vector_built_from_its_bits_with_memcpy():
     code, report, err = check("packed_bits.cu", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-read", "push_bits")}
+
+
+def test_metal_members_for_each_address_space_are_read_once():
+    kernels, _ = lowered("metal_space_members.metal")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["scale"].unsupported is None   # its pair_t instantiation's error is the instantiation's
+    assert by_name["spill"].unsupported is None
+    assert "object parameter" in by_name["totals"].unsupported[1]
+    assert "overloaded '='" in by_name["pair_copy"].unsupported[1]   # a struct copy outside a template
+    code, report, err = check("metal_space_members.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 32), ("write-after-read", 32)}
+    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"spill"}
+
+
+def test_metal_member_repeats_are_blanked_whole_and_lines_kept():
+    from analyzer.frontend.clang.reader import metal_attributes
+    text = (HERE / "metal_space_members.metal").read_text()
+    out, _ = metal_attributes(text)
+    assert out.count("\n") == text.count("\n")
+    assert out.count("constexpr pair_t() ") == 1 and out.count("operator float()") == 1
+    assert out.count("template <typename U> constexpr pair_t(U x)") == 1
+
+
+def test_swizzles_after_a_threadgroup_array_in_a_header_read_their_own_text():
+    kernels, _ = lowered("metal_header_stage.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_header_stage.metal", "--block-dim", "16,16")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"] if f["rule"] != "redundant-barrier"} == {
+        ("write-after-write", "columns")}

@@ -45,7 +45,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangStmts, ClangCa
         self.lang = parsed.lang
         self.filename = parsed.filename
         self.lines = parsed.text.splitlines()
-        self.source = Source(parsed.filename, _parsed_text(parsed))
+        self.source = Source(parsed.filename, _parsed_text(parsed), parsed.rewritten)
         self.warp_size = 1 if self.lang == "opencl" else 32
         self.access_ids = itertools.count(1)
         self.loop_ids = itertools.count(1)
