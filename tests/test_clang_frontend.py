@@ -667,3 +667,14 @@ def test_swizzles_after_a_threadgroup_array_in_a_header_read_their_own_text():
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"] if f["rule"] != "redundant-barrier"} == {
         ("write-after-write", "columns")}
+
+
+def test_metal_member_state_updates_and_sincos_are_read():
+    kernels, _ = lowered("metal_sincos_state.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    text = repr(kernels[0].body)
+    assert "Call(fn='cos'" in text and "Call(fn='sin'" in text   # the cosine stored, the sine returned
+    code, report, err = check("metal_sincos_state.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 30)}
+    assert {f["kernel"] for f in report["findings"]} == {"shifted"}

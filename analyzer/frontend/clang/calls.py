@@ -228,6 +228,8 @@ class ClangCalls:
                 fn = fn[len("__metal_"):]   # the compiler's builtin under a library's wrapper
             if fn in ("any", "all") and len(args) == 1:
                 return self._any_all(fn, args[0])
+            if fn == "sincos" and len(args) == 2:
+                return self._sincos(args, c)
             if fn == "__metal_get_simdgroup_size":
                 return Scalar(ir.Const(32), "uint")
             if fn == "as_type":
