@@ -53,7 +53,7 @@ _METHOD_SPACE_ANY = re.compile(r"(\)\s*(?:const\s+)?)(thread|threadgroup|device|
 _DEFAULTED_SPACE = re.compile(r"(?:(?<=[;{}])|^)[^;{}]*\)\s*(?:const\s+)?(?:threadgroup|device|constant)\s*=\s*default\s*;")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
-_LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
+_LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()\[]*(?:\[[^\];]*\][^;()\[]*)*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _UNKNOWN_TYPE = re.compile(r"unknown type name '([A-Za-z_]\w*)'")

@@ -12,7 +12,7 @@ METAL_FUNC void copy_through_stage(device float *out, device const float *in, ui
 }
 
 METAL_FUNC void column_sum(device float *out, uint2 pos) {
-    threadgroup float stage[256];
+    threadgroup float stage[16 * (8 + 8)];   // (a size in parentheses)
     stage[pos.y * 16 + pos.x] = 1.0f;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     out[pos.x] = stage[pos.y * 16 + pos.x] * pos.y;
