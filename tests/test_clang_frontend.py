@@ -678,3 +678,16 @@ def test_metal_member_state_updates_and_sincos_are_read():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 30)}
     assert {f["kernel"] for f in report["findings"]} == {"shifted"}
+
+
+def test_a_default_constructed_functor_over_constant_memory_is_a_value():
+    kernels, _ = lowered("metal_constant_functor.metal")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["gather"].unsupported is None and by_name["scatter"].unsupported is None
+    # a device pointer handed to it (once dropped with the `float(...)` around the call) is unknown
+    assert "call of 'index' with a pointer argument" in by_name["through_device"].unsupported[1]
+    assert by_name["seeded"].unsupported is not None
+    code, report, err = check("metal_constant_functor.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 29)}
+    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"scatter"}

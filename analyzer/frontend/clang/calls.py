@@ -62,11 +62,21 @@ class ClangCalls:
             op = self.dependent_operator(c, kids)
             if op is not None:
                 return op
+        if ref is None and not fn and not args and kids and c.kind == CK.CALL_EXPR and \
+                self.source.text(c).split("(", 1)[0].strip() in (c.type.spelling, type_name(c.type)):
+            # `float(x)` with x of a dependent type: an unresolved construction, its children its operands
+            return self._construct(c, fn, kids)
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
+            elif c.kind == CK.CALL_EXPR and not args and len(kids) > 1:
+                # a call of an object of a dependent type (`index(i, p)`, a functor): clang gives no
+                # arguments, its operands are the children after the callee (never dropped: a pointer
+                # among them makes the call unknown below)
+                args = kids[1:]
+                fn = fn or strip(kids[0]).spelling
         method = self.method_call(c, into) if ref is None or ref.kind == CK.CXX_METHOD else None
         if method is not None:
             return method
@@ -124,6 +134,14 @@ class ClangCalls:
             return self.inline(body, ref, args, c, into)
         vals = [self.rvalue(a) for a in args]
         if any(isinstance(v, Pointer) for v in vals):
+            if self.lang == "metal" and fn and body is None and _holds_no_pointer(kids) and all(
+                    v.space == ir.CONSTANT for v in vals if isinstance(v, Pointer)):
+                # a callee not read (a functor of the template's type parameter, `l_index(i, dims, strides)`,
+                # default-constructed) whose pointers are all to constant memory: it can read them, never
+                # write (Metal has no device memory a function reaches but through its arguments or its
+                # object): a value of its arguments
+                return Scalar(ir.Call(fn, tuple(ir.Call(f"ptr:{v.buffer}", (v.offset,)) if isinstance(v, Pointer)
+                                                else self._scalar(v) for v in vals)), self.note_type(c.type))
             raise Unsupported(c, f"call of '{fn}' with a pointer argument")
         if ref is not None and canonical(ref.result_type).kind == TK.RECORD and not vector_shape(
                 self.note_type(ref.result_type)) and body is not None:
@@ -577,3 +595,18 @@ def _index_helper(fn) -> bool:
     stmts = children(body) if body is not None else []
     return len(stmts) == 1 and stmts[0].kind == CK.RETURN_STMT and canonical(fn.result_type).kind in (
         TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)
+
+
+def _holds_no_pointer(kids) -> bool:
+    """Whether a call's callee is a function, or an object declared without an initialiser (a
+    default-constructed functor: none of the kernel's pointers is in it)."""
+    if not kids:
+        return False
+    callee = strip(kids[0])
+    ref = callee.referenced if callee.kind == CK.DECL_REF_EXPR else None
+    if ref is None:
+        return callee.kind == CK.OVERLOADED_DECL_REF or any(k.kind == CK.OVERLOADED_DECL_REF for k in children(callee))
+    if ref.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE):
+        return True
+    return ref.kind == CK.VAR_DECL and all(k.kind in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)
+                                           for k in ref.get_children())
