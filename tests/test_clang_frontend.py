@@ -689,5 +689,5 @@ def test_a_default_constructed_functor_over_constant_memory_is_a_value():
     assert by_name["seeded"].unsupported is not None
     code, report, err = check("metal_constant_functor.metal", "--block-dim", "64")
     assert code == 1, err
-    assert findings(report) == {("write-after-write", 29)}
-    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"scatter"}
+    assert findings(report) == {("write-after-write", 30), ("write-after-read", 50)}
+    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"scatter", "widen"}

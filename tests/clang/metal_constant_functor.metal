@@ -2,7 +2,8 @@
 // constant memory only: read as a value of its arguments (it can read constant memory, never write).
 // `gather` stores each thread's own element (clean); `scatter` stores where the functor says, which
 // two threads may share; `through_device` hands the functor a device pointer (unknown), and so does
-// `seeded`, whose functor is built from one.
+// `seeded`, whose functor is built from one. `widen` converts a read to its type parameter, which
+// clang leaves an unresolved construction: the read is still read.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -41,6 +42,12 @@ template <typename Index>
                        uint i [[thread_position_in_grid]]) {
     Index index{out};
     out[i] = float(index(i, strides));
+}
+
+template <typename IdxT>
+[[kernel]] void widen(device int *buf [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    IdxT j = IdxT(buf[i + 1]);   // expect: the read kept (`IdxT(...)` is a construction clang leaves open)
+    buf[i] = int(j) * 0;         // expect: write-after-read (thread i - 1 reads buf[i])
 }
 
 template [[host_name("gather")]] [[kernel]] decltype(gather<strided>) gather<strided>;

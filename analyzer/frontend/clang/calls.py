@@ -64,14 +64,25 @@ class ClangCalls:
                 return op
         if ref is None and not fn and not args and kids and c.kind == CK.CALL_EXPR and \
                 self.source.text(c).split("(", 1)[0].strip() in (c.type.spelling, type_name(c.type)):
-            # `float(x)` with x of a dependent type: an unresolved construction, its children its operands
-            return self._construct(c, fn, kids)
+            # `float(x)` with x of a dependent type, `IdxT(s[i])`: an unresolved construction, its children
+            # (but the type's name) its operands, read for their effects
+            operands = [k for k in kids if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)]
+            if canonical(c.type).kind not in (TK.DEPENDENT, TK.UNEXPOSED) and "type-parameter" not in \
+                    canonical(c.type).spelling:
+                return self._construct(c, fn, operands)
+            vals = [self.rvalue(k) for k in operands]
+            if any(isinstance(v, Pointer) for v in vals):
+                raise Unsupported(c, f"a pointer converted to '{c.type.spelling}', a template's type")
+            # (a value of a type the template leaves open: as unknown as before, its operands now read)
+            return Scalar(ir.Call("", tuple(self._scalar(v) for v in vals if isinstance(v, Scalar))), "int")
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
-            elif c.kind == CK.CALL_EXPR and not args and len(kids) > 1:
+            elif c.kind == CK.CALL_EXPR and not args and len(kids) > 1 and strip(kids[0]).kind == CK.DECL_REF_EXPR \
+                    and strip(kids[0]).referenced is not None and strip(kids[0]).referenced.kind in (CK.VAR_DECL,
+                                                                                                  CK.PARM_DECL):
                 # a call of an object of a dependent type (`index(i, p)`, a functor): clang gives no
                 # arguments, its operands are the children after the callee (never dropped: a pointer
                 # among them makes the call unknown below)
