@@ -14,6 +14,7 @@ from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cl_images import Image, image_type
+from analyzer.frontend.clang.dependent import holds_no_pointer
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.metal import SIMDGROUP_OPS
 from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
@@ -22,8 +23,6 @@ from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
-_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
-_COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
 _CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
@@ -64,17 +63,7 @@ class ClangCalls:
                 return op
         if ref is None and not fn and not args and kids and c.kind == CK.CALL_EXPR and \
                 self.source.text(c).split("(", 1)[0].strip() in (c.type.spelling, type_name(c.type)):
-            # `float(x)` with x of a dependent type, `IdxT(s[i])`: an unresolved construction, its children
-            # (but the type's name) its operands, read for their effects
-            operands = [k for k in kids if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)]
-            if canonical(c.type).kind not in (TK.DEPENDENT, TK.UNEXPOSED) and "type-parameter" not in \
-                    canonical(c.type).spelling:
-                return self._construct(c, fn, operands)
-            vals = [self.rvalue(k) for k in operands]
-            if any(isinstance(v, Pointer) for v in vals):
-                raise Unsupported(c, f"a pointer converted to '{c.type.spelling}', a template's type")
-            # (a value of a type the template leaves open: as unknown as before, its operands now read)
-            return Scalar(ir.Call("", tuple(self._scalar(v) for v in vals if isinstance(v, Scalar))), "int")
+            return self.unresolved_construct(c, kids)
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
@@ -145,14 +134,9 @@ class ClangCalls:
             return self.inline(body, ref, args, c, into)
         vals = [self.rvalue(a) for a in args]
         if any(isinstance(v, Pointer) for v in vals):
-            if self.lang == "metal" and fn and body is None and _holds_no_pointer(kids) and all(
+            if self.lang == "metal" and fn and body is None and holds_no_pointer(kids) and all(
                     v.space == ir.CONSTANT for v in vals if isinstance(v, Pointer)):
-                # a callee not read (a functor of the template's type parameter, `l_index(i, dims, strides)`,
-                # default-constructed) whose pointers are all to constant memory: it can read them, never
-                # write (Metal has no device memory a function reaches but through its arguments or its
-                # object): a value of its arguments
-                return Scalar(ir.Call(fn, tuple(ir.Call(f"ptr:{v.buffer}", (v.offset,)) if isinstance(v, Pointer)
-                                                else self._scalar(v) for v in vals)), self.note_type(c.type))
+                return self.reader_of_constants(fn, vals, c)
             raise Unsupported(c, f"call of '{fn}' with a pointer argument")
         if ref is not None and canonical(ref.result_type).kind == TK.RECORD and not vector_shape(
                 self.note_type(ref.result_type)) and body is not None:
@@ -371,59 +355,6 @@ class ClangCalls:
         self.inline_cache[key] = out
         return out
 
-    def dependent_operator(self, c, kids) -> Value | None:
-        """`a op b`, `op a`, `a++` clang leaves unresolved on operands of a dependent type: the
-        built-in operator on the operands' values (a class's own operator would have resolved
-        in an instantiation; here the operands are the kernel's scalars, pointers or vectors)."""
-        at = [i for i, k in enumerate(kids) if k.kind == CK.DECL_REF_EXPR and not k.spelling and any(
-            n.kind == CK.OVERLOADED_DECL_REF and n.spelling.startswith("operator") for n in children(k))]
-        if len(at) != 1:
-            return None
-        i = at[0]
-        sym = next(n.spelling for n in children(kids[i]) if n.kind == CK.OVERLOADED_DECL_REF)[len("operator"):]
-        span = self.span(c)
-        if len(kids) == 3 and i == 1:
-            a_c, b_c = kids[0], kids[2]
-            if sym in ("&&", "||"):
-                return Scalar(ir.BinOp(sym, self.cond(a_c), self.cond(b_c)), "bool")
-            # An assignment's value is the value stored (reading the place again would be an
-            # access the program does not make: a false read-after-write with other threads).
-            if sym == "=":
-                value = self.rvalue(b_c)
-                if not isinstance(value, (Pointer, Scalar, Vector)):
-                    return None
-                self.pending.extend(self.store(a_c, value, span))
-                return value
-            if sym.endswith("=") and sym[:-1] in _ARITH:
-                old, rhs = self.rvalue(a_c), self.rvalue(b_c)
-                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (old, rhs)):
-                    return None
-                new = self._binop(sym[:-1], old, rhs, c)
-                self.pending.extend(self.store(a_c, new, span))
-                return new
-            if sym in _ARITH or sym in _COMPARE:
-                a, b = self.rvalue(a_c), self.rvalue(b_c)
-                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (a, b)):
-                    return None   # a class's own operator, not the built-in one
-                return self._binop(sym, a, b, c)
-            return None
-        if len(kids) == 2:
-            operand = kids[1 - i]
-            if sym in ("++", "--"):
-                old = self.rvalue(operand)
-                new = self._binop(sym[0], old, Scalar(ir.Const(1)), c)
-                self.pending.extend(self.store(operand, new, span))
-                return old if i == 1 else new
-            if i == 0 and sym in ("-", "!", "~", "+"):
-                a = self.rvalue(operand)
-                if sym == "+":
-                    return a
-                if isinstance(a, Scalar) and self._is_float(a.ty) or isinstance(a, Vector):
-                    return self._binop("-", Scalar(ir.Const(0), "int"), a, c) if sym == "-" else \
-                        Scalar(ir.Call("f" + sym, (self._scalar(a),)), getattr(a, "ty", "float"))
-                return Scalar(ir.UnOp(sym, self._scalar(a)), "int" if sym == "!" else getattr(a, "ty", "int"))
-        return None
-
     def unresolved_callee(self, c, kids):
         """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:
         explicit template arguments bound in order, type parameters deduced from pointer and scalar
@@ -607,17 +538,3 @@ def _index_helper(fn) -> bool:
     return len(stmts) == 1 and stmts[0].kind == CK.RETURN_STMT and canonical(fn.result_type).kind in (
         TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)
 
-
-def _holds_no_pointer(kids) -> bool:
-    """Whether a call's callee is a function, or an object declared without an initialiser (a
-    default-constructed functor: none of the kernel's pointers is in it)."""
-    if not kids:
-        return False
-    callee = strip(kids[0])
-    ref = callee.referenced if callee.kind == CK.DECL_REF_EXPR else None
-    if ref is None:
-        return callee.kind == CK.OVERLOADED_DECL_REF or any(k.kind == CK.OVERLOADED_DECL_REF for k in children(callee))
-    if ref.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE):
-        return True
-    return ref.kind == CK.VAR_DECL and all(k.kind in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)
-                                           for k in ref.get_children())
