@@ -294,7 +294,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
         if d.severity < ci.Diagnostic.Error or d.location.file is None or _NOT_FOUND.search(d.spelling):
             continue
         # clang names the instantiation once, on its first error; the errors after it are in it too
-        instance = _instance(d) or instance
+        instance = _instance(d) if any("in instantiation of" in n.spelling for n in d.children) else instance
         out.placed.append((d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling,
                            instance))
     out.functions = [n for n, called in missing.items() if called and n not in type_names]
