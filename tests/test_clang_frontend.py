@@ -758,3 +758,59 @@ def test_a_local_struct_passed_to_a_helper_by_value_and_by_pointer():
     code, report, err = check("local_struct_args.cl", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {("write-after-write", "speeds_at_norm")}
+
+
+def test_metal_members_for_each_address_space_are_read_once():
+    kernels, _ = lowered("metal_space_members.metal")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["scale"].unsupported is None   # its pair_t instantiation's error is the instantiation's
+    assert by_name["spill"].unsupported is None
+    assert "object parameter" in by_name["totals"].unsupported[1]
+    assert "overloaded '='" in by_name["pair_copy"].unsupported[1]   # a struct copy outside a template
+    code, report, err = check("metal_space_members.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert by_name["copy_over"].unsupported is None   # its helper's pair_t instantiation's error is that one's
+    assert findings(report) == {("write-after-write", 33), ("write-after-read", 33), ("write-after-write", 45)}
+    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"spill", "copy_over"}
+
+
+def test_metal_member_repeats_are_blanked_whole_and_lines_kept():
+    from analyzer.frontend.clang.reader import metal_attributes
+    text = (HERE / "metal_space_members.metal").read_text()
+    out, _ = metal_attributes(text)
+    assert out.count("\n") == text.count("\n")
+    assert out.count("constexpr pair_t() ") == 1 and out.count("operator float()") == 1
+    assert out.count("template <typename U> constexpr pair_t(U x)") == 1
+
+
+def test_swizzles_after_a_threadgroup_array_in_a_header_read_their_own_text():
+    kernels, _ = lowered("metal_header_stage.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_header_stage.metal", "--block-dim", "16,16")
+    assert code == 1, err
+    assert {(f["rule"], f["kernel"]) for f in report["findings"] if f["rule"] != "redundant-barrier"} == {
+        ("write-after-write", "columns")}
+
+
+def test_metal_member_state_updates_and_sincos_are_read():
+    kernels, _ = lowered("metal_sincos_state.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    text = repr(kernels[0].body)
+    assert "Call(fn='cos'" in text and "Call(fn='sin'" in text   # the cosine stored, the sine returned
+    code, report, err = check("metal_sincos_state.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 30)}
+    assert {f["kernel"] for f in report["findings"]} == {"shifted"}
+
+
+def test_a_default_constructed_functor_over_constant_memory_is_a_value():
+    kernels, _ = lowered("metal_constant_functor.metal")
+    by_name = {k.name: k for k in kernels}
+    assert by_name["gather"].unsupported is None and by_name["scatter"].unsupported is None
+    # a device pointer handed to it (once dropped with the `float(...)` around the call) is unknown
+    assert "call of 'index' with a pointer argument" in by_name["through_device"].unsupported[1]
+    assert by_name["seeded"].unsupported is not None
+    code, report, err = check("metal_constant_functor.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 30), ("write-after-read", 50)}
+    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"scatter", "widen"}

@@ -14,6 +14,7 @@ from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cl_images import Image, image_type
+from analyzer.frontend.clang.dependent import holds_no_pointer
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.metal import SIMDGROUP_OPS
 from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
@@ -22,8 +23,6 @@ from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
 
 _BOTH = frozenset({ir.SHARED, ir.GLOBAL})
-_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
-_COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
 _CACHED_LOADS = frozenset({"__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"})
 _CUDA_BUILTINS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 _THREAD_STATE = frozenset(_CUDA_BUILTINS) | {"get_local_id", "get_group_id", "get_global_id", "get_local_linear_id",
@@ -62,11 +61,22 @@ class ClangCalls:
             op = self.dependent_operator(c, kids)
             if op is not None:
                 return op
+        if ref is None and not fn and not args and kids and c.kind == CK.CALL_EXPR and \
+                self.source.text(c).split("(", 1)[0].strip() in (c.type.spelling, type_name(c.type)):
+            return self.unresolved_construct(c, kids)
         if ref is None and kids:
             # a call inside a template whose arguments are dependent: clang leaves it unresolved
             resolved = self.unresolved_callee(c, kids)
             if resolved is not None:
                 fn, args, ref, bindings = resolved
+            elif c.kind == CK.CALL_EXPR and not args and len(kids) > 1 and strip(kids[0]).kind == CK.DECL_REF_EXPR \
+                    and strip(kids[0]).referenced is not None and strip(kids[0]).referenced.kind in (CK.VAR_DECL,
+                                                                                                  CK.PARM_DECL):
+                # a call of an object of a dependent type (`index(i, p)`, a functor): clang gives no
+                # arguments, its operands are the children after the callee (never dropped: a pointer
+                # among them makes the call unknown below)
+                args = kids[1:]
+                fn = fn or strip(kids[0]).spelling
         method = self.method_call(c, into) if ref is None or ref.kind == CK.CXX_METHOD else None
         if method is not None:
             return method
@@ -125,6 +135,9 @@ class ClangCalls:
             return self.inline(body, ref, args, c, into)
         vals = [self.rvalue(a) for a in args]
         if any(isinstance(v, Pointer) for v in vals):
+            if self.lang == "metal" and fn and body is None and holds_no_pointer(kids) and all(
+                    v.space == ir.CONSTANT for v in vals if isinstance(v, Pointer)):
+                return self.reader_of_constants(fn, vals, c)
             raise Unsupported(c, f"call of '{fn}' with a pointer argument")
         if ref is not None and canonical(ref.result_type).kind == TK.RECORD and not vector_shape(
                 self.note_type(ref.result_type)) and body is not None:
@@ -231,6 +244,8 @@ class ClangCalls:
                 fn = fn[len("__metal_"):]   # the compiler's builtin under a library's wrapper
             if fn in ("any", "all") and len(args) == 1:
                 return self._any_all(fn, args[0])
+            if fn == "sincos" and len(args) == 2:
+                return self._sincos(args, c)
             if fn == "__metal_get_simdgroup_size":
                 return Scalar(ir.Const(32), "uint")
             if fn == "as_type":
@@ -344,59 +359,6 @@ class ClangCalls:
             out = True   # `return x * n + y;`: an index the caller computes exactly, not an unknown function
         self.inline_cache[key] = out
         return out
-
-    def dependent_operator(self, c, kids) -> Value | None:
-        """`a op b`, `op a`, `a++` clang leaves unresolved on operands of a dependent type: the
-        built-in operator on the operands' values (a class's own operator would have resolved
-        in an instantiation; here the operands are the kernel's scalars, pointers or vectors)."""
-        at = [i for i, k in enumerate(kids) if k.kind == CK.DECL_REF_EXPR and not k.spelling and any(
-            n.kind == CK.OVERLOADED_DECL_REF and n.spelling.startswith("operator") for n in children(k))]
-        if len(at) != 1:
-            return None
-        i = at[0]
-        sym = next(n.spelling for n in children(kids[i]) if n.kind == CK.OVERLOADED_DECL_REF)[len("operator"):]
-        span = self.span(c)
-        if len(kids) == 3 and i == 1:
-            a_c, b_c = kids[0], kids[2]
-            if sym in ("&&", "||"):
-                return Scalar(ir.BinOp(sym, self.cond(a_c), self.cond(b_c)), "bool")
-            # An assignment's value is the value stored (reading the place again would be an
-            # access the program does not make: a false read-after-write with other threads).
-            if sym == "=":
-                value = self.rvalue(b_c)
-                if not isinstance(value, (Pointer, Scalar, Vector)):
-                    return None
-                self.pending.extend(self.store(a_c, value, span))
-                return value
-            if sym.endswith("=") and sym[:-1] in _ARITH:
-                old, rhs = self.rvalue(a_c), self.rvalue(b_c)
-                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (old, rhs)):
-                    return None
-                new = self._binop(sym[:-1], old, rhs, c)
-                self.pending.extend(self.store(a_c, new, span))
-                return new
-            if sym in _ARITH or sym in _COMPARE:
-                a, b = self.rvalue(a_c), self.rvalue(b_c)
-                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (a, b)):
-                    return None   # a class's own operator, not the built-in one
-                return self._binop(sym, a, b, c)
-            return None
-        if len(kids) == 2:
-            operand = kids[1 - i]
-            if sym in ("++", "--"):
-                old = self.rvalue(operand)
-                new = self._binop(sym[0], old, Scalar(ir.Const(1)), c)
-                self.pending.extend(self.store(operand, new, span))
-                return old if i == 1 else new
-            if i == 0 and sym in ("-", "!", "~", "+"):
-                a = self.rvalue(operand)
-                if sym == "+":
-                    return a
-                if isinstance(a, Scalar) and self._is_float(a.ty) or isinstance(a, Vector):
-                    return self._binop("-", Scalar(ir.Const(0), "int"), a, c) if sym == "-" else \
-                        Scalar(ir.Call("f" + sym, (self._scalar(a),)), getattr(a, "ty", "float"))
-                return Scalar(ir.UnOp(sym, self._scalar(a)), "int" if sym == "!" else getattr(a, "ty", "int"))
-        return None
 
     def inline(self, fn, ref, args, c, into=None, bindings=None) -> Value:
         if self.inline_depth > 8:
@@ -529,3 +491,4 @@ def _index_helper(fn) -> bool:
     stmts = children(body) if body is not None else []
     return len(stmts) == 1 and stmts[0].kind == CK.RETURN_STMT and canonical(fn.result_type).kind in (
         TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)
+

@@ -121,15 +121,18 @@ def file_bytes(path: str) -> bytes:
 
 
 class Source:
-    """Text of the files the AST points into: the parsed text for the main file (Metal's renamed
-    attributes keep their lengths), the files themselves for headers."""
+    """Text of the files the AST points into: the parsed text for the main file and for the headers
+    clang read rewritten (Metal's), the files themselves for other headers."""
 
-    def __init__(self, filename: str, text: str):
+    def __init__(self, filename: str, text: str, rewritten: dict | None = None):
         self.filename = filename
         self.main = text.encode()
+        self.rewritten = {path: t.encode() for path, t in (rewritten or {}).items()}
 
     def bytes_of(self, path: str) -> bytes:
-        return self.main if path == self.filename else file_bytes(path)
+        if path == self.filename:
+            return self.main
+        return self.rewritten[path] if path in self.rewritten else file_bytes(path)
 
     def text(self, c) -> str:
         start, end = c.extent.start, c.extent.end

@@ -1,8 +1,9 @@
 """What a template kernel no launch instantiates leaves dependent on its type parameters, read as
 symbolic values: a member of a type parameter (`Traits::WARPS_N`) and `sizeof(T)`. (An operator on
-a dependent operand that clang leaves an unresolved call is calls.py's `dependent_operator`.) A call
-of a function template with dependent arguments, which clang leaves unresolved, is bound here by
-its explicit arguments and the types of its pointer and scalar arguments (`unresolved_callee`)."""
+a dependent operand that clang leaves an unresolved call, the built-in operator (`dependent_operator`);
+an unresolved construction `IdxT(x)`; a functor of a type parameter over constant memory (Metal). A
+call of a function template with dependent arguments, which clang leaves unresolved, is bound here
+by its explicit arguments and the types of its pointer and scalar arguments (`unresolved_callee`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ import re
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import Pointer, Scalar, Value
-from analyzer.frontend.clang.cursors import CK, strip
+from analyzer.frontend.c_values import Pointer, Scalar, Value, Vector
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+
+
+_ARITH = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
+_COMPARE = frozenset({"<", ">", "<=", ">=", "==", "!="})
 
 
 class ClangDependent:
@@ -91,6 +96,81 @@ class ClangDependent:
                 types[base] = v.elem if isinstance(v, Pointer) else getattr(v, "ty", "float")
         return over.spelling, args, fn, (values, types)
 
+    def dependent_operator(self, c, kids) -> Value | None:
+        """`a op b`, `op a`, `a++` clang leaves unresolved on operands of a dependent type: the
+        built-in operator on the operands' values (a class's own operator would have resolved
+        in an instantiation; here the operands are the kernel's scalars, pointers or vectors)."""
+        at = [i for i, k in enumerate(kids) if k.kind == CK.DECL_REF_EXPR and not k.spelling and any(
+            n.kind == CK.OVERLOADED_DECL_REF and n.spelling.startswith("operator") for n in children(k))]
+        if len(at) != 1:
+            return None
+        i = at[0]
+        sym = next(n.spelling for n in children(kids[i]) if n.kind == CK.OVERLOADED_DECL_REF)[len("operator"):]
+        span = self.span(c)
+        if len(kids) == 3 and i == 1:
+            a_c, b_c = kids[0], kids[2]
+            if sym in ("&&", "||"):
+                return Scalar(ir.BinOp(sym, self.cond(a_c), self.cond(b_c)), "bool")
+            # An assignment's value is the value stored (reading the place again would be an
+            # access the program does not make: a false read-after-write with other threads).
+            if sym == "=":
+                value = self.rvalue(b_c)
+                if not isinstance(value, (Pointer, Scalar, Vector)):
+                    return None
+                self.pending.extend(self.store(a_c, value, span))
+                return value
+            if sym.endswith("=") and sym[:-1] in _ARITH:
+                old, rhs = self.rvalue(a_c), self.rvalue(b_c)
+                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (old, rhs)):
+                    return None
+                new = self._binop(sym[:-1], old, rhs, c)
+                self.pending.extend(self.store(a_c, new, span))
+                return new
+            if sym in _ARITH or sym in _COMPARE:
+                a, b = self.rvalue(a_c), self.rvalue(b_c)
+                if not all(isinstance(v, (Pointer, Scalar, Vector)) for v in (a, b)):
+                    return None   # a class's own operator, not the built-in one
+                return self._binop(sym, a, b, c)
+            return None
+        if len(kids) == 2:
+            operand = kids[1 - i]
+            if sym in ("++", "--"):
+                old = self.rvalue(operand)
+                new = self._binop(sym[0], old, Scalar(ir.Const(1)), c)
+                self.pending.extend(self.store(operand, new, span))
+                return old if i == 1 else new
+            if i == 0 and sym in ("-", "!", "~", "+"):
+                a = self.rvalue(operand)
+                if sym == "+":
+                    return a
+                if isinstance(a, Scalar) and self._is_float(a.ty) or isinstance(a, Vector):
+                    return self._binop("-", Scalar(ir.Const(0), "int"), a, c) if sym == "-" else \
+                        Scalar(ir.Call("f" + sym, (self._scalar(a),)), getattr(a, "ty", "float"))
+                return Scalar(ir.UnOp(sym, self._scalar(a)), "int" if sym == "!" else getattr(a, "ty", "int"))
+        return None
+
+
+    def unresolved_construct(self, c, kids) -> Value:
+        """`float(x)` with x of a dependent type, `IdxT(s[i])`: an unresolved construction, its children
+        (but the type's name) its operands, read for their effects."""
+        operands = [k for k in kids if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)]
+        if canonical(c.type).kind not in (TK.DEPENDENT, TK.UNEXPOSED) and "type-parameter" not in \
+                canonical(c.type).spelling:
+            return self._construct(c, "", operands)
+        vals = [self.rvalue(k) for k in operands]
+        if any(isinstance(v, Pointer) for v in vals):
+            raise Unsupported(c, f"a pointer converted to '{c.type.spelling}', a template's type")
+        # (a value of a type the template leaves open: as unknown as before, its operands now read)
+        return Scalar(ir.Call("", tuple(self._scalar(v) for v in vals if isinstance(v, Scalar))), "int")
+
+    def reader_of_constants(self, fn, vals, c) -> Value:
+        """A callee not read (a functor of the template's type parameter, `l_index(i, dims, strides)`,
+        default-constructed) whose pointers are all to constant memory: it can read them, never write
+        (Metal has no device memory a function reaches but through its arguments or its object): a
+        value of its arguments."""
+        return Scalar(ir.Call(fn, tuple(ir.Call(f"ptr:{v.buffer}", (v.offset,)) if isinstance(v, Pointer)
+                                        else self._scalar(v) for v in vals)), self.note_type(c.type))
+
 
 def overloaded_count(cursor) -> int:
     import clang.cindex as ci
@@ -108,3 +188,19 @@ def overloaded_decl(cursor, i: int):
     d = lib.clang_getOverloadedDecl(cursor, i)
     d = ci.Cursor.from_cursor_result(d, cursor)   # keeps the translation unit alive
     return None if d is None or d.kind.is_invalid() else d
+
+
+def holds_no_pointer(kids) -> bool:
+    """Whether a call's callee is a function, or an object declared without an initialiser (a
+    default-constructed functor: none of the kernel's pointers is in it)."""
+    if not kids:
+        return False
+    callee = strip(kids[0])
+    ref = callee.referenced if callee.kind == CK.DECL_REF_EXPR else None
+    if ref is None:
+        return callee.kind == CK.OVERLOADED_DECL_REF or any(k.kind == CK.OVERLOADED_DECL_REF for k in children(callee))
+    if ref.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE):
+        return True
+    return ref.kind == CK.VAR_DECL and all(k.kind in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)
+                                           for k in ref.get_children())
+

@@ -1,6 +1,6 @@
 """Metal's own calls in the clang lowering: SIMD-group matrices (register-only values whose loads
 and stores are accesses of an 8x8 tile), texture methods (values of their coordinates; a write is not
-modelled), `any`/`all` over a vector's lanes, and a vector built from its arguments' lanes (Metal's
+modelled), `any`/`all` over a vector's lanes, `sincos`'s store through its reference, and a vector built from its arguments' lanes (Metal's
 `float4(a, b.xy)`, also a constructor call elsewhere). Mixed into ClangLowering."""
 
 from __future__ import annotations
@@ -79,6 +79,19 @@ class ClangMetal:
         if isinstance(into, LocalStruct):
             return into
         return LocalStruct(self.fresh_var("simdgroup"), self.note_type(c.type))
+
+    def _sincos(self, args, c) -> Value:
+        """sincos(x, cosval): the sine of x; the cosine is stored through the reference, a local or
+        memory (a write like any other), before the expression that uses the sine."""
+        x = self.rvalue(args[0])
+        ty = self.note_type(args[0].type)
+
+        def of(name: str) -> Value:
+            if isinstance(x, Vector):
+                return Vector(tuple(ir.Call(name, (e,)) for e in x.comps), x.ty)
+            return Scalar(ir.Call(name, (self._scalar(x),)), ty)
+        self.pending.extend(self.store(args[1], of("cos"), self.span(c)))
+        return of("sin")
 
     def _metal_texture(self, tex, method, args, c) -> Value:
         """A Metal texture's method: a read, sample or size is a value of the texture and its

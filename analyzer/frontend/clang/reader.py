@@ -50,12 +50,13 @@ _ARRAY_PARAM = re.compile(r"\b((?:constant|device|threadgroup)\s+(?:const\s+)?[A
                           r"(\s*\[\s*\w*\s*\])(?=\s*(?:_[Kk]_\w+(?:\([^()]*\))?\s*)*[,)])")
 # A member function qualified by the address space of its object (`complex_t() threadgroup : ...`,
 # `indexed() threadgroup = default;`): C++ has no such qualifier; blanked, the same length.
-_METHOD_SPACE = re.compile(r"(\)\s*(?:const\s+)?)(threadgroup|device|constant)\b(?=\s*(?:\{|:|;|->|=))")
+_METHOD_SPACE_ANY = re.compile(r"(\)\s*(?:const\s+)?)(thread|threadgroup|device|constant)\b(?=\s*(?:\{|:|;|->|=))")
 # ... and a defaulted one blanked whole: it repeats the unqualified one (`MD() = default;`)
 # (anchored after a `;`, `{` or `}`: one try a statement, linear in a file of long tables)
 _DEFAULTED_SPACE = re.compile(r"(?:(?<=[;{}])|^)[^;{}]*\)\s*(?:const\s+)?(?:threadgroup|device|constant)\s*=\s*default\s*;")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _ITEM = re.compile(r"^([A-Za-z_]\w*)(\s*\([^()]*\))?$")
-_LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()]*;)", re.MULTILINE)
+_LOCAL_TG = re.compile(r"((?:^|[;{}])[ \t]*)threadgroup\b(?=[^;()\[]*(?:\[[^\];]*\][^;()\[]*)*;)", re.MULTILINE)
 _UNDECLARED = re.compile(r"use of undeclared identifier '([A-Za-z_]\w*)'")
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _UNKNOWN_TYPE = re.compile(r"unknown type name '([A-Za-z_]\w*)'")
@@ -79,9 +80,13 @@ class Parsed:
     params: list[str] = field(default_factory=list)   # undefined macros made parameters
     text: str = ""
     errors: list[str] = field(default_factory=list)   # clang's errors in the file (after the notes)
-    # the same errors placed: (file, byte offset, line, column, message)
+    # the same errors placed: (file, byte offset, line, column, message, the template instantiation
+    # that reported it or '')
     placed: list[tuple] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)   # called, declared nowhere: declared by kernelrace
+    # headers clang read as rewritten (Metal's renamings; `static threadgroup` is longer than what it
+    # renames): path -> the text whose offsets the AST's cursors give
+    rewritten: dict[str, str] = field(default_factory=dict)
 
 
 def _cindex():
@@ -118,7 +123,7 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _ATTR.sub(sub, out)
     out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
     out = _DEFAULTED_SPACE.sub(lambda m: re.sub(r"[^\s\\]", " ", m.group(0)), out)
-    out = _METHOD_SPACE.sub(lambda m: m.group(1) + " " * len(m.group(2)), out)
+    out = _method_spaces(out)
     out = _ARRAY_PARAM.sub(lambda m: f"{m.group(1)}*{m.group(2)}{m.group(3)}" + " " * len(m.group(4)), out)
     # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     # (C++ allows no automatic variable in another address space).
@@ -128,6 +133,75 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         defs.append(f'#define _k_{name} __attribute__((annotate("kr:{name}")))')
         defs.append(f'#define _K_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
     return out, defs
+
+
+def _method_spaces(text: str) -> str:
+    """Member functions qualified by their object's address space, which C++ cannot overload on: the
+    first of a class's members with one signature keeps its body (qualifier blanked), a repeat for
+    another address space (`complex_t(U x) device : ...` after `complex_t(U x) thread : ...`) is
+    blanked whole, its template header and body too (lines kept). Where a kernel calls a member
+    only a dropped repeat declared, clang reports the call and that kernel is unknown."""
+    matches = list(_METHOD_SPACE_ANY.finditer(text))
+    if not matches:
+        return text
+    # the class each member is declared in: the innermost `{` open at its position (one pass)
+    enclosing, stack, at = [], [], 0
+    for m in matches:
+        for i in range(at, m.start()):
+            ch = text[i]
+            if ch == "{":
+                stack.append(i)
+            elif ch == "}" and stack:
+                stack.pop()
+        at = m.start()
+        enclosing.append(stack[-1] if stack else -1)
+    out = list(text)
+    seen: set = set()
+    blanked_to = -1
+    for m, cls in zip(matches, enclosing):
+        if m.start() < blanked_to:
+            continue
+        start = max(text.rfind(ch, 0, m.start()) for ch in ";{}") + 1
+        decl = _COMMENT.sub(" ", text[start:m.start(2)])
+        sig = re.sub(r"\s*\bthread\b\s*", " ", " ".join(decl.split())).strip()
+        key = (cls, sig)
+        if key not in seen:
+            seen.add(key)
+            if m.group(2) != "thread":
+                out[m.start(2):m.end(2)] = " " * (m.end(2) - m.start(2))
+            continue
+        end = _member_end(text, m.end(2))
+        if end is None:
+            continue
+        for i in range(start, end):
+            if not text[i].isspace() and text[i] != "\\":
+                out[i] = " "
+        blanked_to = end
+    return "".join(out)
+
+
+def _member_end(text: str, at: int) -> int | None:
+    """Where the member whose qualifier ends at `at` ends: after its `;` or its body's `}`."""
+    depth = 0
+    for i in range(at, len(text)):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            return i + 1
+        elif ch == "{" and depth == 0:
+            level = 0
+            for j in range(i, len(text)):
+                if text[j] == "{":
+                    level += 1
+                elif text[j] == "}":
+                    level -= 1
+                    if level == 0:
+                        return j + 1
+            return None
+    return None
 
 
 def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Parsed:
@@ -217,16 +291,30 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
                  text)
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
                   if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
-    out.placed = [(d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling)
-                  for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error and d.location.file is not None
-                  and not _NOT_FOUND.search(d.spelling)]
+    out.placed = []
+    instance = ""
+    for d in tu.diagnostics:
+        if d.severity < ci.Diagnostic.Error or d.location.file is None or _NOT_FOUND.search(d.spelling):
+            continue
+        # clang names the instantiation once, on its first error; the errors after it are in it too
+        instance = _instance(d) if any("in instantiation of" in n.spelling for n in d.children) else instance
+        out.placed.append((d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling,
+                           instance))
     out.functions = [n for n, called in missing.items() if called and n not in type_names]
+    out.rewritten = dict(headers)
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
     return out
 
 
+def _instance(d) -> str:
+    """The outermost function template specialization whose instantiation reported `d` ('' if none)."""
+    names = [m.group(1) for n in d.children for m in [_INSTANTIATION.match(n.spelling)] if m]
+    return names[-1] if names else ""
+
+
+_INSTANTIATION = re.compile(r"in instantiation of function template specialization '([^']+)'")
 MAX_BRACKET_DEPTH = 256
 _INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]', re.MULTILINE)
 

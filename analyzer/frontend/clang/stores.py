@@ -64,6 +64,11 @@ class ClangStores:
             base = self.value(sb) if sb is not None and sb.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
             if isinstance(base, LocalStruct):
                 return [ir.Assign(f"{base.name}.{t.spelling}", self._scalar(val), span)]
+            if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
+                # `this->state = v` (or `state = v`) in a member function of a local struct: its variable
+                this = self.this_member(t)
+                if isinstance(this, Scalar) and isinstance(this.expr, ir.Var):
+                    return [ir.Assign(this.expr.name, self._scalar(val), span)]
             comp = COMPONENTS.get(t.spelling)
             if isinstance(base, LocalRef) and comp is not None and vector_shape(base.ty):
                 return [ir.Assign(f"{base.name}.{comp}", self._scalar(val), span)]
