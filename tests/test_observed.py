@@ -39,7 +39,7 @@ def test_the_sort_without_its_barrier_races_in_a_run_with_the_runs_witness(monke
     # Every query out of its budget, as on a slower solver: which pairs the small budget leaves
     # undecided moves with the encoding (the merged analysis of 2026-12-06 decided them all).
     monkeypatch.setattr(SolverBudget, "_solve_once",
-                        lambda self, constraints, out, live, tactic="preprocess": (z3.unknown, Answer(z3.unknown, None, "budget")))
+                        lambda self, constraints, out, live, tactic="preprocess", verdict=False: (z3.unknown, Answer(z3.unknown, None, "budget")))
     path = SORTS / "bitonic_sort_shared_no_sync.cu"
     lines = path.read_text().splitlines()
     races = [f for f in _report(path)["findings"] if f["rule"] in ("read-after-write", "write-after-read",
