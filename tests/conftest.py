@@ -82,7 +82,9 @@ class Precomputed:
     """The results of `fn` over the parameters of a parametrized test's selected cases, computed
     in `map_in_processes` (both cores) when the first case runs; each case then asserts on its
     own result as if it had computed it (an exception raised for a case is raised in that case).
-    A run of a few cases (`-k`) computes those only."""
+    A run of a few cases (`-k`) computes those only. Under pytest-xdist every worker collects every
+    case, so such a test is one `xdist_group` (pyproject's `--dist loadgroup`): one worker computes
+    its cases once, instead of each worker computing all of them for the share it runs."""
 
     def __init__(self, fn, argnames):
         self.fn, self.argnames, self.results = fn, argnames, None

@@ -69,6 +69,7 @@ def check_workload(spec, params, target, got=None) -> None:
 CHECKED = Precomputed(_workload, ("spec", "params", "target"))
 
 
+@pytest.mark.xdist_group("dlight_workloads")   # one worker computes every case (conftest.Precomputed)
 @pytest.mark.parametrize("spec,params,target", [pytest.param(*c, id=_id(*c)) for c in cases()])
 def test_builds_and_has_no_race(spec, params, target, request):
     check_workload(spec, params, target, CHECKED(request))

@@ -58,6 +58,7 @@ def _campaign(dialect: str):
 CAMPAIGNS = Precomputed(_campaign, ("dialect",))
 
 
+@pytest.mark.xdist_group("fuzz")   # one worker computes every case (conftest.Precomputed)
 @pytest.mark.parametrize("dialect", fz.DIALECTS)
 def test_mutants_lower_or_fail_with_a_located_line(dialect, seeds, tmp_path, request):
     _SEEDS.update(seeds)

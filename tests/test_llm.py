@@ -41,6 +41,7 @@ def test_exit_1_with_the_merge_state_race_and_only_known_races(json_run):
     assert {(rule, buf) for _, rule, buf in errors} <= known
 
 
+@pytest.mark.slow   # a model's whole table: the slow set
 def test_table_lists_every_kernel_and_every_skip_has_a_reason(json_run):
     _, report, _ = json_run
     table = report["llm"]
@@ -233,7 +234,8 @@ def test_several_models_one_table_each_and_shared_shapes_built_once(cli, tmp_pat
 @pytest.mark.parametrize("model,only", [
     ("phi-2", "_kv_cache_transpose_append,_kv_cache_debug_get_kv"),               # head_dim 80, fp16
     ("phi-3-mini-128k-instruct", "_kv_cache_transpose_append,_compact_kv_copy"),  # head_dim 96, group 1
-    ("deepseek-v2-lite-chat", "_kv_cache_transpose_append,_kv_cache_debug_get_kv"),   # MLA (576 wide)
+    pytest.param("deepseek-v2-lite-chat", "_kv_cache_transpose_append,_kv_cache_debug_get_kv",   # MLA (576 wide)
+                 marks=pytest.mark.slow),
 ])
 def test_published_configs_page_kernels_have_no_warning_and_no_unknown(cli, model, only):
     """A small slice of the model panel (docs/benchmarks.md): the page kernels of configs whose

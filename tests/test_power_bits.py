@@ -165,6 +165,7 @@ def test_a_mask_stays_a_remainder():
     assert "mod" in enc.term(B("&", N, C(7)), 1).sexpr()
 
 
+@pytest.mark.slow   # a whole bitonic sort at the smallest budget, twice (test_observed runs it in the default set)
 @pytest.mark.parametrize("halving", ["stride >>= 1", "stride /= 2"])
 def test_the_bitonic_sort_is_decided(tmp_path, halving):
     """Its pairs ran to their budget and the kernel ended unknown after 17 to 37 s; read on the

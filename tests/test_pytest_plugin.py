@@ -69,6 +69,7 @@ def user_tests(pytester, monkeypatch):
     return pytester
 
 
+@pytest.mark.slow   # a pytest run in a subprocess: the slow set
 def test_kernelrace_fails_the_racy_tests_and_summarizes(user_tests):
     result = user_tests.runpytest_subprocess("-p", "analyzer.pytest_plugin", "--kernelrace", "-rfE")
     result.assert_outcomes(passed=2, failed=1, errors=1)
@@ -103,6 +104,7 @@ def test_kernelrace_fails_the_racy_tests_and_summarizes(user_tests):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow   # a pytest run in a subprocess: the slow set
 def test_without_the_option_the_plugin_does_nothing(user_tests):
     result = user_tests.runpytest_subprocess("-p", "analyzer.pytest_plugin")
     result.assert_outcomes(passed=4)

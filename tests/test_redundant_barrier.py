@@ -47,6 +47,7 @@ def _mutants(path: Path):
 MUTANTS = Precomputed(_mutants, ("path",))
 
 
+@pytest.mark.xdist_group("redundant_barrier")   # one worker computes every case (conftest.Precomputed)
 @pytest.mark.parametrize("path", WITH_BARRIERS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_reported_barriers_are_exactly_those_deletion_leaves_race_free(path, request):
     original, verdicts = MUTANTS(request)

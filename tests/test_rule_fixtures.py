@@ -41,6 +41,7 @@ def _check(path: Path) -> tuple[int, dict | None, str]:
 CHECKED = Precomputed(_check, ("path",))
 
 
+@pytest.mark.xdist_group("rule_fixtures")   # one worker computes every case (conftest.Precomputed)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_findings_match_expectations(path, request):
     code, report, err = CHECKED(request)

@@ -113,6 +113,7 @@ def test_the_text_summary_and_sarif_say_which_shard(cli):
     assert invocation["properties"]["shard"] == {"index": 2, "count": 3, "units": 3, "of": 8, "unit": "files"}
 
 
+@pytest.mark.slow   # a whole sweep in shards: the slow set
 def test_configured_run_shards_add_up_to_the_whole_sweep(cli, tmp_path, monkeypatch, sweep_jobs_1):
     """The bare command (the configured run) sharded, against the same builds linted at once."""
     (tmp_path / "kernelrace.toml").write_text(
@@ -166,6 +167,7 @@ def cluster():
         yield c.scheduler_address
 
 
+@pytest.mark.slow   # a local cluster's sweep (distributed): the slow set
 def test_a_sweep_on_a_cluster_reports_what_one_process_does(cli, cluster, sweep_jobs_1):
     code, whole = sweep_jobs_1
     got_code, got, err = cli(*SWEEP, "--cluster", cluster)
@@ -176,6 +178,7 @@ def test_a_sweep_on_a_cluster_reports_what_one_process_does(cli, cluster, sweep_
     assert {k["target"] for k in got["kernels"]} == {"cuda", "metal"} and got["findings"]
 
 
+@pytest.mark.slow   # a local cluster (distributed): the slow set
 def test_files_on_a_cluster_give_the_report_of_one_process(cli, cluster):
     code, whole, _ = cli(*CHECK, "--jobs", "1")
     got_code, got, err = cli(*CHECK, "--cluster", cluster)
@@ -185,12 +188,14 @@ def test_files_on_a_cluster_give_the_report_of_one_process(cli, cluster):
     assert got["summary"] == whole["summary"]
 
 
+@pytest.mark.slow   # a local cluster (distributed): the slow set
 def test_a_shard_on_a_cluster(cli, cluster):
     code, part, err = cli(*CHECK, "--cluster", cluster, "--shard", "1/3")
     assert code in (0, 1), err
     assert len(part["kernels"]) == part["summary"]["shard"]["units"] == 3
 
 
+@pytest.mark.slow   # a local cluster (distributed): the slow set
 def test_a_bad_file_on_a_cluster_is_one_unknown_entry_and_alone_exit_2(cli, cluster, tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text('extern "C" __global__ void k(float* a) { a[0] = ; }\n')

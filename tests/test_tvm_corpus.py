@@ -69,6 +69,7 @@ def _corpus_check(spec, params, target):
 CORPUS_CHECKED = Precomputed(_corpus_check, ("spec", "params", "target"))
 
 
+@pytest.mark.xdist_group("tvm_corpus")   # one worker computes every case (conftest.Precomputed)
 @pytest.mark.parametrize("spec,params,target", _cases((128,), TARGETS + ("vulkan",), _corpus_slice))
 def test_no_error_finding_but_the_known_races(spec, params, target, request):
     assert_only_known_races(spec, CORPUS_CHECKED(request))

@@ -123,8 +123,10 @@ def test_metal_refuses_dlight_schedules_in_shared_dyn(workload):
         built(DLIGHT, {"workload": workload}, "metal")
 
 
-@pytest.mark.parametrize("workload,buffer,rules", [("transpose", "X_shared_shared_dyn", {"read-after-write"}),
-                                                   ("matmul", "buf_dyn_shmem", {"read-after-write", "write-after-read"})])
+@pytest.mark.parametrize("workload,buffer,rules", [
+    ("transpose", "X_shared_shared_dyn", {"read-after-write"}),
+    pytest.param("matmul", "buf_dyn_shmem", {"read-after-write", "write-after-read"},
+                 marks=pytest.mark.slow)])   # dlight's matmul on three targets: the slow set
 def test_dlight_schedules_in_shared_dyn_race_on_webgpu_only(workload, buffer, rules):
     results = check_built(built(DLIGHT, {"workload": workload}, "webgpu"), Options(timeout_ms=5000, hints="off"))
     errors = [f for r in results for f in r.findings if f.severity == "error"]
