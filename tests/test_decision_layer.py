@@ -169,7 +169,9 @@ def _findings(path: Path, mode: str) -> str:
     return json.dumps({"findings": report["findings"], "kernels": report["kernels"]}, sort_keys=True)
 
 
-@pytest.mark.parametrize("name", FIXTURES)
+# Two in the default run, the rest in the slow set (each runs the CLI twice in a subprocess).
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if i < 2 else [pytest.mark.slow])
+                                  for i, n in enumerate(FIXTURES)])
 def test_findings_are_the_same_with_the_layer_on(name):
     """The same report (rules, locations, witnesses, conditions) with every query sent to Z3 and
     with the layer on, each ISL answer checked as the analysis uses it (KERNELRACE_DECISION_CHECK)."""

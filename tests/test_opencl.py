@@ -266,7 +266,9 @@ ANALYSED = ("_merge_state_inplace", "gpu_2d_continuous_cumsum", "_attention_deco
             "_copy_single_page")
 
 
-@pytest.mark.parametrize("spec,params", [pytest.param(s, p, id=s.split(":")[1]) for s, p in CORPUS])
+# The seed's merge_state and the cumsums in the default run; the rest of the corpus in the slow set.
+@pytest.mark.parametrize("spec,params", [pytest.param(s, p, id=s.split(":")[1], marks=[] if any(k in s for k in ("merge_state", "cumsum")) else [pytest.mark.slow])
+                                         for s, p in CORPUS])
 def test_every_opencl_build_of_the_corpus_parses_and_lowers(spec, params):
     mod = built(spec, params, "opencl")
     kernels = lower_source(mod.source, mod.lang, f"{spec.split(':')[1]}.cl")

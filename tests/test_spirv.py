@@ -451,3 +451,16 @@ void main() { result[gl_LocalInvocationID.x] = pc.lanes[gl_WorkGroupID.x]; }
         for x in ir.operands(e):
             yield from parts(x)
     assert any(isinstance(e, ir.Opaque) for e in parts(store.value))
+
+
+def test_an_image_instruction_with_too_few_operands_is_one_located_line():
+    """Found by the SPIR-V fuzzing: `OpImageWrite %img %value` (its coordinate deleted) was an
+    IndexError inside the image lowering; it is the instruction's own one-line error."""
+    text = disassemble(compile_glsl((FIXTURES / "vulkan" / "storage_image_fixed.comp").read_text(),
+                                    "storage_image_fixed.comp"), "storage_image_fixed.comp")
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("OpImageWrite"))
+    parts = lines[at].split()
+    lines[at] = " ".join(parts[:2] + parts[3:])     # drop the coordinate
+    with pytest.raises(KernelraceError, match=r"x\.spvasm:\d+:\d+: unsupported construct: OpImageWrite with 2 operand"):
+        lower_source("\n".join(lines), "spirv", "x.spvasm")

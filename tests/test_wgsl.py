@@ -304,7 +304,9 @@ def test_tvm_build_hook_checks_webgpu_builds():
 INT64 = {"gpu_multinomial_from_uniform", "generic_get_sample_index"}
 
 
-@pytest.mark.parametrize("spec,params", [pytest.param(s, p, id=s.split(":")[1]) for s, p in builders(128)])
+# The seed's merge_state and the cumsums in the default run; the rest of the corpus in the slow set.
+@pytest.mark.parametrize("spec,params", [pytest.param(s, p, id=s.split(":")[1], marks=[] if any(k in s for k in ("merge_state", "cumsum")) else [pytest.mark.slow])
+                                         for s, p in builders(128)])
 def test_every_webgpu_build_of_the_corpus_parses_and_lowers(spec, params):
     name = spec.split(":")[1]
     if name in INT64:

@@ -29,6 +29,9 @@ MIN_OPERANDS = {
     "OpExtInst": 3, "OpArrayLength": 2, "OpSelect": 4, "OpBitcast": 2, "OpAtomicLoad": 4, "OpAtomicStore": 4,
     "OpUndef": 1, "OpConstantNull": 1, "OpConstantTrue": 1, "OpConstantFalse": 1, "OpSpecConstantTrue": 1,
     "OpSpecConstantFalse": 1, "OpTypeStruct": 0, "OpSpecConstantOp": 3,
+    "OpSampledImage": 3, "OpImage": 2, "OpImageWrite": 3, "OpImageRead": 3, "OpImageFetch": 3,
+    "OpImageSampleImplicitLod": 3, "OpImageSampleExplicitLod": 3, "OpImageGather": 4, "OpImageDrefGather": 4,
+    "OpImageQuerySize": 2, "OpImageQuerySizeLod": 3, "OpImageQueryLevels": 2, "OpImageQuerySamples": 2,
     **{op: 3 for op in BINOPS}, **{op: 3 for op in FCMP}, **{op: 2 for op in UNOPS},
     **{op: 2 for op in SAME_VALUE},
 }
