@@ -14,8 +14,10 @@ from analyzer.analysis.execution.uniformity import NON_UNIFORM_BUILTINS
 MAX_TERM_DEPTH = 300
 
 
-def _walk(t, memo: dict, leaf, inner, combine):
-    """memo[id(node)] = (node, value) for t and every node below it, operands first."""
+def walk_dag(t, memo: dict, leaf, inner, combine):
+    """The value of `t`, with memo[id(node)] = (node, value) for t and every node below it, operands
+    first: `leaf(node)` where `inner(node)` is false or it has no operands, else
+    `combine(node, [operands' values])`."""
     hit = memo.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
@@ -60,10 +62,10 @@ def thread_dims(t, memo: dict) -> frozenset:
     """The thread builtins a term's value is a function of, besides what every thread of the
     block shares (`tid.x`, `warp`, ...; all three thread indices for a per-thread value the
     analysis cannot see into, which every other builtin is a function of)."""
-    return _walk(t, memo, _dims_leaf, _dims_inner, _dims_combine)
+    return walk_dag(t, memo, _dims_leaf, _dims_inner, _dims_combine)
 
 
 def depth(t, memo: dict) -> int:
     """How many operations deep a term is."""
-    return _walk(t, memo, lambda _: 1, lambda n: not isinstance(n, ir.Const | ir.Param | ir.Builtin | Iter),
+    return walk_dag(t, memo, lambda _: 1, lambda n: not isinstance(n, ir.Const | ir.Param | ir.Builtin | Iter),
                  lambda _, ds: 1 + max(ds))

@@ -39,6 +39,7 @@ import z3
 from analyzer import ir
 from analyzer.analysis.execution.events import AccessEvent, Evaluation
 from analyzer.analysis.execution.sym import Sym
+from analyzer.analysis.execution.term_walks import walk_dag
 from analyzer.analysis.pairing.addresses import peel_scale, split, split_rows
 
 PARAM = "param:"      # in_force's name for a scalar parameter a range contract bounds
@@ -163,25 +164,8 @@ class ContractFacts:
     def sites(self, t) -> frozenset[int]:
         """The load sites a term reads (terms are shared DAGs: memoised by identity; iterative,
         as a value may be a deep chain)."""
-        memo = self._sites
-        stack = [(t, False)]
-        while stack:
-            x, ready = stack.pop()
-            hit = memo.get(id(x))
-            if hit is not None and hit[0] is x:
-                continue
-            kids = ir.operands(x)
-            if not ready:
-                stack.append((x, True))
-                stack.extend((k, False) for k in kids)
-                continue
-            out: set[int] = set()
-            if isinstance(x, Sym) and x.name.startswith("load") and x.name[4:].isdigit():
-                out.add(int(x.name[4:]))
-            for k in kids:
-                out |= memo[id(k)][1]
-            memo[id(x)] = (x, frozenset(out))
-        return memo[id(t)][1]
+        return walk_dag(t, self._sites, _own_site, lambda _: True,
+                        lambda x, kids: _own_site(x).union(*kids))
 
     def value_only(self, a: AccessEvent, b: AccessEvent) -> frozenset[int]:
         """Load sites only the stored values of a pair read: facts about them cannot keep the
@@ -363,3 +347,10 @@ class ContractFacts:
             col = ir.BinOp("-", col, ir.Param(buf.offset_param))
         c = enc.term(col, k)
         return enc.term(row, k), c, z3.And(c >= 0, c < enc.param(last))
+
+
+def _own_site(x) -> frozenset[int]:
+    """The load site a term is itself (`load17`), if it is one."""
+    if isinstance(x, Sym) and x.name.startswith("load") and x.name[4:].isdigit():
+        return frozenset((int(x.name[4:]),))
+    return frozenset()

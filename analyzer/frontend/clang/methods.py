@@ -75,9 +75,9 @@ class ClangMethods:
             raise Unsupported(None, f"copy of struct '{dst.elem}' of {len(leaves)} elements")
         out: list[ir.Stmt] = []
         for _, off, ty in leaves:
-            val = self.load(Pointer(src.buffer, src.space, ty, _plus(src.offset, off)), read_span or span)
+            val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), read_span or span)
             out.extend(self.flush([]))
-            out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _plus(dst.offset, off)), True, val, span))
+            out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _add(dst.offset, ir.Const(off))), True, val, span))
         return out
 
     def struct_value(self, c) -> Pointer:
@@ -172,12 +172,12 @@ class ClangMethods:
             if isinstance(src, LocalRef):
                 val = Scalar(ir.Var(f"{src.name}.{j}" if vector_shape(src.ty) else src.name), "int")
             else:
-                val = self.load(Pointer(src.buffer, src.space, "int", _plus(src.offset, 4 * j)), span)
+                val = self.load(Pointer(src.buffer, src.space, "int", _add(src.offset, ir.Const(4 * j))), span)
             out.extend(self.flush([]))
             if isinstance(dst, LocalRef):
                 out.append(ir.Assign(f"{dst.name}.{j}" if vector_shape(dst.ty) else dst.name, self._scalar(val), span))
             else:
-                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, "int", _plus(dst.offset, 4 * j)), True,
+                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, "int", _add(dst.offset, ir.Const(4 * j))), True,
                                              val, span))
         return out
 
@@ -433,13 +433,6 @@ class ClangMethods:
                     return canonical(f.type)
         return canonical(field.type)
 
-
-def _plus(offset: ir.Expr, n: int) -> ir.Expr:
-    if n == 0:
-        return offset
-    if isinstance(offset, ir.Const):
-        return ir.Const(offset.value + n)
-    return ir.BinOp("+", offset, ir.Const(n))
 
 
 class _Named:

@@ -14,7 +14,7 @@ from clang.cindex import StorageClass
 from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
+from analyzer.frontend.c_values import _add, array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
 from analyzer.frontend.types import vector_shape
 
@@ -413,11 +413,11 @@ class ClangStmts:
             if isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
             else:
-                val = self.load(Pointer(src.buffer, src.space, ty, _addc(src.offset, off)), read_span or span)
+                val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), read_span or span)
             if isinstance(dst, LocalStruct):
                 out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
             else:
-                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _addc(dst.offset, off)), True, val,
+                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _add(dst.offset, ir.Const(off))), True, val,
                                              span))
         return out
 
@@ -525,10 +525,3 @@ def _is_zero(text: str) -> bool:
     except ValueError:
         return False
 
-
-def _addc(e: ir.Expr, off: int) -> ir.Expr:
-    if off == 0:
-        return e
-    if isinstance(e, ir.Const):
-        return ir.Const(e.value + off)
-    return ir.BinOp("+", e, ir.Const(off))
