@@ -50,20 +50,22 @@ class UnwrittenFacts:
         self._sites = ContractFacts(kernel, ev, [])     # its `value_only`: loads only values read
         self._memo: dict = {}
 
-    def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent, model) -> list:
+    def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent, model, values: bool = False) -> list:
         """Facts about `loads` (Z3 applications of the query just built in `enc` for the pair a, b),
         with the side constraints their new terms need; [] when none is a load of a written buffer,
         or when `model` (the query's) already extends to one that satisfies them: no two loads of
         one element (and, but for global memory, one block) there read different values, so
-        init(o) can be what they read. Most collisions are so, and cost no query."""
+        init(o) can be what they read. Most collisions are so, and cost no query.
+        `values`: about the loads only the pair's stored values read (otherwise left out: they
+        cannot keep the accesses apart), for a query that asks the two values to differ."""
         if not self.writes:
             return []
-        skip = self._sites.value_only(a, b)
+        value_only = self._sites.value_only(a, b)
         picked = []
         for app in loads:
             sym, k = enc.loads.get(app.get_id(), (None, 0))
             if sym is None or not sym.name.startswith("load") or not sym.name[4:].isdigit() \
-                    or int(sym.name[4:]) in skip:
+                    or (int(sym.name[4:]) in value_only) != values:
                 continue
             e = self.events.get(int(sym.name[4:]))
             if e is not None and e.access.buffer in self.writes and not e.access.is_write:
@@ -118,11 +120,14 @@ class UnwrittenFacts:
         guard = [truth(enc.term(g, k)) for g in w.guard]
         return z3.And(bounds + guard + [at < o + width, o < at + w.access.width])
 
-    def refine(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out, detail: bool):
+    def refine(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out, detail: bool,
+               values: bool = False):
         """The pair checker's refinement (races.py) of a collision its exact query found, with
         `solver` the query's: None when the facts rule it out; otherwise (the solver to read the
-        witness from, the refinements in force), refined or not."""
-        facts = self.facts(checker.exact, loads, a, b, solver.model())
+        witness from, the refinements in force), refined or not. `values`: the refinement by the
+        loads only the stored values read (`facts`), for a query whose values must differ: None
+        then means the two threads store one value."""
+        facts = self.facts(checker.exact, loads, a, b, solver.model(), values)
         if not facts:
             return solver, refined_by
         # On a share of the budget: where every write may reach every element the loads read (a

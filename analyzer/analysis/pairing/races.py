@@ -470,6 +470,19 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if kept is None:
                 return False
             solver, refined_by = kept
+            if valued and not benign:
+                # The values must differ: loads of one element that no write reaches, read only
+                # for the values, read one value (two threads storing `g0[24] + 2.0f`).
+                kept = self.unwritten.refine(self, exact, refined_by, query_loads, a, b, solver, out, detail,
+                                             values=True)
+                if kept is None:
+                    benign = True
+                    if not self.strict:
+                        return True
+                    exact.pop()     # the values' inequality: a benign collision is reported as such
+                    res, solver = self._solve(exact + refined_by, out, live=detail)
+                else:
+                    solver, refined_by = kept
         if res == z3.unknown:
             if not (sink is out.hazards and self._seen_instead(a, b, out)):
                 self._undecided(first, second, solver, out)
