@@ -1,5 +1,5 @@
 """The `kernelrace` command line: `check` source files, `lint` TVM kernel builders, and with no
-command, lint every builder the project's configuration names (analyzer/config.py): a CI gate,
+command, lint every builder the project's configuration names (analyzer/command/config.py): a CI gate,
 with baselines (analyzer/report/baseline.py) and SARIF output (analyzer/report/sarif.py)."""
 
 from __future__ import annotations
@@ -16,24 +16,26 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer import __version__, cache, config, llm, shard, suppressions
+from analyzer import __version__
 from analyzer.analysis.decision.memory_guard import DEFAULT_MB
 from analyzer.analysis.stated import assumptions as stated
 from analyzer.analysis.stated import contracts as buffer_contracts
-from analyzer.cache import ResultCache
-from analyzer.config import LANGS, SEVERITIES, Config
+from analyzer.command import cache, config, shard, suppressions
+from analyzer.command.cache import ResultCache
+from analyzer.command.config import LANGS, SEVERITIES, Config
+from analyzer.command.inputs import kernel_files
+from analyzer.command.parallel import Workers, default_jobs
+from analyzer.command.progress_bar import DelayedBar
+from analyzer.command.shard import Shard
 from analyzer.errors import KernelraceError
 from analyzer.findings import ERROR, SEVERITY_RANK, WARNING, KernelResult
 from analyzer.frontend import FRONTENDS
-from analyzer.inputs import kernel_files
-from analyzer.parallel import Workers, default_jobs
 from analyzer.pipeline import LintJob, Options, build_and_check, check_file, lint_jobs, not_analysed
-from analyzer.progress_bar import DelayedBar
 from analyzer.report import baseline, concise, github
 from analyzer.report import text as report
 from analyzer.report import sarif
-from analyzer.shard import Shard
 from analyzer.tvm.builders import TARGETS
+from analyzer.tvm_checks import llm
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 FORMATS = ("text", "concise", "json", "sarif", "github")
@@ -688,7 +690,7 @@ def _check_stdin(args, cfg: Config, st: Settings, defines: dict[str, int],
 def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str], sharded: dict) -> list[KernelResult]:
     """`confirm`, `check --confirm`, `lint --confirm`: the check in this process (the run needs each
     kernel's IR, which workers and the cache do not keep), then each race finding run."""
-    from analyzer.confirm import confirm_results
+    from analyzer.command.confirm import confirm_results
     from analyzer.pipeline import analyse_kernel, built_kernels, check_built, read_source, text_kernels, \
         with_builtin_contracts
     from analyzer.tvm.build import build
@@ -744,8 +746,8 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str], sharded: 
 def _confirm_opencl(args, cfg: Config, st: Settings, emitted: dict[str, str], builder: str | None,
                     defines: dict[str, int], sharded: dict) -> list[KernelResult]:
     """`confirm --runtime opencl`: each build checked, then run on an OpenCL device as built and with
-    each race finding's fix hint applied (analyzer/opencl_run.py)."""
-    from analyzer import opencl_run
+    each race finding's fix hint applied (analyzer/dynamic/opencl_run.py)."""
+    from analyzer.dynamic import opencl_run
     from analyzer.pipeline import built_kernels, check_built, with_builtin_contracts
     from analyzer.tvm.build import build_lowered
 
@@ -983,7 +985,7 @@ def _model_parser(sub) -> None:
 def _model(args, st: Settings, err: Console, emitted: dict[str, str]):
     """`kernelrace model`: every kernel of the model on every target, in worker processes even with
     --jobs 1 (TVM's crashes stay in them)."""
-    from analyzer import model
+    from analyzer.tvm_checks import model
 
     if st.shard is not None:
         raise KernelraceError("model: --shard is not supported (run one model per CI job)")

@@ -8,6 +8,8 @@ from typing import Any
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITY_RANK = {NOTE: 0, WARNING: 1, ERROR: 2}
+# The rules whose findings are two accesses racing (a fix hint orders them; a run can show them).
+RACE_RULES = ("write-after-read", "read-after-write", "write-after-write")
 
 
 @dataclass
@@ -61,7 +63,7 @@ class Finding:
     params: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     fix: dict[str, Any] | None = None   # a fix hint, re-checked (analyzer.analysis.barriers.fixes)
-    # `kernelrace confirm`: the finding's race run on concrete inputs (analyzer/confirm.py)
+    # `kernelrace confirm`: the finding's race run on concrete inputs (analyzer/command/confirm.py)
     confirmation: dict[str, Any] | None = None
     # A race's condition (analysis/conditions/race_condition.py): on which parameters and launch extents the
     # two accesses collide, over the source's names ("true": every launch), and whether it is exact
@@ -122,7 +124,7 @@ class KernelResult:
     # With -v: the pairs of accesses only a stated assumption (in bounds of a declared shape)
     # keeps apart.
     assumed: list[str] = field(default_factory=list)
-    # Read from the result cache (analyzer/cache.py): `seconds` is then the time the read took.
+    # Read from the result cache (analyzer/command/cache.py): `seconds` is then the time the read took.
     cached: bool = False
     # The buffer contracts that apply to the kernel: {"contract", "origin", "in_force"} (false
     # under --no-contracts).

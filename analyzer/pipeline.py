@@ -27,13 +27,13 @@ from analyzer.analysis.pairing.hazards import PairAnalysis
 from analyzer.analysis.pairing.races import analyse_pairs
 from analyzer.analysis.stated import contracts as buffer_contracts
 from analyzer.analysis.stated import assumptions as stated
-from analyzer.cache import ResultCache, tvm_version
+from analyzer.command.cache import ResultCache, tvm_version
+from analyzer.command.gc_pause import cycles_collected_after
 from analyzer.errors import KernelraceError
-from analyzer.findings import Finding, KernelResult, Location
+from analyzer.findings import RACE_RULES, Finding, KernelResult, Location
 from analyzer.frontend import spirv_tools, subgroups
 from analyzer.frontend import lang_of, lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
-from analyzer.gc_pause import cycles_collected_after
 from analyzer.tvm import sites
 from analyzer.tvm.build import BuiltModule, build
 
@@ -179,7 +179,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         # Re-analyses check only the pairs on the lines a hint's claim reads (see fixes.suggest).
         # Every finding asks about the kernel itself: once for all, on all their lines.
         hinted = [f for f in findings if f.severity == "error" and not (f.witness and "second_block" in f.witness)]
-        hint_lines = frozenset(line for f in hinted if f.rule in fixes.RACE_RULES and f.first is not None
+        hint_lines = frozenset(line for f in hinted if f.rule in RACE_RULES and f.first is not None
                                for line in (f.first.line, f.second.line))
         shared = fixes.shared_lines(kernel, hinted)
 
@@ -197,7 +197,7 @@ def _analyse(kernel: ir.Kernel, options: Options, target: str | None, params: di
         for f in findings:
             if f.witness and "second_block" in f.witness:
                 # Between blocks no barrier helps: an atomic or another layout (not re-checked).
-                f.fix = fixes.grid_hint(kernel, f).as_dict() if f.rule in fixes.RACE_RULES else None
+                f.fix = fixes.grid_hint(kernel, f).as_dict() if f.rule in RACE_RULES else None
             elif f.severity == "error":
                 fix = fixes.suggest(kernel, f, lambda k, on: analyse_kernel(k, left(quiet), target, params, cache,
                                                                             detail=False, lines=on),

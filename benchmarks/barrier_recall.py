@@ -1,7 +1,7 @@
 """Recall by barrier deletion over TVM's kernels, and what `redundant-barrier` says of each barrier.
 
 For every builder in `analyzer.tvm.corpus` at each head_dim and target: build it, then delete each
-barrier of the emitted source in turn (`analyzer.mutants`) and check the mutant. A mutant is
+barrier of the emitted source in turn (`analyzer.command.mutants`) and check the mutant. A mutant is
 *caught* when it has a race finding the original does not; otherwise the deleted barrier ordered
 nothing kernelrace can see, and the original's `redundant-barrier` note should name it. One line
 per mutant, then the counts:
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.mutants import built_checker, check_mutants  # noqa: E402
+from analyzer.command.mutants import built_checker, check_mutants  # noqa: E402
 from analyzer.pipeline import Options  # noqa: E402
 from analyzer.tvm.corpus import corpus_builds  # noqa: E402
 

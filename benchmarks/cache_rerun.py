@@ -1,4 +1,4 @@
-"""What the result cache saves on a re-run over unchanged kernels (analyzer/cache.py).
+"""What the result cache saves on a re-run over unchanged kernels (analyzer/command/cache.py).
 
 Runs each command twice with one fresh cache directory, as `kernelrace ... --format json -v`, in
 a subprocess: `check` over the fixtures directory, and `llm` for one small model shape (TVM's

@@ -38,8 +38,8 @@ def _without(source: str, lines: set[int]) -> str:
 
 
 def main() -> int:
-    from analyzer import model
-    from analyzer import opencl_run
+    from analyzer.tvm_checks import model
+    from analyzer.dynamic import opencl_run
     from analyzer.pipeline import Options, check_built
     from analyzer.tvm.build import _buffer_shapes, from_lowered
     from analyzer.tvm.builders import emit_and_lower, make_target

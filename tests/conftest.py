@@ -111,7 +111,7 @@ def fixture_args(path: Path) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _no_result_cache(tmp_path_factory, monkeypatch):
-    """The result cache (analyzer/cache.py) is off in tests, so that a test running kernelrace twice
+    """The result cache (analyzer/command/cache.py) is off in tests, so that a test running kernelrace twice
     (--jobs 1 against --jobs 2) analyses twice; tests/test_cache.py turns it on. Should it be on,
     it is an empty directory of the test's own, never the user's cache."""
     monkeypatch.setenv("KERNELRACE_NO_CACHE", "1")

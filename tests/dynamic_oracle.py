@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.analysis.barriers.fixes import RACE_RULES
 from analyzer.cli import build_parser
 from analyzer.dynamic import schedule
 from analyzer.dynamic.launch import make_launch
 from analyzer.dynamic.values import InterpretError
+from analyzer.findings import RACE_RULES
 from analyzer.pipeline import Options, analyse_kernel, read_source, text_kernels
 
 ORDERS = (("ascending", 0), ("descending", 0), ("random", 1))

@@ -1,4 +1,4 @@
-"""The result cache (analyzer/cache.py): a re-run reuses results and reports the same; whatever
+"""The result cache (analyzer/command/cache.py): a re-run reuses results and reports the same; whatever
 can change a verdict misses; a damaged or foreign entry is never trusted; concurrent writers leave
 a whole entry. conftest.py gives each test an empty cache of its own in KERNELRACE_CACHE_DIR, off unless turned
 on as here."""
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import cache
-from analyzer.cache import MAGIC, ResultCache
+from analyzer.command import cache
+from analyzer.command.cache import MAGIC, ResultCache
 from analyzer.findings import KernelResult
 from analyzer.pipeline import Options, check_file
 from conftest import FIXTURES

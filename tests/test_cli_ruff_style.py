@@ -285,7 +285,7 @@ def test_a_builds_emitted_source_is_not_read_but_a_builders_python_line_is(tmp_p
     """TVM's emitted source is named like a file (`tiles.cu`) but is not the user's: a file of that
     name in the working directory is not read for a build's finding. A finding that maps back to a
     builder's Python line is silenced by a `#` comment there."""
-    from analyzer.suppressions import Inline
+    from analyzer.command.suppressions import Inline
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tiles.cu").write_text("x\ny  // kernelrace: ignore\n")

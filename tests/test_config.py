@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, TESTS
 
-from analyzer import config
+from analyzer.command import config
 
 SAMPLE = TESTS / "sample_repo"
 RACY, CLEAN = "sample_kernels:shift_inplace", "sample_kernels:shift_out_of_place"

@@ -1,4 +1,4 @@
-"""The IR interpreter (analyzer/dynamic/) and `kernelrace confirm` (analyzer/confirm.py)."""
+"""The IR interpreter (analyzer/dynamic/) and `kernelrace confirm` (analyzer/command/confirm.py)."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_the_cumsum_is_right_in_lockstep_and_wrong_one_thread_at_a_time():
 def _confirmed(path) -> dict[str, str]:
     """The confirmation status of each race finding of one fixture, by `file:line`."""
     from analyzer.cli import build_parser
-    from analyzer.confirm import confirm_results
+    from analyzer.command.confirm import confirm_results
     from analyzer.pipeline import Options, analyse_kernel, read_source, text_kernels
     from conftest import fixture_args
 

@@ -4,9 +4,9 @@ The verdicts of the grid fixtures themselves are checked by test_rule_fixtures.p
 
 import pytest
 
-from analyzer import config
 from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from analyzer.analysis.interblock.grid import GridChecker, GridDisjointness, block_dims_read
+from analyzer.command import config
 from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.pipeline import _apply_dims

@@ -92,7 +92,7 @@ def test_a_worker_killed_by_a_signal_is_one_unknown_build_and_the_rest_go_on(cli
 
 
 def test_workers_rerun_the_units_a_dying_worker_took_down():
-    from analyzer.parallel import WorkerDied, Workers
+    from analyzer.command.parallel import WorkerDied, Workers
     from builders.crashing import tiles as _  # noqa: F401  (importable: the units below are)
 
     with Workers(2) as workers:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_tvm_corpus import KNOWN_RACES
 
-from analyzer import llm
 from analyzer.errors import KernelraceError
+from analyzer.tvm_checks import llm
 
 SHAPE = ["--num-qo-heads", "8", "--num-kv-heads", "1", "--head-dim", "128"]
 # cheap kernels, among them the known races: merge state (device memory) and the cumsum/sampling scans

@@ -1,12 +1,12 @@
 """`kernelrace confirm --runtime opencl`: TVM builds run on a real OpenCL device (PoCL on the CPU,
-from the project's dependencies), as built and with the fix hint applied (analyzer/opencl_run.py)."""
+from the project's dependencies), as built and with the fix hint applied (analyzer/dynamic/opencl_run.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from analyzer import opencl_run
+from analyzer.dynamic import opencl_run
 from analyzer.tvm.build import build_lowered
 
 SEED_BUILDER = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"

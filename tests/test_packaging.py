@@ -184,7 +184,7 @@ sys.meta_path.insert(0, Absent())
 import analyzer, rules, grammars
 for pkg in (analyzer, rules, grammars):
     for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
-        if m.name != "analyzer.pytest_plugin":     # loaded by pytest only
+        if m.name != "analyzer.tvm_checks.pytest_plugin":     # loaded by pytest only
             importlib.import_module(m.name)
 from analyzer.cli import main
 for argv in (["check", "--no-cache", "-j", "1", {str(ONE_PER_DIALECT[0])!r}],

@@ -1,4 +1,4 @@
-"""The progress bar (analyzer/progress_bar.py): on stderr when it is a terminal (a pty here) and
+"""The progress bar (analyzer/command/progress_bar.py): on stderr when it is a terminal (a pty here) and
 the run outlasts the delay; never on a pipe; the report on stdout is the same either way."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The pytest plugin: `pytest --kernelrace` fails the tests whose TVM builds have races.
 
 Each run is a separate pytest process (`runpytest_subprocess`), as a user's would be: its own TVM,
-the plugin loaded with `-p analyzer.pytest_plugin`."""
+the plugin loaded with `-p analyzer.tvm_checks.pytest_plugin`."""
 
 import os
 import subprocess
@@ -51,7 +51,7 @@ def test_seed_from_a_fixture(seed_library):
 
 
 def test_seed_checked_by_the_test_itself():
-    from analyzer.tvm_hook import checking
+    from analyzer.tvm_checks.hook import checking
 
     with checking("collect") as session:
         tvm.tirx.build(_merge_state_inplace(target=cuda(), **PARAMS), target=cuda())
@@ -71,7 +71,7 @@ def user_tests(pytester, monkeypatch):
 
 @pytest.mark.slow   # a pytest run in a subprocess: the slow set
 def test_kernelrace_fails_the_racy_tests_and_summarizes(user_tests):
-    result = user_tests.runpytest_subprocess("-p", "analyzer.pytest_plugin", "--kernelrace", "-rfE")
+    result = user_tests.runpytest_subprocess("-p", "analyzer.tvm_checks.pytest_plugin", "--kernelrace", "-rfE")
     result.assert_outcomes(passed=2, failed=1, errors=1)
     out = result.stdout.str()
     # the failure report is the finding as the text report prints it
@@ -106,29 +106,29 @@ def test_kernelrace_fails_the_racy_tests_and_summarizes(user_tests):
 
 @pytest.mark.slow   # a pytest run in a subprocess: the slow set
 def test_without_the_option_the_plugin_does_nothing(user_tests):
-    result = user_tests.runpytest_subprocess("-p", "analyzer.pytest_plugin")
+    result = user_tests.runpytest_subprocess("-p", "analyzer.tvm_checks.pytest_plugin")
     result.assert_outcomes(passed=4)
     assert "kernelrace" not in result.stdout.str()
 
 
 def test_importing_the_plugin_is_cheap():
-    code = ("import sys, analyzer.pytest_plugin; "
-            "heavy = [m for m in ('tvm', 'z3', 'lark', 'rich', 'analyzer.pipeline', 'analyzer.tvm_hook') "
+    code = ("import sys, analyzer.tvm_checks.pytest_plugin; "
+            "heavy = [m for m in ('tvm', 'z3', 'lark', 'rich', 'analyzer.pipeline', 'analyzer.tvm_checks.hook') "
             "if m in sys.modules]; assert not heavy, heavy")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
 
 
 def test_loads_beside_its_installed_entry_point(pytester, monkeypatch, tmp_path):
-    """With the `kernelrace` pytest11 entry point installed, `-p analyzer.pytest_plugin` names the
+    """With the `kernelrace` pytest11 entry point installed, `-p analyzer.tvm_checks.pytest_plugin` names the
     same module: pytest must neither fail ("Plugin already registered") nor load it twice (its
     options would be added twice)."""
     dist = tmp_path / "site" / "kernelrace_ep-0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kernelrace-ep\nVersion: 0\n")
-    (dist / "entry_points.txt").write_text("[pytest11]\nkernelrace = analyzer.pytest_plugin\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nkernelrace = analyzer.tvm_checks.pytest_plugin\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(dist.parent), str(TESTS.parent)]))
-    for args in (["-p", "analyzer.pytest_plugin"], [], ["-p", "kernelrace"]):
+    for args in (["-p", "analyzer.tvm_checks.pytest_plugin"], [], ["-p", "kernelrace"]):
         result = pytester.runpytest_subprocess(*args, "--help")
         assert result.ret == 0, result.stderr.str()
         assert result.stdout.str().count("--kernelrace-fail-on={error,warning}") == 1

@@ -12,8 +12,8 @@ import pytest
 from analyzer.analysis.execution.concurrency import build_cfg
 from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from analyzer.analysis.pairing.races import OUT_OF_TIME, analyse_pairs
+from analyzer.command.mutants import barrier_sites, check_mutants, delete_barrier, finding_keys, text_checker
 from analyzer.frontend import lower_source
-from analyzer.mutants import barrier_sites, check_mutants, delete_barrier, finding_keys, text_checker
 from analyzer.pipeline import Options, read_source
 from conftest import FIXTURES, Precomputed, fixture_args
 

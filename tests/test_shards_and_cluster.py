@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import shard
+from analyzer.command import shard
 from conftest import FIXTURES
 
 MERGE = "tvm.relax.frontend.nn.llm._decode_kernels:_merge_state_inplace"
@@ -237,7 +237,7 @@ def test_cluster_and_jobs_do_not_go_together(cli):
 
 def test_a_worker_without_this_kernelrace_is_named(monkeypatch):
     """Workers whose kernelrace, Z3 or TVM differ would make the report depend on where a unit ran."""
-    from analyzer import parallel
+    from analyzer.command import parallel
     from analyzer.errors import KernelraceError
 
     class Client:

@@ -10,10 +10,10 @@ import tvm
 from builders.merge_state_fixed import merge_state_inplace_fixed
 from tvm.relax.frontend.nn.llm._decode_kernels import _merge_state_inplace
 
-from analyzer import tvm_hook
 from analyzer.findings import Finding, KernelResult, Location
 from analyzer.pipeline import Options
-from analyzer.tvm_hook import RaceError, checking
+from analyzer.tvm_checks import hook as tvm_hook
+from analyzer.tvm_checks.hook import RaceError, checking
 
 PARAMS = dict(num_heads=8, head_dim=256, v_dtype="float16")
 PATCHED = ("split_host_device_mods", "tir_to_runtime", "codegen_build")
@@ -174,7 +174,7 @@ def test_install_uninstall_and_environment(seed):
 
 def test_importing_the_hook_changes_nothing():
     # Without TVM imported there is nothing it could have patched.
-    code = "import sys, analyzer.tvm_hook as h; assert 'tvm' not in sys.modules, 'imported TVM'; assert not h.is_installed()"
+    code = "import sys, analyzer.tvm_checks.hook as h; assert 'tvm' not in sys.modules, 'imported TVM'; assert not h.is_installed()"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
 

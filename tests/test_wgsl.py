@@ -291,7 +291,7 @@ def test_tvm_build_hook_checks_webgpu_builds():
     import tvm
     from tvm.relax.frontend.nn.llm._decode_kernels import _merge_state_inplace
 
-    from analyzer.tvm_hook import checking
+    from analyzer.tvm_checks.hook import checking
 
     seed = _merge_state_inplace(target=tvm.target.Target("webgpu"), num_heads=8, head_dim=256, v_dtype="float16")
     with checking("collect") as session:

@@ -129,7 +129,7 @@ def from_lowered(builder: str, target_name: str, params: dict[str, Any], source:
     module and the ``{Target: IRModule}`` device modules of the host/device split (what
     `lower_device` returns; for Vulkan the device modules after TVM's device finalization),
     `buffers` the declared buffer shapes (`_buffer_shapes` of the module before lowering). Shared by
-    `build` and the TVM build hook (`analyzer.tvm_hook`), which takes them from TVM's own build."""
+    `build` and the TVM build hook (`analyzer.tvm_checks.hook`), which takes them from TVM's own build."""
     definitions = _host_definitions(host, device)
     kernels = []
     for dev_mod in device.values():

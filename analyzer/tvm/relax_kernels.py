@@ -6,7 +6,7 @@ Why one kernel at a time, not `relax.build`: TVM 0.27's wheel crashes the proces
 model build passes through (`relax.build` for Metal; dlight's tensor-core and simdgroup matmuls
 segfault in `Tensorize`; serialising a PrimFunc segfaults in `ToJSONGraph`), and one crash would
 lose every kernel. Each kernel is scheduled and built in a worker process of its own choosing
-(analyzer/parallel.py), where a crash is that kernel's `unknown` on that target.
+(analyzer/command/parallel.py), where a crash is that kernel's `unknown` on that target.
 
 The Relax passes are those of MLC's phases 1-3 (TVM's "zero" pipeline): transpose-matmul fusion,
 LegalizeOps, op pattern annotation, constant folding, FuseOps, FuseTIR, dead code elimination,

@@ -1,4 +1,4 @@
-"""A builder whose process dies on purpose (test data for crash isolation, analyzer/parallel.py).
+"""A builder whose process dies on purpose (test data for crash isolation, analyzer/command/parallel.py).
 
 `tiles(crash=1)` kills its own process with SIGSEGV, as TVM's code generators sometimes do;
 `tiles(crash=0)` is `grid_races.tiles()`, a clean kernel.

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer import ir
+from analyzer.findings import RACE_RULES
 
-RACE_RULES = ("write-after-read", "read-after-write", "write-after-write")
 DIMS = ("x", "y", "z")
 
 # How each dialect spells a barrier ordering both memories, and a thread index.

@@ -34,6 +34,7 @@ from analyzer.analysis.stated.contracts import ContractFacts
 DIMS = ("x", "y", "z")
 MAX_INSTANCES = 48    # writer copies (a load times a write site) one query's facts may encode
 UNWRITTEN_SHARE = 30  # the share of a query's budget the refinement is asked on (races.py)
+SAME_VALUE = "same value"   # `refine_collision`: the facts make the two stored values one
 
 
 class UnwrittenFacts:
@@ -119,6 +120,18 @@ class UnwrittenFacts:
         at = as_int(enc.term(w.offset, k))
         guard = [truth(enc.term(g, k)) for g in w.guard]
         return z3.And(bounds + guard + [at < o + width, o < at + w.access.width])
+
+    def refine_collision(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out,
+                         detail: bool, values: bool):
+        """`refine` by the loads the pair's addresses and guards read, then, for a query whose two
+        stored values must differ (`values`), by the loads only the values read: two threads storing
+        `g0[24] + 2.0f`, where no write reaches g0[24], store one value. SAME_VALUE when the second
+        refinement rules the collision out."""
+        kept = self.refine(checker, exact, refined_by, loads, a, b, solver, out, detail)
+        if kept is None or not values:
+            return kept
+        again = self.refine(checker, exact, kept[1], loads, a, b, kept[0], out, detail, values=True)
+        return SAME_VALUE if again is None else again
 
     def refine(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out, detail: bool,
                values: bool = False):

@@ -35,7 +35,7 @@ from analyzer.analysis.execution.events import AccessEvent, Evaluation
 from analyzer.analysis.execution.progress import ProgressFacts
 from analyzer.analysis.execution.telescope import TelescopeFacts
 from analyzer.analysis.execution.tile_order import TileOrderFacts
-from analyzer.analysis.execution.unwritten import UnwrittenFacts
+from analyzer.analysis.execution.unwritten import SAME_VALUE, UnwrittenFacts
 from analyzer.analysis.pairing.collision_causes import CollisionCauses
 from analyzer.analysis.pairing.collision_constraints import CollisionConstraints
 from analyzer.analysis.pairing.disjoint import Disjointness
@@ -466,23 +466,17 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 refined_by = list(exact_facts) + closed
         # Loads of one element no write reaches read one value (unwritten.py): a refinement too.
         if res == z3.sat:
-            kept = self.unwritten.refine(self, exact, refined_by, query_loads, a, b, solver, out, detail)
+            kept = self.unwritten.refine_collision(self, exact, refined_by, query_loads, a, b, solver, out,
+                                                   detail, values=valued and not benign)
             if kept is None:
                 return False
-            solver, refined_by = kept
-            if valued and not benign:
-                # The values must differ: loads of one element that no write reaches, read only
-                # for the values, read one value (two threads storing `g0[24] + 2.0f`).
-                kept = self.unwritten.refine(self, exact, refined_by, query_loads, a, b, solver, out, detail,
-                                             values=True)
-                if kept is None:
-                    benign = True
-                    if not self.strict:
-                        return True
-                    exact.pop()     # the values' inequality: a benign collision is reported as such
-                    res, solver = self._solve(exact + refined_by, out, live=detail)
-                else:
-                    solver, refined_by = kept
+            if kept is SAME_VALUE:
+                if not self.strict:
+                    return True
+                benign, _ = True, exact.pop()    # (the values' inequality) reported as benign
+                res, solver = self._solve(exact + refined_by, out, live=detail)
+            else:
+                solver, refined_by = kept
         if res == z3.unknown:
             if not (sink is out.hazards and self._seen_instead(a, b, out)):
                 self._undecided(first, second, solver, out)
@@ -536,9 +530,8 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         return True
 
     def _seen_instead(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
-        """The race pass's pair the solver left undecided: seen colliding in a run of the block
-        (made now, once per kernel; observed.py)? Then it is that race, not unknown. (Between
-        blocks, `GridChecker`, a run of one block shows nothing.)"""
+        """The race pass's pair the solver left undecided: seen colliding in a run of the block (made
+        now, once per kernel; observed.py)? Then it is that race, not unknown. (Not between blocks.)"""
         if self.observation is None or not self.bounded:
             return False    # (a run stays in bounds: it shows nothing of a collision outside them)
         self.observation.make()
@@ -553,8 +546,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
         return self.observation.race(*self._current) is not None
 
     def _seen_among(self, events: list[AccessEvent], out: PairAnalysis) -> None:
-        """The races between `events` the run saw, when one was made (never made for this: the
-        kernel's time is up)."""
+        """The races between `events` the run saw, when one was made (not for this: time is up)."""
         if self.observation is None or not self.observation.made:
             return
         left = {e.access.id: e for e in events}
@@ -564,15 +556,10 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                     self._hit.add((x, y))
 
     def _seen(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
-        race = self.observation.race(a, b)
-        if race is None:
-            return False
-        first = a if race.first.access.id == a.access.id else b
-        kind = hazard_kind(first.access, (b if first is a else a).access)
-        if kind is None:
-            return False
-        out.hazards.append(self.observation.hazard(race, a, b, kind))
-        return True
+        hazard = self.observation.seen(a, b)
+        if hazard is not None:
+            out.hazards.append(hazard)
+        return hazard is not None
 
     def _block_state(self, solver, model) -> tuple[tuple[str, int], ...]:
         """Loop state two blocks must share for the collision (grid.py); none within a block."""

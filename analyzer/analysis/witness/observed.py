@@ -22,6 +22,7 @@ from analyzer import ir
 from analyzer.analysis.execution.events import AccessEvent
 from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.pairing.hazards import Hazard, Thread, Witness
+from analyzer.analysis.pairing.pair_kinds import hazard_kind
 from analyzer.analysis.stated.contracts import PARAM
 from analyzer.dynamic import schedule
 from analyzer.dynamic.detector import Detector, Race
@@ -109,6 +110,15 @@ class Observation:
             return None
         x, y = a.access.id, b.access.id
         return self.races.get((x, y) if x <= y else (y, x))
+
+    def seen(self, a: AccessEvent, b: AccessEvent) -> Hazard | None:
+        """The pair (a, b)'s race in the run, as its hazard; None when the run did not see one."""
+        race = self.race(a, b)
+        if race is None:
+            return None
+        first = a if race.first.access.id == a.access.id else b
+        kind = hazard_kind(first.access, (b if first is a else a).access)
+        return None if kind is None else self.hazard(race, a, b, kind)
 
     def hazard(self, race: Race, a: AccessEvent, b: AccessEvent, kind: str) -> Hazard:
         """The race as the pair (a, b)'s hazard: the access the run made first is `first`."""

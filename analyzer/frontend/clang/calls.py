@@ -14,8 +14,8 @@ from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cl_images import Image, image_type
-from analyzer.frontend.clang.dependent import holds_no_pointer
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
+from analyzer.frontend.clang.dependent import holds_no_pointer
 from analyzer.frontend.clang.metal import SIMDGROUP_OPS
 from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering

@@ -19,8 +19,8 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector, array_start
 from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
-from analyzer.frontend.clang.conversions import ClangConversions
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
+from analyzer.frontend.clang.conversions import ClangConversions
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
                                              span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer.errors import KernelraceError
-from analyzer.findings import Finding
+from analyzer.findings import RACE_RULES, Finding
 
 INSTALL = "python -m pip install 'kernelrace[opencl]'"   # pyopencl and PoCL
 CL_SCALARS = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32",
@@ -299,8 +299,6 @@ def _show(v) -> str:
 def confirm_build(built, mod, host, results, values: dict[str, int], seed: int, device) -> None:
     """Attach a `confirmation` to every race finding of one OpenCL build's results: the build run
     on the device against the build with the finding's verified fix hint applied."""
-    from analyzer.analysis.barriers.fixes import RACE_RULES
-
     races = [f for r in results for f in r.findings if f.rule in RACE_RULES]
     if not races:
         return
@@ -332,7 +330,7 @@ def _confirm_one(f: Finding, p: Plan, device, as_built, fixed_out, where, seed, 
         return base | {"status": "no-fix", "against": None, "buffers": [], "lines": [
             f"ran the build: {where}",
             "no verified fix hint to run against: the outputs were not compared (the Python API, "
-            "analyzer.opencl_run.run, gives them)"]}
+            "analyzer.dynamic.opencl_run.run, gives them)"]}
     if isinstance(fixed_out, ValueError):
         return base | {"status": "cannot-run", "reason": str(fixed_out),
                        "lines": [f"cannot apply the fix hint: {fixed_out}"]}

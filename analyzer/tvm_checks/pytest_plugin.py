@@ -2,7 +2,7 @@
 
 Loaded in every pytest session through the `pytest11` entry point `kernelrace`, so importing it is
 cheap (pytest only: no TVM, no analyzer) and it does nothing unless `--kernelrace` is given. With
-it, each test's setup, call and teardown run inside `analyzer.tvm_hook.checking("collect")`: every
+it, each test's setup, call and teardown run inside `analyzer.tvm_checks.hook.checking("collect")`: every
 kernel TVM builds there (CUDA, Metal) is checked, and a test whose kernels have a finding at or
 above `--kernelrace-fail-on` (error, the default, or warning) fails with the findings, as the text
 report prints them, as its failure report. The session ends with a kernelrace summary.
@@ -41,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
-    """Loaded as `-p analyzer.pytest_plugin` while the `kernelrace` entry point is installed too:
+    """Loaded as `-p analyzer.tvm_checks.pytest_plugin` while the `kernelrace` entry point is installed too:
     the entry point would register this same module again, which pluggy refuses ("Plugin already
     registered under a different name"). Block the entry point's name instead: it is this plugin."""
     if (plugin is sys.modules.get(__name__) and manager.get_name(plugin) != ENTRY_POINT
@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("kernelrace", False):
         return
     try:
-        from analyzer import tvm_hook
+        from analyzer.tvm_checks import hook as tvm_hook
 
         tvm_hook._build_module()     # import TVM once, now, rather than inside the first test
     except Exception as exc:
@@ -103,7 +103,7 @@ class KernelracePlugin:
     # -- watch each phase ---------------------------------------------------------------------
 
     def _watch(self, item: pytest.Item, when: str):
-        from analyzer.tvm_hook import checking
+        from analyzer.tvm_checks.hook import checking
 
         with checking("collect", fail_on=self.fail_on) as session:
             yield
@@ -132,7 +132,7 @@ class KernelracePlugin:
         if session is None:
             return
         from analyzer.report.text import summary
-        from analyzer.tvm_hook import render
+        from analyzer.tvm_checks.hook import render
 
         bad = session.failing()
         not_checked = session.errors if self.fail_on == "warning" else []

@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer import ir
-from analyzer.analysis.barriers.fixes import RACE_RULES, apply_hint
+from analyzer.analysis.barriers.fixes import apply_hint
 from analyzer.dynamic import schedule
 from analyzer.dynamic.launch import make_launch
 from analyzer.dynamic.values import InterpretError, same, show
-from analyzer.findings import Finding, KernelResult
+from analyzer.findings import RACE_RULES, Finding, KernelResult
 
 FIRST_SHOWN = 1     # differing elements named per buffer
 

@@ -183,7 +183,7 @@ def run(spec: str, targets: list[str], options, workers, dtype: str | None = Non
     """Plan (one unit per target: the model's kernels there), then one unit per kernel and target,
     all handed to `workers` up front and read in table order. `say(line)`: verbose lines;
     `progress(label, total)`: called before each cell is read, with the number of cells."""
-    from analyzer.parallel import WorkerDied
+    from analyzer.command.parallel import WorkerDied
     from analyzer.pipeline import not_analysed
     from analyzer.tvm import reference_model
 

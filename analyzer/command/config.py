@@ -81,7 +81,7 @@ class Config:
     exclude: list[str] = field(default_factory=list)   # globs `check DIR` skips
     jobs: int | None = None
     kernel_memory: int | None = None   # MB per kernel (--kernel-memory)
-    cache_dir: str | None = None   # the result cache (analyzer/cache.py), relative to the file
+    cache_dir: str | None = None   # the result cache (analyzer/command/cache.py), relative to the file
     scope: str | None = None          # "block", "grid" or "all" (--scope)
     assume: list = field(default_factory=list)   # buffer contracts (analysis/stated/contracts.py)
     warnings: list[str] = field(default_factory=list)   # deprecated keys: the CLI prints them

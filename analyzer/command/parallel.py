@@ -266,7 +266,7 @@ def _importable() -> bool:
 def fingerprint() -> tuple:
     """What a verdict depends on besides its inputs: kernelrace's version and source hash, Z3's and
     TVM's versions (the result cache's key has the same)."""
-    from analyzer.cache import _versions, tvm_version
+    from analyzer.command.cache import _versions, tvm_version
     return (*_versions(), tvm_version())
 
 

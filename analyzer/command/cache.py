@@ -44,7 +44,7 @@ FORMAT = 1
 MAGIC = b"kernelrace-cache %d\n" % FORMAT
 ENV = "KERNELRACE_CACHE_DIR"
 NO_CACHE_ENV = "KERNELRACE_NO_CACHE"   # set (not "0"): as --no-cache
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]    # the checkout (or site-packages) holding OWN_SOURCES
 OWN_SOURCES = ("analyzer", "rules", "grammars")
 
 
