@@ -7,7 +7,7 @@ Used by the benchmark and the corpus tests; `shape` follows `../shared/notes/tvm
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 DECODE = "tvm.relax.frontend.nn.llm._decode_kernels"
@@ -101,6 +101,7 @@ class CorpusBuild:
     error: str | None = None
     seconds: float = 0.0         # TVM's build time
     spec: str = ""               # module:function, as `kernelrace lint` names the builder
+    params: dict = field(default_factory=dict)   # the builder's arguments (to build it again)
 
 
 def corpus_builds(head_dims: list[int], targets: list[str], only: list[str] | None = None):
@@ -117,6 +118,7 @@ def corpus_builds(head_dims: list[int], targets: list[str], only: list[str] | No
             for target in targets:
                 t0 = time.perf_counter()
                 try:
-                    yield CorpusBuild(name, target, hd, build(spec, params, target), None, time.perf_counter() - t0, spec)
+                    yield CorpusBuild(name, target, hd, build(spec, params, target), None, time.perf_counter() - t0, spec,
+                                      params)
                 except KernelraceError as exc:
-                    yield CorpusBuild(name, target, hd, None, str(exc), time.perf_counter() - t0, spec)
+                    yield CorpusBuild(name, target, hd, None, str(exc), time.perf_counter() - t0, spec, params)
