@@ -193,3 +193,13 @@ def test_divergent_barrier_names_the_branch_not_a_stated_fact(frontend):
     assert divergent[0]["first"]["line"] == 8
     w = divergent[0]["witness"]
     assert w["reaching_thread"] != w["skipping_thread"]
+
+
+def test_stores_of_one_unwritten_element_are_one_value():
+    """The loads that only feed the stored values get the one-value facts too (unwritten.py): with
+    one row of threads, no write reaches the element they load (it was 'races when P1 >= 2')."""
+    code, report, _ = run(str(FIX / "one_element_values.cu"), "--block-dim", "2,1,1")
+    assert code == 0 and report["findings"] == []
+    code, report, _ = run(str(FIX / "one_element_values.cu"))
+    waw = [f for f in report["findings"] if f["rule"] == "write-after-write" and f["second"]["buffer"] == "g2"]
+    assert [(f["condition"], f["condition_exact"]) for f in waw] == [("P1 > 0 and blockDim.y >= 2", True)]
