@@ -131,7 +131,10 @@ class UnwrittenFacts:
         if kept is None or not values:
             return kept
         again = self.refine(checker, exact, kept[1], loads, a, b, kept[0], out, detail, values=True)
-        return SAME_VALUE if again is None else again
+        # The witness is read off the refined model; the race's condition is projected without
+        # these facts (their writer threads run its projection past ISL's budget: row_merge's
+        # write-write fell back to the witness's values), an over-approximation, as before.
+        return SAME_VALUE if again is None else (again[0], kept[1])
 
     def refine(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out, detail: bool,
                values: bool = False):

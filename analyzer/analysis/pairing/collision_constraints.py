@@ -11,6 +11,7 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
+from analyzer.analysis.decision import integral_floats
 from analyzer.analysis.decision.solver import DIMS, Encoder, as_int, num, truth
 from analyzer.analysis.execution.concurrency import ANY, MANY
 from analyzer.analysis.execution.events import AccessEvent
@@ -135,7 +136,10 @@ class CollisionConstraints:
 
     def _differ(self, a: AccessEvent, b: AccessEvent):
         enc = self.enc
-        return as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
+        differ = as_int(enc.term(a.value, 1)) != as_int(enc.term(b.value, 2))
+        # Floats holding integers are equal where the integers are (integral_floats.py).
+        same = integral_floats.same_value(enc, a.value, b.value, 1, 2)
+        return differ if same is None else z3.And(differ, z3.Not(same))
 
     def _replay_bounds(self, e: AccessEvent, k: int) -> None:
         for idx, _ in e.bounds:
