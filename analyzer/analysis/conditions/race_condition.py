@@ -78,6 +78,8 @@ class ConditionQuery:
     base: set
     params: list[str]
     values: dict[str, int]
+    # Ids of constraints the projection may go without (valid facts it is tried with first).
+    optional: frozenset = frozenset()
 
     def condition(self, names: dict[str, str] | None = None) -> Condition:
         return queries_condition([self], names)
@@ -98,17 +100,26 @@ def queries_condition(queries: list[ConditionQuery], names: dict[str, str] | Non
         seen.add(key)
         # The facts every launch satisfies: the always-true constraints over parameters only.
         domain = [c for c in q.constraints if c.get_id() in q.base and _names(c, memo) <= wanted]
-        pieces.append((q.constraints, domain))
+        pieces.append((q.constraints, domain, q.optional))
     # The witness's values, for the fallback, are the first query's.
     values.update(queries[0].values)
-    return union_condition(pieces, params, values, names, memo)
+    if any(optional for _, _, optional in pieces):
+        # With the optional facts first (a tighter set, the same race), where ISL can project them.
+        try:
+            return _projected([(c, d) for c, d, _ in pieces], params, names or {})
+        except (NotPresburger, isl.Error, RecursionError):
+            pass
+    core = [([x for x in c if x.get_id() not in optional], d) for c, d, optional in pieces]
+    return union_condition(core, params, values, names, memo)
 
 
-def condition_query(enc, constraints: list, model) -> ConditionQuery:
-    """The `ConditionQuery` of a satisfiable query built by `enc` (solver.Encoder) with `model`."""
+def condition_query(enc, constraints: list, model, optional=()) -> ConditionQuery:
+    """The `ConditionQuery` of a satisfiable query built by `enc` (solver.Encoder) with `model`;
+    `optional`: ids of the constraints its projection may go without."""
     params = [n for n in sorted(enc.shared) if n in enc.kernel.params or n.startswith(("blockDim.", "gridDim."))]
     values = {n: model.eval(enc.shared[n], model_completion=True).as_long() for n in params}
-    return ConditionQuery(list(constraints), {c.get_id() for c in enc.base}, params, values)
+    kept = frozenset(c.get_id() for c in constraints if c.get_id() in optional)
+    return ConditionQuery(list(constraints), {c.get_id() for c in enc.base}, params, values, kept)
 
 
 def _names(e, memo: dict) -> frozenset:

@@ -14,9 +14,10 @@ without a shadow (a load, a float parameter, a division) stays uninterpreted, so
 removes points where the two values are provably equal.
 
 Equal numbers are equal bits but for zero: `-0.0f` (a negated zero, `0.0f * -1.0f`) is stored
-as other bits than `0.0f`. Each shadow says whether its float may be a negative zero (IEEE: a
-conversion never is, `+` only of two negative zeros, `-` only from one, `*` of a zero and a
-negative number); where either may, the claim leaves zero out.
+as other bits than `0.0f`. Each shadow carries when its float is a negative zero, as IEEE
+round-to-nearest computes it (a conversion never is; `-0 + -0` is; `x - y` is where `x` is and `y`
+a positive zero; a product of zero is where the operands' signs differ), and the claim asks the
+two to agree.
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ def same_value(enc, a, b, ka: int, kb: int):
     if sa is None or sb is None or sa[1] != sb[1]:
         return None
     (xa, _, ga, za), (xb, _, gb, zb) = sa, sb
-    return z3.And(ga + gb + [xa == xb] + ([xa != 0] if za or zb else []))
+    return z3.And(ga + gb + [xa == xb, z3.simplify(za == zb)])
 
 
 def _shadow(enc, t, k: int, budget: list):
-    """(integer term, float type, range guards, may it be a negative zero) of a float term, or None."""
+    """(integer term, float type, range guards, when it is a negative zero) of a float term, or None."""
     budget[0] -= 1
     if budget[0] < 0 or not isinstance(t, ir.Call):
         return None
@@ -58,25 +59,35 @@ def _shadow(enc, t, k: int, budget: list):
         value = _integral(dtype, bits)
         if kind not in EXACT or value is None or abs(value) > EXACT[kind]:
             return None
-        return z3.IntVal(value), kind, [], value == 0 and bytes.fromhex(bits)[-1] & 0x80 != 0
+        return z3.IntVal(value), kind, [], z3.BoolVal(value == 0 and bytes.fromhex(bits)[-1] & 0x80 != 0)
     if fn.startswith("cvt:") and len(t.args) == 1:
         kind = kind_of(fn[4:])
         if kind not in EXACT or not isinstance(t.args[0], INTEGER_VALUED):
             return None
         x = as_int(enc.term(t.args[0], k))
-        return x, kind, _in_range(x, kind), False
+        return x, kind, _in_range(x, kind), z3.BoolVal(False)
     if fn == "fneg" and len(t.args) == 1:
         inner = _shadow(enc, t.args[0], k, budget)
-        return None if inner is None else (-inner[0], inner[1], inner[2], True)
+        return None if inner is None else (-inner[0], inner[1], inner[2], z3.And(inner[0] == 0, z3.Not(inner[3])))
     if fn in ARITHMETIC and len(t.args) == 2:
         left = _shadow(enc, t.args[0], k, budget)
         right = _shadow(enc, t.args[1], k, budget) if left is not None else None
         if right is None or left[1] != right[1]:
             return None
         x = ARITHMETIC[fn](left[0], right[0])
-        negative_zero = {"f+": left[3] and right[3], "f-": left[3], "f*": True}[fn]
-        return x, left[1], left[2] + right[2] + _in_range(x, left[1]), negative_zero
+        return x, left[1], left[2] + right[2] + _in_range(x, left[1]), _negative_zero(fn, left, right, x)
     return None
+
+
+def _negative_zero(fn: str, left, right, x):
+    """When `left fn right` is a negative zero (round to nearest)."""
+    (xa, _, _, za), (xb, _, _, zb) = left, right
+    if fn == "f+":
+        return z3.And(za, zb)
+    if fn == "f-":     # x + (-y)
+        return z3.And(za, xb == 0, z3.Not(zb))
+    na, nb = z3.Or(xa < 0, za), z3.Or(xb < 0, zb)
+    return z3.And(x == 0, z3.Or(z3.And(na, z3.Not(nb)), z3.And(nb, z3.Not(na))))
 
 
 def _in_range(x, kind: str) -> list:

@@ -50,6 +50,7 @@ class UnwrittenFacts:
         self.events = ev.accesses
         self._sites = ContractFacts(kernel, ev, [])     # its `value_only`: loads only values read
         self._memo: dict = {}
+        self.value_facts: frozenset[int] = frozenset()   # the last `refine_collision`'s facts for values
 
     def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent, model, values: bool = False) -> list:
         """Facts about `loads` (Z3 applications of the query just built in `enc` for the pair a, b),
@@ -127,14 +128,18 @@ class UnwrittenFacts:
         stored values must differ (`values`), by the loads only the values read: two threads storing
         `g0[24] + 2.0f`, where no write reaches g0[24], store one value. SAME_VALUE when the second
         refinement rules the collision out."""
+        self.value_facts = frozenset()
         kept = self.refine(checker, exact, refined_by, loads, a, b, solver, out, detail)
         if kept is None or not values:
             return kept
         again = self.refine(checker, exact, kept[1], loads, a, b, kept[0], out, detail, values=True)
-        # The witness is read off the refined model; the race's condition is projected without
-        # these facts (their writer threads run its projection past ISL's budget: row_merge's
-        # write-write fell back to the witness's values), an over-approximation, as before.
-        return SAME_VALUE if again is None else (again[0], kept[1])
+        if again is None:
+            return SAME_VALUE
+        # A race's condition is projected with these facts where ISL can, else without them (their
+        # writer threads can run the projection past its budget: row_merge's write-write).
+        core = {c.get_id() for c in exact + kept[1]}   # (side constraints the facts share with the query)
+        self.value_facts = frozenset(i for f in again[1][len(kept[1]):] if (i := f.get_id()) not in core)
+        return again
 
     def refine(self, checker, exact: list, refined_by: list, loads: list, a, b, solver, out, detail: bool,
                values: bool = False):
