@@ -582,3 +582,52 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
                                        ir.Var("v.2"))
     # v[l.x] is l.x for every thread: distinct slots.
     assert findings(cli, shader) == (0, [])
+
+
+SUBGROUP_BARRIER = """var<workgroup> s: array<u32, 64>;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+    s[i] = i;
+    BARRIER();
+    out[i] = s[(i + 1u) % 64u];
+}
+"""
+
+
+def test_subgroup_barrier_meets_the_subgroup_and_orders_no_workgroup_memory(cli, tmp_path):
+    racy, fixed = tmp_path / "sg.wgsl", tmp_path / "sg_fixed.wgsl"
+    racy.write_text(SUBGROUP_BARRIER.replace("BARRIER", "subgroupBarrier"))
+    fixed.write_text(SUBGROUP_BARRIER.replace("BARRIER", "workgroupBarrier"))
+    code, found = findings(cli, racy)
+    assert code == 1 and {f["rule"] for f in found} >= {"read-after-write"}
+    assert findings(cli, fixed) == (0, [])
+    (k,) = lower_source(racy.read_text(), "wgsl", str(racy))
+    (bar,) = [s for s in k.body if isinstance(s, ir.Barrier)]
+    assert (bar.scope, bar.spaces, bar.text) == (ir.WARP, frozenset(), "subgroupBarrier()")
+
+
+ATOMIC_ASSIGN = """@group(0) @binding(0) var<storage, read_write> flags: array<ELEM, 4>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+    flags[i % 4u] = i;          // every thread of a residue class writes one flag
+    out[i] = flags[(i + 1u) % 4u];
+}
+"""
+
+
+def test_an_assignment_to_an_atomic_is_an_atomic_store_as_naga_reads_it(cli, tmp_path):
+    atomic, plain = tmp_path / "flags.wgsl", tmp_path / "flags_plain.wgsl"
+    atomic.write_text(ATOMIC_ASSIGN.replace("ELEM", "atomic<u32>"))
+    plain.write_text(ATOMIC_ASSIGN.replace("ELEM", "u32"))
+    # plain u32 flags: threads 0 and 4 write flags[0], thread 3 reads it: races
+    code, found = findings(cli, plain)
+    assert code == 1 and {f["rule"] for f in found} == {"write-after-write", "read-after-write"}
+    # atomic flags written and read as naga does (OpAtomicStore, OpAtomicLoad): no data race
+    assert findings(cli, atomic) == (0, [])
+    (k,) = lower_source(atomic.read_text(), "wgsl", str(atomic))
+    accesses = [s.access for s in k.body if isinstance(s, ir.MemOp) and s.access.buffer == "flags"]
+    assert accesses and all(a.atomic for a in accesses)

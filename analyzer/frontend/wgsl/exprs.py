@@ -39,7 +39,10 @@ _BIT_COUNTS = {
 _ATOMIC_RMW = frozenset({"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr",
                          "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
 BARRIERS = {"workgroupBarrier": frozenset({ir.SHARED}), "storageBarrier": frozenset({ir.GLOBAL}),
-            "textureBarrier": frozenset()}
+            "textureBarrier": frozenset(), "subgroupBarrier": frozenset()}
+# naga's `subgroupBarrier()` is OpControlBarrier with Subgroup execution and memory scope: the
+# subgroup's invocations meet, and no memory is ordered beyond one subgroup (as spirv/barriers.py reads it).
+BARRIER_SCOPES = {"subgroupBarrier": ir.WARP}
 
 
 def _float_lit(text: str) -> ir.Expr:
@@ -108,8 +111,9 @@ class ExprLowering:
             if v.ty.kind == "vec":
                 read = ir.Read(self.access(v, False, node))
                 return Vec(tuple(ir.Call(f"lane{i}", (read,)) for i in range(v.ty.n)), v.ty)
-            if v.ty.kind == "atomic":
-                raise Unsupported(node, "an atomic read other than through atomicLoad")
+            if v.ty.kind == "atomic":   # naga reads it as atomicLoad (OpAtomicLoad)
+                elem = Ref(v.buffer, v.space, v.offset, v.ty.elem, v.writable)
+                return Scalar(ir.Read(atomics.mark(self.access(elem, False, node, atomic=True), "load")), elem.ty)
             if v.ty.kind == "struct":   # member by member, each read where the copy is made
                 offsets, _ = layout(v.ty.name, self.module.structs)
                 return StructVal({m: self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(off)), mt, v.writable), node)
