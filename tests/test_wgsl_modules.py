@@ -437,6 +437,11 @@ def test_host_string_placeholders_and_tera_edge_cases(cli, tmp_path):
     code, found = findings(cli, shader, "-D", "FORMAT=rgba8unorm")
     # a host string's {NAME} keeps the file's lines: positions are the file's own
     assert code == 1 and found[0]["first"] == {**found[0]["first"], "file": str(shader), "line": 4}
+    shader.write_text(shader.read_text().replace("{FORMAT}", "##FORMAT##"))
+    code, found = findings(cli, shader, "-D", "FORMAT=rgba8unorm")
+    assert code == 1 and found[0]["first"]["line"] == 4
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "pass -D FORMAT=VALUE, the text the host puts there" in err
     shader.write_text("{% for i in [1, 2] %}{% set_global x = i %}{% endfor %}\n")
     code, _, err = cli("check", str(shader))
     assert code == 2 and "tone.wgsl:1:1: unsupported construct: Tera's set_global inside a loop" in err

@@ -89,8 +89,8 @@ def parse_wgsl(text: str, filename: str, origins: list[tuple[str, int]] | None =
         m = _TEMPLATE.search(lines[line - 1]) if isinstance(line, int) and 0 < line <= len(lines) else None
         if m:   # a host's `{OUTPUT_FORMAT}` string without its -D (templating.py renders the rest)
             where = message.split(": syntax error", 1)[0]
-            name = re.fullmatch(r"\{([A-Z_][A-Z0-9_]*)\}", m.group(0))
-            fill = (f"pass -D {name.group(1)}=VALUE, the text the host puts there" if name else
+            name = re.fullmatch(r"\{([A-Z_][A-Z0-9_]*)\}|##(\w+)##", m.group(0))
+            fill = (f"pass -D {name.group(1) or name.group(2)}=VALUE, the text the host puts there" if name else
                     "check the shader it renders to")
             raise KernelraceError(f"{where}: unsupported construct: template placeholder '{m.group(0)[:60]}': the file "
                                   f"is a template (tera, handlebars or a host string), not WGSL until rendered; "

@@ -1,6 +1,6 @@
 """WGSL that a host renders from a template before it is WGSL: Tera or Jinja (`{{ name }}`,
-`{% if %}`, `{% for %}`, `{% include %}`), handlebars' `{{name}}`, and a host string's `{NAME}`
-that JavaScript's `replace` fills in. The values are the host's (a model's shapes, an element
+`{% if %}`, `{% for %}`, `{% include %}`), handlebars' `{{name}}`, and a host string's `{NAME}` or `##NAME##`
+that the host's `replace` fills in. The values are the host's (a model's shapes, an element
 type), so they come from the user as `-D NAME=VALUE`, a VALUE that reads as JSON (`3`, `[1, 64]`,
 `"Relu"`) taken as that value, any other as its text; a name the template needs and no -D gives is
 one line naming every such name. Rendered by Jinja in its sandbox with Tera's named-argument
@@ -18,7 +18,7 @@ from pathlib import Path
 from analyzer.errors import KernelraceError
 
 _BLOCK = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
-_HOST_STRING = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")   # `{OUTPUT_FORMAT}`
+_HOST_STRING = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}|##([A-Za-z_]\w*)##")   # `{OUTPUT_FORMAT}`, `##TEXTURE_FORMAT##`
 SUFFIX = ".rendered"
 
 
@@ -190,18 +190,19 @@ def render(text: str, filename: str, macros, include_dirs) -> tuple[str, str, tu
                                   f"{exc.__class__.__name__}: {exc}") from None
         except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as exc:
             raise KernelraceError(f"{filename}:1:1: the template does not render with the -D values: {exc}") from None
-    host = {m.group(1) for m in _HOST_STRING.finditer(text)} & set(given)
+    host = {m.group(1) or m.group(2) for m in _HOST_STRING.finditer(text)} & set(given)
     if host:
-        text = _HOST_STRING.sub(lambda m: given[m.group(1)] if m.group(1) in host else m.group(0), text)
+        text = _HOST_STRING.sub(lambda m: given[m.group(1) or m.group(2)] if (m.group(1) or m.group(2)) in host
+                                else m.group(0), text)
         taken |= host
     rest = tuple((n, v) for n, v in macros if n not in taken)
     return text, name, rest
 
 
 def needs_rendering(text: str, macros) -> bool:
-    """A Tera/Jinja template, or a host string's `{NAME}` that -D gives (WGSL itself never writes
+    """A Tera/Jinja template, or a host string's `{NAME}`/`##NAME##` that -D gives (WGSL never writes
     one; its lines stay where they are, so its positions stay the file's)."""
     if is_template(text):
         return True
     given = {name for name, _ in macros}
-    return any(m.group(1) in given for m in _HOST_STRING.finditer(text))
+    return any((m.group(1) or m.group(2)) in given for m in _HOST_STRING.finditer(text))
