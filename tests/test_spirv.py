@@ -464,3 +464,51 @@ def test_an_image_instruction_with_too_few_operands_is_one_located_line():
     lines[at] = " ".join(parts[:2] + parts[3:])     # drop the coordinate
     with pytest.raises(KernelraceError, match=r"x\.spvasm:\d+:\d+: unsupported construct: OpImageWrite with 2 operand"):
         lower_source("\n".join(lines), "spirv", "x.spvasm")
+
+
+MATRICES = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Out { float o[]; };
+layout(binding = 1) uniform U { mat4 m; uint stride; } u;
+
+mat4 unpack(uint base) {           // a matrix returned by a called function
+    mat4 r;
+    for (uint c = 0; c < 4; ++c)
+        for (uint k = 0; k < 4; ++k)
+            r[c][k] = float(base + 4 * c + k) * u.m[k][c];   // a uniform matrix, element by element
+    return r;
+}
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    mat4 r = unpack(i);
+    for (uint c = 0; c < 4; ++c)
+        for (uint k = 0; k < 4; ++k)
+            o[STRIDE + 4 * c + k] = r[c][k];
+}
+"""
+
+
+def test_matrices_in_invocation_memory_and_uniform_blocks(cli, tmp_path):
+    # Per-invocation matrices indexed by variables, returned by a function, and a uniform block's
+    # matrix read element by element (each element a parameter): 16 floats a thread apart, clean;
+    # a stride of 4 overlaps neighbours' 16.
+    fixed, racy = tmp_path / "mat_fixed.comp", tmp_path / "mat.comp"
+    fixed.write_text(MATRICES.replace("STRIDE", "16 * i"))
+    racy.write_text(MATRICES.replace("STRIDE", "4 * i"))
+    code, out, err = cli("check", str(fixed), "--format", "json")
+    assert code == 0 and out["findings"] == [], err
+    code, out, err = cli("check", str(racy), "--format", "json")
+    assert code == 1 and {f["rule"] for f in out["findings"]} == {"write-after-write"}
+    k = _lowered(MATRICES.replace("STRIDE", "16 * i"))
+    assert {"m[0][0]", "m[3][3]"} <= set(k.params)
+
+
+def test_a_matrix_in_buffer_memory_is_unsupported_and_named(cli, tmp_path):
+    shader = tmp_path / "bufmat.comp"
+    shader.write_text("#version 450\nlayout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) buffer B { mat3 m[]; };\n"
+                      "void main() { m[gl_GlobalInvocationID.x][1][2] = 1.0; }\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and err.count("\n") == 1
+    assert "unsupported construct: access chain into a matrix in buffer memory" in err
