@@ -512,3 +512,44 @@ def test_a_matrix_in_buffer_memory_is_unsupported_and_named(cli, tmp_path):
     code, _, err = cli("check", str(shader))
     assert code == 2 and err.count("\n") == 1
     assert "unsupported construct: access chain into a matrix in buffer memory" in err
+
+
+TABLE = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Out { uint o[]; };
+const uint grid[300] = uint[300](""" + ", ".join(str(i * 7 % 300) for i in range(300)) + """);
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint g = grid[i % 300u];            // a constant table indexed by a variable (glslang's `indexable`)
+    vec2 h = unpackHalf2x16(g);         // one uint -> two lanes
+    ivec2 hi, lo;
+    imulExtended(ivec2(i), ivec2(3), hi, lo);   // vectors: {lsbs, msbs}
+    uvec2 uh, ul;
+    umulExtended(uvec2(i), uvec2(5u), uh, ul);
+    o[SLOT] = g + uint(h.y) + uint(lo.x) + ul.y + packHalf2x16(h);
+}
+"""
+
+
+def test_constant_tables_packing_and_extended_products(cli, tmp_path):
+    # A 300-element constant table read by a variable index is one read-only table (its values not
+    # used), not 300 stores an invocation; unpack/pack, imulExtended and umulExtended of vectors
+    # keep their shapes. Where each invocation writes is what decides: i is clean, g (any table
+    # value) collides.
+    fixed, racy = tmp_path / "table_fixed.comp", tmp_path / "table.comp"
+    fixed.write_text(TABLE.replace("SLOT", "i"))
+    racy.write_text(TABLE.replace("SLOT", "g"))
+    code, out, err = cli("check", str(fixed), "--format", "json")
+    assert code == 0 and out["findings"] == [], err
+    code, out, err = cli("check", str(racy), "--format", "json")
+    assert code == 1 and {f["rule"] for f in out["findings"]} == {"write-after-write"}, err
+    k = _lowered(TABLE.replace("SLOT", "i"))
+    (table,) = [b for b in k.buffers.values() if b.space == ir.CONSTANT]
+    assert table.size_bytes == 300 * 4 and "constant table of 300 elements" in table.note
+    # A table the shader writes stays a per-invocation copy (too large: one named refusal).
+    written = tmp_path / "written.comp"
+    written.write_text(TABLE.replace("SLOT", "i").replace("uint g = grid[i % 300u];",
+                                                          "uint t[300] = grid; t[i % 300u] = 1u; uint g = t[i % 7u];"))
+    code, _, err = cli("check", str(written))
+    assert code == 2 and "copy of a whole struct or array of more than 256 elements" in err
