@@ -636,3 +636,32 @@ def test_an_assignment_to_an_atomic_is_an_atomic_store_as_naga_reads_it(cli, tmp
     (k,) = lower_source(atomic.read_text(), "wgsl", str(atomic))
     accesses = [s.access for s in k.body if isinstance(s, ir.MemOp) and s.access.buffer == "flags"]
     assert accesses and all(a.atomic for a in accesses)
+
+
+RAY_QUERY = """@group(0) @binding(0) var acc: acceleration_structure;
+@group(0) @binding(1) var<storage, read_write> hits: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var rq: ray_query;
+    let dir = normalize(vec3<f32>(f32(gid.x), 0.5, 1.0));
+    rayQueryInitialize(&rq, acc, RayDesc(RAY_FLAG_TERMINATE_ON_FIRST_HIT, 0xFFu, 0.1, 100.0, vec3<f32>(0.0), dir));
+    rayQueryProceed(&rq);
+    let hit = rayQueryGetCommittedIntersection(&rq);
+    if hit.kind != RAY_QUERY_INTERSECTION_NONE {
+        hits[SLOT] = u32(hit.t * 100.0) + hit.instance_index;
+    }
+}
+"""
+
+
+def test_ray_queries_are_values_read_from_a_read_only_structure(cli, tmp_path):
+    # One slot a pixel: clean. A slot chosen by the hit (its primitive): two pixels may hit one.
+    fixed, racy = tmp_path / "rq_fixed.wgsl", tmp_path / "rq.wgsl"
+    fixed.write_text(RAY_QUERY.replace("SLOT", "gid.x"))
+    racy.write_text(RAY_QUERY.replace("SLOT", "hit.primitive_index"))
+    assert findings(cli, fixed) == (0, [])
+    code, found = findings(cli, racy)
+    assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
+    (k,) = lower_source(racy.read_text(), "wgsl", str(racy))
+    assert set(k.buffers) == {"hits"}   # the structure is no memory the kernel shares

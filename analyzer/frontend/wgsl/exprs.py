@@ -11,7 +11,7 @@ from analyzer import ir
 from analyzer.frontend import atomics, images
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
-from analyzer.frontend.wgsl import textures
+from analyzer.frontend.wgsl import ray_queries, textures
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
@@ -331,6 +331,13 @@ class ExprLowering:
             if name not in self.kernel.params:
                 self.kernel.params.append(name)
             return Scalar(ir.Param(name), U32)
+        if fn.startswith("rayQuery"):
+            for a in args:   # evaluated for what they read
+                self.value(a)
+            v = ray_queries.call(fn, self.opaque_ids, self.module.structs)
+            if v is None:
+                raise Unsupported(node, f"ray-query built-in '{fn}'")
+            return v
         vals = [self.rvalue(a) for a in args]
         if fn.startswith(("subgroup", "quad")):
             return self.subgroup_call(fn, vals, node)

@@ -107,6 +107,9 @@ class StmtLowering:
         else:
             raise Unsupported(decl, f"variable '{name}' without a type")
         scope = self.scopes[-1] if scope is None else scope
+        if ty.kind == "ray_query":   # a traversal the analysis does not follow (wgsl/ray_queries.py)
+            scope[name] = Local(self.fresh(name), ty)
+            return []
         if ty.kind in ("scalar", "vec"):
             local = Local(self.fresh(name, ty.n if ty.kind == "vec" else 0), ty)
             scope[name] = local
