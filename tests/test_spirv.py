@@ -553,3 +553,23 @@ def test_constant_tables_packing_and_extended_products(cli, tmp_path):
                                                           "uint t[300] = grid; t[i % 300u] = 1u; uint g = t[i % 7u];"))
     code, _, err = cli("check", str(written))
     assert code == 2 and "copy of a whole struct or array of more than 256 elements" in err
+
+
+def test_matrix_arithmetic_keeps_the_result_shape(cli, tmp_path):
+    # `m * v`, `v * m`, `m * m`, `transpose(m)` on matrix values (MNN's `mat4(k0, k1, k2, k3) * s`):
+    # each result element a function of every operand element; the store index stays the thread's.
+    shader = tmp_path / "matmul.comp"
+    shader.write_text("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Out { vec4 o[]; };
+layout(std430, binding = 1) readonly buffer In { vec4 k[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    mat4 m = mat4(k[0], k[1], k[2], k[3]);
+    vec4 a = m * k[i];
+    vec4 b = k[i] * transpose(m * m);
+    o[i] = a + b * 2.0;
+}
+""")
+    code, out, err = cli("check", str(shader), "--format", "json")
+    assert code == 0 and out["findings"] == [], err

@@ -222,6 +222,13 @@ class InstructionsMixin:
                 raise Unsupported(ins.node, f"{op} on a pointer")
             n = max((len(v.lanes) for v in vals if isinstance(v, Vec)), default=0)
             rt = self.m.types.get(a[0]) if a else None
+            if op in _MATRIX_OPS or (rt is not None and rt.kind == "matrix") or any(
+                    isinstance(v, Vec) and any(isinstance(x, Vec) for x in v.lanes) for v in vals):
+                # Matrix arithmetic (`m * v`, `transpose(m)`): each result element a function of
+                # every operand element, in the result's shape.
+                flat = tuple(x for v in vals for x in self._flat_value(v, ins))
+                self.bind(ins, self._shaped_call(op, a[0], flat, ()))
+                return []
             if rt is not None and rt.kind == "vector" and all(len(v.lanes) == n == rt.count for v in vals
                                                               if isinstance(v, Vec)):
                 self.bind(ins, Vec(tuple(ir.Call(op, tuple(v.lanes[i] if isinstance(v, Vec) else v for v in vals))
@@ -282,6 +289,12 @@ class InstructionsMixin:
         self.bind(ins, self._lanes(ins, lambda *xs: ir.Call(inst, tuple(xs)), *args))
         return []
 
+    def _shaped_call(self, op: str, tid: str, flat: tuple, at: tuple):
+        t = self.m.types.get(tid)
+        if t is not None and t.kind in ("vector", "matrix"):
+            return Vec(tuple(self._shaped_call(op, t.elem, flat, at + (i,)) for i in range(t.count)))
+        return ir.Call(op + "".join(f".{i}" for i in at), flat)
+
     def _flat_value(self, v, ins: Ins) -> list:
         if isinstance(v, Ptr):
             raise Unsupported(ins.node, f"{ins.op} on a pointer")
@@ -290,6 +303,8 @@ class InstructionsMixin:
         return [v]
 
 
+_MATRIX_OPS = frozenset({"OpMatrixTimesVector", "OpVectorTimesMatrix", "OpMatrixTimesMatrix", "OpMatrixTimesScalar",
+                         "OpTranspose", "OpOuterProduct"})
 # GLSL.std.450 instructions whose result lanes are not lane by lane.
 _ACROSS_LANES = frozenset("Cross Normalize Length Distance Reflect Refract FaceForward Determinant "
                           "MatrixInverse".split())
