@@ -448,6 +448,9 @@ def test_host_string_placeholders_and_tera_edge_cases(cli, tmp_path):
     shader.write_text("{% for i in range(end = n) %}x{% endfor %}\n")
     code, _, err = cli("check", str(shader), "-D", "n=10000000")
     assert code == 2 and err.count("\n") == 1 and "range of 10000000 items" in err
+    shader.write_text("{% if x %}{% include \"tone.wgsl\" %}{% endif %}\n")
+    code, _, err = cli("check", str(shader), "-D", "x=1")
+    assert code == 2 and err.count("\n") == 1 and "tone.wgsl:1:1: the template includes itself" in err, err
     shader.write_text("{% if x %}\n")
     code, _, err = cli("check", str(shader), "-D", "x=1")
     assert code == 2 and err.count("\n") == 1 and "tone.wgsl:1:1: template syntax error" in err

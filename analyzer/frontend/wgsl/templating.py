@@ -188,7 +188,9 @@ def render(text: str, filename: str, macros, include_dirs) -> tuple[str, str, tu
         except TemplateError as exc:
             raise KernelraceError(f"{filename}:1:1: the template does not render with the -D values: "
                                   f"{exc.__class__.__name__}: {exc}") from None
-        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as exc:
+        except RecursionError:
+            raise KernelraceError(f"{filename}:1:1: the template includes itself (nested too deeply)") from None
+        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError) as exc:
             raise KernelraceError(f"{filename}:1:1: the template does not render with the -D values: {exc}") from None
     host = {m.group(1) or m.group(2) for m in _HOST_STRING.finditer(text)} & set(given)
     if host:
