@@ -464,3 +464,112 @@ def test_an_image_instruction_with_too_few_operands_is_one_located_line():
     lines[at] = " ".join(parts[:2] + parts[3:])     # drop the coordinate
     with pytest.raises(KernelraceError, match=r"x\.spvasm:\d+:\d+: unsupported construct: OpImageWrite with 2 operand"):
         lower_source("\n".join(lines), "spirv", "x.spvasm")
+
+
+MATRICES = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Out { float o[]; };
+layout(binding = 1) uniform U { mat4 m; uint stride; } u;
+
+mat4 unpack(uint base) {           // a matrix returned by a called function
+    mat4 r;
+    for (uint c = 0; c < 4; ++c)
+        for (uint k = 0; k < 4; ++k)
+            r[c][k] = float(base + 4 * c + k) * u.m[k][c];   // a uniform matrix, element by element
+    return r;
+}
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    mat4 r = unpack(i);
+    for (uint c = 0; c < 4; ++c)
+        for (uint k = 0; k < 4; ++k)
+            o[STRIDE + 4 * c + k] = r[c][k];
+}
+"""
+
+
+def test_matrices_in_invocation_memory_and_uniform_blocks(cli, tmp_path):
+    # Per-invocation matrices indexed by variables, returned by a function, and a uniform block's
+    # matrix read element by element (each element a parameter): 16 floats a thread apart, clean;
+    # a stride of 4 overlaps neighbours' 16.
+    fixed, racy = tmp_path / "mat_fixed.comp", tmp_path / "mat.comp"
+    fixed.write_text(MATRICES.replace("STRIDE", "16 * i"))
+    racy.write_text(MATRICES.replace("STRIDE", "4 * i"))
+    code, out, err = cli("check", str(fixed), "--format", "json")
+    assert code == 0 and out["findings"] == [], err
+    code, out, err = cli("check", str(racy), "--format", "json")
+    assert code == 1 and {f["rule"] for f in out["findings"]} == {"write-after-write"}
+    k = _lowered(MATRICES.replace("STRIDE", "16 * i"))
+    assert {"m[0][0]", "m[3][3]"} <= set(k.params)
+
+
+def test_a_matrix_in_buffer_memory_is_unsupported_and_named(cli, tmp_path):
+    shader = tmp_path / "bufmat.comp"
+    shader.write_text("#version 450\nlayout(local_size_x = 1) in;\n"
+                      "layout(std430, binding = 0) buffer B { mat3 m[]; };\n"
+                      "void main() { m[gl_GlobalInvocationID.x][1][2] = 1.0; }\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and err.count("\n") == 1
+    assert "unsupported construct: access chain into a matrix in buffer memory" in err
+
+
+TABLE = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Out { uint o[]; };
+const uint grid[300] = uint[300](""" + ", ".join(str(i * 7 % 300) for i in range(300)) + """);
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint g = grid[i % 300u];            // a constant table indexed by a variable (glslang's `indexable`)
+    vec2 h = unpackHalf2x16(g);         // one uint -> two lanes
+    ivec2 hi, lo;
+    imulExtended(ivec2(i), ivec2(3), hi, lo);   // vectors: {lsbs, msbs}
+    uvec2 uh, ul;
+    umulExtended(uvec2(i), uvec2(5u), uh, ul);
+    o[SLOT] = g + uint(h.y) + uint(lo.x) + ul.y + packHalf2x16(h);
+}
+"""
+
+
+def test_constant_tables_packing_and_extended_products(cli, tmp_path):
+    # A 300-element constant table read by a variable index is one read-only table (its values not
+    # used), not 300 stores an invocation; unpack/pack, imulExtended and umulExtended of vectors
+    # keep their shapes. Where each invocation writes is what decides: i is clean, g (any table
+    # value) collides.
+    fixed, racy = tmp_path / "table_fixed.comp", tmp_path / "table.comp"
+    fixed.write_text(TABLE.replace("SLOT", "i"))
+    racy.write_text(TABLE.replace("SLOT", "g"))
+    code, out, err = cli("check", str(fixed), "--format", "json")
+    assert code == 0 and out["findings"] == [], err
+    code, out, err = cli("check", str(racy), "--format", "json")
+    assert code == 1 and {f["rule"] for f in out["findings"]} == {"write-after-write"}, err
+    k = _lowered(TABLE.replace("SLOT", "i"))
+    (table,) = [b for b in k.buffers.values() if b.space == ir.CONSTANT]
+    assert table.size_bytes == 300 * 4 and "constant table of 300 elements" in table.note
+    # A table the shader writes stays a per-invocation copy (too large: one named refusal).
+    written = tmp_path / "written.comp"
+    written.write_text(TABLE.replace("SLOT", "i").replace("uint g = grid[i % 300u];",
+                                                          "uint t[300] = grid; t[i % 300u] = 1u; uint g = t[i % 7u];"))
+    code, _, err = cli("check", str(written))
+    assert code == 2 and "copy of a whole struct or array of more than 256 elements" in err
+
+
+def test_matrix_arithmetic_keeps_the_result_shape(cli, tmp_path):
+    # `m * v`, `v * m`, `m * m`, `transpose(m)` on matrix values (MNN's `mat4(k0, k1, k2, k3) * s`):
+    # each result element a function of every operand element; the store index stays the thread's.
+    shader = tmp_path / "matmul.comp"
+    shader.write_text("""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer Out { vec4 o[]; };
+layout(std430, binding = 1) readonly buffer In { vec4 k[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    mat4 m = mat4(k[0], k[1], k[2], k[3]);
+    vec4 a = m * k[i];
+    vec4 b = k[i] * transpose(m * m);
+    o[i] = a + b * 2.0;
+}
+""")
+    code, out, err = cli("check", str(shader), "--format", "json")
+    assert code == 0 and out["findings"] == [], err

@@ -360,21 +360,100 @@ def test_break_if_in_a_loop_whose_body_continues(cli, tmp_path):
     assert code == 0 and {f["severity"] for f in found} <= {"warning"}
 
 
-def test_a_template_is_one_line_saying_it_is_not_wgsl_until_rendered(cli, tmp_path):
-    for text, where, shown in [("{%- include \"s.wgsl\" -%}\n@compute @workgroup_size(1) fn main() {}\n", "1:1",
-                                "{%- include \"s.wgsl\" -%}"),
-                               ("var<storage, read_write> a: array<{{ elem }}>;\n", "1:35", "{{ elem }}"),
-                               ("var t: texture_storage_2d<{FORMAT}, write>;\n", "1:27", "{FORMAT}"),
-                               ("var t: texture_storage_2d<##FORMAT##, write>;\n", "1:27", "##FORMAT##")]:
+def test_a_template_without_its_values_is_one_line_naming_them(cli, tmp_path):
+    for text, where, said in [("{%- include \"s.wgsl\" -%}\n@compute @workgroup_size(1) fn main() {}\n", "1:1",
+                               "the template includes 's.wgsl', not found"),
+                              ("var<storage, read_write> a: array<{{ elem }}>;\n{% if n > 2 %}{{ m }}{% endif %}\n",
+                               "1:1", "unsupported construct: a template (Tera, Jinja or handlebars) that its host "
+                                      "renders with values of its own: pass -D elem=VALUE -D m=VALUE -D n=VALUE"),
+                              ("var t: texture_storage_2d<{FORMAT}, write>;\n", "1:27",
+                               "unsupported construct: template placeholder '{FORMAT}'"),
+                              ("var t: texture_storage_2d<##FORMAT##, write>;\n", "1:27",
+                               "unsupported construct: template placeholder '##FORMAT##'")]:
         shader = tmp_path / "t.wgsl"
         shader.write_text(text)
         code, _, err = cli("check", str(shader))
-        assert code == 2 and err.count("\n") == 1
-        assert f"{shader}:{where}: unsupported construct: template placeholder '{shown}'" in err
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"{shader}:{where}: {said}" in err, err
+    shader.write_text("var t: texture_storage_2d<{FORMAT}, write>;\n")
+    assert "pass -D FORMAT=VALUE, the text the host puts there" in cli("check", str(shader))[2]
     # An ordinary syntax error on a line with braces stays a syntax error.
     shader.write_text("@compute @workgroup_size(1) fn main() { x }\n")
     code, _, err = cli("check", str(shader))
     assert code == 2 and "syntax error" in err
+
+
+# A Tera template as an ML runtime ships it: an include, a loop over a shape the host passes,
+# Tera's `range(end=)`, a filter over a whole quotient and a `set_global`.
+TERA_TYPES = """alias Scalar = {{ scalar_type }};
+struct Array { data: array<Scalar> };
+"""
+TERA_SHADER = """{%- include "types.wgsl" -%}
+{% set_global wg = 64 %}
+@group(0) @binding(0) var<storage, read> src: Array;
+@group(0) @binding(1) var<storage, read_write> dst: Array;
+
+@compute @workgroup_size({{ wg }})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < {{ o_lens[0] / 4 | int }}u) {
+        var acc = Scalar();
+        {%- for k in range(end = taps) %}
+        acc = acc + src.data[gid.x + {{ k }}u];
+        {%- endfor %}
+        dst.data[gid.x * {{ stride }}u] = acc;
+    }
+}
+"""
+
+
+def test_a_tera_template_is_checked_as_rendered_with_the_values_given(cli, tmp_path):
+    write(tmp_path, {"inc/types.wgsl": TERA_TYPES, "k.wgsl": TERA_SHADER})
+    given = ["-I", str(tmp_path / "inc"), "-D", "scalar_type=f32", "-D", "o_lens=[256]", "-D", "taps=3"]
+    # stride 1: one element a thread, clean; stride 0: every thread writes dst[0]
+    code, found = findings(cli, tmp_path / "k.wgsl", *given, "-D", "stride=1")
+    assert (code, found) == (0, [])
+    code, found = findings(cli, tmp_path / "k.wgsl", *given, "-D", "stride=0")
+    assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
+    # Positions are the rendered text's, under the file's name with `.rendered`; the line shown is it.
+    rendered = str(tmp_path / "k.wgsl") + ".rendered"
+    assert found[0]["first"]["file"] == rendered
+    (k,) = lower_source(TERA_SHADER, "wgsl", str(tmp_path / "k.wgsl"),
+                        PreprocessOptions((str(tmp_path / "inc"),), (("scalar_type", "f32"), ("o_lens", "[256]"),
+                                                                       ("taps", "3"), ("stride", "0"))))
+    assert k.block_dim == {"x": 64, "y": 1, "z": 1}
+    line = found[0]["first"]["line"]
+    assert "dst.data[gid.x * 0u]" in k.source_lines[line - 1]
+    # The bound is (256 / 4) | int = 64, not 256 / (4 | int) = 64.0 (not WGSL); three taps unrolled.
+    text = "\n".join(k.source_lines)
+    assert "gid.x < 64u" in text and text.count("acc = acc + src.data") == 3
+
+
+def test_host_string_placeholders_and_tera_edge_cases(cli, tmp_path):
+    shader = tmp_path / "tone.wgsl"
+    shader.write_text("@group(0) @binding(0) var<storage, read_write> a: array<u32>;\n"
+                      "@group(0) @binding(1) var out: texture_storage_2d<{FORMAT}, write>;\n"
+                      "@compute @workgroup_size(8) fn main(@builtin(local_invocation_id) l: vec3<u32>) {\n"
+                      "    a[l.x / 2u] = l.x;\n}\n")
+    code, found = findings(cli, shader, "-D", "FORMAT=rgba8unorm")
+    # a host string's {NAME} keeps the file's lines: positions are the file's own
+    assert code == 1 and found[0]["first"] == {**found[0]["first"], "file": str(shader), "line": 4}
+    shader.write_text(shader.read_text().replace("{FORMAT}", "##FORMAT##"))
+    code, found = findings(cli, shader, "-D", "FORMAT=rgba8unorm")
+    assert code == 1 and found[0]["first"]["line"] == 4
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "pass -D FORMAT=VALUE, the text the host puts there" in err
+    shader.write_text("{% for i in [1, 2] %}{% set_global x = i %}{% endfor %}\n")
+    code, _, err = cli("check", str(shader))
+    assert code == 2 and "tone.wgsl:1:1: unsupported construct: Tera's set_global inside a loop" in err
+    shader.write_text("{% for i in range(end = n) %}x{% endfor %}\n")
+    code, _, err = cli("check", str(shader), "-D", "n=10000000")
+    assert code == 2 and err.count("\n") == 1 and "range of 10000000 items" in err
+    shader.write_text("{% if x %}{% include \"tone.wgsl\" %}{% endif %}\n")
+    code, _, err = cli("check", str(shader), "-D", "x=1")
+    assert code == 2 and err.count("\n") == 1 and "tone.wgsl:1:1: the template includes itself" in err, err
+    shader.write_text("{% if x %}\n")
+    code, _, err = cli("check", str(shader), "-D", "x=1")
+    assert code == 2 and err.count("\n") == 1 and "tone.wgsl:1:1: template syntax error" in err
 
 
 def test_matrix_values_are_columns_and_their_products_are_uninterpreted():
@@ -511,3 +590,81 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
                                        ir.Var("v.2"))
     # v[l.x] is l.x for every thread: distinct slots.
     assert findings(cli, shader) == (0, [])
+
+
+SUBGROUP_BARRIER = """var<workgroup> s: array<u32, 64>;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+    s[i] = i;
+    BARRIER();
+    out[i] = s[(i + 1u) % 64u];
+}
+"""
+
+
+def test_subgroup_barrier_meets_the_subgroup_and_orders_no_workgroup_memory(cli, tmp_path):
+    racy, fixed = tmp_path / "sg.wgsl", tmp_path / "sg_fixed.wgsl"
+    racy.write_text(SUBGROUP_BARRIER.replace("BARRIER", "subgroupBarrier"))
+    fixed.write_text(SUBGROUP_BARRIER.replace("BARRIER", "workgroupBarrier"))
+    code, found = findings(cli, racy)
+    assert code == 1 and {f["rule"] for f in found} >= {"read-after-write"}
+    assert findings(cli, fixed) == (0, [])
+    (k,) = lower_source(racy.read_text(), "wgsl", str(racy))
+    (bar,) = [s for s in k.body if isinstance(s, ir.Barrier)]
+    assert (bar.scope, bar.spaces, bar.text) == (ir.WARP, frozenset(), "subgroupBarrier()")
+
+
+ATOMIC_ASSIGN = """@group(0) @binding(0) var<storage, read_write> flags: array<ELEM, 4>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+    flags[i % 4u] = i;          // every thread of a residue class writes one flag
+    out[i] = flags[(i + 1u) % 4u];
+}
+"""
+
+
+def test_an_assignment_to_an_atomic_is_an_atomic_store_as_naga_reads_it(cli, tmp_path):
+    atomic, plain = tmp_path / "flags.wgsl", tmp_path / "flags_plain.wgsl"
+    atomic.write_text(ATOMIC_ASSIGN.replace("ELEM", "atomic<u32>"))
+    plain.write_text(ATOMIC_ASSIGN.replace("ELEM", "u32"))
+    # plain u32 flags: threads 0 and 4 write flags[0], thread 3 reads it: races
+    code, found = findings(cli, plain)
+    assert code == 1 and {f["rule"] for f in found} == {"write-after-write", "read-after-write"}
+    # atomic flags written and read as naga does (OpAtomicStore, OpAtomicLoad): no data race
+    assert findings(cli, atomic) == (0, [])
+    (k,) = lower_source(atomic.read_text(), "wgsl", str(atomic))
+    accesses = [s.access for s in k.body if isinstance(s, ir.MemOp) and s.access.buffer == "flags"]
+    assert accesses and all(a.atomic for a in accesses)
+
+
+RAY_QUERY = """@group(0) @binding(0) var acc: acceleration_structure;
+@group(0) @binding(1) var<storage, read_write> hits: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var rq: ray_query;
+    let dir = normalize(vec3<f32>(f32(gid.x), 0.5, 1.0));
+    rayQueryInitialize(&rq, acc, RayDesc(RAY_FLAG_TERMINATE_ON_FIRST_HIT, 0xFFu, 0.1, 100.0, vec3<f32>(0.0), dir));
+    rayQueryProceed(&rq);
+    let hit = rayQueryGetCommittedIntersection(&rq);
+    if hit.kind != RAY_QUERY_INTERSECTION_NONE {
+        hits[SLOT] = u32(hit.t * 100.0) + hit.instance_index;
+    }
+}
+"""
+
+
+def test_ray_queries_are_values_read_from_a_read_only_structure(cli, tmp_path):
+    # One slot a pixel: clean. A slot chosen by the hit (its primitive): two pixels may hit one.
+    fixed, racy = tmp_path / "rq_fixed.wgsl", tmp_path / "rq.wgsl"
+    fixed.write_text(RAY_QUERY.replace("SLOT", "gid.x"))
+    racy.write_text(RAY_QUERY.replace("SLOT", "hit.primitive_index"))
+    assert findings(cli, fixed) == (0, [])
+    code, found = findings(cli, racy)
+    assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
+    (k,) = lower_source(racy.read_text(), "wgsl", str(racy))
+    assert set(k.buffers) == {"hits"}   # the structure is no memory the kernel shares

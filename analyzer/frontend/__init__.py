@@ -12,6 +12,7 @@ from analyzer.frontend.lower import Unsupported, position
 from analyzer.frontend.parser import parse
 from analyzer.frontend.preprocess import PreprocessOptions, preprocess
 from analyzer.frontend.spirv import SpirvLowering
+from analyzer.frontend.wgsl import templating
 from analyzer.frontend.wgsl.imports import compose
 from analyzer.frontend.wgsl.lower import WgslLowering
 from analyzer.frontend.wgsl.parse import parse_wgsl
@@ -75,6 +76,10 @@ def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) ->
 
 def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | None = None) -> list[ir.Kernel]:
     if lang == "wgsl":
+        pp = pp or PreprocessOptions()
+        if templating.needs_rendering(text, pp.macros):   # a template its host renders, with -D's values
+            text, filename, rest = templating.render(text, filename, pp.macros, pp.include_dirs)
+            pp = PreprocessOptions(pp.include_dirs, rest)
         # Preprocessed with its lines in place: positions and the lines shown are the file's own;
         # imported modules follow them, each line mapped back to its module (wgsl/imports.py).
         composed = compose(text, filename, pp)

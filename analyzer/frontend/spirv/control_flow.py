@@ -266,7 +266,7 @@ class ControlFlowMixin:
             self.fn = saved_fn
         if ins.result is not None and self.m.types[ins.args[0]].kind != "void":
             t = self.m.types[ins.args[0]]
-            if t.kind in ("vector", "struct", "array"):
+            if t.kind in ("vector", "struct", "array", "matrix"):
                 names = (ir.Var(f"{self.last_return}.{i}") for i in itertools.count())
                 self.bind(ins, self._shaped(ins.args[0], names, ins))
             else:
@@ -280,7 +280,7 @@ class ControlFlowMixin:
             return Vec(tuple(next(leaves) for _ in range(t.count)))
         if t.kind == "struct":
             return Vec(tuple(self._shaped(m, leaves, ins) for m in t.members))
-        if t.kind == "array":
+        if t.kind in ("array", "matrix"):
             if t.count > 256:
                 raise Unsupported(ins.node, "a called function returning an array of more than 256 elements")
             return Vec(tuple(self._shaped(t.elem, leaves, ins) for _ in range(t.count)))

@@ -122,8 +122,21 @@ class InstructionsMixin:
                 return Vec((ir.BinOp("%", product, ir.Const(1 << 32)), ir.BinOp("/", product, ir.Const(1 << 32))))
             x, y = self.value(a[1], ins), self.value(a[2], ins)
             if isinstance(x, Vec) or isinstance(y, Vec):
-                raise Unsupported(ins.node, "OpUMulExtended of vectors")
+                pairs = self._lanes(ins, words, a[1], a[2])   # {lsb, msb} per lane -> {lsbs, msbs}
+                self.bind(ins, Vec((Vec(tuple(p.lanes[0] for p in pairs.lanes)),
+                                    Vec(tuple(p.lanes[1] for p in pairs.lanes)))))
+                return []
             self.bind(ins, words(x, y))
+            return []
+        if op == "OpSMulExtended" and len(a) >= 3:
+            # imulExtended: the signed product's two words, each a function of the operands
+            # (lane by lane), as {lsb, msb}.
+            pairs = self._lanes(ins, lambda x, y: Vec((ir.Call("imulExtended.lsb", (x, y)),
+                                                       ir.Call("imulExtended.msb", (x, y)))), a[1], a[2])
+            if isinstance(pairs, Vec) and all(isinstance(p, Vec) for p in pairs.lanes) and \
+                    self.m.types[self.m.types[a[0]].members[0]].kind == "vector":
+                pairs = Vec((Vec(tuple(p.lanes[0] for p in pairs.lanes)), Vec(tuple(p.lanes[1] for p in pairs.lanes))))
+            self.bind(ins, pairs)
             return []
         if op == "OpSelect":
             self.bind(ins, self._lanes(ins, lambda c, x, y: ir.Select(c, x, y), a[1], a[2], a[3]))
@@ -209,6 +222,13 @@ class InstructionsMixin:
                 raise Unsupported(ins.node, f"{op} on a pointer")
             n = max((len(v.lanes) for v in vals if isinstance(v, Vec)), default=0)
             rt = self.m.types.get(a[0]) if a else None
+            if op in _MATRIX_OPS or (rt is not None and rt.kind == "matrix") or any(
+                    isinstance(v, Vec) and any(isinstance(x, Vec) for x in v.lanes) for v in vals):
+                # Matrix arithmetic (`m * v`, `transpose(m)`): each result element a function of
+                # every operand element, in the result's shape.
+                flat = tuple(x for v in vals for x in self._flat_value(v, ins))
+                self.bind(ins, self._shaped_call(op, a[0], flat, ()))
+                return []
             if rt is not None and rt.kind == "vector" and all(len(v.lanes) == n == rt.count for v in vals
                                                               if isinstance(v, Vec)):
                 self.bind(ins, Vec(tuple(ir.Call(op, tuple(v.lanes[i] if isinstance(v, Vec) else v for v in vals))
@@ -256,8 +276,38 @@ class InstructionsMixin:
         if inst in GLSL_INT and len(args) == 2:
             self.bind(ins, self._lanes(ins, lambda x, y: ir.Call(GLSL_INT[inst], (x, y)), *args))
             return []
+        rt = self.m.types.get(a[0])
+        if inst in _ACROSS_LANES or (inst.startswith(("Pack", "Unpack"))):
+            # Each result lane a function of every operand lane (`cross`, `normalize`,
+            # `unpackHalf2x16(u)` -> vec2, `packHalf2x16(v)` -> uint): lane i is its own function.
+            flat = tuple(x for v in (self.value(y, ins) for y in args) for x in self._flat_value(v, ins))
+            if rt is not None and rt.kind == "vector":
+                self.bind(ins, Vec(tuple(ir.Call(f"{inst}.{i}", flat) for i in range(rt.count))))
+            else:
+                self.bind(ins, ir.Call(inst, flat))
+            return []
         self.bind(ins, self._lanes(ins, lambda *xs: ir.Call(inst, tuple(xs)), *args))
         return []
+
+    def _shaped_call(self, op: str, tid: str, flat: tuple, at: tuple):
+        t = self.m.types.get(tid)
+        if t is not None and t.kind in ("vector", "matrix"):
+            return Vec(tuple(self._shaped_call(op, t.elem, flat, at + (i,)) for i in range(t.count)))
+        return ir.Call(op + "".join(f".{i}" for i in at), flat)
+
+    def _flat_value(self, v, ins: Ins) -> list:
+        if isinstance(v, Ptr):
+            raise Unsupported(ins.node, f"{ins.op} on a pointer")
+        if isinstance(v, Vec):
+            return [x for lane in v.lanes for x in self._flat_value(lane, ins)]
+        return [v]
+
+
+_MATRIX_OPS = frozenset({"OpMatrixTimesVector", "OpVectorTimesMatrix", "OpMatrixTimesMatrix", "OpMatrixTimesScalar",
+                         "OpTranspose", "OpOuterProduct"})
+# GLSL.std.450 instructions whose result lanes are not lane by lane.
+_ACROSS_LANES = frozenset("Cross Normalize Length Distance Reflect Refract FaceForward Determinant "
+                          "MatrixInverse".split())
 
 
 def _insert(v, path: list[int], x, ins: Ins):

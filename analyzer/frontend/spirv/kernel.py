@@ -212,6 +212,32 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
                 return member
         return self.m.names.get(pointee, "") or vid[1:]
 
+    def _never_written(self, vid: str) -> bool:
+        """Whether no instruction of the current function writes through the variable (a store,
+        a copy, an atomic, or a call that may) nor through a pointer into it."""
+        fn = getattr(self, "fn", None)
+        if fn is None:
+            return False
+        derived = {vid}
+        ins_all = [x for b in fn.blocks.values() for x in b.phis + b.ins]
+        grew = True
+        while grew:
+            grew = False
+            for x in ins_all:
+                if x.result and x.result not in derived and x.op in ("OpAccessChain", "OpInBoundsAccessChain",
+                                                                     "OpPtrAccessChain", "OpCopyObject", "OpPhi",
+                                                                     "OpSelect", "OpBitcast") \
+                        and any(a in derived for a in x.args[1:]):
+                    derived.add(x.result)
+                    grew = True
+        for x in ins_all:
+            if x.op == "OpStore" and x.args and x.args[0] in derived:
+                return False
+            if (x.op in ("OpCopyMemory", "OpCopyMemorySized", "OpFunctionCall") or x.op.startswith("OpAtomic")) \
+                    and any(a in derived for a in x.args):
+                return False
+        return True
+
     def _local_variable(self, vid: str, pointee: str, ins: Ins) -> list[ir.Stmt]:
         """A per-invocation variable: scalars and vectors are IR variables (a vector's lanes are
         `v.0`, `v.1`, ...), other composites private buffers."""
@@ -229,6 +255,17 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
             return []
         name = self.fresh(hint)
         elem = m.scalar_of(pointee)
+        if init is not None and _elements(m, pointee) > _COPY_LIMIT and self._never_written(vid):
+            # glslang's `indexable`: a constant table (`const uint grid[2048] = {...}` indexed by a
+            # variable) copied into each invocation and only read. Too large to copy element by
+            # element, it is one read-only table whose values are not used: any value, as an
+            # input buffer's.
+            self.kernel.buffers[name] = ir.Buffer(name, ir.CONSTANT, m.type_name(elem), m.size(elem),
+                                                  m.size(pointee), strides=_row_strides(m, pointee),
+                                                  note=f"{name}: a constant table of {_elements(m, pointee)} "
+                                                       f"elements, its values not used")
+            self.values[vid] = Ptr("mem", name, ir.CONSTANT, ir.Const(0), pointee)
+            return []
         self.kernel.buffers[name] = ir.Buffer(name, ir.PRIVATE, m.type_name(elem), m.size(elem), m.size(pointee),
                                               strides=_row_strides(m, pointee))
         ptr = Ptr("mem", name, ir.PRIVATE, ir.Const(0), pointee)
@@ -236,6 +273,18 @@ class KernelLowering(ControlFlowMixin, InstructionsMixin, BarriersMixin, MemoryM
         if init is not None:
             return self.store(ptr, self.value(init, ins), ins)
         return []
+
+
+_COPY_LIMIT = 256   # as memory.py's: elements an initializer may store one by one
+
+
+def _elements(m: Module, tid: str) -> int:
+    t = m.types[tid]
+    if t.kind in ("array", "vector", "matrix"):
+        return t.count * _elements(m, t.elem)
+    if t.kind == "struct":
+        return sum(_elements(m, x) for x in t.members)
+    return 1
 
 
 def _has_runtime_array(m: Module, tid: str) -> bool:

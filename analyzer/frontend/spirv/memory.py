@@ -91,6 +91,12 @@ class MemoryMixin:
                 step, ty = m.stride(ty), t.elem
             elif t.kind == "vector":
                 step, ty = m.size(t.elem), t.elem
+            elif t.kind == "matrix" and (base.space == ir.PRIVATE or base.kind == "param"):
+                # a column: laid out as we choose, or a parameter named by its indices
+                step, ty = m.size(t.elem), t.elem
+            elif t.kind == "matrix":
+                raise Unsupported(ins.node, "access chain into a matrix in buffer memory (its MatrixStride and "
+                                            "row or column order)")
             else:
                 raise Unsupported(ins.node, f"access chain into a {t.kind}")
             if t.kind != "rtarray" and t.count:
@@ -137,7 +143,7 @@ class MemoryMixin:
             self.bind(ins, Image(ptr.base, ptr.ty))
             return []
         t = self.m.types[ptr.ty]
-        if t.kind in ("struct", "array"):
+        if t.kind in ("struct", "array", "matrix"):
             # A copy of a whole composite (an array passed by value, `Data d = data[i]`): a load
             # of each element, in a composite value of the type's shape.
             out: list[ir.Stmt] = []
@@ -170,7 +176,7 @@ class MemoryMixin:
         if ptr.kind != "mem":
             raise Unsupported(ins.node, f"store to a {ptr.kind} variable")
         t = self.m.types[ptr.ty]
-        if t.kind in ("struct", "array"):
+        if t.kind in ("struct", "array", "matrix"):
             out: list[ir.Stmt] = []
             self._store_whole(ptr, val, ins, out, [_COPY_LIMIT])
             return out
@@ -187,6 +193,11 @@ class MemoryMixin:
             places = [(m.member_offset(ptr.ty, i), mt) for i, mt in enumerate(t.members)]
         elif t.kind == "array":
             places = [(i * m.stride(ptr.ty), t.elem) for i in range(t.count)]
+        elif t.kind == "matrix" and ptr.space == ir.PRIVATE:
+            places = [(i * m.size(t.elem), t.elem) for i in range(t.count)]
+        elif t.kind == "matrix":
+            raise Unsupported(ins.node, "copy of a whole matrix in buffer memory (its MatrixStride and row or "
+                                        "column order)")
         else:
             raise Unsupported(ins.node, f"copy of a whole {t.kind}")
         left[0] -= len(places)
@@ -197,7 +208,7 @@ class MemoryMixin:
 
     def _load_whole(self, ptr: Ptr, ins: Ins, out: list, left: list):
         kind = self.m.types[ptr.ty].kind
-        if kind in ("struct", "array"):
+        if kind in ("struct", "array", "matrix"):
             return Vec(tuple(self._load_whole(p, ins, out, left) for p in self._parts(ptr, ins, left)))
         if kind not in ("int", "float", "bool", "vector"):
             raise Unsupported(ins.node, f"copy of a struct holding a {kind}")
@@ -208,7 +219,7 @@ class MemoryMixin:
         return ir.Var(tmp)
 
     def _store_whole(self, ptr: Ptr, val, ins: Ins, out: list, left: list) -> None:
-        if self.m.types[ptr.ty].kind not in ("struct", "array"):
+        if self.m.types[ptr.ty].kind not in ("struct", "array", "matrix"):
             out.extend(self.store(ptr, val, ins))
             return
         parts = self._parts(ptr, ins, left)
@@ -281,9 +292,12 @@ class MemoryMixin:
             return Vec(tuple(comp(i) for i in range(t.count)))
         raise Unsupported(ins.node, f"builtin {name}")
 
-    def _param(self, ptr: Ptr, ins: Ins):
+    def _param(self, ptr: Ptr, ins: Ins, left: list | None = None):
         m = self.m
         var_type = m.types[m.variables[ptr.base][0]].elem
+        if not ptr.path and m.types[var_type].kind == "struct":   # the whole block: each member
+            return Vec(tuple(self._param(dataclasses.replace(ptr, ty=mt, path=(i,)), ins, left)
+                             for i, mt in enumerate(m.types[var_type].members)))
         if not ptr.path or not isinstance(ptr.path[0], int):
             raise Unsupported(ins.node, "load of a whole parameter block")
         name = m.member_names.get((var_type, ptr.path[0]), f"param{ptr.path[0]}")
@@ -295,6 +309,16 @@ class MemoryMixin:
             return Vec(tuple(self._param_named(f"{name}{rest}[{i}]") for i in range(t.count)))
         if t.kind in ("int", "float", "bool") or (t.kind == "pointer" and t.storage == "PhysicalStorageBuffer"):
             return self._param_named(name + rest)   # a device address too: the host's value
+        if t.kind == "struct" or (t.kind in ("array", "matrix") and t.count):
+            # A whole struct or array of the block copied (`S s = ubo.s`): a composite of its
+            # members' parameters, as a copy from memory is one of its elements' loads.
+            tys = t.members if t.kind == "struct" else [t.elem] * t.count
+            left = left if left is not None else [_COPY_LIMIT]
+            left[0] -= len(tys)
+            if left[0] < 0:
+                raise Unsupported(ins.node, f"copy of a whole struct or array of more than {_COPY_LIMIT} elements")
+            return Vec(tuple(self._param(dataclasses.replace(ptr, ty=mt, path=ptr.path + (i,)), ins, left)
+                             for i, mt in enumerate(tys)))
         raise Unsupported(ins.node, f"load of a {t.kind} parameter")
 
     def _param_named(self, name: str) -> ir.Param:
@@ -313,7 +337,7 @@ class MemoryMixin:
             t = m.types[ty]
             if t.kind == "struct" and isinstance(p, int) and 0 <= p < len(t.members):
                 ty = t.members[p]
-            elif t.kind in ("array", "vector") and t.count:
+            elif t.kind in ("array", "vector", "matrix") and t.count:
                 if not isinstance(p, int):
                     choices.append((j, p, t.count))
                 ty = t.elem

@@ -264,6 +264,10 @@ class Module:
             if not 2 <= count <= 16:
                 raise Unsupported(ins.node, f"vector of {count} components")
             self.types[r] = Type("vector", elem=self._element(a[0]), count=count)
+        elif op == "OpTypeMatrix":
+            # Columns of vectors; in per-invocation memory and parameter blocks only (memory.py):
+            # in a buffer its layout (MatrixStride, RowMajor) is the struct member's.
+            self.types[r] = Type("matrix", elem=self._element(a[0]), count=_number(a[1], "column count"))
         elif op == "OpTypeArray":
             elem = self._element(a[0])
             if self.types[elem].kind == "rtarray" or (
@@ -378,7 +382,7 @@ class Module:
             return t.width // 8
         if t.kind == "bool":
             return 1
-        if t.kind == "vector":
+        if t.kind in ("vector", "matrix"):
             return t.count * self.size(t.elem)
         if t.kind == "array":
             return t.count * self.stride(tid)
@@ -406,7 +410,7 @@ class Module:
     def scalar_of(self, tid: str) -> str:
         """The innermost scalar type id of a (possibly nested) composite."""
         t = self.types[tid]
-        while t.kind in ("vector", "array", "rtarray", "struct"):
+        while t.kind in ("vector", "matrix", "array", "rtarray", "struct"):
             if t.kind == "struct" and not t.members:
                 raise Unsupported(None, f"{tid} is a struct without members")
             tid = t.members[-1] if t.kind == "struct" else t.elem

@@ -11,7 +11,7 @@ from analyzer import ir
 from analyzer.frontend import atomics, images
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
-from analyzer.frontend.wgsl import textures
+from analyzer.frontend.wgsl import ray_queries, textures
 from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
                                           StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
@@ -39,7 +39,10 @@ _BIT_COUNTS = {
 _ATOMIC_RMW = frozenset({"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr",
                          "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
 BARRIERS = {"workgroupBarrier": frozenset({ir.SHARED}), "storageBarrier": frozenset({ir.GLOBAL}),
-            "textureBarrier": frozenset()}
+            "textureBarrier": frozenset(), "subgroupBarrier": frozenset()}
+# naga's `subgroupBarrier()` is OpControlBarrier with Subgroup execution and memory scope: the
+# subgroup's invocations meet, and no memory is ordered beyond one subgroup (as spirv/barriers.py reads it).
+BARRIER_SCOPES = {"subgroupBarrier": ir.WARP}
 
 
 def _float_lit(text: str) -> ir.Expr:
@@ -108,8 +111,9 @@ class ExprLowering:
             if v.ty.kind == "vec":
                 read = ir.Read(self.access(v, False, node))
                 return Vec(tuple(ir.Call(f"lane{i}", (read,)) for i in range(v.ty.n)), v.ty)
-            if v.ty.kind == "atomic":
-                raise Unsupported(node, "an atomic read other than through atomicLoad")
+            if v.ty.kind == "atomic":   # naga reads it as atomicLoad (OpAtomicLoad)
+                elem = Ref(v.buffer, v.space, v.offset, v.ty.elem, v.writable)
+                return Scalar(ir.Read(atomics.mark(self.access(elem, False, node, atomic=True), "load")), elem.ty)
             if v.ty.kind == "struct":   # member by member, each read where the copy is made
                 offsets, _ = layout(v.ty.name, self.module.structs)
                 return StructVal({m: self.load(Ref(v.buffer, v.space, _add(v.offset, ir.Const(off)), mt, v.writable), node)
@@ -327,6 +331,13 @@ class ExprLowering:
             if name not in self.kernel.params:
                 self.kernel.params.append(name)
             return Scalar(ir.Param(name), U32)
+        if fn.startswith("rayQuery"):
+            for a in args:   # evaluated for what they read
+                self.value(a)
+            v = ray_queries.call(fn, self.opaque_ids, self.module.structs)
+            if v is None:
+                raise Unsupported(node, f"ray-query built-in '{fn}'")
+            return v
         vals = [self.rvalue(a) for a in args]
         if fn.startswith(("subgroup", "quad")):
             return self.subgroup_call(fn, vals, node)

@@ -19,7 +19,7 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend import subgroups
 from analyzer.frontend.c_tree import Unsupported, position
-from analyzer.frontend.wgsl import textures
+from analyzer.frontend.wgsl import ray_queries, textures
 from analyzer.frontend.wgsl.composites import CompositeLowering
 from analyzer.frontend.wgsl.exprs import ExprLowering
 from analyzer.frontend.wgsl.inlining import InlineLowering
@@ -179,6 +179,9 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
             if name in scope:
                 v = scope[name]
                 return self._force(name, v) if isinstance(v, _Pending) else v
+        c = ray_queries.constant(name)
+        if c is not None:
+            return c
         if name.isupper() and len(name) > 1:   # a constant or shader def the host supplies
             raise Unsupported(node, f"unknown name '{name}' (if the host defines it, pass -D {name}=VALUE)")
         raise Unsupported(node, f"unknown name '{name}'")
@@ -222,6 +225,13 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
                 return Ty("mat", elem=Ty("vec", elem=elem, n=int(m.group(2))), n=int(m.group(1)))
             if n.startswith(("texture_", "sampler")):
                 return textures.texture_type(n, [], node)
+            if n == "acceleration_structure":
+                return ray_queries.ACCELERATION
+            if n == "ray_query":
+                return ray_queries.RAY_QUERY
+            if n in ray_queries.STRUCTS:   # a built-in struct named before any kernel declared it
+                ray_queries.declare(self.module.structs)
+                return Ty("struct", n)
             raise Unsupported(node, f"type '{n}'")
         if node.data == "name":   # a type written inside a template list
             return self.type_of(Tree("named_type", node.children))
@@ -268,6 +278,7 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
         for item in self.module.struct_trees:
             if names(item)[0] not in self.module.structs:
                 self._struct(item)
+        ray_queries.declare(self.module.structs)   # RayDesc, RayIntersection, unless declared
         for g in self.module.globals:
             if g.data == "global_var":
                 self._global(g)

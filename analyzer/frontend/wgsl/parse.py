@@ -87,11 +87,14 @@ def parse_wgsl(text: str, filename: str, origins: list[tuple[str, int]] | None =
         line = getattr(exc, "line", None)
         lines = text.split("\n")
         m = _TEMPLATE.search(lines[line - 1]) if isinstance(line, int) and 0 < line <= len(lines) else None
-        if m:   # wonnx's and burn's tera/handlebars shaders, a host's `{OUTPUT_FORMAT}` string
+        if m:   # a host's `{OUTPUT_FORMAT}` string without its -D (templating.py renders the rest)
             where = message.split(": syntax error", 1)[0]
+            name = re.fullmatch(r"\{([A-Z_][A-Z0-9_]*)\}|##(\w+)##", m.group(0))
+            fill = (f"pass -D {name.group(1) or name.group(2)}=VALUE, the text the host puts there" if name else
+                    "check the shader it renders to")
             raise KernelraceError(f"{where}: unsupported construct: template placeholder '{m.group(0)[:60]}': the file "
                                   f"is a template (tera, handlebars or a host string), not WGSL until rendered; "
-                                  f"check the shader it renders to") from None
+                                  f"{fill}") from None
         raise KernelraceError(message) from None
     except RecursionError:
         raise KernelraceError(f"{filename}:1:1: syntax error: nested too deeply") from None

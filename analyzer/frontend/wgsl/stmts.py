@@ -13,8 +13,9 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from analyzer import ir
+from analyzer.frontend import atomics
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.wgsl.exprs import BARRIERS, _add, _float_lit
+from analyzer.frontend.wgsl.exprs import BARRIER_SCOPES, BARRIERS, _add, _float_lit
 from analyzer.frontend.wgsl.types import (ArrayVal, Lane, Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of,
                                           stride_of)
 
@@ -106,6 +107,9 @@ class StmtLowering:
         else:
             raise Unsupported(decl, f"variable '{name}' without a type")
         scope = self.scopes[-1] if scope is None else scope
+        if ty.kind == "ray_query":   # a traversal the analysis does not follow (wgsl/ray_queries.py)
+            scope[name] = Local(self.fresh(name), ty)
+            return []
         if ty.kind in ("scalar", "vec"):
             local = Local(self.fresh(name, ty.n if ty.kind == "vec" else 0), ty)
             scope[name] = local
@@ -215,6 +219,11 @@ class StmtLowering:
                 value = val.expr
             elif place.ty.kind == "vec" and isinstance(val, (Vec, Scalar)):
                 value = ir.Call("vec", val.comps if isinstance(val, Vec) else (val.expr,) * place.ty.n)
+            elif place.ty.kind == "atomic" and isinstance(val, Scalar):
+                # naga takes `a = v` on an atomic as atomicStore(&a, v) (its SPIR-V is OpAtomicStore)
+                elem = Ref(place.buffer, place.space, place.offset, place.ty.elem, place.writable)
+                acc = self.access(elem, True, node, atomic=True, value=val.expr)
+                return self.flush([ir.MemOp(atomics.mark(acc, "store"))])
             else:
                 raise Unsupported(node, f"a store of a whole {place.ty}")
             return self.flush([ir.MemOp(self.access(place, True, node, value=value))])
@@ -250,7 +259,7 @@ class StmtLowering:
         if isinstance(expr, Tree) and expr.data == "call" and isinstance(expr.children[0], Token):
             fn = str(expr.children[0])
             if fn in BARRIERS and fn not in self.module.functions:
-                return [ir.Barrier(ir.BLOCK, BARRIERS[fn], span, f"{fn}()")]
+                return [ir.Barrier(BARRIER_SCOPES.get(fn, ir.BLOCK), BARRIERS[fn], span, f"{fn}()")]
         v = self.value(expr)
         if isinstance(v, (Local, Ref, Pointer, StructVal)):
             return self.flush([])
