@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import z3  # noqa: E402
 
-import analyzer.pipeline as pipeline  # noqa: E402
 from analyzer.analysis.execution.symbolic import SymbolicExecutor  # noqa: E402
+import analyzer.pipeline as pipeline  # noqa: E402
 from analyzer.pipeline import Options, check_built, with_builtin_contracts  # noqa: E402
 from analyzer.tvm.build import build  # noqa: E402
 from analyzer.tvm.corpus import corpus_builds  # noqa: E402
