@@ -78,7 +78,8 @@ class ConditionQuery:
     base: set
     params: list[str]
     values: dict[str, int]
-    # Ids of constraints the projection may go without (valid facts it is tried with first).
+    # Ids of the facts that tell the stored values apart (unwritten.py), which a projection that
+    # cannot read them must not go without.
     optional: frozenset = frozenset()
 
     def condition(self, names: dict[str, str] | None = None) -> Condition:
@@ -104,18 +105,20 @@ def queries_condition(queries: list[ConditionQuery], names: dict[str, str] | Non
     # The witness's values, for the fallback, are the first query's.
     values.update(queries[0].values)
     if any(optional for _, _, optional in pieces):
-        # With the optional facts first (a tighter set, the same race), where ISL can project them.
+        # Facts the witness needed to tell the stored values apart (unwritten.py): without them the
+        # projection would take in launches where the two values are one, so where ISL cannot
+        # project them, the witness's values are the condition.
         try:
             return _projected([(c, d) for c, d, _ in pieces], params, names or {})
         except (NotPresburger, isl.Error, RecursionError):
-            pass
-    core = [([x for x in c if x.get_id() not in optional], d) for c, d, optional in pieces]
-    return union_condition(core, params, values, names, memo)
+            read = set().union(*(_names(c, memo) for c in pieces[0][0]))
+            return witness_condition({k: v for k, v in values.items() if k in read}, names)
+    return union_condition([(c, d) for c, d, _ in pieces], params, values, names, memo)
 
 
 def condition_query(enc, constraints: list, model, optional=()) -> ConditionQuery:
     """The `ConditionQuery` of a satisfiable query built by `enc` (solver.Encoder) with `model`;
-    `optional`: ids of the constraints its projection may go without."""
+    `optional`: ids of its facts about stored values (see `ConditionQuery.optional`)."""
     params = [n for n in sorted(enc.shared) if n in enc.kernel.params or n.startswith(("blockDim.", "gridDim."))]
     values = {n: model.eval(enc.shared[n], model_completion=True).as_long() for n in params}
     kept = frozenset(c.get_id() for c in constraints if c.get_id() in optional)
