@@ -152,3 +152,16 @@ def span_of(c, filename: str) -> ir.Span:
     loc = c.extent.start
     f = loc.file.name if loc.file is not None else filename
     return ir.Span(f, loc.line, loc.column)
+
+
+def reference_cast(c, text: str) -> bool:
+    """Whether `c` (with its source `text`) casts to a reference (`(float4 &)(p[j])`,
+    `reinterpret_cast<T &>(x)`): the same memory as its operand, where a cast to a value would be a
+    copy made where it is written."""
+    if c.kind == CK.CSTYLE_CAST_EXPR:
+        m = re.match(r"\(([^()]*)\)", text)
+    elif c.kind in (CK.CXX_REINTERPRET_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CXX_CONST_CAST_EXPR):
+        m = re.match(r"\w+\s*<(.*)>\s*\(", text, re.S)
+    else:
+        return False
+    return bool(m) and m.group(1).rstrip().endswith("&")

@@ -7,6 +7,7 @@ switch a chain of guarded groups, an inlined function's return a flag.
 
 from __future__ import annotations
 
+
 from dataclasses import replace
 
 from clang.cindex import StorageClass
@@ -15,7 +16,7 @@ from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _add, array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, reference_cast, space_of, strip
 from analyzer.frontend.types import vector_shape
 
 ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
@@ -307,7 +308,7 @@ class ClangStmts:
                     self.scopes[-1][d.hash] = val
                     return []
             val = self.place(init) if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR,
-                                                  CK.UNARY_OPERATOR) else None
+                                                  CK.UNARY_OPERATOR) or reference_cast(s, self.source.text(s)) else None
             if isinstance(val, Pointer):
                 if self._is_struct(val.elem) or val.inner:
                     self.scopes[-1][d.hash] = val

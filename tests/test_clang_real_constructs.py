@@ -1,0 +1,66 @@
+"""The clang front end on constructs met in real CUDA and OpenCL files (issue 41), each on a fixture of
+its own (tests/clang/): a local reference bound through a reference cast, a helper's parameter
+declared as an array, names qualified by a namespace of a header not found, a class clang cannot read
+whole, and curand's Sobol generators."""
+
+import json
+from pathlib import Path
+
+from analyzer.frontend.clang import lower_clang
+from conftest import cli_in_process
+
+HERE = Path(__file__).parent / "clang"
+
+
+def check(name: str, *args: str) -> tuple[int, dict | None, str]:
+    code, out, err = cli_in_process(["check", str(HERE / name), "--format", "json", "--timeout", "5", *args])
+    return code, (json.loads(out) if code in (0, 1) else None), err
+
+
+def races(report: dict) -> set[tuple[str, str, int, int]]:
+    return {(f["kernel"], f["rule"], f["first"]["line"], f["second"]["line"]) for f in report["findings"]
+            if f["rule"] != "unknown"}
+
+
+def lowered(name: str):
+    path = HERE / name
+    lang = {".cu": "cuda", ".cl": "opencl"}[path.suffix]
+    return lower_clang(path.read_text(), lang, str(path))
+
+
+def test_a_local_reference_through_a_reference_cast_is_the_memory_it_names():
+    kernels, _ = lowered("local_reference_cast.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("local_reference_cast.cu", "--frontend", "clang", "--block-dim", "256")
+    assert code == 1, err
+    # read where the reference is used (line 19, after the write of line 17), written through at 34
+    assert races(report) == {("neighbour", "read-after-write", 17, 19),
+                             ("first_of_all", "write-after-write", 34, 34)}
+
+
+def test_a_parameter_declared_as_an_array_is_a_pointer_to_the_callers_array():
+    kernels, _ = lowered("array_param.cl")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("array_param.cl", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    assert races(report) == {("rotate", "write-after-read", 18, 18)}
+
+
+def test_a_namespace_of_a_missing_header_is_never_a_build_macro():
+    code, report, err = check("missing_namespace.cu", "--block-dim", "64")   # auto: Lark cannot read it
+    assert code == 0, err
+    assert "symbolic parameter" not in err and "'std'" not in err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"scale": "clean", "from_library": "unknown", "with_broken_class": "unknown"}
+    why = {f["kernel"]: f["message"] for f in report["findings"] if f["rule"] == "unknown"}
+    assert "'mylib'" in why["from_library"]
+    assert "declaration of 'Creator'" in why["with_broken_class"]
+
+
+def test_sobol_generators_read_their_direction_vectors():
+    kernels, _ = lowered("curand_sobol.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("curand_sobol.cu", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    assert {(k, r) for k, r, _, _ in races(report)} == {("init_while_written", "read-after-write")}
+
