@@ -7,7 +7,6 @@ switch a chain of guarded groups, an inlined function's return a flag.
 
 from __future__ import annotations
 
-
 from dataclasses import replace
 
 from clang.cindex import StorageClass
