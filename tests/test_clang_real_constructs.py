@@ -64,3 +64,27 @@ def test_sobol_generators_read_their_direction_vectors():
     assert code == 1, err
     assert {(k, r) for k, r, _, _ in races(report)} == {("init_while_written", "read-after-write")}
 
+
+
+def test_members_of_two_struct_arguments_are_different_parameters():
+    kernels, _ = lowered("struct_arg_members.cu")
+    assert {"a.o", "b.o"} <= set(kernels[0].params) and {"a.o", "o"} <= set(kernels[1].params)
+    code, report, err = check("struct_arg_members.cu", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    # (before: both `.o` were one parameter `o`, and the first two kernels were clean)
+    assert {k for k, _, _, _ in races(report)} == {"two_structs", "struct_and_scalar"}
+
+
+def test_a_template_helpers_element_type_is_its_arguments():
+    code, report, err = check("template_element_size.cu", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    # 8-byte elements: thread i's own upper half is no other thread's (before: 4-byte `float`s, a race)
+    assert {(k, first, second) for k, _, first, second in races(report)} == {("next_element", 5, 19)}
+
+
+def test_fp8_structs_filled_from_a_struct_argument_and_copied():
+    code, report, err = check("fp8_values.cu", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"fill_fp8": "clean", "copy_fp8": "clean", "neighbour_fp8": "findings", "to_float": "unknown"}
+    assert {(k, first, second) for k, _, first, second in races(report)} == {("neighbour_fp8", 22, 23)}

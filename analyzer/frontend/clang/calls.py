@@ -152,8 +152,8 @@ class ClangCalls:
         vals = [self.rvalue(a) for a in args]
         if vector_shape(ty):
             return self._vector_of(c, ty, vals)
-        if len(vals) == 1 and isinstance(vals[0], Group):
-            return vals[0]   # a copy (a cooperative group passed by value)
+        if len(vals) == 1 and isinstance(vals[0], (Group, ParamStruct)):
+            return vals[0]   # a copy (a cooperative group passed by value; a struct argument, never assigned)
         if len(vals) == 1:
             return self._convert(vals[0], ty)
         return Scalar(ir.Call("ctor:" + ty, tuple(self._scalar(v) for v in vals)), ty)
@@ -434,7 +434,9 @@ class ClangCalls:
                     stmts.extend(self.copy_elements(own, val, span))
                     scope[p.hash] = own
                 elif isinstance(val, Pointer):
-                    elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
+                    # (`T *buf` of a template: the argument's own element type, which T is bound to)
+                    elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER and "type-parameter" not in \
+                        pt.get_pointee().spelling else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
                 elif isinstance(val, (Group, LocalStruct, ParamStruct, Image)):

@@ -418,15 +418,22 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         shape = vector_shape(ty)
         if shape and self.lang == "metal":
             # a vector member of a constant argument (`s.size.x`): one parameter a lane
-            names = [f"{field}_{d}" for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
-                [f"{field}_{i}" for i in range(shape[1])]
-            for n in names:
-                if n not in self.kernel.params:
-                    self.kernel.params.append(n)
+            names = [self._field_param(base, f"{field}_{d}") for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
+                [self._field_param(base, f"{field}_{i}") for i in range(shape[1])]
             return Vector(tuple(ir.Param(n) for n in names), ty)
-        if field not in self.kernel.params:
-            self.kernel.params.append(field)
-        return Scalar(ir.Param(field), ty)
+        return Scalar(ir.Param(self._field_param(base, field)), ty)
+
+    def _field_param(self, base: ParamStruct, field: str) -> str:
+        """The parameter a scalar member of a struct argument is: `p.n` (two arguments' members, or a
+        member and an argument, are different values even where their names are the same); Metal's
+        constant arguments keep the member's own name where no other parameter has it."""
+        owners = self.__dict__.setdefault("_field_owners", {}).setdefault(id(self.kernel), {})
+        name = field if self.lang == "metal" and owners.get(field, base.name) == base.name and (
+            field not in self.kernel.params or field in owners) else f"{base.name}.{field}"
+        owners.setdefault(name, base.name)
+        if name not in self.kernel.params:
+            self.kernel.params.append(name)
+        return name
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]

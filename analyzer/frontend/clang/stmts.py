@@ -14,7 +14,8 @@ from clang.cindex import StorageClass
 from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import _add, array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
+from analyzer.frontend.c_values import (_add, array_start, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
+                                        SharedScalar, Vector, const_int)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, reference_cast, space_of, strip
 from analyzer.frontend.types import vector_shape
 
@@ -412,6 +413,8 @@ class ClangStmts:
                 raise Unsupported(None, f"copy of struct '{struct}', which has an array or vector member '{path}'")
             if isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            elif isinstance(src, ParamStruct):
+                val = Scalar(ir.Param(self._field_param(src, path)), ty)
             else:
                 val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), read_span or span)
             if isinstance(dst, LocalStruct):

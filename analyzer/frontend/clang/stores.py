@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, _add, const_int
+from analyzer.frontend.c_values import (LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Vector, _add,
+                                        const_int)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_vector, strip, type_name
 from analyzer.frontend.clang.exprs import _ASSIGN_OPS, _reads
 from analyzer.frontend.clang.reader import unary_op
@@ -46,6 +47,13 @@ class ClangStores:
             if not isinstance(dst, Pointer):
                 raise Unsupported(t, f"assignment of a '{val.elem}' to a value that is not one")
             return self.flush([]) + self.copy_elements(replace(dst, elem=val.elem, inner=()), val, span)
+        if isinstance(val, (LocalStruct, ParamStruct)) and k != CK.DECL_REF_EXPR:
+            # a struct value stored in a template, where the target's type is dependent (`buf[i] = value`
+            # with `T value` a struct argument): member by member, as the element's struct
+            dst = self.place(t)
+            if dst.elem not in self.records:
+                raise Unsupported(t, f"a struct value stored as a '{dst.elem}'")
+            return self.flush([]) + self.copy_struct_values(dst, val, span)
         if k == CK.DECL_REF_EXPR:
             ref = self.value(t)
             if isinstance(ref, LocalRef):
@@ -136,6 +144,8 @@ class ClangStores:
     def copy_struct(self, target_c, src_c, span) -> list[ir.Stmt]:
         """`dst = src` for structs, member by member."""
         dst = self.struct_ref(target_c)
+        if isinstance(dst, ParamStruct):
+            raise Unsupported(target_c, "assignment to a struct argument")
         s = strip(src_c)
         # a vector built for a struct of as many lanes (TVM's `half4 = make_half4(a, b, c, d)`, a struct
         # template of x, y, z, w): the lanes in the members' order
@@ -158,6 +168,8 @@ class ClangStores:
                 val = Scalar(src.comps[i], ty)
             elif isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            elif isinstance(src, ParamStruct):   # a struct argument passed by value: its members' parameters
+                val = Scalar(ir.Param(self._field_param(src, path)), ty)
             else:
                 val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), self.span(src_c))
             if isinstance(dst, LocalStruct):
@@ -171,7 +183,7 @@ class ClangStores:
         s = strip(c)
         if s.kind == CK.DECL_REF_EXPR:
             val = self.value(s)
-            if isinstance(val, (LocalStruct, Pointer)):
+            if isinstance(val, (LocalStruct, Pointer, ParamStruct)):
                 return val
             if isinstance(val, SharedScalar):
                 return val.ptr
