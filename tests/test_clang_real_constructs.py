@@ -88,3 +88,10 @@ def test_fp8_structs_filled_from_a_struct_argument_and_copied():
     status = {k["kernel"]: k["status"] for k in report["kernels"]}
     assert status == {"fill_fp8": "clean", "copy_fp8": "clean", "neighbour_fp8": "findings", "to_float": "unknown"}
     assert {(k, first, second) for k, _, first, second in races(report)} == {("neighbour_fp8", 22, 23)}
+
+
+def test_a_namespace_qualified_template_call_in_a_template_kernel():
+    code, report, err = check("qualified_template_call.cu", "--frontend", "clang", "--block-dim", "256")
+    assert code == 1, err
+    # (before: `tile::` was read as the first template argument, and both kernels were refused)
+    assert {(k, first, second) for k, _, first, second in races(report)} == {("stage_unsynced", 6, 23)}
