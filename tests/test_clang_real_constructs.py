@@ -95,3 +95,10 @@ def test_a_namespace_qualified_template_call_in_a_template_kernel():
     assert code == 1, err
     # (before: `tile::` was read as the first template argument, and both kernels were refused)
     assert {(k, first, second) for k, _, first, second in races(report)} == {("stage_unsynced", 6, 23)}
+
+
+def test_a_member_of_a_thread_blocks_index_vector_read_off_the_call():
+    code, report, err = check("group_index_call.cu", "--frontend", "clang")
+    assert code == 1, err
+    # (before: `block.dim_threads().x` in a template kernel was `member '.x'`, both kernels unknown)
+    assert {(k, first, second) for k, _, first, second in races(report)} == {("short_rows", 16, 16)}

@@ -484,6 +484,8 @@ class ClangExprs:
                 base = self.value(sb) if sb.kind == CK.DECL_REF_EXPR else None
             except Unsupported:
                 base = None
+        elif sb.kind == CK.CALL_EXPR and type_name(canonical(sb.type)) in ("dim3", "uint3"):
+            base = self.rvalue(sb)   # `block.dim_threads().x`: a member of the index vector a call gives
         if isinstance(base, BuiltinVec):
             if field not in ("x", "y", "z"):
                 raise Unsupported(c, f"member '.{field}' of a builtin index vector")
