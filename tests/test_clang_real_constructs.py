@@ -102,3 +102,12 @@ def test_a_member_of_a_thread_blocks_index_vector_read_off_the_call():
     assert code == 1, err
     # (before: `block.dim_threads().x` in a template kernel was `member '.x'`, both kernels unknown)
     assert {(k, first, second) for k, _, first, second in races(report)} == {("short_rows", 16, 16)}
+
+
+def test_auto_takes_clangs_reading_where_lark_leaves_more_kernels_unknown():
+    code, report, err = check("build_macro_rows.cl")   # auto
+    assert code == 1, err
+    # (before: Lark's reading, its two kernels with LROWS `unknown`)
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "rows": "clean", "rows_overlap": "findings", "copy": "clean"}
+    assert "LROWS" in err   # the note: a symbolic parameter, give it with -D
