@@ -111,3 +111,11 @@ def test_auto_takes_clangs_reading_where_lark_leaves_more_kernels_unknown():
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
         "rows": "clean", "rows_overlap": "findings", "copy": "clean"}
     assert "LROWS" in err   # the note: a symbolic parameter, give it with -D
+
+
+def test_lanes_of_vectors_in_memory_written_one_by_one():
+    kernels, _ = lowered("vector_lane_stores.cl")
+    assert not any(k.unsupported for k in kernels)   # (before: "memory access through a non-pointer")
+    code, report, err = check("vector_lane_stores.cl", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    assert {(k, first, second) for k, _, first, second in races(report)} == {("next_x", 28, 29)}

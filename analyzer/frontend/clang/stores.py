@@ -95,6 +95,8 @@ class ClangStores:
                         raise Unsupported(t, f"vector component '.{field}'")
                     comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
                     return [ir.Assign(f"{base.name}.{i}", x, span) for i, x in zip(lanes, comps)]
+                if strip(kids[0]).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.UNARY_OPERATOR, CK.MEMBER_REF_EXPR):
+                    return self._store_lanes(t, self.place(strip(kids[0])), field, val, span)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
             base_c, idx_c = children(t)
             base = self.value(base_c)
@@ -105,6 +107,18 @@ class ClangStores:
                 return [ir.Assign(f"{base.name}.{idx}", self._scalar(val), span)]
         ptr = self.place(t)
         return [self._access_stmt(ptr, True, val, span)]
+
+    def _store_lanes(self, t, ptr: Pointer, field: str, val: Value, span) -> list[ir.Stmt]:
+        """`p[i].x = v`, `p[i].lo = w` on a vector in memory (OpenCL's float2 elements): a write of
+        each lane named, at its byte offset in the vector."""
+        shape = vector_shape(ptr.elem)
+        lanes = _swizzle(field, shape[1]) if shape else None
+        if lanes is None:
+            raise Unsupported(t, f"vector component '.{field}' of a '{ptr.elem}' in memory")
+        size = self.size(shape[0]) or 4
+        comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
+        return [self._access_stmt(Pointer(ptr.buffer, ptr.space, shape[0], _add(ptr.offset, ir.Const(i * size))), True,
+                                  Scalar(x, shape[0]), span) for i, x in zip(lanes, comps)]
 
     def effect(self, c) -> list[ir.Stmt]:
         """An expression statement's statements (its pending effects are flushed by the caller)."""
