@@ -119,3 +119,12 @@ def test_lanes_of_vectors_in_memory_written_one_by_one():
     code, report, err = check("vector_lane_stores.cl", "--frontend", "clang", "--block-dim", "64")
     assert code == 1, err
     assert {(k, first, second) for k, _, first, second in races(report)} == {("next_x", 28, 29)}
+
+
+def test_vector_components_inside_a_macros_argument():
+    code, report, err = check("macro_vector_lanes.cl", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    # (before: `ID(t.yx)` was read as `t`, whole: the race of `swapped` was missed, the others were
+    # false alarms)
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "swapped": "findings", "swapped_own": "clean", "lane_in_macro": "clean"}

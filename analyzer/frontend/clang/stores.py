@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import (LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Vector, _add,
-                                        const_int)
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_vector, strip, type_name
+from analyzer.frontend.c_values import (LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector,
+                                        _add, const_int)
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, ext_accessor, strip, type_name
 from analyzer.frontend.clang.exprs import _ASSIGN_OPS, _reads
 from analyzer.frontend.clang.reader import unary_op
 from analyzer.frontend.opencl import _swizzle
@@ -86,9 +86,9 @@ class ClangStores:
             raise Unsupported(t, "assignment to a struct member")
         if k == CK.UNEXPOSED_EXPR:
             kids = children(t)
-            if len(kids) == 1 and is_vector(kids[0].type):   # `v.xy = ...` on an ext_vector local
+            field = ext_accessor(t, kids, self.source)
+            if field is not None:   # `v.xy = ...` on an ext_vector local
                 base = self.value(strip(kids[0]))
-                field = self.source.text(t).rsplit(".", 1)[-1].strip()
                 if isinstance(base, LocalRef) and vector_shape(base.ty):
                     lanes = _swizzle(field, vector_shape(base.ty)[1])
                     if lanes is None:
