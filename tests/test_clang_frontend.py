@@ -61,7 +61,7 @@ def test_clean_fixtures_are_clean(name):
 def test_opencl_required_work_group_size_is_the_block():
     (kernel,), _ = lowered("struct_arg.cl")
     assert kernel.block_dim == {"x": 64, "y": 1, "z": 1}
-    assert kernel.params == ["n", "scale"]
+    assert kernel.params == ["p.n", "p.scale"]   # (the argument's members, named by it)
 
 
 def test_a_byte_offset_moves_the_pointer_by_bytes():

@@ -34,7 +34,8 @@ def lower_source(text: str, lang: str, filename: str,
     """Preprocess (when the file needs it), parse and lower every kernel of one file; any failure
     is a one-line KernelraceError. A C-family file is read by Lark or clang as `frontend` says;
     `auto`: clang where it reads the file cleanly, else Lark, else clang's reading where it reports no
-    error at file scope; where neither reads it, Lark's error (docs/frontends.md)."""
+    error at file scope (also where Lark leaves more kernels unknown than clang's reading does); where
+    neither reads it, Lark's error (docs/frontends.md)."""
     if lang in C_FAMILY and frontend == "clang":
         return _clang(text, lang, filename, pp)
     if lang in C_FAMILY and frontend == "auto":
@@ -42,12 +43,20 @@ def lower_source(text: str, lang: str, filename: str,
         if reading is not None and reading.unclean is None:
             return _taken(reading)
         try:
-            return _lower_lark(text, lang, filename, pp)
+            lark = _lower_lark(text, lang, filename, pp)
         except KernelraceError:
             if reading is None or reading.refusal is not None:
                 raise
             return _taken(reading)
+        if reading is not None and reading.refusal is None and _unknown(reading.kernels) < _unknown(lark) and \
+                len(reading.kernels) - _unknown(reading.kernels) >= len(lark) - _unknown(lark):
+            return _taken(reading)   # Lark left a kernel unknown that clang reads (a build macro, a template)
+        return lark
     return _lower_lark(text, lang, filename, pp)
+
+
+def _unknown(kernels) -> int:
+    return sum(1 for k in kernels if k.unsupported)
 
 
 def _read_clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None):

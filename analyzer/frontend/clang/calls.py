@@ -8,11 +8,13 @@ are called on this lowering, which offers the same helpers (`rvalue`, `make_acce
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer import ir
 from analyzer.frontend.c_calls import VERIFIER_ANNOTATIONS, _has_return
 from analyzer.frontend.c_stmts import jumps_to_flag, returns_out_of_loops
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
+from analyzer.frontend.c_values import _add, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector
 from analyzer.frontend.clang.cl_images import Image, image_type
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.dependent import holds_no_pointer
@@ -150,8 +152,8 @@ class ClangCalls:
         vals = [self.rvalue(a) for a in args]
         if vector_shape(ty):
             return self._vector_of(c, ty, vals)
-        if len(vals) == 1 and isinstance(vals[0], Group):
-            return vals[0]   # a copy (a cooperative group passed by value)
+        if len(vals) == 1 and isinstance(vals[0], (Group, ParamStruct)):
+            return vals[0]   # a copy (a cooperative group passed by value; a struct argument, never assigned)
         if len(vals) == 1:
             return self._convert(vals[0], ty)
         return Scalar(ir.Call("ctor:" + ty, tuple(self._scalar(v) for v in vals)), ty)
@@ -297,11 +299,15 @@ class ClangCalls:
         """A curand generator call: the state (`&local` or `&states[i]`) read unless initialised,
         and replaced by an unknown value; the number drawn is unknown too."""
         *rest, state = args
+        span = self.span(c)
         for a in rest:
-            self.rvalue(a)
+            v = self.rvalue(a)
+            if isinstance(v, Pointer) and fn == "curand_init":
+                self.pending.extend(self._direction_vectors(v, span))
+            elif isinstance(v, Pointer):
+                raise Unsupported(c, f"'{fn}' with a pointer argument other than its state")
         target = self.address_of(strip(state).get_children().__next__()) if strip(state).kind == CK.UNARY_OPERATOR \
             else self.rvalue(state)
-        span = self.span(c)
         if isinstance(target, LocalStruct):
             for path, _, ty in self.struct_leaves(self.records[target.ty]):
                 self.pending.append(ir.Assign(f"{target.name}.{path}", self.opaque(f"{fn} state"), span))
@@ -315,6 +321,18 @@ class ClangCalls:
             raise Unsupported(c, f"'{fn}' on a state that is no local variable or element in memory")
         return Scalar(self.opaque(f"result of {fn}"), "float" if "uniform" in fn or "normal" in fn else "uint")
 
+    def _direction_vectors(self, ptr: Pointer, span) -> list[ir.Stmt]:
+        """A Sobol generator's `curand_init(directions, offset, &state)` reads its direction vectors:
+        32 words of 4 bytes (`curandDirectionVectors32_t`) or 64 of 8 (the 64-bit generator's)."""
+        size = self.size(ptr.elem) or 4
+        n = 32 if size == 4 else 64
+        k = self.fresh_var("curand_init.k")
+        read = self._access_stmt(replace(ptr, offset=_add(ptr.offset, ir.BinOp("*", ir.Var(k), ir.Const(size))),
+                                         inner=()), False, None, span)
+        return [ir.Assign(k, ir.Const(0), span),
+                ir.Loop([], ir.BinOp("<", ir.Var(k), ir.Const(n)), [ir.Assign(k, ir.BinOp("+", ir.Var(k), ir.Const(1)), span)],
+                        [read], span, next(self.loop_ids))]
+
     def opaque(self, why: str) -> ir.Opaque:
         return ir.Opaque(why, next(self.opaque_ids))
 
@@ -327,8 +345,10 @@ class ClangCalls:
         self.inline_cache[key] = True   # recursion: inlined (and refused at depth)
         out = False
         for p in fn.get_children():
-            if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE,
-                                                                      TK.RVALUEREFERENCE) or self.group_type(p.type)
+            if p.kind == CK.PARM_DECL and (canonical(p.type).kind in (TK.POINTER, TK.LVALUEREFERENCE, TK.RVALUEREFERENCE,
+                                                                      TK.CONSTANTARRAY, TK.INCOMPLETEARRAY)
+                                           # (`unsigned char vals[8]`: a pointer, as clang keeps its declared type)
+                                           or self.group_type(p.type)
                                          or self.lang == "opencl" and image_type(p.type.spelling)
                                          or canonical(p.type).kind == TK.RECORD and self._is_struct(
                                              self.note_type(p.type))):
@@ -414,7 +434,9 @@ class ClangCalls:
                     stmts.extend(self.copy_elements(own, val, span))
                     scope[p.hash] = own
                 elif isinstance(val, Pointer):
-                    elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER else val.elem
+                    # (`T *buf` of a template: the argument's own element type, which T is bound to)
+                    elem = self.note_type(pt.get_pointee()) if pt.kind == TK.POINTER and "type-parameter" not in \
+                        pt.get_pointee().spelling else val.elem
                     scope[p.hash] = val.__class__(val.buffer, val.space, elem, val.offset,
                                                   val.inner if elem == val.elem else ())
                 elif isinstance(val, (Group, LocalStruct, ParamStruct, Image)):

@@ -7,6 +7,7 @@ Separate so that every part of the clang lowering reads the AST the same way.
 from __future__ import annotations
 
 import re
+from ctypes import POINTER, byref, c_uint
 from functools import lru_cache
 
 import clang.cindex as ci
@@ -36,7 +37,8 @@ def strip(c):
         kids = list(c.get_children())
         if len(kids) != 1:
             return c
-        if c.kind == CK.UNEXPOSED_EXPR and c.extent.end.offset > kids[0].extent.end.offset and is_vector(kids[0].type):
+        if c.kind == CK.UNEXPOSED_EXPR and is_vector(kids[0].type) and (
+                c.extent.end.offset > kids[0].extent.end.offset or _spelled_past(c, kids[0])):
             return c   # an ext_vector element access (`v.xy`): its accessor follows the child
         c = kids[0]
     return c
@@ -140,6 +142,14 @@ class Source:
             return ""
         return self.bytes_of(start.file.name)[start.offset:end.offset].decode(errors="replace")
 
+    def spelled(self, c) -> str:
+        """The text `c` was written as: inside a macro's argument, the argument's own text (its
+        extent is the macro's whole invocation there); "" where that is not one range of one file."""
+        (f1, o1), (f2, o2) = _spelling(c.extent.start), _spelling(c.extent.end)
+        if not f1 or f1 != f2 or o2 < o1:
+            return ""
+        return self.bytes_of(f1)[o1:o2].decode(errors="replace")
+
     def after(self, c, n: int = 200) -> str:
         """Up to n characters of the file from the cursor's start."""
         start = c.extent.start
@@ -152,3 +162,53 @@ def span_of(c, filename: str) -> ir.Span:
     loc = c.extent.start
     f = loc.file.name if loc.file is not None else filename
     return ir.Span(f, loc.line, loc.column)
+
+
+def reference_cast(c, text: str) -> bool:
+    """Whether `c` (with its source `text`) casts to a reference (`(float4 &)(p[j])`,
+    `reinterpret_cast<T &>(x)`): the same memory as its operand, where a cast to a value would be a
+    copy made where it is written."""
+    if c.kind == CK.CSTYLE_CAST_EXPR:
+        m = re.match(r"\(([^()]*)\)", text)
+    elif c.kind in (CK.CXX_REINTERPRET_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CXX_CONST_CAST_EXPR):
+        m = re.match(r"\w+\s*<(.*)>\s*\(", text, re.S)
+    else:
+        return False
+    return bool(m) and m.group(1).rstrip().endswith("&")
+
+
+def _spelling(loc) -> tuple[str, int]:
+    """(file, offset) where the token at `loc` was spelled (libclang's clang_getSpellingLocation,
+    which the Python bindings leave out)."""
+    lib = ci.conf.lib
+    if not getattr(lib, "_kr_spelling", False):
+        lib.clang_getSpellingLocation.argtypes = [ci.SourceLocation, POINTER(ci.c_object_p), POINTER(c_uint),
+                                                  POINTER(c_uint), POINTER(c_uint)]
+        lib.clang_getSpellingLocation.restype = None
+        lib._kr_spelling = True
+    f, line, col, off = ci.c_object_p(), c_uint(), c_uint(), c_uint()
+    lib.clang_getSpellingLocation(loc, byref(f), byref(line), byref(col), byref(off))
+    if not f:
+        return "", 0
+    return str(ci.File(f).name), off.value
+
+
+def _spelled_past(c, kid) -> bool:
+    """Whether `c` was spelled past the end of its child (`v.xy` inside a macro's argument, where
+    both extents are the invocation's)."""
+    (f1, o1), (f2, o2) = _spelling(c.extent.end), _spelling(kid.extent.end)
+    return bool(f1) and f1 == f2 and o1 > o2
+
+
+def ext_accessor(c, kids, source) -> str | None:
+    """The accessor of `v.xy` on an ext_vector (OpenCL, Metal: an UNEXPOSED_EXPR over the vector,
+    the accessor the text after the dot), or None where `c` is no such access. Inside a macro's
+    argument the extents are the invocation's: the text is where it was spelled."""
+    if len(kids) != 1 or not is_vector(kids[0].type):
+        return None
+    if c.extent.end.offset > kids[0].extent.end.offset:
+        return source.text(c).rsplit(".", 1)[-1].strip()
+    whole, base = source.spelled(c), source.spelled(kids[0])
+    if whole and base and whole.startswith(base) and whole[len(base):].lstrip().startswith("."):
+        return whole[len(base):].lstrip()[1:].strip()
+    return None

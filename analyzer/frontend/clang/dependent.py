@@ -76,7 +76,8 @@ class ClangDependent:
             return over.spelling, args, None, None
         tparams = [p for p in fn.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                               CK.TEMPLATE_TYPE_PARAMETER)]
-        explicit = [k for k in callee.get_children() if k.kind != CK.OVERLOADED_DECL_REF]
+        # (a namespace that qualifies the name, `db::load<BM>(...)`, is no template argument)
+        explicit = [k for k in callee.get_children() if k.kind not in (CK.OVERLOADED_DECL_REF, CK.NAMESPACE_REF)]
         values, types = {}, {}
         for tp, a in zip(tparams, explicit):
             if tp.kind == CK.TEMPLATE_TYPE_PARAMETER:

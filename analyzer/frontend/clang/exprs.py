@@ -15,7 +15,8 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Value, Vector, _add, _mul, const_int)
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_pointer, is_vector, strip, type_name
+from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector, strip,
+                                             type_name)
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
@@ -109,9 +110,8 @@ class ClangExprs:
 
     def _unexposed(self, c) -> Value:
         kids = children(c)
-        if len(kids) == 1 and is_vector(kids[0].type) and c.extent.end.offset > kids[0].extent.end.offset:
-            # `v.xy` on an ext_vector (OpenCL, Metal): its accessor is the text after the dot
-            field = self.source.text(c).rsplit(".", 1)[-1].strip()
+        field = ext_accessor(c, kids, self.source)
+        if field is not None:
             return self._swizzle(self.rvalue(kids[0]) if not isinstance(self.value(kids[0]), BuiltinVec)
                                  else self.value(kids[0]), field, c)
         if not kids:
@@ -484,6 +484,8 @@ class ClangExprs:
                 base = self.value(sb) if sb.kind == CK.DECL_REF_EXPR else None
             except Unsupported:
                 base = None
+        elif sb.kind == CK.CALL_EXPR and type_name(canonical(sb.type)) in ("dim3", "uint3"):
+            base = self.rvalue(sb)   # `block.dim_threads().x`: a member of the index vector a call gives
         if isinstance(base, BuiltinVec):
             if field not in ("x", "y", "z"):
                 raise Unsupported(c, f"member '.{field}' of a builtin index vector")

@@ -38,6 +38,10 @@ from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 _INCLUDE = str(INCLUDE)
 
 
+_FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
+              CK.CONVERSION_FUNCTION)
+
+
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
                     ClangGroups, ClangImages, ClangMetal, ClangMethods, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
@@ -59,7 +63,10 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.template_types: dict = {}
         self.kernels: list = []
         self.globals: list = []
-        self.function_extents: list[tuple[int, int]] = []   # the main file's function definitions
+        self.function_extents: list[tuple[int, int]] = []   # the main file's functions (and methods)
+        self.record_extents: list = []   # the main file's structs and classes: (start, end, cursor)
+        self.broken_records: dict = {}   # hash -> name: those clang reported an error in, outside their methods
+        self._uses_checked: set = set()
         self._collect(parsed.tu.cursor)
 
     # ---------- the file ----------
@@ -88,11 +95,14 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                 continue
             if self.in_headers(c):
                 continue
-            if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD) and c.is_definition():
+            if k in _FUNCTIONS:
+                # (a declaration too: an error in its signature changes that function only, and a
+                # kernel that calls it reads its definition, whose own errors make that kernel unknown)
                 self.function_extents.append((c.extent.start.offset, c.extent.end.offset))
             if k in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.CLASS_TEMPLATE):
-                stack.extend(reversed([m for m in children(c) if m.kind in (CK.CXX_METHOD, CK.CONSTRUCTOR,
-                                                                              CK.FUNCTION_TEMPLATE)]))
+                if c.location.file is not None and c.location.file.name == self.filename:
+                    self.record_extents.append((c.extent.start.offset, c.extent.end.offset, c))
+                stack.extend(reversed([m for m in children(c) if m.kind in _FUNCTIONS and m.kind != CK.FUNCTION_DECL]))
                 continue
             if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
                 self.kernels.append(c)
@@ -206,7 +216,13 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         host's business."""
         for file, offset, line, col, msg, _ in self.parsed.placed:
             if file == self.filename and not any(a <= offset <= b for a, b in self.function_extents):
-                return f"{file}:{line}:{col}: {msg}"
+                record = min(((b - a, r) for a, b, r in self.record_extents if a <= offset <= b), default=None,
+                             key=lambda x: x[0])
+                if record is None:
+                    return f"{file}:{line}:{col}: {msg}"
+                # a class clang could not read whole (a base of a header not found): a kernel that
+                # uses it is unknown (check_errors); the others do not depend on it
+                self.broken_records[record[1].hash] = record[1].spelling
         return None
 
     def check_errors(self, fn) -> None:
@@ -225,6 +241,19 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                     # AST, which is what is read, has no error
                     continue
                 raise Unsupported(ir.Span(file, line, col), f"clang: {msg}")
+        if self.broken_records and fn.hash not in self._uses_checked:
+            self._uses_broken_record(fn)
+            self._uses_checked.add(fn.hash)
+
+    def _uses_broken_record(self, fn) -> None:
+        """A function that names a class clang reported an error in (its type, a member, a
+        method) is not read: what clang dropped from the class could change what it does."""
+        for n in fn.walk_preorder():
+            for d in (n.referenced, n.referenced.semantic_parent if n.referenced is not None else None,
+                      n.type.get_declaration() if n.kind.is_expression() or n.kind.is_declaration() else None):
+                if d is not None and d.hash in self.broken_records:
+                    span = self.span(n)
+                    raise Unsupported(span, f"clang: an error in the declaration of '{self.broken_records[d.hash]}'")
 
     def int_value(self, c) -> int | None:
         if self.mentions_symbol(c):
@@ -389,15 +418,22 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         shape = vector_shape(ty)
         if shape and self.lang == "metal":
             # a vector member of a constant argument (`s.size.x`): one parameter a lane
-            names = [f"{field}_{d}" for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
-                [f"{field}_{i}" for i in range(shape[1])]
-            for n in names:
-                if n not in self.kernel.params:
-                    self.kernel.params.append(n)
+            names = [self._field_param(base, f"{field}_{d}") for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
+                [self._field_param(base, f"{field}_{i}") for i in range(shape[1])]
             return Vector(tuple(ir.Param(n) for n in names), ty)
-        if field not in self.kernel.params:
-            self.kernel.params.append(field)
-        return Scalar(ir.Param(field), ty)
+        return Scalar(ir.Param(self._field_param(base, field)), ty)
+
+    def _field_param(self, base: ParamStruct, field: str) -> str:
+        """The parameter a scalar member of a struct argument is: `p.n` (two arguments' members, or a
+        member and an argument, are different values even where their names are the same); Metal's
+        constant arguments keep the member's own name where no other parameter has it."""
+        owners = self.__dict__.setdefault("_field_owners", {}).setdefault(id(self.kernel), {})
+        name = field if self.lang == "metal" and owners.get(field, base.name) == base.name and (
+            field not in self.kernel.params or field in owners) else f"{base.name}.{field}"
+        owners.setdefault(name, base.name)
+        if name not in self.kernel.params:
+            self.kernel.params.append(name)
+        return name
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]

@@ -266,6 +266,9 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
             if m:
                 type_names.add(m.group(1))
             m = _UNDECLARED.search(d.spelling)
+            if m and _qualifier(src, d, filename):
+                type_names.add(m.group(1))
+                continue
             if m and m.group(1) not in missing and not m.group(1).startswith(("_kr", "_k_", "_K_")) and not _in_system(d) and \
                     not (lang == "cuda" and _in_host_function(ci, tu, d, host_cache)):
                 missing[m.group(1)] = _called(src, d, filename)
@@ -432,15 +435,24 @@ def _function_decl(lang: str, name: str) -> str:
 
 def _called(src: str, diag, filename: str) -> bool:
     """Whether the undeclared name at the diagnostic is called (`f(`)."""
+    return bool(re.match(r"[A-Za-z_]\w*\s*(\(|<)", _at(src, diag, filename)))
+
+
+def _qualifier(src: str, diag, filename: str) -> bool:
+    """Whether the undeclared name at the diagnostic qualifies another (`wmma::`, `std::`): a
+    namespace or class of a header not found, never a number the build defines."""
+    return bool(re.match(r"[A-Za-z_]\w*\s*::", _at(src, diag, filename)))
+
+
+def _at(src: str, diag, filename: str) -> str:
+    """The rest of the diagnostic's line from its column."""
     loc = diag.location
     if loc.file is None:
-        return False
+        return ""
     lines = src.split("\n") if loc.file.name == filename else _read_lines(loc.file.name)
     if not 0 < loc.line <= len(lines):
-        return False
-    rest = lines[loc.line - 1][loc.column - 1:]
-    m = re.match(r"[A-Za-z_]\w*\s*(\(|<)", rest)
-    return bool(m)
+        return ""
+    return lines[loc.line - 1][loc.column - 1:]
 
 
 def _read_lines(path: str) -> list[str]:

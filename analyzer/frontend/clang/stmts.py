@@ -14,8 +14,9 @@ from clang.cindex import StorageClass
 from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import _add, array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, space_of, strip
+from analyzer.frontend.c_values import (_add, array_start, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
+                                        SharedScalar, Vector, const_int)
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, reference_cast, space_of, strip
 from analyzer.frontend.types import vector_shape
 
 ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
@@ -307,7 +308,7 @@ class ClangStmts:
                     self.scopes[-1][d.hash] = val
                     return []
             val = self.place(init) if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR,
-                                                  CK.UNARY_OPERATOR) else None
+                                                  CK.UNARY_OPERATOR) or reference_cast(s, self.source.text(s)) else None
             if isinstance(val, Pointer):
                 if self._is_struct(val.elem) or val.inner:
                     self.scopes[-1][d.hash] = val
@@ -412,6 +413,8 @@ class ClangStmts:
                 raise Unsupported(None, f"copy of struct '{struct}', which has an array or vector member '{path}'")
             if isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            elif isinstance(src, ParamStruct):
+                val = Scalar(ir.Param(self._field_param(src, path)), ty)
             else:
                 val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), read_span or span)
             if isinstance(dst, LocalStruct):

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, _add, const_int
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_vector, strip, type_name
+from analyzer.frontend.c_values import (LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector,
+                                        _add, const_int)
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, ext_accessor, strip, type_name
 from analyzer.frontend.clang.exprs import _ASSIGN_OPS, _reads
 from analyzer.frontend.clang.reader import unary_op
 from analyzer.frontend.opencl import _swizzle
@@ -46,6 +47,13 @@ class ClangStores:
             if not isinstance(dst, Pointer):
                 raise Unsupported(t, f"assignment of a '{val.elem}' to a value that is not one")
             return self.flush([]) + self.copy_elements(replace(dst, elem=val.elem, inner=()), val, span)
+        if isinstance(val, (LocalStruct, ParamStruct)) and k != CK.DECL_REF_EXPR:
+            # a struct value stored in a template, where the target's type is dependent (`buf[i] = value`
+            # with `T value` a struct argument): member by member, as the element's struct
+            dst = self.place(t)
+            if dst.elem not in self.records:
+                raise Unsupported(t, f"a struct value stored as a '{dst.elem}'")
+            return self.flush([]) + self.copy_struct_values(dst, val, span)
         if k == CK.DECL_REF_EXPR:
             ref = self.value(t)
             if isinstance(ref, LocalRef):
@@ -78,15 +86,17 @@ class ClangStores:
             raise Unsupported(t, "assignment to a struct member")
         if k == CK.UNEXPOSED_EXPR:
             kids = children(t)
-            if len(kids) == 1 and is_vector(kids[0].type):   # `v.xy = ...` on an ext_vector local
+            field = ext_accessor(t, kids, self.source)
+            if field is not None:   # `v.xy = ...` on an ext_vector local
                 base = self.value(strip(kids[0]))
-                field = self.source.text(t).rsplit(".", 1)[-1].strip()
                 if isinstance(base, LocalRef) and vector_shape(base.ty):
                     lanes = _swizzle(field, vector_shape(base.ty)[1])
                     if lanes is None:
                         raise Unsupported(t, f"vector component '.{field}'")
                     comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
                     return [ir.Assign(f"{base.name}.{i}", x, span) for i, x in zip(lanes, comps)]
+                if strip(kids[0]).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.UNARY_OPERATOR, CK.MEMBER_REF_EXPR):
+                    return self._store_lanes(t, self.place(strip(kids[0])), field, val, span)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
             base_c, idx_c = children(t)
             base = self.value(base_c)
@@ -97,6 +107,18 @@ class ClangStores:
                 return [ir.Assign(f"{base.name}.{idx}", self._scalar(val), span)]
         ptr = self.place(t)
         return [self._access_stmt(ptr, True, val, span)]
+
+    def _store_lanes(self, t, ptr: Pointer, field: str, val: Value, span) -> list[ir.Stmt]:
+        """`p[i].x = v`, `p[i].lo = w` on a vector in memory (OpenCL's float2 elements): a write of
+        each lane named, at its byte offset in the vector."""
+        shape = vector_shape(ptr.elem)
+        lanes = _swizzle(field, shape[1]) if shape else None
+        if lanes is None:
+            raise Unsupported(t, f"vector component '.{field}' of a '{ptr.elem}' in memory")
+        size = self.size(shape[0]) or 4
+        comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
+        return [self._access_stmt(Pointer(ptr.buffer, ptr.space, shape[0], _add(ptr.offset, ir.Const(i * size))), True,
+                                  Scalar(x, shape[0]), span) for i, x in zip(lanes, comps)]
 
     def effect(self, c) -> list[ir.Stmt]:
         """An expression statement's statements (its pending effects are flushed by the caller)."""
@@ -136,6 +158,8 @@ class ClangStores:
     def copy_struct(self, target_c, src_c, span) -> list[ir.Stmt]:
         """`dst = src` for structs, member by member."""
         dst = self.struct_ref(target_c)
+        if isinstance(dst, ParamStruct):
+            raise Unsupported(target_c, "assignment to a struct argument")
         s = strip(src_c)
         # a vector built for a struct of as many lanes (TVM's `half4 = make_half4(a, b, c, d)`, a struct
         # template of x, y, z, w): the lanes in the members' order
@@ -158,6 +182,8 @@ class ClangStores:
                 val = Scalar(src.comps[i], ty)
             elif isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
+            elif isinstance(src, ParamStruct):   # a struct argument passed by value: its members' parameters
+                val = Scalar(ir.Param(self._field_param(src, path)), ty)
             else:
                 val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), self.span(src_c))
             if isinstance(dst, LocalStruct):
@@ -171,7 +197,7 @@ class ClangStores:
         s = strip(c)
         if s.kind == CK.DECL_REF_EXPR:
             val = self.value(s)
-            if isinstance(val, (LocalStruct, Pointer)):
+            if isinstance(val, (LocalStruct, Pointer, ParamStruct)):
                 return val
             if isinstance(val, SharedScalar):
                 return val.ptr
