@@ -11,6 +11,7 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
+from analyzer.analysis.decision import radix_lemmas
 from analyzer.analysis.decision.solver import DIMS, Encoder, as_int, num, truth
 from analyzer.analysis.execution.concurrency import ANY, MANY
 from analyzer.analysis.execution.events import AccessEvent
@@ -235,7 +236,7 @@ class CollisionConstraints:
         wa, wb = a.access.width, b.access.width
         if s1 != s2 or wa % s1 or wb % s2:
             o1, o2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
-            return [o1 < o2 + num(wb), o2 < o1 + num(wa)]
+            return [o1 < o2 + num(wb), o2 < o1 + num(wa)] + radix_lemmas.lemmas(o1, o2, wa, wb)
         out: list = []
         w1, w2 = wa // s1, wb // s2
         buf = self.kernel.buffers.get(a.access.buffer)
@@ -273,7 +274,9 @@ class CollisionConstraints:
             i1, i2, w1, w2 = r1, r2, 1, 1
         x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
         out += [x1 < x2 + num(w2), x2 < x1 + num(w1)]
-        return out
+        # Rows of a symbolic length no declared shape splits: the lemmas that split them where
+        # the guards bound the columns (radix_lemmas.py; valid facts, no assumption).
+        return out + radix_lemmas.lemmas(x1, x2, w1, w2)
 
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):
         """x's instance comes before y's in one thread's order: lexicographic on shared loops."""
