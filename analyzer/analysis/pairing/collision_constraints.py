@@ -236,7 +236,7 @@ class CollisionConstraints:
         wa, wb = a.access.width, b.access.width
         if s1 != s2 or wa % s1 or wb % s2:
             o1, o2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
-            return [o1 < o2 + num(wb), o2 < o1 + num(wa)] + radix_lemmas.lemmas(o1, o2, wa, wb)
+            return [o1 < o2 + num(wb), o2 < o1 + num(wa)] + self._radix_lemmas(o1, o2, wa, wb)
         out: list = []
         w1, w2 = wa // s1, wb // s2
         buf = self.kernel.buffers.get(a.access.buffer)
@@ -276,7 +276,13 @@ class CollisionConstraints:
         out += [x1 < x2 + num(w2), x2 < x1 + num(w1)]
         # Rows of a symbolic length no declared shape splits: the lemmas that split them where
         # the guards bound the columns (radix_lemmas.py; valid facts, no assumption).
-        return out + radix_lemmas.lemmas(x1, x2, w1, w2)
+        return out + self._radix_lemmas(x1, x2, w1, w2)
+
+    def _radix_lemmas(self, x1, x2, w1: int, w2: int) -> list:
+        """radix_lemmas.lemmas, their ids remembered: a race's condition leaves them out."""
+        out = radix_lemmas.lemmas(x1, x2, w1, w2)
+        self._cache.setdefault("radix lemmas", set()).update(c.get_id() for c in out)
+        return out
 
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):
         """x's instance comes before y's in one thread's order: lexicographic on shared loops."""
