@@ -18,7 +18,7 @@ import re
 import z3
 
 from analyzer import ir
-from analyzer.analysis.decision import power_bits
+from analyzer.analysis.decision import power_bits, radix_lemmas
 from analyzer.analysis.decision.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.decision.division_encoding import DivisionEncoding
 from analyzer.analysis.decision.floor_nest import one_floor
@@ -204,7 +204,18 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
     def linear(self, k: int):
         t = self.tid[k]
         bx, by = self.bdim["x"], self.bdim["y"]
-        return t["x"] + self.mul(t["y"], bx) + self.mul(t["z"], self.mul(bx, by))
+        out = t["x"] + self.mul(t["y"], bx) + self.mul(t["z"], self.mul(bx, by))
+        if self.exact and "_linear_lemmas" not in self.__dict__:
+            # Two threads' linear indices are equal only where their (x, y, z) are: with symbolic
+            # block extents a product, which the mixed-radix lemmas split (radix_lemmas.py; valid
+            # facts), for the lanes and warps built on it (`lane == 0` of one warp is one thread).
+            self._linear_lemmas = True
+            other = self.tid[3 - k] if k in (1, 2) else None
+            if other is not None:
+                mine = out
+                theirs = other["x"] + self.mul(other["y"], bx) + self.mul(other["z"], self.mul(bx, by))
+                self.base += radix_lemmas.lemmas(mine, theirs, 1, 1)
+        return out
 
     def warp(self, k: int):
         return self.linear(k) / self.warp_size
