@@ -205,16 +205,10 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         t = self.tid[k]
         bx, by = self.bdim["x"], self.bdim["y"]
         out = t["x"] + self.mul(t["y"], bx) + self.mul(t["z"], self.mul(bx, by))
-        if self.exact and "_linear_lemmas" not in self.__dict__:
-            # Two threads' linear indices are equal only where their (x, y, z) are: with symbolic
-            # block extents a product, which the mixed-radix lemmas split (radix_lemmas.py; valid
-            # facts), for the lanes and warps built on it (`lane == 0` of one warp is one thread).
+        if self.exact and k in (1, 2) and "_linear_lemmas" not in self.__dict__:
+            # One lane of one warp is one thread, with symbolic extents too (radix_lemmas.py).
             self._linear_lemmas = True
-            other = self.tid[3 - k] if k in (1, 2) else None
-            if other is not None:
-                mine = out
-                theirs = other["x"] + self.mul(other["y"], bx) + self.mul(other["z"], self.mul(bx, by))
-                self.base += radix_lemmas.lemmas(mine, theirs, 1, 1)
+            self.base += radix_lemmas.lemmas(out, self.linear(3 - k), 1, 1)
         return out
 
     def warp(self, k: int):

@@ -278,6 +278,12 @@ class CollisionConstraints:
         # the guards bound the columns (radix_lemmas.py; valid facts, no assumption).
         return out + self._radix_lemmas(x1, x2, w1, w2)
 
+    def _without_lemmas(self, constraints: list) -> list:
+        """`constraints` but the mixed-radix lemmas, for a race's condition: valid facts change
+        no set, and they cost its projection."""
+        lemmas = self._cache.get("radix lemmas", ())
+        return [c for c in constraints if c.get_id() not in lemmas]
+
     def _radix_lemmas(self, x1, x2, w1: int, w2: int) -> list:
         """radix_lemmas.lemmas, their ids remembered: a race's condition leaves them out."""
         out = radix_lemmas.lemmas(x1, x2, w1, w2)

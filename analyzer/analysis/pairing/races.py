@@ -511,10 +511,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
         # A shadowed race keeps its query: the finding that stands for it says the condition of both.
-        # (Without the mixed-radix lemmas: valid facts, which change no set, only cost its projection.)
-        lemmas = self._cache.get("radix lemmas", ())
-        query = condition_query(self.exact, [c for c in exact if c.get_id() not in lemmas] + refined_by,
-                                model) if detail else None
+        query = condition_query(self.exact, self._without_lemmas(exact) + refined_by, model) if detail else None
         if not self.bounded:
             outside = self._outside_at(model, [(a, 1), (b, 2)]) or Outside(a, self._thread(model, 1), 0,
                                                                         "its declared shape", 1)
