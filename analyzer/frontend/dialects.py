@@ -128,6 +128,7 @@ class CudaLowering(CLowering):
                                                subtract=fn.startswith("atomicSub"), scope=scope), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
+            _keep_reads(self, vals, node)
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
         if fn in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
@@ -264,6 +265,7 @@ class MetalLowering(CLowering):
             return Scalar(ir.Select(c, self._scalar(b), self._scalar(a)), getattr(a, "ty", "int"))
         if fn.startswith(("simd_", "quad_")):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
+            _keep_reads(self, vals, node)
             source = _shuffle_source(fn, [self._scalar(v) if isinstance(v, Scalar) else None for v in vals])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), source), "float")
         if fn.startswith(("atomic_", "metal::atomic_")):
@@ -338,6 +340,24 @@ _METAL_ATOMICS = frozenset({f"atomic_{op}_explicit" for op in (
 _SHUFFLES = {"__shfl_sync": ("idx", 2), "__shfl_up_sync": ("up", 2), "__shfl_down_sync": ("down", 2),
              "__shfl_xor_sync": ("xor", 2), "simd_shuffle": ("idx", 1), "simd_shuffle_up": ("up", 1),
              "simd_shuffle_down": ("down", 1), "simd_shuffle_xor": ("xor", 1)}
+
+
+def _keep_reads(low, vals: list, node) -> None:
+    """The memory reads in a collective's arguments (`simd_sum(partial[lane])`, `__shfl_down_sync(m,
+    s[i], 1)`) as statements of their own: the result is opaque and names none of them, so without
+    this they left the IR, and a race on what they read went unchecked."""
+    for v in vals:
+        if isinstance(v, Scalar):
+            e = low._scalar(v)
+            if _reads(e, set()):
+                low.pending.append(ir.Assign(low.fresh_var("collective_arg"), e, low.span(node)))
+
+
+def _reads(e, seen: set) -> bool:
+    if id(e) in seen:
+        return False
+    seen.add(id(e))
+    return isinstance(e, ir.Read) or any(_reads(x, seen) for x in ir.operands(e))
 
 
 def _shuffle_source(fn: str, args: list):

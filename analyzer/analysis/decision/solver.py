@@ -18,7 +18,7 @@ import re
 import z3
 
 from analyzer import ir
-from analyzer.analysis.decision import power_bits
+from analyzer.analysis.decision import power_bits, radix_lemmas
 from analyzer.analysis.decision.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.decision.division_encoding import DivisionEncoding
 from analyzer.analysis.decision.floor_nest import one_floor
@@ -204,7 +204,12 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
     def linear(self, k: int):
         t = self.tid[k]
         bx, by = self.bdim["x"], self.bdim["y"]
-        return t["x"] + self.mul(t["y"], bx) + self.mul(t["z"], self.mul(bx, by))
+        out = t["x"] + self.mul(t["y"], bx) + self.mul(t["z"], self.mul(bx, by))
+        if self.exact and k in (1, 2) and "_linear_lemmas" not in self.__dict__:
+            # One lane of one warp is one thread, with symbolic extents too (radix_lemmas.py).
+            self._linear_lemmas = True
+            self.base += radix_lemmas.lemmas(out, self.linear(3 - k), 1, 1)
+        return out
 
     def warp(self, k: int):
         return self.linear(k) / self.warp_size

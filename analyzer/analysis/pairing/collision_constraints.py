@@ -11,7 +11,8 @@ from __future__ import annotations
 import z3
 
 from analyzer import ir
-from analyzer.analysis.decision import integral_floats
+from analyzer.analysis.conditions.race_condition import condition_query
+from analyzer.analysis.decision import integral_floats, radix_lemmas
 from analyzer.analysis.decision.solver import DIMS, Encoder, as_int, num, truth
 from analyzer.analysis.execution.concurrency import ANY, MANY
 from analyzer.analysis.execution.events import AccessEvent
@@ -239,7 +240,7 @@ class CollisionConstraints:
         wa, wb = a.access.width, b.access.width
         if s1 != s2 or wa % s1 or wb % s2:
             o1, o2 = enc.term(a.offset, 1), enc.term(b.offset, 2)
-            return [o1 < o2 + num(wb), o2 < o1 + num(wa)]
+            return [o1 < o2 + num(wb), o2 < o1 + num(wa)] + self._radix_lemmas(o1, o2, wa, wb)
         out: list = []
         w1, w2 = wa // s1, wb // s2
         buf = self.kernel.buffers.get(a.access.buffer)
@@ -277,6 +278,26 @@ class CollisionConstraints:
             i1, i2, w1, w2 = r1, r2, 1, 1
         x1, x2 = enc.term(i1, 1), enc.term(i2, 2)
         out += [x1 < x2 + num(w2), x2 < x1 + num(w1)]
+        # Rows of a symbolic length no declared shape splits: the lemmas that split them where
+        # the guards bound the columns (radix_lemmas.py; valid facts, no assumption).
+        return out + self._radix_lemmas(x1, x2, w1, w2)
+
+    def _condition_query(self, exact: list, refined_by: list, model):
+        """The race's `ConditionQuery` (race_condition.py): its constraints but the mixed-radix
+        lemmas, with the one-value facts of the stored values' loads (unwritten.py) marked."""
+        return condition_query(self.exact, self._without_lemmas(exact) + refined_by, model,
+                               self.unwritten.value_facts)
+
+    def _without_lemmas(self, constraints: list) -> list:
+        """`constraints` but the mixed-radix lemmas, for a race's condition: valid facts change
+        no set, and they cost its projection."""
+        lemmas = self._cache.get("radix lemmas", ())
+        return [c for c in constraints if c.get_id() not in lemmas]
+
+    def _radix_lemmas(self, x1, x2, w1: int, w2: int) -> list:
+        """radix_lemmas.lemmas, their ids remembered: a race's condition leaves them out."""
+        out = radix_lemmas.lemmas(x1, x2, w1, w2)
+        self._cache.setdefault("radix lemmas", set()).update(c.get_id() for c in out)
         return out
 
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):

@@ -26,7 +26,6 @@ import z3
 
 from analyzer import ir
 from analyzer.analysis.barriers.barrier_passes import BarrierPasses
-from analyzer.analysis.conditions.race_condition import condition_query
 from analyzer.analysis.decision.queries import QueryCache
 from analyzer.analysis.decision.solver import Encoder, without_loads
 from analyzer.analysis.decision.solver_budget import ESCALATIONS, RLIMIT_PER_SECOND, SolverBudget
@@ -518,7 +517,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
             if wit.second_block is not None:    # a grid witness (grid.py): each thread keeps its block
                 wit.block, wit.second_block = wit.second_block, wit.block
         # A shadowed race keeps its query: the finding that stands for it says the condition of both.
-        query = condition_query(self.exact, list(exact) + refined_by, model, self.unwritten.value_facts) if detail else None
+        query = self._condition_query(exact, refined_by, model) if detail else None
         if not self.bounded:
             outside = self._outside_at(model, [(a, 1), (b, 2)]) or Outside(a, self._thread(model, 1), 0,
                                                                         "its declared shape", 1)
