@@ -352,6 +352,14 @@ class ClangExprs:
             kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
             inner = kids[-1] if kids else c
             return self._vector_literal(inner, ty, c)
+        if canonical(c.type).kind not in (TK.RECORD, TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENT) and \
+                not canonical(c.type).spelling.startswith("type-parameter"):
+            # a scalar in braces, `ulong loc{0}`, `int n{}`: its one value, converted; none: zero
+            kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
+            if not kids:
+                return self._convert(Scalar(ir.Const(0), "int"), self.note_type(c.type))
+            if len(kids) == 1:
+                return self._convert(self.rvalue(kids[0]), self.note_type(c.type))
         raise Unsupported(c, "initializer list")
 
     # ---------- places ----------
