@@ -859,3 +859,12 @@ def test_metal_members_repeated_for_address_spaces_in_their_return_type():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 33)}
     assert {f["kernel"] for f in report["findings"]} == {"counts_shared_slot"}
+
+
+def test_metal_union_lanes_range_for_and_a_lane_chosen_by_a_counter():
+    kernels, _ = lowered("metal_private_lanes.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_private_lanes.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 39)}
+    assert {f["kernel"] for f in report["findings"]} == {"mix_rows_overlap"}

@@ -368,20 +368,29 @@ class ClangExprs:
         base_c, idx_c = children(c)
         base = self.value(base_c)
         if isinstance(base, LocalRef) and vector_shape(base.ty):
-            idx = const_int(self.cond(idx_c))
-            if idx is None:
-                raise Unsupported(c, "vector lane selected by a variable")
-            return Scalar(ir.Var(f"{base.name}.{idx}"), vector_shape(base.ty)[0])
+            lane_t, n = vector_shape(base.ty)
+            return Scalar(self._lane(c, self.cond(idx_c), [ir.Var(f"{base.name}.{i}") for i in range(n)]), lane_t)
         if isinstance(base, Vector):
-            idx = const_int(self.cond(idx_c))
-            if idx is None or idx >= len(base.comps):
-                raise Unsupported(c, "vector lane selected by a variable")
-            return Scalar(base.comps[idx], (vector_shape(base.ty) or ("int", 0))[0])
+            return Scalar(self._lane(c, self.cond(idx_c), list(base.comps)), (vector_shape(base.ty) or ("int", 0))[0])
         ptr = self.place(c)
         if isinstance(base, Pointer) and base.inner or self._is_struct(ptr.elem) or canonical(c.type).kind in (
                 TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):
             return ptr   # a row of a multi-dimensional array, or a struct element
         return self.load(ptr, self.span(c))
+
+    def _lane(self, c, idx: ir.Expr, lanes: list) -> ir.Expr:
+        """Lane `idx` of a vector's lanes: the lane itself for a constant; for a variable, the lane it
+        selects (`i == 0 ? v.0 : i == 1 ? v.1 : ...`; past the last lane, which Metal and OpenCL leave
+        undefined, a value of its own)."""
+        k = const_int(idx)
+        if k is not None:
+            if not 0 <= k < len(lanes):
+                raise Unsupported(c, f"lane {k} of a {len(lanes)}-lane vector")
+            return lanes[k]
+        out: ir.Expr = self.opaque("a vector lane past the last")
+        for i in reversed(range(len(lanes))):
+            out = ir.Select(ir.BinOp("==", idx, ir.Const(i)), lanes[i], out)
+        return out
 
     def place(self, c) -> Pointer:
         """The memory a place expression names: `p[i]`, `*p`, `p->f`, `s.f` of a struct in memory."""
