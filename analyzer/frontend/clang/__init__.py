@@ -1,7 +1,8 @@
 """The clang front end for hand-written CUDA C++, OpenCL C and Metal: libclang parses (reader.py,
 with kernelrace's own headers in include/), and the lowering walks clang's AST into the kernel IR
-(kernels.py: kernels, parameters, globals; stmts.py; stores.py; exprs.py; calls.py; metal.py: Metal's
-SIMD-group matrices, textures and vectors from lanes; dependent.py; launches.py).
+(kernels.py: kernels, parameters, globals; stmts.py; ranges.py: range-for; stores.py; exprs.py; lanes.py:
+lanes chosen by a variable or stored in memory; calls.py; metal.py: Metal's SIMD-group matrices, textures
+and vectors from lanes; dependent.py; launches.py).
 See docs/frontends.md for what each dialect reads and what gives `unknown`."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from dataclasses import replace
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
-                                        SharedScalar, Value, Vector, _add, _mul, const_int)
+                                        SharedScalar, Value, Vector, _add, _mul)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, is_pointer, is_vector, strip, type_name
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
@@ -377,20 +377,6 @@ class ClangExprs:
                 TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):
             return ptr   # a row of a multi-dimensional array, or a struct element
         return self.load(ptr, self.span(c))
-
-    def _lane(self, c, idx: ir.Expr, lanes: list) -> ir.Expr:
-        """Lane `idx` of a vector's lanes: the lane itself for a constant; for a variable, the lane it
-        selects (`i == 0 ? v.0 : i == 1 ? v.1 : ...`; past the last lane, which Metal and OpenCL leave
-        undefined, a value of its own)."""
-        k = const_int(idx)
-        if k is not None:
-            if not 0 <= k < len(lanes):
-                raise Unsupported(c, f"lane {k} of a {len(lanes)}-lane vector")
-            return lanes[k]
-        out: ir.Expr = self.opaque("a vector lane past the last")
-        for i in reversed(range(len(lanes))):
-            out = ir.Select(ir.BinOp("==", idx, ir.Const(i)), lanes[i], out)
-        return out
 
     def place(self, c) -> Pointer:
         """The memory a place expression names: `p[i]`, `*p`, `p->f`, `s.f` of a struct in memory."""

@@ -26,9 +26,11 @@ from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
+from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.methods import ClangMethods
+from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
@@ -39,7 +41,8 @@ _INCLUDE = str(INCLUDE)
 
 
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
-                    ClangGroups, ClangImages, ClangMetal, ClangMethods, AccessLowering, ExprLowering):
+                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, AccessLowering,
+                    ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):

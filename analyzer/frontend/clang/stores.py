@@ -36,26 +36,6 @@ class ClangStores:
             rhs = self._binop(op, self.rvalue(target), rhs, c)
         return self.store(target, rhs, span)
 
-    def lane_stores(self, vec_c, field: str, val: Value, span) -> list[ir.Stmt] | None:
-        """`s.v.x = a` (or `.xy`) where `s.v` is a vector in memory (a member of a private struct
-        holding an array, of a union, of a buffer's element): a store of each lane's own bytes; None
-        where the vector is not in memory."""
-        if strip(vec_c).kind != CK.MEMBER_REF_EXPR:
-            return None
-        try:
-            vec = self.place(vec_c)
-        except Unsupported:
-            return None
-        shape = vector_shape(vec.elem) if isinstance(vec, Pointer) else None
-        lanes = _swizzle(field, shape[1]) if shape else None
-        size = self.size(shape[0]) if shape else None
-        if not lanes or not size:
-            return None
-        comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
-        return [self._access_stmt(replace(vec, elem=shape[0], inner=(), offset=_add(vec.offset, ir.Const(i * size)),
-                                          bounds=(), shape_at=None), True, Scalar(x, shape[0]), span)
-                for i, x in zip(lanes, comps)]
-
     def store(self, target_c, val: Value, span) -> list[ir.Stmt]:
         t = strip(target_c)
         k = t.kind
