@@ -848,7 +848,7 @@ def test_metal_vector_and_scalar_initialisers_and_packed_vectors():
     assert [k.unsupported for k in kernels] == [None] * 4
     code, report, err = check("metal_initialisers.metal", "--block-dim", "64")
     assert code == 1, err
-    assert findings(report) == {("write-after-write", 18), ("write-after-write", 33)}
+    assert findings(report) == {("write-after-write", 21), ("write-after-write", 36)}
     assert {f["kernel"] for f in report["findings"]} == {"rows_shifted", "packed_overlap"}
 
 
@@ -866,5 +866,5 @@ def test_metal_union_lanes_range_for_and_a_lane_chosen_by_a_counter():
     assert [k.unsupported for k in kernels] == [None, None]
     code, report, err = check("metal_private_lanes.metal", "--block-dim", "64")
     assert code == 1, err
-    assert findings(report) == {("write-after-write", 39)}
+    assert findings(report) == {("write-after-write", 42)}
     assert {f["kernel"] for f in report["findings"]} == {"mix_rows_overlap"}

@@ -1,8 +1,11 @@
 // Initialisers C++ gives ext_vector types no form for, and packed vectors: `int2 at(x, y)` (a vector
 // variable direct-initialised), `uint n{v}` and `int z{}` (a scalar in braces), a packed_float3
-// buffer (12 bytes an element, not a float3's 16) and a packed_uint2 constant.
+// buffer (12 bytes an element, not a float3's 16) and a packed_uint2 constant. A prototype at file
+// scope, `float4 blend(float4, float4);`, stays a function's.
 #include <metal_stdlib>
 using namespace metal;
+
+float4 blend(float4, float4);   // a prototype with unnamed parameters: no variable to initialise
 
 kernel void rows(device float *out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     const int2 at(i % 4, i / 4);

@@ -1,7 +1,7 @@
-// A union of a vector and bytes in private memory, its lanes stored one by one (`w.pair.x = ...`), a
-// range-for over a row of a constant table, and a vector lane chosen by a loop counter (`k[i % 3]`).
-// `mix_rows` writes its own four bytes (clean); `mix_rows_overlap` writes a fifth, the next thread's
-// first.
+// A union of a vector and bytes in private memory, its lanes stored one by one (`w.pair.x = ...`),
+// a range-for over a row of a constant table and over its rows by reference, and a vector lane
+// chosen by a loop counter (`k[i % 3]`). `mix_rows` writes its own four bytes (clean);
+// `mix_rows_overlap` writes a fifth, the next thread's first.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -20,6 +20,9 @@ word_bytes scramble(uint seed, uint3 k) {
         for (auto s : shifts[i]) {
             w.pair.x += (w.pair.y << s) | k[i % 3];
         }
+    }
+    for (constant auto &row : shifts) {
+        w.pair.y ^= row[2];
     }
     return w;
 }

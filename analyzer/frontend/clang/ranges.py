@@ -26,16 +26,17 @@ class ClangRanges:
         span = self.span(c)
         pre = self.flush([])
         var = self.fresh_var("range")
-        size = self.size(self.note_type(rt.element_type)) or self.size(arr.elem) or 4
-        for n in arr.inner[1:]:
-            size = size * n if n is not None else size
+        size = canonical(rt.element_type).get_size()   # (a row of a 2-D table: the whole row)
+        if size <= 0:
+            raise Unsupported(range_c, "range-for over elements of a size clang does not know")
         elem = arr.index(ir.Var(var), _add(arr.offset, _mul(ir.Var(var), size)))
         self.scopes.append({})
         vt = canonical(var_c.type)
+        row = canonical(rt.element_type).kind == TK.CONSTANTARRAY   # (a row of a 2-D table: its place)
         if vt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
-            self.scopes[-1][var_c.hash] = elem if self._is_struct(elem.elem) or elem.inner else SharedScalar(elem)
+            self.scopes[-1][var_c.hash] = elem if row or self._is_struct(elem.elem) else SharedScalar(elem)
             first = []
-        elif self._is_struct(self.note_type(vt)) or elem.inner:
+        elif row or self._is_struct(self.note_type(vt)):
             self.scopes.pop()
             raise Unsupported(var_c, "range-for variable that is a copy of a struct or an array")
         else:

@@ -79,11 +79,24 @@ _PARAM_DECL = re.compile(r"^\s*(?:const\s+|thread\s+|device\s+|constant\s+|threa
                          r"(?:\s+|\s*[&*]+\s*)[A-Za-z_]\w*\s*(?:=[^,]*)?$")
 
 
+_CODE_BLOCK_AFTER = re.compile(r"(?:\)|\)\s*const|\belse|\bdo|[;{}:])\s*$")
+
+
 def _vector_direct_inits(text: str) -> str:
     out, last = [], 0
+    stack: list[bool] = []   # for each open brace: whether it opens a block of statements
+    at = 0
     for m in _VECTOR_DIRECT_INIT.finditer(text):
         if m.start() < last:
             continue
+        for i in range(at, m.start()):
+            if text[i] == "{":
+                stack.append(bool(_CODE_BLOCK_AFTER.search(text[max(0, i - 40):i])))
+            elif text[i] == "}" and stack:
+                stack.pop()
+        at = m.start()
+        if not stack or not stack[-1]:
+            continue   # a declaration at file, namespace or class scope: a function's, never a variable's
         depth, j = 1, m.end()
         while j < len(text) and depth:
             depth += {"(": 1, ")": -1}.get(text[j], 0)
