@@ -868,3 +868,13 @@ def test_metal_union_lanes_range_for_and_a_lane_chosen_by_a_counter():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 42)}
     assert {f["kernel"] for f in report["findings"]} == {"mix_rows_overlap"}
+
+
+def test_metal_array_members_of_a_constant_argument_are_uniform_parameters():
+    kernels, _ = lowered("metal_param_arrays.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert {"dims[0]", "dims[1]", "stride[0]", "stride[1]"} <= set(kernels[0].params)
+    code, report, err = check("metal_param_arrays.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 23)}
+    assert {f["kernel"] for f in report["findings"]} == {"scatter_cols"}

@@ -366,6 +366,8 @@ class ClangExprs:
 
     def _subscript(self, c) -> Value:
         base_c, idx_c = children(c)
+        if self.lang == "metal" and (element := self.param_array_element(c, base_c, idx_c)) is not None:
+            return element
         base = self.value(base_c)
         if isinstance(base, LocalRef) and vector_shape(base.ty):
             lane_t, n = vector_shape(base.ty)
