@@ -356,10 +356,8 @@ class ClangExprs:
                 not canonical(c.type).spelling.startswith("type-parameter"):
             # a scalar in braces, `ulong loc{0}`, `int n{}`: its one value, converted; none: zero
             kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
-            if not kids:
-                return self._convert(Scalar(ir.Const(0), "int"), self.note_type(c.type))
-            if len(kids) == 1:
-                return self._convert(self.rvalue(kids[0]), self.note_type(c.type))
+            if len(kids) <= 1:
+                return self._convert(self.rvalue(kids[0]) if kids else Scalar(ir.Const(0), "int"), self.note_type(c.type))
         raise Unsupported(c, "initializer list")
 
     # ---------- places ----------
