@@ -878,3 +878,13 @@ def test_metal_array_members_of_a_constant_argument_are_uniform_parameters():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 23)}
     assert {f["kernel"] for f in report["findings"]} == {"scatter_cols"}
+
+
+def test_a_local_whose_address_a_helper_is_given_lives_in_private_memory():
+    kernels, _ = lowered("metal_address_passed.metal")
+    assert [k.unsupported for k in kernels] == [None, None, None]
+    assert kernels[0].buffers["total"].space == ir.PRIVATE
+    code, report, err = check("metal_address_passed.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 16)}
+    assert {f["kernel"] for f in report["findings"]} == {"pair_sum_unfenced"}

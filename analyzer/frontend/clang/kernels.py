@@ -56,6 +56,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
         self.inline_cache: dict = {}
+        self.passed_addresses: dict = {}   # function -> its locals whose address a call is given
         self.type_sizes: dict[str, int] = {}
         self.records: dict[str, object] = {}
         self.template_values: dict = {}

@@ -339,6 +339,8 @@ class ClangStmts:
                 out = self.copy_into(local, init, span)
             self.scopes[-1][d.hash] = local
             return out
+        if self.address_passed(d) and self.size(ty):
+            return self.private_scalar(d, name, ty, init, span)
         ref = LocalRef(self.fresh_var(name), ty)
         out = []
         if init is not None:
