@@ -79,6 +79,16 @@ def _macro(text: str) -> tuple[str, str]:
     return name.strip(), value if "=" in text else "1"
 
 
+def _forced(args) -> tuple[str, ...]:
+    """--include's files, absolute (each file is read from its own directory); a missing one is bad input."""
+    out = []
+    for f in getattr(args, "forced", None) or ():
+        if not Path(f).is_file():
+            raise KernelraceError(f"--include {f}: no such file")
+        out.append(str(Path(f).resolve()))
+    return tuple(out)
+
+
 def _param(text: str) -> tuple[str, list]:
     name, sep, values = text.partition("=")
     if not sep or not name.isidentifier():
@@ -275,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search DIR for #include \"...\" headers (after the including file's directory)")
     c.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]",
                    help="define a preprocessor macro (VALUE defaults to 1)")
+    c.add_argument("--include", dest="forced", action="append", default=[], metavar="FILE",
+                   help="read FILE before each CUDA, OpenCL or Metal file's first line, as a compiler's -include "
+                        "does (what a build prepends to the source: its macros and types)")
     c.add_argument("--frontend", choices=FRONTENDS, default="auto",
                    help="how hand-written CUDA, OpenCL and Metal are read: auto (clang where it reads the file "
                         "cleanly, else Lark, else clang), clang, lark (docs/frontends.md)")
@@ -302,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--grid-dim", type=_dims, help="blocks per grid X[,Y[,Z]] (files)")
     co.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
     co.add_argument("-D", dest="macro", type=_macro, action="append", default=[], metavar="NAME[=VALUE]")
+    co.add_argument("--include", dest="forced", action="append", default=[], metavar="FILE")
     co.add_argument("--target", help="comma-separated targets for a builder (default: cuda; with --runtime opencl: "
                                       "opencl)")
     co.add_argument("--runtime", choices=("interpreter", "opencl"), default="interpreter",
@@ -548,6 +562,7 @@ def _run(args, parser: argparse.ArgumentParser, err: Console) -> int:
         configured = tuple(str(cfg.root / d) if cfg.root else d for d in cfg.check.include)
         st = replace(st, options=replace(st.options, include_dirs=tuple(args.include) + configured,
                                          macros=tuple(args.macro), frontend=getattr(args, "frontend", "auto"),
+                                         forced_includes=_forced(args),
                                          contracts=st.options.contracts + tuple(cfg.check.assume)))
         skipped: list[str] = []
         if args.files == ["-"]:
@@ -680,7 +695,8 @@ def _check_stdin(args, cfg: Config, st: Settings, defines: dict[str, int],
         raise KernelraceError(f"check -: no dialect for standard input: give --stdin-filename NAME with the file's "
                               f"extension (.cu, .metal, .cl, .spvasm, .spv, .comp, .wgsl) or --lang")
     data = sys.stdin.buffer.read()
-    text, lang, shown = source_from(data, name, lang, PreprocessOptions(st.options.include_dirs, st.options.macros))
+    pp = PreprocessOptions(st.options.include_dirs, st.options.macros, st.options.forced_includes)
+    text, lang, shown = source_from(data, name, lang, pp)
     if Path(name).suffix != ".spv":
         texts[name] = data.decode("utf-8", errors="replace")   # where `kernelrace: ignore` comments are read
     return check_text(text, lang, shown, args.block_dim or cfg.check.block_dim, args.grid_dim or cfg.check.grid_dim,
@@ -728,7 +744,8 @@ def _confirm(args, cfg: Config, st: Settings, emitted: dict[str, str], sharded: 
     else:
         files = _sharded(kernel_files(args.inputs if args.command == "confirm" else args.files, cfg.exclude, []),
                          st, sharded, "files", lambda f: f)
-        options = replace(st.options, include_dirs=tuple(args.include), macros=tuple(args.macro))
+        options = replace(st.options, include_dirs=tuple(args.include), macros=tuple(args.macro),
+                          forced_includes=_forced(args))
         block_dim = args.block_dim or cfg.check.block_dim
         grid_dim = args.grid_dim or cfg.check.grid_dim
         static_defines = dict(cfg.check.define) | defines

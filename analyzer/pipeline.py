@@ -59,6 +59,7 @@ class Options:
     conditions: bool = False         # --conditions: each kernel's race-freedom condition (race_freedom.py)
     include_dirs: tuple[str, ...] = ()               # check -I: where `#include "..."` looks
     macros: tuple[tuple[str, str], ...] = ()         # check -D NAME[=VALUE]
+    forced_includes: tuple[str, ...] = ()            # check --include FILE (C family: read before the file)
     frontend: str = "auto"           # check --frontend: hand-written C-family files read by auto, clang or lark
 
 
@@ -331,12 +332,16 @@ def check_file(path: str, lang: str | None, block_dim, grid_dim, defines: dict[s
                options: Options, cache: ResultCache | None = None) -> list[KernelResult]:
     """Check one kernel file; with `cache`, a file whose text (after disassembly), dimensions,
     defines and options were analysed before is not analysed again."""
-    text, lang, name = read_source(path, lang, PreprocessOptions(options.include_dirs, options.macros))
+    text, lang, name = read_source(path, lang, _pp(options))
     if cache is None:
         return check_text(text, lang, name, block_dim, grid_dim, defines, options, path)
     return cache.through("check", (text, lang, name, path, block_dim, grid_dim, defines, options),
                          lambda: check_text(text, lang, name, block_dim, grid_dim, defines, options, path),
                          options.kernel_timeout_s)
+
+
+def _pp(options: Options) -> PreprocessOptions:
+    return PreprocessOptions(options.include_dirs, options.macros, options.forced_includes)
 
 
 def read_source(path: str, lang: str | None, pp: PreprocessOptions | None = None) -> tuple[str, str, str]:
@@ -396,7 +401,7 @@ def text_kernels(text: str, lang: str, name: str, block_dim, grid_dim, defines: 
     """The IR of a kernel source's kernels with their launch extents and defines applied, and the
     launch comment that gave the extents (empty when none did)."""
     path = path or name
-    kernels = _lowered(text, lang, name, PreprocessOptions(options.include_dirs, options.macros), options.frontend)
+    kernels = _lowered(text, lang, name, _pp(options), options.frontend)
     # the shader fixes its workgroup size (@workgroup_size, LocalSize, reqd_work_group_size)
     if lang in ("spirv", "wgsl", "opencl"):
         for k in kernels:

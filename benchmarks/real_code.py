@@ -134,15 +134,15 @@ def extract(mirror: Path, scratch: Path, row: Row) -> Path:
 
 
 def flag_args(flags: str, root: Path) -> list[str]:
-    """The row's flags, with -I folders taken relative to the repository's root."""
+    """The row's flags, with -I folders and --include files taken relative to the repository's root."""
     if flags.strip() in ("", "-"):
         return []
     out, words = [], shlex.split(flags)
     i = 0
     while i < len(words):
         w = words[i]
-        if w == "-I" and i + 1 < len(words):
-            out += ["-I", str(root / words[i + 1])]
+        if w in ("-I", "--include") and i + 1 < len(words):
+            out += [w, str(root / words[i + 1])]
             i += 2
             continue
         if w.startswith("-I") and len(w) > 2:

@@ -816,3 +816,75 @@ def test_a_default_constructed_functor_over_constant_memory_is_a_value():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 30), ("write-after-read", 50)}
     assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"scatter", "widen"}
+
+
+def test_a_forced_include_is_read_before_the_file():
+    code, report, err = check("metal_build_prelude.metal", "--block-dim", "64")
+    assert code == 2 and "unknown type name 'elem_t'" in err   # without what the build prepends
+    code, report, err = check("metal_build_prelude.metal", "--block-dim", "64",
+                              "--include", str(HERE / "metal_build_prelude.h"))
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 25)}
+    assert {f["kernel"] for f in report["findings"]} == {"tiles_overlap"}
+    code, _, err = check("metal_build_prelude.metal", "--include", str(HERE / "no_such_prelude.h"))
+    assert code == 2 and err.strip().splitlines() == [f"kernelrace: error: --include {HERE / 'no_such_prelude.h'}: "
+                                                      "no such file"]
+
+
+def test_a_forced_include_through_the_lark_path_keeps_the_file_s_lines(tmp_path):
+    (tmp_path / "defs.h").write_text("#define STRIDE 1\n#define SCALE 2\n")
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float *a) {\n  int i = threadIdx.x;\n  a[i * STRIDE + 1] = a[i] * SCALE;\n}\n")
+    code, out, err = cli_in_process(["check", str(src), "--frontend", "lark", "--format", "json", "--timeout", "5",
+                                     "--block-dim", "64", "--include", str(tmp_path / "defs.h")])
+    assert code == 1, err
+    assert findings(json.loads(out)) == {("write-after-read", 3)}
+    code, out, err = cli_in_process(["check", str(src), "--frontend", "lark", "--block-dim", "64"])
+    assert code == 2   # STRIDE undefined: Lark reads no such name
+
+
+def test_metal_vector_and_scalar_initialisers_and_packed_vectors():
+    kernels, _ = lowered("metal_initialisers.metal")
+    assert [k.unsupported for k in kernels] == [None] * 4
+    code, report, err = check("metal_initialisers.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 21), ("write-after-write", 36)}
+    assert {f["kernel"] for f in report["findings"]} == {"rows_shifted", "packed_overlap"}
+
+
+def test_metal_members_repeated_for_address_spaces_in_their_return_type():
+    kernels, _ = lowered("metal_array_wrapper.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_array_wrapper.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 33)}
+    assert {f["kernel"] for f in report["findings"]} == {"counts_shared_slot"}
+
+
+def test_metal_union_lanes_range_for_and_a_lane_chosen_by_a_counter():
+    kernels, _ = lowered("metal_private_lanes.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    code, report, err = check("metal_private_lanes.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 42)}
+    assert {f["kernel"] for f in report["findings"]} == {"mix_rows_overlap"}
+
+
+def test_metal_array_members_of_a_constant_argument_are_uniform_parameters():
+    kernels, _ = lowered("metal_param_arrays.metal")
+    assert [k.unsupported for k in kernels] == [None, None]
+    assert {"dims[0]", "dims[1]", "stride[0]", "stride[1]"} <= set(kernels[0].params)
+    code, report, err = check("metal_param_arrays.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 23)}
+    assert {f["kernel"] for f in report["findings"]} == {"scatter_cols"}
+
+
+def test_a_local_whose_address_a_helper_is_given_lives_in_private_memory():
+    kernels, _ = lowered("metal_address_passed.metal")
+    assert [k.unsupported for k in kernels] == [None, None, None]
+    assert kernels[0].buffers["total"].space == ir.PRIVATE
+    code, report, err = check("metal_address_passed.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 16)}
+    assert {f["kernel"] for f in report["findings"]} == {"pair_sum_unfenced"}

@@ -63,7 +63,8 @@ def _read_clang(text: str, lang: str, filename: str, pp: PreprocessOptions | Non
     """clang's reading of a file (parsed and lowered once), or None where clang cannot read it."""
     from analyzer.frontend.clang import read_clang
     try:
-        return read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+        return read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (),
+                          pp.forced if pp else ())
     except KernelraceError:
         return None
 
@@ -77,7 +78,8 @@ def _taken(reading) -> list[ir.Kernel]:
 def _clang(text: str, lang: str, filename: str, pp: PreprocessOptions | None) -> list[ir.Kernel]:
     """`--frontend clang`: clang's kernels, whatever it reports (errors inside a kernel make it unknown)."""
     from analyzer.frontend.clang import read_clang
-    reading = read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else ())
+    reading = read_clang(text, lang, filename, pp.include_dirs if pp else (), pp.macros if pp else (),
+                          pp.forced if pp else ())
     if reading.error:
         raise KernelraceError(reading.error)
     return _taken(reading)

@@ -42,6 +42,7 @@ PREDEFINED = {
 class PreprocessOptions:
     include_dirs: tuple[str, ...] = ()
     macros: tuple[tuple[str, str], ...] = ()     # -D NAME[=VALUE], in order
+    forced: tuple[str, ...] = ()                 # --include FILE: read before the file's first line, in order
 
 
 @dataclass
@@ -57,7 +58,7 @@ class Preprocessed:
 
 
 def needs_preprocessing(text: str, options: PreprocessOptions | None = None) -> bool:
-    if options and options.macros:
+    if options and (options.macros or options.forced):
         return True
     if ("#define TVM_ENABLE_L2_PREFETCH" in text or "#error \"Half precision" in text) and TVM_PREAMBLE.search(text):
         return False   # the cheap test first
@@ -116,9 +117,15 @@ def preprocess(text: str, dialect: str, filename: str,
     pre.add_path(here)
     for d in options.include_dirs:
         pre.add_path(d)
+    # --include: as if the file began with `#include "FILE"` lines; its own lines keep their numbers
+    forced = "".join(f'#include "{os.path.abspath(f)}"\n' for f in options.forced)
     try:
-        pre.parse(text, filename)
-        return _collect(pre, filename)
+        pre.parse(forced + text, filename)
+        out = _collect(pre, filename)
+        if forced and out.line_map is not None:
+            n = len(options.forced)
+            out.line_map = [(f, line - n) if f == filename else (f, line) for f, line in out.line_map]
+        return out
     except KernelraceError:
         raise
     except RecursionError:

@@ -1,7 +1,8 @@
 """The clang front end for hand-written CUDA C++, OpenCL C and Metal: libclang parses (reader.py,
 with kernelrace's own headers in include/), and the lowering walks clang's AST into the kernel IR
-(kernels.py: kernels, parameters, globals; stmts.py; stores.py; exprs.py; calls.py; metal.py: Metal's
-SIMD-group matrices, textures and vectors from lanes; dependent.py; launches.py).
+(kernels.py: kernels, parameters, globals; stmts.py; ranges.py: range-for; stores.py; exprs.py; lanes.py:
+lanes chosen by a variable or stored in memory; calls.py; metal.py: Metal's SIMD-group matrices, textures
+and vectors from lanes; dependent.py; launches.py).
 See docs/frontends.md for what each dialect reads and what gives `unknown`."""
 
 from __future__ import annotations
@@ -26,18 +27,18 @@ class Reading:
     refusal: str | None        # why auto, after Lark failed, does not take it either
 
 
-def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
+def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Reading:
     """Parse and lower one file once; the caller decides what to take (lower_clang, or auto).
     libclang runs in a forked child (isolated.py): where it crashes on a file, that file is a
     one-line KernelraceError, never the end of kernelrace."""
     from analyzer.frontend.clang.isolated import in_child
-    return in_child(_read, (text, lang, filename, tuple(include_dirs), tuple(macros)), filename)
+    return in_child(_read, (text, lang, filename, tuple(include_dirs), tuple(macros), tuple(forced)), filename)
 
 
-def _read(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Reading:
+def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Reading:
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
-    parsed = parse(text, lang, filename, include_dirs, macros)   # KernelraceError: nothing to read
+    parsed = parse(text, lang, filename, include_dirs, macros, forced)   # KernelraceError: nothing to read
     file_error = None
     try:
         lowering = ClangLowering(parsed)
@@ -66,11 +67,12 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Re
     return Reading(kernels, parsed.notes, error, unclean or error, refusal)
 
 
-def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> tuple[list[ir.Kernel], list[str]]:
+def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
+                forced=()) -> tuple[list[ir.Kernel], list[str]]:
     """Every kernel of one hand-written file, and the notes (headers not found, names made
     parameters); a file with no kernel (or none lowered) is a one-line KernelraceError. An error
     clang reports inside a kernel (or a function it inlines) makes that kernel unknown."""
-    reading = read_clang(text, lang, filename, include_dirs, macros)
+    reading = read_clang(text, lang, filename, include_dirs, macros, forced)
     if reading.error:
         raise KernelraceError(reading.error)
     return reading.kernels, reading.notes

@@ -14,7 +14,7 @@ from dataclasses import replace
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
-                                        SharedScalar, Value, Vector, _add, _mul, const_int)
+                                        SharedScalar, Value, Vector, _add, _mul)
 from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector, strip,
                                              type_name)
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
@@ -352,23 +352,26 @@ class ClangExprs:
             kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
             inner = kids[-1] if kids else c
             return self._vector_literal(inner, ty, c)
+        if canonical(c.type).kind not in (TK.RECORD, TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENT) and \
+                not canonical(c.type).spelling.startswith("type-parameter"):
+            # a scalar in braces, `ulong loc{0}`, `int n{}`: its one value, converted; none: zero
+            kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
+            if len(kids) <= 1:
+                return self._convert(self.rvalue(kids[0]) if kids else Scalar(ir.Const(0), "int"), self.note_type(c.type))
         raise Unsupported(c, "initializer list")
 
     # ---------- places ----------
 
     def _subscript(self, c) -> Value:
         base_c, idx_c = children(c)
+        if self.lang == "metal" and (element := self.param_array_element(c, base_c, idx_c)) is not None:
+            return element
         base = self.value(base_c)
         if isinstance(base, LocalRef) and vector_shape(base.ty):
-            idx = const_int(self.cond(idx_c))
-            if idx is None:
-                raise Unsupported(c, "vector lane selected by a variable")
-            return Scalar(ir.Var(f"{base.name}.{idx}"), vector_shape(base.ty)[0])
+            lane_t, n = vector_shape(base.ty)
+            return Scalar(self._lane(c, self.cond(idx_c), [ir.Var(f"{base.name}.{i}") for i in range(n)]), lane_t)
         if isinstance(base, Vector):
-            idx = const_int(self.cond(idx_c))
-            if idx is None or idx >= len(base.comps):
-                raise Unsupported(c, "vector lane selected by a variable")
-            return Scalar(base.comps[idx], (vector_shape(base.ty) or ("int", 0))[0])
+            return Scalar(self._lane(c, self.cond(idx_c), list(base.comps)), (vector_shape(base.ty) or ("int", 0))[0])
         ptr = self.place(c)
         if isinstance(base, Pointer) and base.inner or self._is_struct(ptr.elem) or canonical(c.type).kind in (
                 TK.CONSTANTARRAY, TK.INCOMPLETEARRAY):

@@ -26,9 +26,11 @@ from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
+from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.methods import ClangMethods
+from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
@@ -43,7 +45,8 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
-                    ClangGroups, ClangImages, ClangMetal, ClangMethods, AccessLowering, ExprLowering):
+                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, AccessLowering,
+                    ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -57,6 +60,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.loop_ids = itertools.count(1)
         self.opaque_ids = itertools.count(1)
         self.inline_cache: dict = {}
+        self.passed_addresses: dict = {}   # function -> its locals whose address a call is given
         self.type_sizes: dict[str, int] = {}
         self.records: dict[str, object] = {}
         self.template_values: dict = {}

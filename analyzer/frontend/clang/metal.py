@@ -1,14 +1,15 @@
 """Metal's own calls in the clang lowering: SIMD-group matrices (register-only values whose loads
 and stores are accesses of an 8x8 tile), texture methods (values of their coordinates; a write is not
-modelled), `any`/`all` over a vector's lanes, `sincos`'s store through its reference, and a vector built from its arguments' lanes (Metal's
-`float4(a, b.xy)`, also a constructor call elsewhere). Mixed into ClangLowering."""
+modelled), `any`/`all` over a vector's lanes, array members of a constant argument struct
+(`params.oS[i]`), `sincos`'s store through its reference, and a vector built from its arguments'
+lanes (Metal's `float4(a, b.xy)`, also a constructor call elsewhere). Mixed into ClangLowering."""
 
 from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, Value, Vector, _add, _mul
-from analyzer.frontend.clang.cursors import TK, canonical, strip
+from analyzer.frontend.c_values import LocalStruct, ParamStruct, Pointer, Scalar, Value, Vector, _add, _mul, const_int
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
 from analyzer.frontend.types import vector_shape
 
 SIMDGROUP_OPS = frozenset({"simdgroup_load", "simdgroup_store", "simdgroup_multiply", "simdgroup_multiply_accumulate",
@@ -31,6 +32,33 @@ class ClangMetal:
         if len(comps) != shape[1]:
             raise Unsupported(c, f"{ty} built from {len(comps)} values")
         return Vector(tuple(comps), ty)
+
+    def param_array_element(self, c, base_c, idx_c) -> Value | None:
+        """`params.oS[i]` of a constant argument struct (read as its members' uniform parameters):
+        element k is the parameter `oS[k]`; a variable index selects among them. None for anything
+        else (an array of arrays, a struct element, a struct not given as a constant argument)."""
+        s = strip(base_c)
+        t = canonical(s.type)
+        if s.kind != CK.MEMBER_REF_EXPR or t.kind != TK.CONSTANTARRAY or t.element_count <= 0 or \
+                canonical(t.element_type).kind in (TK.CONSTANTARRAY, TK.RECORD):
+            return None
+        kids = children(s)
+        sb = strip(kids[0]) if kids else None
+        if sb is None or sb.kind != CK.DECL_REF_EXPR:
+            return None
+        try:
+            base = self.value(sb)
+        except Unsupported:
+            return None
+        if not isinstance(base, ParamStruct):
+            return None
+        names = [f"{s.spelling}[{i}]" for i in range(t.element_count)]
+        idx = self.cond(idx_c)
+        k = const_int(idx)
+        for n in (names[k:k + 1] if k is not None and 0 <= k < len(names) else names):
+            if n not in self.kernel.params:
+                self.kernel.params.append(n)
+        return Scalar(self._lane(c, idx, [ir.Param(n) for n in names]), self.note_type(t.element_type))
 
     def _any_all(self, fn, arg) -> Value:
         """any lane / every lane of a vector of comparisons, read lane by lane."""

@@ -42,6 +42,38 @@ class ClangMethods:
         self.kernel.buffers[bname] = ir.Buffer(bname, ir.PRIVATE, ty, size, size_bytes=size)
         return Pointer(bname, ir.PRIVATE, ty, ir.Const(0))
 
+    def address_passed(self, d) -> bool:
+        """Whether a local's address is an argument of a call of a function of the user's files
+        (`threadgroup_sum(&mean, ...)`, which may subscript it): such a local lives in memory."""
+        fn = d.semantic_parent
+        if fn is None:
+            return False
+        found = self.passed_addresses.get(fn.hash)
+        if found is None:
+            found = self.passed_addresses[fn.hash] = set()
+            for n in fn.walk_preorder():
+                if n.kind != CK.CALL_EXPR or self.user_function(n.referenced) is None:
+                    continue
+                for a in n.get_arguments():
+                    s = strip(a)
+                    kids = children(s) if s.kind == CK.UNARY_OPERATOR and unary_op(s) == "&" else []
+                    target = strip(kids[0]) if kids else None
+                    if target is not None and target.kind == CK.DECL_REF_EXPR and target.referenced is not None:
+                        found.add(target.referenced.hash)
+        return d.hash in found
+
+    def private_scalar(self, d, name: str, ty: str, init, span) -> list[ir.Stmt]:
+        """A scalar local whose address is passed on: a one-element private buffer, every use an
+        access of it (as a `__shared__` scalar is one of shared memory)."""
+        size = self.size(ty)
+        bname = self.fresh_var(name)
+        self.kernel.buffers[bname] = ir.Buffer(bname, ir.PRIVATE, ty, size, size_bytes=size)
+        ptr = Pointer(bname, ir.PRIVATE, ty, ir.Const(0))
+        self.scopes[-1][d.hash] = SharedScalar(ptr)
+        if init is None:
+            return []
+        return self.flush([self._access_stmt(ptr, True, self._convert(self.rvalue(init), ty), span)])
+
     def element_leaves(self, record, prefix: str = "", offset: int = 0):
         """(path, byte offset, type) of every scalar of a record, the elements of its array members
         one by one (`payload[2]`); vector members as one leaf."""

@@ -69,6 +69,48 @@ METAL_VECTOR_CTORS = {"_v" + f"{e}{n}"[2:]: f"{e}{n}" for e in (
 _VECTOR_CTOR = re.compile(r"\b(" + "|".join(sorted(METAL_VECTOR_CTORS.values(), key=len, reverse=True))
                           + r")(?=\s*\()")
 _CTOR_ALIAS = {t: a for a, t in METAL_VECTOR_CTORS.items()}
+# ... and a vector variable direct-initialised, `const int2 offsets(0, row);`: C++ gives an ext_vector no
+# constructor to call, so it is written `offsets = _nt2(0, row)` (a copy of the vector built by the
+# renamed constructor). Not a declaration of a function: `float4 f(float4 a);`, `int2 g();`.
+_VECTOR_DIRECT_INIT = re.compile(r"(?:(?<=[;{}])|^)(\s*(?:const\s+|constexpr\s+|thread\s+)*)(" +
+                                 "|".join(sorted(METAL_VECTOR_CTORS.values(), key=len, reverse=True)) +
+                                 r")(\s+)([A-Za-z_]\w*)(\s*)\(", re.MULTILINE)
+_PARAM_DECL = re.compile(r"^\s*(?:const\s+|thread\s+|device\s+|constant\s+|threadgroup\s+)*[A-Za-z_][\w:<>]*"
+                         r"(?:\s+|\s*[&*]+\s*)[A-Za-z_]\w*\s*(?:=[^,]*)?$")
+
+
+_CODE_BLOCK_AFTER = re.compile(r"(?:\)|\)\s*const|\belse|\bdo|[;{}:])\s*$")
+
+
+def _vector_direct_inits(text: str) -> str:
+    out, last = [], 0
+    stack: list[bool] = []   # for each open brace: whether it opens a block of statements
+    at = 0
+    for m in _VECTOR_DIRECT_INIT.finditer(text):
+        if m.start() < last:
+            continue
+        for i in range(at, m.start()):
+            if text[i] == "{":
+                stack.append(bool(_CODE_BLOCK_AFTER.search(text[max(0, i - 40):i])))
+            elif text[i] == "}" and stack:
+                stack.pop()
+        at = m.start()
+        if not stack or not stack[-1]:
+            continue   # a declaration at file, namespace or class scope: a function's, never a variable's
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+        args = text[m.end():j - 1]
+        after = text[j:j + 40].lstrip()[:1]
+        if depth or not args.strip() or after not in (";", ",") or \
+                any(_PARAM_DECL.match(a) for a in re.split(r",(?![^()]*\))", args)):
+            continue
+        out.append(text[last:m.end() - 1])
+        out.append(f"= {_CTOR_ALIAS[m.group(2)]}(")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 @dataclass
@@ -121,6 +163,7 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _INSTANCE_ATTRS.sub(lambda m: "template" + re.sub(r"[^\s\\]", " ", m.group(1)), text)
     out = _ATTR_LIST.sub(sub_list, out)   # first: `[[buffer(2), function_constant(f)]]` is a list
     out = _ATTR.sub(sub, out)
+    out = _vector_direct_inits(out)
     out = _VECTOR_CTOR.sub(lambda m: _CTOR_ALIAS[m.group(1)], out)
     out = _DEFAULTED_SPACE.sub(lambda m: re.sub(r"[^\s\\]", " ", m.group(0)), out)
     out = _method_spaces(out)
@@ -163,7 +206,9 @@ def _method_spaces(text: str) -> str:
             continue
         start = max(text.rfind(ch, 0, m.start()) for ch in ";{}") + 1
         decl = _COMMENT.sub(" ", text[start:m.start(2)])
-        sig = re.sub(r"\s*\bthread\b\s*", " ", " ".join(decl.split())).strip()
+        # (the address spaces in the return type too: `device T& operator[](size_t) device` repeats
+        # `thread T& operator[](size_t) thread`)
+        sig = re.sub(r"\s*\b(?:thread|device|constant|threadgroup)\b\s*", " ", " ".join(decl.split())).strip()
         key = (cls, sig)
         if key not in seen:
             seen.add(key)
@@ -204,10 +249,10 @@ def _member_end(text: str, at: int) -> int | None:
     return None
 
 
-def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Parsed:
+def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Parsed:
     """Parse one file; a header not found is a note, and an identifier the file never declares
     is declared (a missing macro: a symbolic parameter; a missing function: a function of its
-    arguments) on one more parse."""
+    arguments) on one more parse. `forced` (--include): files read before the file's first line."""
     ci = _cindex()
     depth = bracket_depth(text)
     if depth > MAX_BRACKET_DEPTH:
@@ -222,12 +267,16 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=()) -> Pa
     for name, value in macros:
         args.append(f"-D{name}={value}" if value != "" else f"-D{name}")
     args += ["-I", str(Path(filename).parent or ".")]
+    for f in forced:
+        args += ["-include", str(Path(f).resolve())]
     src = text
     extra: list[str] = []
     headers: list[tuple[str, str]] = []
     if lang == "metal":
         src, extra = metal_attributes(text)
-        for path, htext in _user_headers(text, filename, include_dirs):
+        # a forced include is read as an included header is, with the same renaming
+        seen_from = "".join(f'#include "{Path(f).resolve()}"\n' for f in forced) + text
+        for path, htext in _user_headers(seen_from, filename, include_dirs):
             new, defs = metal_attributes(htext)
             if new != htext:
                 headers.append((path, new))

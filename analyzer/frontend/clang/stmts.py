@@ -106,6 +106,8 @@ class ClangStmts:
             return self._if(c)
         if k == CK.FOR_STMT:
             return self._for(c)
+        if k == CK.CXX_FOR_RANGE_STMT:
+            return self._for_range(c)
         if k == CK.WHILE_STMT:
             cond_c, body_c = self._cond_and_body(c)
             self.scopes.append({})
@@ -338,6 +340,8 @@ class ClangStmts:
                 out = self.copy_into(local, init, span)
             self.scopes[-1][d.hash] = local
             return out
+        if self.address_passed(d) and self.size(ty):
+            return self.private_scalar(d, name, ty, init, span)
         ref = LocalRef(self.fresh_var(name), ty)
         out = []
         if init is not None:

@@ -95,6 +95,9 @@ class ClangStores:
                         raise Unsupported(t, f"vector component '.{field}'")
                     comps = self._components(val, len(lanes)) if len(lanes) > 1 else (self._scalar(val),)
                     return [ir.Assign(f"{base.name}.{i}", x, span) for i, x in zip(lanes, comps)]
+                stores = self.lane_stores(kids[0], field, val, span)
+                if stores is not None:
+                    return stores
                 if strip(kids[0]).kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.UNARY_OPERATOR, CK.MEMBER_REF_EXPR):
                     return self._store_lanes(t, self.place(strip(kids[0])), field, val, span)
         if k == CK.ARRAY_SUBSCRIPT_EXPR:
