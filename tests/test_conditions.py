@@ -202,4 +202,6 @@ def test_stores_of_one_unwritten_element_are_one_value():
     assert code == 0 and report["findings"] == []
     code, report, _ = run(str(FIX / "one_element_values.cu"))
     waw = [f for f in report["findings"] if f["rule"] == "write-after-write" and f["second"]["buffer"] == "g2"]
-    assert [(f["condition"], f["condition_exact"]) for f in waw] == [("P1 > 0 and blockDim.y >= 2", True)]
+    # (with the one-value facts in the projection, whose upper bracket may run out of ISL's budget:
+    # then said as a sufficient condition)
+    assert [f["condition"] for f in waw] == ["P1 > 0 and blockDim.y >= 2"]

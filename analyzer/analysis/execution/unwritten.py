@@ -52,14 +52,16 @@ class UnwrittenFacts:
         self._memo: dict = {}
         self.value_facts: frozenset[int] = frozenset()   # the last `refine_collision`'s facts for values
 
-    def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent, model, values: bool = False) -> list:
+    def facts(self, enc, loads: list, a: AccessEvent, b: AccessEvent, model, values: bool = False,
+              force: bool = False) -> list:
         """Facts about `loads` (Z3 applications of the query just built in `enc` for the pair a, b),
         with the side constraints their new terms need; [] when none is a load of a written buffer,
         or when `model` (the query's) already extends to one that satisfies them: no two loads of
         one element (and, but for global memory, one block) there read different values, so
         init(o) can be what they read. Most collisions are so, and cost no query.
         `values`: about the loads only the pair's stored values read (otherwise left out: they
-        cannot keep the accesses apart), for a query that asks the two values to differ."""
+        cannot keep the accesses apart), for a query that asks the two values to differ. `force`:
+        even where `model` extends (for a race's condition, which is over every model)."""
         if not self.writes:
             return []
         value_only = self._sites.value_only(a, b)
@@ -72,7 +74,7 @@ class UnwrittenFacts:
             e = self.events.get(int(sym.name[4:]))
             if e is not None and e.access.buffer in self.writes and not e.access.is_write:
                 picked.append((app, k, e.access))
-        if not picked or self._extends(model, picked, enc):
+        if not picked or (not force and self._extends(model, picked, enc)):
             return []
         key = (id(enc), tuple(app.get_id() for app, _, _ in picked))
         hit = self._memo.get(key)
@@ -135,6 +137,11 @@ class UnwrittenFacts:
         again = self.refine(checker, exact, kept[1], loads, a, b, kept[0], out, detail, values=True)
         if again is None:
             return SAME_VALUE
+        if len(again[1]) == len(kept[1]) and detail:
+            # The witness needed none; the race's condition, over every launch, states them all
+            # the same (else it takes in launches where the two values are one).
+            facts = self.facts(checker.exact, loads, a, b, again[0].model(), values=True, force=True)
+            again = (again[0], again[1] + facts)
         # A race's condition is projected with these facts where ISL can, else without them (their
         # writer threads can run the projection past its budget: row_merge's write-write).
         core = {c.get_id() for c in exact + kept[1]}   # (side constraints the facts share with the query)
