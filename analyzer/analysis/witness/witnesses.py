@@ -375,11 +375,9 @@ class WitnessSearch:
         # before: an outer loop's iteration weighs 2**(loops inside it), the least a replay costs.
         iters = list(enc.iter_vars.values())
         weight = self._iteration_weight(a, b)
-        if weight is not None:
-            wishes.append([weight <= 2])
-            wishes.append([weight <= 64])
-        wishes.append([v <= 1 for v in iters])
-        wishes.append([v <= 3 for v in iters])
+        iteration_wishes = ([[weight <= 2], [weight <= 64]] if weight is not None else []) + \
+            [[v <= 1 for v in iters], [v <= 3 for v in iters]]
+        wishes += iteration_wishes
         wishes.append([z3.And(v >= 0, v <= 16) for v in small])
         wishes.append([z3.And(v >= 0, v <= 4096) for v in small])
         # Each thread's own values (atomic results, ...) near 0: counters that start small.
@@ -391,8 +389,12 @@ class WitnessSearch:
         # here made a loaded machine turn a data-dependent warning into an error.)
         solver.set("timeout", self._clock(self.clock_ms))
         solver.set("rlimit", max(self.rlimit // 10, 200_000))
+        # The wishes a replay needs (C's defined operations, early iterations: a replay runs both
+        # threads up to the witness) are asked even after another wish ran out of budget.
+        replay = {id(wishes[0])} | {id(w) for w in iteration_wishes}
+        spent = False
         for wish in wishes:
-            if not wish:
+            if not wish or (spent and id(wish) not in replay):
                 continue
             if holds(wish):
                 solver.add(*wish)
@@ -409,8 +411,9 @@ class WitnessSearch:
                 if res == z3.unknown:
                     # Past its budget with this wish, the solver rarely meets the narrower ones
                     # after it, and each costs a budget: the witness stays as readable as it is
-                    # (ncnn's gemm_sg, ~20 collisions between workgroups: a third of its time).
-                    break
+                    # (ncnn's gemm_sg, ~20 collisions between workgroups: a third of its time),
+                    # but for the wishes a replay needs.
+                    spent = True
         return model, frozenset(warps)
 
     def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:

@@ -175,6 +175,9 @@ def render(text: str, filename: str, macros, include_dirs) -> tuple[str, str, tu
         except TemplateSyntaxError as exc:
             raise KernelraceError(f"{exc.filename or filename}:{exc.lineno or 1}:1: template syntax error: "
                                   f"{exc.message}") from None
+        except RecursionError:
+            # Jinja's parser recurses per nesting level: a mutant with thousands of open brackets.
+            raise KernelraceError(f"{filename}:1:1: the template nests too deeply to read") from None
         taken = needed & set(given)
         try:
             text = env.from_string(text).render({n: _value(given[n]) for n in taken})
