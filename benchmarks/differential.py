@@ -1240,6 +1240,11 @@ def run_kernelrace(subject: Subject, defines: dict, kernel_timeout: float, resul
     except HardTimeout as exc:
         result.status, result.message = "timeout", str(exc)
     except Exception as exc:  # a crash of the code under test is a finding of this harness
+        if f"{HardTimeout.__name__}: " in str(exc):
+            # The alarm went off inside a ctypes call into Z3, which wraps what a callback (the
+            # signal handler) raises in its own ArgumentError: the timeout still.
+            result.status, result.message = "timeout", str(exc).rsplit(": ", 1)[-1]
+            return None
         where = traceback.extract_tb(exc.__traceback__)[-1]
         result.status = "crashed"
         result.message = f"{type(exc).__name__} at {Path(where.filename).name}:{where.lineno}: {exc}"

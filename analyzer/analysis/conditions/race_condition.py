@@ -126,7 +126,7 @@ def condition_query(enc, constraints: list, model, optional=()) -> ConditionQuer
 
 
 def _names(e, memo: dict) -> frozenset:
-    """The uninterpreted constants of a Z3 term (a function application counts as `()`), through
+    """The uninterpreted constants of a Z3 term (an application of `f` counts as `f()`), through
     Z3's C API (z3py wraps every node it visits), remembered by node id in `memo`."""
     core = z3.z3core
     ref = e.ctx.ref()
@@ -149,7 +149,8 @@ def _names(e, memo: dict) -> frozenset:
         d = core.Z3_get_app_decl(ref, x)
         own: frozenset = frozenset()
         if core.Z3_get_decl_kind(ref, d) == z3.Z3_OP_UNINTERPRETED:
-            own = frozenset({core.Z3_get_symbol_string(ref, core.Z3_get_decl_name(ref, d)) if not n else "()"})
+            name = core.Z3_get_symbol_string(ref, core.Z3_get_decl_name(ref, d))
+            own = frozenset({name if not n else name + "()"})
         memo[i] = own.union(*(memo[core.Z3_get_ast_id(ref, c)] for c in kids))
     return memo[e.get_id()]
 
@@ -228,7 +229,34 @@ def _bracket(ctx, constraints, domain, params, atoms) -> tuple[isl.Set, isl.Set 
     return low, up, D
 
 
+def _touching(constraints: list, params: list[str], memo: dict) -> list:
+    """The constraints linked to a parameter through the values (and uninterpreted functions)
+    they share. The others, a part of a satisfiable query that names no parameter, hold for some
+    values whatever the parameters are: leaving them out changes no projection. They are most of a
+    query where the encoder states lemmas about constants (a power's digits, a radix)."""
+    wanted = set(params)
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    own = [sorted(_names(c, memo) - wanted) for c in constraints]
+    for names in own:
+        for n in names[1:]:
+            parent[root(n)] = root(names[0])
+    linked = {root(n) for c, names in zip(constraints, own) if _names(c, memo) & wanted for n in names}
+    return [c for c, names in zip(constraints, own)
+            if _names(c, memo) & wanted or any(root(n) in linked for n in names)]
+
+
 def _projected(queries, params, names) -> Condition:
+    # Every query is satisfiable (the race's own, or one of its order groups'), so a part of it
+    # that names no parameter may go (`_touching`).
+    memo: dict[int, frozenset] = {}
+    queries = [(_touching(c, params, memo), _touching(d, params, memo)) for c, d in queries]
     ctx = isl.Context()
     ctx.set_max_operations(ISL_OPERATIONS)
     atoms: dict[str, str] = {}     # shared: a product of parameters is one ISL parameter in all

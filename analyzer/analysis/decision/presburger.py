@@ -43,7 +43,7 @@ class Translation:
         self.vars: dict[str, str] = {}          # Z3 name -> ISL existential
         self.fresh = 0
         self.side: list[str] = []                # constraints the existentials introduced carry
-        self.memo: dict[int, str] = {}
+        self.memo: dict = {}     # Z3 id (or a tagged key) -> what it translated to
         self.apps: dict[str, list[tuple[list[str], str]]] = {}
         self.products: list[tuple[str, str, str, int]] = []   # (x, p, m, id of p)
         self.atoms = atoms       # printed product of parameters -> ISL parameter
@@ -153,6 +153,22 @@ class Translation:
     # ---- booleans ----
 
     def boolean(self, e, negate: bool = False) -> str:
+        # Memoised like `term`: the encoder shares subterms, and a Boolean `=` or `If` reads its
+        # operands twice, so an unmemoised walk is exponential in their nesting.
+        key = ("b", e.get_id(), negate)
+        hit = self.memo.get(key)
+        if hit is None:
+            self._using.append(set())
+            try:
+                text = self._boolean(e, negate)
+            finally:
+                used = self._using.pop()
+            hit = self.memo[key] = (text, frozenset(used))
+        if self._using:
+            self._using[-1] |= hit[1]
+        return hit[0]
+
+    def _boolean(self, e, negate: bool) -> str:
         if z3.is_true(e):
             return "false" if negate else "true"
         if z3.is_false(e):
@@ -189,8 +205,14 @@ class Translation:
             return self._compare(ops[k][1 if negate else 0], *kids)
         raise NotPresburger(f"boolean {e.decl().name() if z3.is_app(e) else e}")
 
+    def _folded(self, e) -> int | None:
+        key = ("f", e.get_id())
+        if key not in self.memo:
+            self.memo[key] = _fold(e)
+        return self.memo[key]
+
     def _compare(self, op: str, a, b) -> str:
-        ca, cb = _fold(a), _fold(b)
+        ca, cb = self._folded(a), self._folded(b)
         if ca is not None and cb is not None:   # `1 != 0`: no disjunction for a constant
             holds = {"=": ca == cb, "!=": ca != cb, "<": ca < cb, "<=": ca <= cb, ">": ca > cb, ">=": ca >= cb}[op]
             return "true" if holds else "false"
@@ -240,7 +262,7 @@ class Translation:
             return f"-({self.term(kids[0])})"
         if k == z3.Z3_OP_MUL:
             # Constant factors (`t.z*32*4` has the product 32*4 as one) multiply out.
-            folded = [_fold(c) for c in kids]
+            folded = [self._folded(c) for c in kids]
             rest = [c for c, f in zip(kids, folded) if f is None]
             factor = 1
             for f in folded:
@@ -251,7 +273,7 @@ class Translation:
             return f"{factor} * ({out})" if factor != 1 else out
         if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD):
             a, b = kids
-            c = _fold(b)
+            c = self._folded(b)
             if not c:
                 raise NotPresburger("division by a value")
             x = self.term(a)
