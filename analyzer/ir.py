@@ -410,6 +410,12 @@ def _plain_writes(kernel: "Kernel") -> set[str]:
 
 
 @per_kernel
+def atomic_sites(kernel: "Kernel") -> frozenset[int]:
+    """The ids of the kernel's atomic access sites (every solver encoder of a kernel asks)."""
+    return frozenset(acc.id for acc in accesses(kernel.body) if acc.atomic)
+
+
+@per_kernel
 def _atomic_writes(kernel: "Kernel") -> dict[str, set[str]]:
     ops: dict[str, set[str]] = {}
     for acc in accesses(kernel.body):

@@ -90,7 +90,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         self.iter_vars: dict[tuple[int, int], object] = {}
         self.loads: dict[int, tuple[Sym, int]] = {}   # Z3 id of a loaded value -> its term, thread
         self.own_values: dict[int, object] = {}   # Z3 id -> a thread's own value (an atomic's result, ...)
-        self.atomic_sites = {acc.id for acc in ir.accesses(kernel.body) if acc.atomic}
+        self.atomic_sites = ir.atomic_sites(kernel)
         self._remainders: dict[int, tuple] = {}       # Z3 id of a remainder c*s + m -> (it, s, m, c)
         self._signs: dict[int, tuple[object, bool]] = {}   # id of a term -> (it, never negative)
         self._flat: dict[int, tuple[object, bool]] = {}    # id of a term -> (it, no quotient inside)

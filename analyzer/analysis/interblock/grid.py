@@ -68,27 +68,35 @@ def thread_dims_read(kernel: ir.Kernel) -> frozenset[str]:
 def _builtins_named(kernel: ir.Kernel) -> frozenset[str]:
     """Every builtin the kernel names: in its statements (loops' initialisers included), the
     addresses of its accesses and its stated assumptions. Naming one is reading it."""
+    # The assumptions are looked at each time: they are added to a kernel in place.
+    out = set(_body_builtins(kernel))
+    seen: set[int] = set()
+    for _, e in kernel.assumptions:
+        _visit(e, out, seen)
+    return frozenset(out)
+
+
+@ir.per_kernel
+def _body_builtins(kernel: ir.Kernel) -> frozenset[str]:
     out: set[str] = set()
     seen: set[int] = set()
-
-    def visit(e) -> None:
-        if id(e) in seen:
-            return
-        seen.add(id(e))
-        if isinstance(e, ir.Builtin):
-            out.add(e.name)
-            return
-        if isinstance(e, ir.Read):
-            visit(e.access.offset)
-        for x in ir.operands(e):
-            visit(x)
-
     for s in _all_stmts(kernel.body):
         for e in _exprs(s):
-            visit(e)
-    for _, e in kernel.assumptions:
-        visit(e)
+            _visit(e, out, seen)
     return frozenset(out)
+
+
+def _visit(e, out: set, seen: set) -> None:
+    if id(e) in seen:
+        return
+    seen.add(id(e))
+    if isinstance(e, ir.Builtin):
+        out.add(e.name)
+        return
+    if isinstance(e, ir.Read):
+        _visit(e.access.offset, out, seen)
+    for x in ir.operands(e):
+        _visit(x, out, seen)
 
 
 def _all_stmts(body):
