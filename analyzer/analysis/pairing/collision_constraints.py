@@ -296,9 +296,14 @@ class CollisionConstraints:
 
     def _radix_lemmas(self, x1, x2, w1: int, w2: int) -> list:
         """radix_lemmas.lemmas, their ids remembered: a race's condition leaves them out."""
-        out = radix_lemmas.lemmas(x1, x2, w1, w2)
-        self._cache.setdefault("radix lemmas", set()).update(c.get_id() for c in out)
-        return out
+        # Remembered per pair of indices (held with the lemmas, so their ids stay theirs): the
+        # pair's order groups and refinements ask again, and splitting walks the terms in Z3's API.
+        key = ("radix", id(self.enc), x1.get_id(), x2.get_id(), w1, w2)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = (x1, x2, radix_lemmas.lemmas(x1, x2, w1, w2))
+            self._cache.setdefault("radix lemmas", set()).update(c.get_id() for c in hit[2])
+        return list(hit[2])
 
     def _precedes(self, x: AccessEvent, y: AccessEvent, px, py, swap: bool = False):
         """x's instance comes before y's in one thread's order: lexicographic on shared loops."""

@@ -126,6 +126,8 @@ def _launch_candidates(lowering):
         for m in _DEFINE.finditer(text_of(name) or b""):
             if any(w in m.group(2) for w in _LAUNCH_WORDS):
                 words.add(m.group(1))
+    if not any(w in text for text in texts.values() if text for w in words):
+        return    # no file of the unit spells a launch: its cursors need no walk at all
     stack = list(lowering.parsed.tu.cursor.get_children())
     while stack:
         c = stack.pop()
