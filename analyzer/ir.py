@@ -87,6 +87,10 @@ class Call:
     """A pure function the analysis does not interpret (float math, conversions, ...)."""
     fn: str
     args: tuple["Expr", ...]
+    # A conversion whose argument has an integer type in the source (`(float)n` of an `int n`):
+    # the float holds that integer where it is exact (integral_floats.py). The IR's own nodes do
+    # not say so of a parameter or a variable: `(float)d` of a `double d` is no integer.
+    int_arg: bool = False
 
 
 @dataclass(frozen=True)

@@ -742,6 +742,7 @@ class ThreadRun:
         self.iters: tuple = ()
         self.steps = 0
         self.seq = 0
+        self.own_writes: dict = {}   # (buffer, element, phase) -> this thread's writes to it so far
         self.sizes = dict(kernel.shared)
 
     def expr(self, e: Expr) -> int:
@@ -769,7 +770,10 @@ class ThreadRun:
         self.seq += 1
         if self.until is not None and self.until(self.out[-1]):
             raise Reached
-        return ("load", buffer, element, phase)
+        key = (buffer, element, phase)
+        if write:
+            self.own_writes[key] = self.own_writes.get(key, 0) + 1
+        return ("load", buffer, element, phase, self.own_writes.get(key, 0))
 
     def value(self, v: Value, path: tuple) -> object:
         if isinstance(v, IntValue):
@@ -864,14 +868,16 @@ def versions(accesses: list[Access]) -> dict:
 
 
 def normalise_loads(a: Access, writes: dict) -> Access:
-    """A loaded value is named by the element and how many writes to it precede its barrier
-    interval: two loads of an element nobody wrote in between load the same value."""
+    """A loaded value is named by the element, how many writes to it precede its barrier interval,
+    and how many of its own thread's writes to it precede it within the interval: what a race-free
+    read sees (the analysis's reading too: another thread's write in the same interval is a race
+    of its own, on the read). Two loads of an element nobody wrote in between load the same value."""
     def term(v):
         if not isinstance(v, tuple):
             return v
         if v[0] == "load":
-            _, buffer, element, phase = v
-            return ("load", buffer, element, bisect.bisect_left(writes.get((buffer, element), []), phase))
+            _, buffer, element, phase, own = v
+            return ("load", buffer, element, bisect.bisect_left(writes.get((buffer, element), []), phase), own)
         return v[:1] + tuple(sorted((term(x) for x in v[1:]), key=repr))
     return Access(a.thread, a.path, a.write, a.buffer, a.element, term(a.value), a.phase, a.epoch, a.iters, a.seq)
 

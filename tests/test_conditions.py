@@ -195,6 +195,16 @@ def test_divergent_barrier_names_the_branch_not_a_stated_fact(frontend):
     assert w["reaching_thread"] != w["skipping_thread"]
 
 
+def test_a_converted_integer_parameter_is_its_integer():
+    """`(float)p` of an `int p` holds p (integral_floats.py, `ir.Call.int_arg`): against `0.0f` the
+    stores differ only where p != 0; `(float)scale` of a `double scale` holds no integer."""
+    code, report, _ = run(str(FIX / "converted_parameter.cu"))
+    conditions = {(f["second"]["buffer"], f["condition"]) for f in report["findings"] if f["rule"] == "write-after-write"}
+    assert ("g", "p < 0 and 2 * p > -blockDim.z") in conditions
+    assert not any(b == "g" and "p <= 0" in c for b, c in conditions)
+    assert any(b == "h" and "p <= 0" in c for b, c in conditions)   # p == 0 included
+
+
 def test_stores_of_one_unwritten_element_are_one_value():
     """The loads that only feed the stored values get the one-value facts too (unwritten.py): with
     one row of threads, no write reaches the element they load (it was 'races when P1 >= 2')."""

@@ -185,6 +185,14 @@ def test_oracle_loads_of_an_unwritten_element_are_one_value():
     assert not dt.oracle(k, {}, "cuda").racy
 
 
+def test_oracle_a_load_sees_its_own_threads_earlier_write():
+    # for (r = 0; r < 2; r++) { b[0] = a[64]; a[64] = 1.0f; }: a thread's second iteration loads
+    # the 1.0 it wrote, another thread's first loads what a[64] held, and b[0] gets both.
+    body = (For("r", Const(0), Const(2), Const(1), (Store("b", Const(0), Load(A, Const(64))),
+                                                    Store(A, Const(64), FConst(1.0)))),)
+    assert "b" in dt.oracle(Kernel((64, 1, 1), (), (A, "b"), (), body), {}, "cuda").racy
+
+
 def test_oracle_c_arithmetic_and_undefined_kernels():
     assert dt.c_div(7, 2) == 3 and dt.c_div(-7, 2) == -3
     with pytest.raises(dt.IllDefined):      # GLSL's % of a negative value is not C's

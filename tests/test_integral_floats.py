@@ -79,3 +79,14 @@ def test_a_negative_zero_is_not_claimed_equal_to_zero():
     s = ir.Call("f+", (ir.Call("cvt:float", (TID,)), ir.Call("cvt:float", (ir.BinOp("-", ir.Const(0), TID),))))
     small = z3.And(x >= 0, x < 1024)
     assert _valid(z3.Implies(small, integral_floats.same_value(enc, s, ir.Call("cvt:float", (ir.Const(0),)), 1, 2)))
+
+
+def test_a_conversion_the_front_end_says_is_of_an_integer_has_its_shadow():
+    class Params(_Enc):
+        def term(self, t, k):
+            return z3.Int(t.name) if isinstance(t, ir.Param) else super().term(t, k)
+    n = ir.Call("cvt:float", (ir.Param("n"),), int_arg=True)     # (float)n of an `int n`
+    same = integral_floats.same_value(Params(), n, fconst("float32", 0.0), 1, 2)
+    assert _valid(z3.Implies(z3.Int("n") == 0, same)) and _valid(z3.Implies(z3.Int("n") == 1, z3.Not(same)))
+    spirv = ir.Call("OpConvertSToF", (ir.Param("n"),))           # SPIR-V says so by its opcode
+    assert integral_floats.same_value(Params(), spirv, fconst("float32", 0.0), 1, 2) is not None

@@ -207,7 +207,7 @@ class ExprLowering:
         if isinstance(e, ir.Call) and e.fn.startswith("fcmp"):
             src = "bool"   # a comparison of floats is a truth value: `(bool)(a < b)` is the comparison
         if self._is_float(ty) != self._is_float(src) or (self._is_float(ty) and ty != src):
-            return Scalar(ir.Call("cvt:" + ty, (e,)), ty)
+            return Scalar(ir.Call("cvt:" + ty, (e,), int_arg=self._is_float(ty) and not self._is_float(src)), ty)
         return Scalar(e, ty)
 
     def expr_construct(self, node):

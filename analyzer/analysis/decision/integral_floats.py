@@ -34,6 +34,7 @@ from analyzer.dynamic.values import BF16, F16, F32, F64, kind_of
 EXACT = {F32: 2 ** 24, F16: 2 ** 11, BF16: 2 ** 8, F64: 2 ** 53}
 ARITHMETIC = {"f+": lambda a, b: a + b, "f-": lambda a, b: a - b, "f*": lambda a, b: a * b}
 INTEGER_VALUED = (ir.Const, ir.Builtin, ir.BinOp, ir.UnOp)   # the IR's integer-valued nodes
+FROM_INTEGER = ("OpConvertSToF", "OpConvertUToF")   # SPIR-V's conversions of integers
 MAX_NODES = 64    # a shadow larger than this is left out: values are rarely built of more
 
 
@@ -62,7 +63,7 @@ def _shadow(enc, t, k: int, budget: list):
         return z3.IntVal(value), kind, [], z3.BoolVal(value == 0 and bytes.fromhex(bits)[-1] & 0x80 != 0)
     if fn.startswith("cvt:") and len(t.args) == 1:
         kind = kind_of(fn[4:])
-        if kind not in EXACT or not isinstance(t.args[0], INTEGER_VALUED):
+        if kind not in EXACT or not (t.int_arg or t.fn in FROM_INTEGER or isinstance(t.args[0], INTEGER_VALUED)):
             return None
         x = as_int(enc.term(t.args[0], k))
         return x, kind, _in_range(x, kind), z3.BoolVal(False)

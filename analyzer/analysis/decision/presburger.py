@@ -155,12 +155,16 @@ class Translation:
     def boolean(self, e, negate: bool = False) -> str:
         # Memoised like `term`: the encoder shares subterms, and a Boolean `=` or `If` reads its
         # operands twice, so an unmemoised walk is exponential in their nesting.
-        key = ("b", e.get_id(), negate)
+        return self._memoised(("b", e.get_id(), negate), lambda: self._boolean(e, negate))
+
+    def _memoised(self, key, translate) -> str:
+        """translate()'s text, once per key, with what it introduced (`_using`) remembered and
+        passed on to the term being translated around it."""
         hit = self.memo.get(key)
         if hit is None:
             self._using.append(set())
             try:
-                text = self._boolean(e, negate)
+                text = translate()
             finally:
                 used = self._using.pop()
             hit = self.memo[key] = (text, frozenset(used))
@@ -224,18 +228,7 @@ class Translation:
     # ---- integer terms ----
 
     def term(self, e) -> str:
-        key = e.get_id()
-        hit = self.memo.get(key)
-        if hit is None:
-            self._using.append(set())
-            try:
-                text = self._term(e)
-            finally:
-                used = self._using.pop()
-            hit = self.memo[key] = (text, frozenset(used))
-        if self._using:
-            self._using[-1] |= hit[1]
-        return hit[0]
+        return self._memoised(e.get_id(), lambda: self._term(e))
 
     def _term(self, e) -> str:
         if z3.is_int_value(e):

@@ -12,6 +12,8 @@ uniform, which is what keeps TVM's `while (1)` tile loops from looking divergent
 
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 from dataclasses import dataclass, field
 
@@ -129,7 +131,7 @@ class SymbolicExecutor(AtomicOrder):
         if isinstance(e, ir.Call):
             if (name := folded(e, self.kernel.lang)) is not None:
                 return ir.Call(name, ())
-            return ir.Call(e.fn, tuple(self.term(a, st) for a in e.args))
+            return dataclasses.replace(e, args=tuple(self.term(a, st) for a in e.args))
         if isinstance(e, ir.Read):
             return self.read(e.access, st)
         if isinstance(e, ir.Opaque):

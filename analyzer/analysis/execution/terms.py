@@ -3,6 +3,8 @@ folding, a loop's first iteration, private cells' keys."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from analyzer import ir
 from analyzer.analysis.decision import division_forms
 from analyzer.analysis.execution.sym import Iter, Sym
@@ -46,7 +48,7 @@ def at_first_iteration(intern, t, lid: int, memo: dict):
     elif isinstance(t, ir.Call | Sym):
         args = tuple(at_first_iteration(intern, x, lid, memo) for x in t.args)
         out = t if all(p is q for p, q in zip(args, t.args)) else intern(
-            ir.Call(t.fn, args) if isinstance(t, ir.Call) else
+            dataclasses.replace(t, args=args) if isinstance(t, ir.Call) else
             Sym(t.name, t.uniform, args, t.lower, tuple((r, at_first_iteration(intern, x, lid, memo)) for r, x in t.after)))
     else:
         out = t
@@ -79,7 +81,7 @@ def _intern(table: dict, t):
     elif isinstance(t, ir.Select):
         key = (ir.Select, id(t.cond), id(t.a), id(t.b))
     elif isinstance(t, ir.Call):
-        key = (ir.Call, t.fn, *map(id, t.args))
+        key = (ir.Call, t.fn, t.int_arg, *map(id, t.args))
     elif isinstance(t, Iter):
         key = (Iter, t.loop)
     else:

@@ -266,7 +266,7 @@ def _substitute(e, defs: dict):
     if isinstance(e, ir.Select):
         return ir.Select(_substitute(e.cond, defs), _substitute(e.a, defs), _substitute(e.b, defs))
     if isinstance(e, ir.Call):
-        return ir.Call(e.fn, tuple(_substitute(a, defs) for a in e.args))
+        return dataclasses.replace(e, args=tuple(_substitute(a, defs) for a in e.args))
     if isinstance(e, ir.Read):
         off = _substitute(e.access.offset, defs)
         return e if off is e.access.offset else ir.Read(dataclasses.replace(e.access, offset=off))

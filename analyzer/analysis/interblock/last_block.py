@@ -40,6 +40,8 @@ about (loads, tickets), so a witness still replays.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import z3
@@ -258,7 +260,7 @@ class LastBlock:
             return None if any(p is None for p in parts) else ir.Select(*parts)
         if isinstance(t, ir.Call):
             args = [self._lead_value(a, site) for a in t.args]
-            return None if any(a is None for a in args) else ir.Call(t.fn, tuple(args))
+            return None if any(a is None for a in args) else dataclasses.replace(t, args=tuple(args))
         return None
 
     # ----- the facts of one query -----

@@ -32,6 +32,8 @@ c tiles later) is walk_plan.py's: there the batches are fixed in advance.
 
 from __future__ import annotations
 
+import dataclasses
+
 import z3
 
 from analyzer import ir
@@ -153,7 +155,7 @@ class WalkProgram:
         if isinstance(e, ir.Call):
             if (name := folded(e, self.lang)) is not None:
                 return ir.Call(name, ())
-            return ir.Call(e.fn, tuple(self._term(a, env) for a in e.args))
+            return dataclasses.replace(e, args=tuple(self._term(a, env) for a in e.args))
         raise _Unfit(type(e).__name__)
 
 

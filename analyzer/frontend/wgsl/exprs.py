@@ -409,7 +409,7 @@ class ExprLowering:
             return x
         if dst.name == "bool" and not src.is_float:
             return ir.BinOp("!=", x, ir.Const(0))
-        return ir.Call(f"{dst.name}", (x,))
+        return ir.Call(f"{dst.name}", (x,), int_arg=dst.is_float and not src.is_float)
 
     # ----- atomics, uniform loads -----
     def atomic(self, fn: str, args: list, node):
