@@ -148,6 +148,11 @@ class ClangExprs:
     def _decl_ref(self, c) -> Value:
         ref = c.referenced
         name = c.spelling
+        if not name and ref is None:
+            kids = children(c)
+            if len(kids) == 1 and kids[0].kind.is_expression():
+                # a template's non-type parameter in an instantiated body: the argument it stands for
+                return self.value(kids[0])
         if ref is not None:
             key = ref.hash
             for scope in reversed(self.scopes):

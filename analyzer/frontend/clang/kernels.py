@@ -21,8 +21,8 @@ from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.conversions import ClangConversions
-from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
-                                             span_of, strip, type_name)
+from analyzer.frontend.clang.cursors import (CK, SCALAR_KINDS, TK, Source, canonical, children, is_pointer, is_vector,
+                                             size_of_type, space_of, span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
@@ -31,7 +31,7 @@ from analyzer.frontend.clang.launches import explicit_instances, host_launches, 
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.ranges import ClangRanges
-from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
+from analyzer.frontend.clang.reader import INCLUDE, INSTANCE_MARKER, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
@@ -65,12 +65,14 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.records: dict[str, object] = {}
         self.template_values: dict = {}
         self.template_types: dict = {}
+        self.instantiated = False
         self.kernels: list = []
         self.globals: list = []
         self.function_extents: list[tuple[int, int]] = []   # the main file's functions (and methods)
         self.record_extents: list = []   # the main file's structs and classes: (start, end, cursor)
         self.broken_records: dict = {}   # hash -> name: those clang reported an error in, outside their methods
         self._uses_checked: set = set()
+        self.instances: dict = {}   # a Metal template's hash -> the specializations the file instantiates
         self._collect(parsed.tu.cursor)
 
     # ---------- the file ----------
@@ -108,10 +110,26 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                     self.record_extents.append((c.extent.start.offset, c.extent.end.offset, c))
                 stack.extend(reversed([m for m in children(c) if m.kind in _FUNCTIONS and m.kind != CK.FUNCTION_DECL]))
                 continue
-            if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
+            if k == CK.STATIC_ASSERT and self.lang == "metal":
+                self._instance_marker(c)
+            elif k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
                 self.kernels.append(c)
             elif k == CK.VAR_DECL:
                 self.globals.append(c)
+
+    def _instance_marker(self, c) -> None:
+        """`static_assert(__kr_instance(&k<float, 4>))`, written after an explicit instantiation
+        (reader.instance_markers): the specialization clang instantiated, kept under its template."""
+        call = next((n for n in c.walk_preorder() if n.kind == CK.CALL_EXPR and n.spelling == INSTANCE_MARKER), None)
+        ref = next((n for n in call.walk_preorder() if n.kind == CK.DECL_REF_EXPR and n.referenced is not None and
+                    n.referenced.kind == CK.FUNCTION_DECL and n.spelling != INSTANCE_MARKER), None) if call else None
+        spec = ref.referenced if ref is not None else None
+        template = spec.specialized_template if spec is not None else None
+        if template is None or not spec.is_definition():
+            return
+        self.instances.setdefault(template.hash, [])
+        if all(s.hash != spec.hash for s in self.instances[template.hash]):
+            self.instances[template.hash].append(spec)
 
     def _is_kernel(self, c) -> bool:
         if self.lang == "cuda":
@@ -128,11 +146,13 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
+            specs = self.instances.get(k.hash, []) if tparams else []
             found = [tuple(x.targs) for x in launches.get(k.hash, [])] + explicit_instances(self, k) if tparams else []
-            instances = list(dict.fromkeys(found)) if found else [None]
-            for targs in instances:
+            instances = [(s, [], instance_arguments(s)) for s in specs] or \
+                [(k, tparams, targs) for targs in (list(dict.fromkeys(found)) if found else [None])]
+            for fn, tps, targs in instances:
                 try:
-                    kernel = self.lower_kernel(k, tparams, targs)
+                    kernel = self._lower_instance(k, tparams, fn, tps, targs)
                     out.extend(_under_launches(kernel, [x for x in launches.get(k.hash, [])
                                                         if targs is None or tuple(x.targs) == targs]))
                 except Unsupported as exc:
@@ -147,6 +167,24 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                                                              f"({type(exc).__name__})")
                     out.append(self.kernel)
         return out
+
+    def _lower_instance(self, template, tparams, fn, tps, targs) -> ir.Kernel:
+        """A kernel, or one instantiation of a kernel template. A specialization in which clang
+        reports an error (our reading of Metal as C++ refuses what Metal allows: a copy between
+        address spaces of a class with a constructor) is read as the template's pattern under its
+        arguments, as a template no instantiation names is; so is one whose body holds a construct
+        the lowering does not read (the pattern, where types are left open, may read it)."""
+        try:
+            return self.lower_kernel(fn, tps, targs)
+        except Unsupported as exc:
+            if fn is template:
+                raise
+            failed, reason = self.kernel, exc
+        try:
+            return self.lower_kernel(template, tparams, targs)
+        except Unsupported:
+            self.kernel = failed   # (the instantiation's own reason is the one reported)
+            raise reason from None
 
     def span(self, c) -> ir.Span:
         if c is None:
@@ -237,6 +275,8 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             return
         for file, offset, line, col, msg, instance in self.parsed.placed:
             if file == start.file.name and start.offset <= offset <= end.offset:
+                if self.instantiated and instance and not same_instance(instance, self.kernel.name):
+                    continue   # an error in another instantiation of the same template
                 if self.pattern is not None and (instance.startswith(self.pattern + "<") or (
                         fn.kind == CK.FUNCTION_TEMPLATE and re.match(rf"(?:.*::)?{re.escape(fn.spelling)}<", instance))):
                     # an error in one instantiation of the kernel template, or of a helper template, both
@@ -293,6 +333,9 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.return_var = None
         self.return_struct = None
         self.template_values, self.template_types = {}, {}
+        # a specialization clang instantiated (reader.instance_markers): its body and its callees' are
+        # clang's instantiations, types and constants resolved
+        self.instantiated = fn.kind == CK.FUNCTION_DECL and fn.specialized_template is not None
         self.async_copies = {"spans": [], "waits": False}
         self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):
@@ -387,14 +430,19 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             lanes = tuple(f"{name}.{'xyzw'[i] if shape[1] <= 4 else f's{i:x}'}" for i in range(shape[1]))
             for lane in lanes:
                 self.kernel.params.append(lane)
-                if shape[0] in UNSIGNED_RANGES:
-                    self.kernel.param_ranges[lane] = UNSIGNED_RANGES[shape[0]]
+                self.param_range(lane, shape[0])
             self.scopes[0][p.hash] = Vector(tuple(ir.Param(lane) for lane in lanes), ty)
             return
         self.kernel.params.append(name)
         self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
-        if ty in UNSIGNED_RANGES:
-            self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty]
+        self.param_range(name, ty)
+
+    def param_range(self, name: str, ty: str) -> None:
+        """The values a parameter of a type can hold: an unsigned integer's, a bool's 0 and 1 (a
+        wider reading lets two threads take values no host can pass: false alarms)."""
+        rng = (0, 1) if ty == "bool" else UNSIGNED_RANGES.get(ty)
+        if rng is not None:
+            self.kernel.param_ranges[name] = rng
 
     def _pointer_fields(self, name, t) -> None:
         decl = t.get_declaration()
@@ -424,8 +472,12 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             # a vector member of a constant argument (`s.size.x`): one parameter a lane
             names = [self._field_param(base, f"{field}_{d}") for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
                 [self._field_param(base, f"{field}_{i}") for i in range(shape[1])]
+            for n in names:
+                self.param_range(n, shape[0])
             return Vector(tuple(ir.Param(n) for n in names), ty)
-        return Scalar(ir.Param(self._field_param(base, field)), ty)
+        name = self._field_param(base, field)
+        self.param_range(name, ty)   # a member of a struct argument: its type's values too
+        return Scalar(ir.Param(name), ty)
 
     def _field_param(self, base: ParamStruct, field: str) -> str:
         """The parameter a scalar member of a struct argument is: `p.n` (two arguments' members, or a
@@ -476,6 +528,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             if inner.kind != TK.RECORD:
                 ty = self.note_type(inner)
                 self.kernel.params.append(name)
+                self.param_range(name, ty)   # `constant bool &flag`, `constant ulong &n`
                 return Scalar(ir.Param(name), ty)
             return ParamStruct(name)
         return None
@@ -544,6 +597,32 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             return array_start(bname, space, elem, extents)
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
         return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
+
+
+def same_instance(instance: str, name: str) -> bool:
+    """Whether clang's name of a specialization (`ns::k<float, true>`) is the kernel's (`k<float, 1>`)."""
+    def norm(x: str) -> str:
+        head, _, args = x.partition("<")
+        args = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", args))
+        args = re.sub(r"\b_Float16\b", "half", re.sub(r"\b__bf16\b", "bfloat", args))
+        return head.rsplit("::", 1)[-1].strip() + "<" + re.sub(r"\s+", "", args)
+    return norm(instance) == norm(name)
+
+
+def instance_arguments(spec) -> tuple:
+    """A specialization's template arguments as the kernel's name shows them: integers, type names."""
+    out = []
+    for i in range(max(spec.get_num_template_arguments(), 0)):
+        kind = spec.get_template_argument_kind(i).name
+        if kind == "INTEGRAL":
+            out.append(spec.get_template_argument_value(i))
+        elif kind == "TYPE":
+            t = spec.get_template_argument_type(i)
+            # (a scalar or vector by its Metal name: `half`, not clang's `_Float16`)
+            out.append(type_name(t) if canonical(t).kind in SCALAR_KINDS or is_vector(t) else t.spelling)
+        else:
+            out.append("?")
+    return tuple(out)
 
 
 def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
