@@ -49,6 +49,13 @@ def strip(c):
     return c
 
 
+def substituted(c) -> bool:
+    """Whether a DECL_REF_EXPR is a template's non-type parameter in an instantiated body (clang's
+    SubstNonTypeTemplateParmExpr: no name, no declaration, the argument under it)."""
+    kids = list(c.get_children())
+    return not c.spelling and c.referenced is None and len(kids) == 1 and kids[0].kind.is_expression()
+
+
 def _implicit_copy(c) -> bool:
     ref = c.referenced
     if ref is None or ref.kind != CK.CONSTRUCTOR or not (ref.is_copy_constructor() or ref.is_move_constructor()) \

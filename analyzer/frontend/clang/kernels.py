@@ -21,17 +21,18 @@ from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.conversions import ClangConversions
-from analyzer.frontend.clang.cursors import (CK, SCALAR_KINDS, TK, Source, canonical, children, is_pointer, is_vector,
-                                             size_of_type, space_of, span_of, strip, type_name)
+from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
+                                             span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
+from analyzer.frontend.clang.instances import ClangInstances, instance_arguments, same_instance
 from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.ranges import ClangRanges
-from analyzer.frontend.clang.reader import INCLUDE, INSTANCE_MARKER, PARAM_PREFIX, Parsed, evaluate_int, unary_op
+from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
@@ -44,9 +45,9 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
               CK.CONVERSION_FUNCTION)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
-                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, AccessLowering,
-                    ExprLowering):
+class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
+                    ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges,
+                    AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -117,20 +118,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             elif k == CK.VAR_DECL:
                 self.globals.append(c)
 
-    def _instance_marker(self, c) -> None:
-        """`static_assert(__kr_instance(&k<float, 4>))`, written after an explicit instantiation
-        (reader.instance_markers): the specialization clang instantiated, kept under its template."""
-        call = next((n for n in c.walk_preorder() if n.kind == CK.CALL_EXPR and n.spelling == INSTANCE_MARKER), None)
-        ref = next((n for n in call.walk_preorder() if n.kind == CK.DECL_REF_EXPR and n.referenced is not None and
-                    n.referenced.kind == CK.FUNCTION_DECL and n.spelling != INSTANCE_MARKER), None) if call else None
-        spec = ref.referenced if ref is not None else None
-        template = spec.specialized_template if spec is not None else None
-        if template is None or not spec.is_definition():
-            return
-        self.instances.setdefault(template.hash, [])
-        if all(s.hash != spec.hash for s in self.instances[template.hash]):
-            self.instances[template.hash].append(spec)
-
     def _is_kernel(self, c) -> bool:
         if self.lang == "cuda":
             return any(k.kind == CK.CUDAGLOBAL_ATTR for k in c.get_children())
@@ -167,24 +154,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                                                              f"({type(exc).__name__})")
                     out.append(self.kernel)
         return out
-
-    def _lower_instance(self, template, tparams, fn, tps, targs) -> ir.Kernel:
-        """A kernel, or one instantiation of a kernel template. A specialization in which clang
-        reports an error (our reading of Metal as C++ refuses what Metal allows: a copy between
-        address spaces of a class with a constructor) is read as the template's pattern under its
-        arguments, as a template no instantiation names is; so is one whose body holds a construct
-        the lowering does not read (the pattern, where types are left open, may read it)."""
-        try:
-            return self.lower_kernel(fn, tps, targs)
-        except Unsupported as exc:
-            if fn is template:
-                raise
-            failed, reason = self.kernel, exc
-        try:
-            return self.lower_kernel(template, tparams, targs)
-        except Unsupported:
-            self.kernel = failed   # (the instantiation's own reason is the one reported)
-            raise reason from None
 
     def span(self, c) -> ir.Span:
         if c is None:
@@ -437,13 +406,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
         self.param_range(name, ty)
 
-    def param_range(self, name: str, ty: str) -> None:
-        """The values a parameter of a type can hold: an unsigned integer's, a bool's 0 and 1 (a
-        wider reading lets two threads take values no host can pass: false alarms)."""
-        rng = (0, 1) if ty == "bool" else UNSIGNED_RANGES.get(ty)
-        if rng is not None:
-            self.kernel.param_ranges[name] = rng
-
     def _pointer_fields(self, name, t) -> None:
         decl = t.get_declaration()
         for base in decl.get_children() if decl is not None else ():
@@ -457,39 +419,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                 space = space_of(ft.get_pointee()) or ir.GLOBAL
                 self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, self.size(elem) or 4)
                 self.param_pointers[(name, f.spelling)] = Pointer(bname, space, elem, ir.Const(0))
-
-    @property
-    def param_pointers(self) -> dict:
-        return self.__dict__.setdefault("_param_pointers", {})
-
-    def param_field(self, base: ParamStruct, field: str, c):
-        ptr = self.param_pointers.get((base.name, field))
-        if ptr is not None:
-            return ptr
-        ty = self.note_type(c.type)
-        shape = vector_shape(ty)
-        if shape and self.lang == "metal":
-            # a vector member of a constant argument (`s.size.x`): one parameter a lane
-            names = [self._field_param(base, f"{field}_{d}") for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
-                [self._field_param(base, f"{field}_{i}") for i in range(shape[1])]
-            for n in names:
-                self.param_range(n, shape[0])
-            return Vector(tuple(ir.Param(n) for n in names), ty)
-        name = self._field_param(base, field)
-        self.param_range(name, ty)   # a member of a struct argument: its type's values too
-        return Scalar(ir.Param(name), ty)
-
-    def _field_param(self, base: ParamStruct, field: str) -> str:
-        """The parameter a scalar member of a struct argument is: `p.n` (two arguments' members, or a
-        member and an argument, are different values even where their names are the same); Metal's
-        constant arguments keep the member's own name where no other parameter has it."""
-        owners = self.__dict__.setdefault("_field_owners", {}).setdefault(id(self.kernel), {})
-        name = field if self.lang == "metal" and owners.get(field, base.name) == base.name and (
-            field not in self.kernel.params or field in owners) else f"{base.name}.{field}"
-        owners.setdefault(name, base.name)
-        if name not in self.kernel.params:
-            self.kernel.params.append(name)
-        return name
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
@@ -597,32 +526,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             return array_start(bname, space, elem, extents)
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
         return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
-
-
-def same_instance(instance: str, name: str) -> bool:
-    """Whether clang's name of a specialization (`ns::k<float, true>`) is the kernel's (`k<float, 1>`)."""
-    def norm(x: str) -> str:
-        head, _, args = x.partition("<")
-        args = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", args))
-        args = re.sub(r"\b_Float16\b", "half", re.sub(r"\b__bf16\b", "bfloat", args))
-        return head.rsplit("::", 1)[-1].strip() + "<" + re.sub(r"\s+", "", args)
-    return norm(instance) == norm(name)
-
-
-def instance_arguments(spec) -> tuple:
-    """A specialization's template arguments as the kernel's name shows them: integers, type names."""
-    out = []
-    for i in range(max(spec.get_num_template_arguments(), 0)):
-        kind = spec.get_template_argument_kind(i).name
-        if kind == "INTEGRAL":
-            out.append(spec.get_template_argument_value(i))
-        elif kind == "TYPE":
-            t = spec.get_template_argument_type(i)
-            # (a scalar or vector by its Metal name: `half`, not clang's `_Float16`)
-            out.append(type_name(t) if canonical(t).kind in SCALAR_KINDS or is_vector(t) else t.spelling)
-        else:
-            out.append("?")
-    return tuple(out)
 
 
 def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
