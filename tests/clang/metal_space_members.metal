@@ -1,9 +1,9 @@
 // Members qualified by their object's address space (Metal overloads on it, C++ cannot): each
 // signature's first member is read, its repeats for other address spaces dropped (a member only
 // qualified `device`, `total`, is read as unqualified: clang's generic address space takes the
-// device object, and `totals` is read). Each explicit instantiation is read as clang instantiates
-// it; `scale<pair_t>`, whose body calls `operator float` (a member the lowering does not inline), is
-// read as the template's pattern under its argument; so is `copy_one` for `copy_over<pair_t>`.
+// device object, and `totals` is read). `scale<T>` is read as its pattern, which stands for its
+// instantiations: the pair_t one calls `operator float` (errors clang reports in an instantiation
+// are that instantiation's); so is `copy_one`, a helper template `copy_over<pair_t>` asks for.
 // `pair_copy` stores a struct into device memory outside any template: a copy into a generic
 // object, as Metal's (clang refused it before the generic address space).
 #include <metal_stdlib>

@@ -11,6 +11,7 @@ from analyzer.frontend.c_decls import UNSIGNED_RANGES
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import ParamStruct, Scalar, Vector
 from analyzer.frontend.clang.cursors import CK, SCALAR_KINDS, canonical, is_vector, type_name
+from analyzer.frontend.clang.launches import under_launches
 from analyzer.frontend.clang.reader import INSTANCE_MARKER
 from analyzer.frontend.types import vector_shape
 
@@ -31,6 +32,28 @@ class ClangInstances:
         self.instances.setdefault(template.hash, [])
         if all(s.hash != spec.hash for s in self.instances[template.hash]):
             self.instances[template.hash].append(spec)
+
+    def lower_runs(self, template, tparams, runs, launches) -> list[ir.Kernel]:
+        """The kernels of a kernel (template): one a (function, its template parameters, arguments) run,
+        under the host's launches of those arguments; one that does not read is unknown."""
+        out = []
+        for fn, tps, targs in runs:
+            try:
+                kernel = self._lower_instance(template, tparams, fn, tps, targs)
+                out.extend(under_launches(kernel, [x for x in launches.get(template.hash, [])
+                                                   if targs is None or tuple(x.targs) == targs]))
+            except Unsupported as exc:
+                node = exc.node if exc.node is not None else template
+                self.kernel.body = []
+                self.kernel.unsupported = (self.span(node), exc.what)
+                out.append(self.kernel)
+            except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
+                # an AST shape this lowering does not expect: that kernel is unknown, never a traceback
+                self.kernel.body = []
+                self.kernel.unsupported = (self.span(template), f"a construct the clang front end does not read "
+                                                                f"({type(exc).__name__})")
+                out.append(self.kernel)
+        return out
 
     def _lower_instance(self, template, tparams, fn, tps, targs) -> ir.Kernel:
         """A kernel, or one instantiation of a kernel template. A specialization in which clang

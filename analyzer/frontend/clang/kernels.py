@@ -6,7 +6,6 @@ kernel `unknown` with the reason and place, never the file.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import re
 
@@ -135,24 +134,12 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
             specs = self.instances.get(k.hash, []) if tparams else []
             found = [tuple(x.targs) for x in launches.get(k.hash, [])] + explicit_instances(self, k) if tparams else []
-            instances = [(s, [], instance_arguments(s)) for s in specs] or \
-                [(k, tparams, targs) for targs in (list(dict.fromkeys(found)) if found else [None])]
-            for fn, tps, targs in instances:
-                try:
-                    kernel = self._lower_instance(k, tparams, fn, tps, targs)
-                    out.extend(_under_launches(kernel, [x for x in launches.get(k.hash, [])
-                                                        if targs is None or tuple(x.targs) == targs]))
-                except Unsupported as exc:
-                    node = exc.node if exc.node is not None else k
-                    self.kernel.body = []
-                    self.kernel.unsupported = (self.span(node), exc.what)
-                    out.append(self.kernel)
-                except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
-                    # an AST shape this lowering does not expect: that kernel is unknown, never a traceback
-                    self.kernel.body = []
-                    self.kernel.unsupported = (self.span(k), f"a construct the clang front end does not read "
-                                                             f"({type(exc).__name__})")
-                    out.append(self.kernel)
+            runs = [(k, tparams, targs) for targs in (list(dict.fromkeys(found)) if found else [None])]
+            kernels = self.lower_runs(k, tparams, runs, launches)
+            if specs and any(x.unsupported for x in kernels):
+                # the pattern does not read (a member of a dependent type): each instantiation as clang made it
+                kernels = self.lower_runs(k, tparams, [(s, [], instance_arguments(s)) for s in specs], launches)
+            out.extend(kernels)
         return out
 
     def span(self, c) -> ir.Span:
@@ -526,31 +513,6 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
             return array_start(bname, space, elem, extents)
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
         return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
-
-
-def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
-    """The kernel under the launches host code makes of it with constant block extents: one launch
-    gives the kernel its extents (a --block-dim or --grid-dim given still wins); several different
-    ones give one copy per launch, named after the host line (`k@88`)."""
-    configs = list(dict.fromkeys((x.block, x.grid) for x in launches if x.block is not None))
-    if not configs:
-        return [kernel]
-    at = {}
-    for x in launches:
-        at.setdefault((x.block, x.grid), (x.line, x.col))
-    lines = {key: (f"{line}" if sum(1 for v in at.values() if v[0] == line) == 1 else f"{line}:{col}")
-             for key, (line, col) in at.items()}
-    out = []
-    for block, grid in configs:
-        k = kernel if len(configs) == 1 else copy.copy(kernel)
-        if len(configs) > 1:
-            k.name = f"{kernel.name}@{lines[(block, grid)]}"
-        k.block_dim = dict(zip("xyz", block))
-        if grid is not None:
-            k.grid_dim = dict(zip("xyz", grid))
-        k.host_launch = (at[(block, grid)][0], block, grid)
-        out.append(k)
-    return out
 
 
 def _assigned_params(body) -> set:

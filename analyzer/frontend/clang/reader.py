@@ -438,12 +438,14 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
                                                                         else "") for h, where in stubs.items()]
     out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called and n not in type_names],
                  text)
+    texts = dict(headers, **{filename: src})
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
-                  if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
+                  if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling) and not _in_marker(d, texts)]
     out.placed = []
     instance = ""
     for d in tu.diagnostics:
-        if d.severity < ci.Diagnostic.Error or d.location.file is None or _NOT_FOUND.search(d.spelling):
+        if d.severity < ci.Diagnostic.Error or d.location.file is None or _NOT_FOUND.search(d.spelling) or \
+                _in_marker(d, texts):
             continue
         # clang names the instantiation once, on its first error; the errors after it are in it too
         instance = _instance(d) if any("in instantiation of" in n.spelling for n in d.children) else instance
@@ -455,6 +457,20 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
     return out
+
+
+def _in_marker(d, texts: dict) -> bool:
+    """Whether a diagnostic is about a marker kernelrace wrote (instance_markers): one that names no
+    specialization (an instantiation clang could not make) leaves its template read as a pattern."""
+    if INSTANCE_MARKER in d.spelling:
+        return True
+    f = d.location.file
+    text = texts.get(f.name) if f is not None else None
+    if text is None:
+        return False
+    at = d.location.offset
+    start = text.rfind("static_assert(" + INSTANCE_MARKER + "(", max(0, text.rfind("\n", 0, at)), at + 1)
+    return start != -1 and at < text.find("));", start) + 3
 
 
 def _instance(d) -> str:
