@@ -927,3 +927,14 @@ def test_metal_bool_and_ulong_arguments_hold_their_types_values():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 29)}
     assert {f["kernel"] for f in report["findings"]} == {"halve"}
+
+
+def test_metal_structs_are_copied_between_address_spaces():
+    # device -> thread -> threadgroup -> device copies of a struct with constructors, and a member
+    # called on a device object: clang's errors under C++'s own address spaces, read since NVPTX's
+    kernels, _ = lowered("metal_space_copies.metal")
+    assert [(k.name, k.unsupported) for k in kernels] == [("rotate", None), ("rotate_unordered", None)]
+    code, report, err = check("metal_space_copies.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 38)}
+    assert {f["kernel"] for f in report["findings"]} == {"rotate_unordered"}
