@@ -130,7 +130,9 @@ def instance_arguments(spec) -> tuple:
     for i in range(max(spec.get_num_template_arguments(), 0)):
         kind = spec.get_template_argument_kind(i).name
         if kind == "INTEGRAL":
-            out.append(spec.get_template_argument_value(i))
+            v = spec.get_template_argument_value(i)
+            # (`true` reads back as a one-bit -1)
+            out.append(1 if v == -1 and spec.get_template_argument_unsigned_value(i) == 1 else v)
         elif kind == "TYPE":
             t = spec.get_template_argument_type(i)
             # (a scalar or vector by its Metal name: `half`, not clang's `_Float16`)
