@@ -923,10 +923,11 @@ def test_metal_bool_and_ulong_arguments_hold_their_types_values():
     kernels, _ = lowered("metal_param_ranges.metal")
     assert kernels[0].param_ranges == {"odd": (0, 1)}
     assert kernels[1].param_ranges == {"n": (0, 2**64 - 1), "padded": (0, 1)}
+    assert kernels[3].name == "spread_t" and kernels[3].param_ranges == {"FWD": (0, 1)}   # a template's bool
     code, report, err = check("metal_param_ranges.metal", "--block-dim", "64")
     assert code == 1, err
-    assert findings(report) == {("write-after-write", 29)}
-    assert {f["kernel"] for f in report["findings"]} == {"halve"}
+    assert findings(report) == {("write-after-write", 29), ("write-after-write", 41)}
+    assert {f["kernel"] for f in report["findings"]} == {"halve", "halve_t"}
 
 
 def test_metal_structs_are_copied_between_address_spaces():

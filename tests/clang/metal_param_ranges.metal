@@ -1,6 +1,6 @@
-// Scalars passed by reference to constant memory and struct members hold their type's values:
-// a bool is 0 or 1, a ulong is never negative. `spread` and `stride_rows` are clean only so read
-// (odd = -1 or n = -1 would send every thread to element 0); `halve` races when flag is 1.
+// Scalars passed by reference to constant memory, struct members and a template's bool parameter hold
+// their type's values: a bool is 0 or 1, a ulong never negative. `spread` and `stride_rows` are clean
+// only so read (odd = -1 or n = -1 would send every thread to element 0); `halve` races when flag is 1.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -27,4 +27,16 @@ kernel void halve(device float *out [[buffer(0)]],
                   constant bool &flag [[buffer(1)]],
                   uint i [[thread_position_in_grid]]) {
   out[flag ? i / 2 : i] = float(i);   // expect: write-after-write (threads 2k and 2k + 1 when flag holds)
+}
+
+// A template's `bool` non-type parameter, read in the pattern as a symbolic value, is 0 or 1 too:
+// `spread_t` is clean, `halve_t` races when FWD holds.
+template <bool FWD>
+[[kernel]] void spread_t(device float *out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i * (FWD + 1)] = float(i);
+}
+
+template <bool FWD>
+[[kernel]] void halve_t(device float *out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[FWD ? i / 2 : i] = float(i);   // expect: write-after-write (threads 2k and 2k + 1 when FWD holds)
 }

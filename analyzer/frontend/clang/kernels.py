@@ -301,6 +301,7 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
                     self.template_values[tp.spelling] = Scalar(ir.Const(arg), "int")
                 else:
                     self.kernel.params.append(tp.spelling)
+                    self.param_range(tp.spelling, type_name(tp.type))   # (`template <bool FWD>`: 0 or 1)
                     self.template_values[tp.spelling] = Scalar(ir.Param(tp.spelling), "int")
             else:
                 self.template_types[tp.spelling] = arg if isinstance(arg, str) else "float"
