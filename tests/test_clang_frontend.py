@@ -430,8 +430,9 @@ def test_metal_kernels_written_against_a_library_header():
 
 def test_metal_function_constants_are_parameters():
     kernels, _ = lowered("metal_function_constants.metal")
-    assert [k.unsupported for k in kernels] == [None, None]
+    assert [k.unsupported for k in kernels] == [None, None, None]
     assert "has_bias" in kernels[0].params and "bias" in kernels[0].buffers
+    assert kernels[2].param_ranges == {"has_bias": (0, 1)}   # (a bool: `spread_bias` is clean)
     code, report, err = check("metal_function_constants.metal", "--block-dim", "64")
     assert code == 1, err
     assert {r for r, _ in findings(report)} >= {"write-after-read"}

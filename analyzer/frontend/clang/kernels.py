@@ -480,6 +480,7 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
             # pipeline, the same for every thread: a symbolic parameter
             if ref.spelling not in self.kernel.params:
                 self.kernel.params.append(ref.spelling)
+                self.param_range(ref.spelling, self.note_type(t))   # (a bool one is 0 or 1)
             return Scalar(ir.Param(ref.spelling), self.note_type(t))
         if is_const and t.kind not in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY) and not shared:
             init = [k for k in ref.get_children() if k.kind.is_expression()]
