@@ -22,3 +22,10 @@ kernel void tally(device float *out [[buffer(0)]],
     if (has_bias)
         out[0] += 1.0f;   // expect: write-after-read (when has_bias holds)
 }
+
+// A bool function constant is 0 or 1: `spread_bias` is clean (has_bias = -1 would send every thread
+// to element 0).
+kernel void spread_bias(device float *out [[buffer(0)]],
+                        uint gid [[thread_position_in_grid]]) {
+    out[gid * (has_bias + 1)] = float(gid);
+}

@@ -1,11 +1,11 @@
 // Members qualified by their object's address space (Metal overloads on it, C++ cannot): each
 // signature's first member is read, its repeats for other address spaces dropped (a member only
-// qualified `device`, `total`, is read as unqualified: its call on a device object is clang's error,
-// and `totals` is unknown). `scale<T>` is
-// instantiated for a struct whose copy into device memory clang (C++, our address spaces) refuses:
-// that error belongs to the instantiation, the template's own body is read; so is `copy_one`'s, a
-// helper template whose pair_t instantiation `copy_over<pair_t>` asks for. `pair_copy` stores a
-// struct into device memory outside any template: clang's error stands and that kernel is unknown.
+// qualified `device`, `total`, is read as unqualified: clang's generic address space takes the
+// device object, and `totals` is read). `scale<T>` is read as its pattern, which stands for its
+// instantiations: the pair_t one calls `operator float` (errors clang reports in an instantiation
+// are that instantiation's); so is `copy_one`, a helper template `copy_over<pair_t>` asks for.
+// `pair_copy` stores a struct into device memory outside any template: a copy into a generic
+// object, as Metal's (clang refused it before the generic address space).
 #include <metal_stdlib>
 using namespace metal;
 

@@ -19,7 +19,7 @@ from analyzer.frontend.clang.cl_images import Image, image_type
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.dependent import holds_no_pointer
 from analyzer.frontend.clang.metal import SIMDGROUP_OPS
-from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS
+from analyzer.frontend.clang.reader import METAL_VECTOR_CTORS, unary_op
 from analyzer.frontend.dialects import _MEM_FLAGS, CudaLowering, MetalLowering
 from analyzer.frontend.opencl import OpenClLowering
 from analyzer.frontend.types import vector_shape
@@ -338,6 +338,22 @@ class ClangCalls:
 
     # ---------- device functions ----------
 
+    def _inline_expression(self, fn, params, args) -> Value:
+        """A pure index helper's value: its return expression with each parameter bound to its
+        argument's value (no statement: a loop's condition may call it)."""
+        scope = {p.hash: self._convert(self.rvalue(_default_argument(p, a)), self.note_type(p.type))
+                 for p, a in zip(params, args)}
+        ret = children(children(next(k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT))[0])[0]
+        saved = self.scopes
+        self.scopes = [self.scopes[0], scope]
+        self.inline_depth += 1
+        try:
+            val = self.rvalue(ret)
+        finally:
+            self.inline_depth -= 1
+            self.scopes = saved
+        return self._convert(val, self.note_type(fn.result_type))
+
     def should_inline(self, fn) -> bool:
         key = fn.hash
         if key in self.inline_cache:
@@ -392,6 +408,11 @@ class ClangCalls:
         if bindings is not None:
             self.template_values.update(bindings[0])
             self.template_types.update(bindings[1])
+        if _pure_index_helper(fn, params):
+            try:
+                return self._inline_expression(fn, params, args)
+            finally:
+                self.template_values, self.template_types = saved_t
         scope: dict = {}
         stmts: list[ir.Stmt] = []
         span = self.span(c)
@@ -486,6 +507,24 @@ class ClangCalls:
         if vector_shape(ret_name):
             return self.rvalue_ref(LocalRef(ret_var, ret_name))
         return Scalar(ir.Var(ret_var), ret_name)
+
+
+def _pure_index_helper(fn, params) -> bool:
+    """An index helper (`return (n + m - 1) / m;`) whose parameters are numbers taken by value and
+    whose expression assigns nothing: its value is its expression over the arguments' values."""
+    if not _index_helper(fn) or any(canonical(p.type).kind not in _NUMBERS for p in params):
+        return False
+    body = next(k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT)
+    for n in body.walk_preorder():
+        if n.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR or n.kind == CK.CALL_EXPR or \
+                n.kind == CK.BINARY_OPERATOR and n.binary_operator.name == "Assign" or \
+                n.kind == CK.UNARY_OPERATOR and unary_op(n) in ("pre++", "pre--", "post++", "post--"):
+            return False
+    return True
+
+
+_NUMBERS = (TK.BOOL, TK.CHAR_S, TK.SCHAR, TK.CHAR_U, TK.UCHAR, TK.SHORT, TK.USHORT, TK.INT, TK.UINT, TK.LONG, TK.ULONG,
+            TK.LONGLONG, TK.ULONGLONG)
 
 
 def _default_argument(param, arg):

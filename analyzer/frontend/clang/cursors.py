@@ -23,17 +23,22 @@ _SCALARS = {TK.BOOL: "bool", TK.CHAR_S: "char", TK.SCHAR: "char", TK.CHAR_U: "uc
             TK.DOUBLE: "double", TK.HALF: "half", TK.FLOAT16: "half", TK.BFLOAT16: "bfloat", TK.VOID: "void",
             TK.INT128: "longlong", TK.UINT128: "ulonglong", TK.CHAR16: "ushort", TK.CHAR32: "uint",
             TK.WCHAR: "int", TK.LONGDOUBLE: "double"}
+SCALAR_KINDS = frozenset(_SCALARS)
 _AS = re.compile(r"address_space\((\d+)\)|\b(__global|__local|__constant|__private|__generic)\b")
 # Address spaces: Metal's (by the numbers of include/metal_stdlib) and OpenCL's keywords.
-_SPACE_OF = {"1": ir.GLOBAL, "2": ir.CONSTANT, "3": ir.SHARED, "__global": ir.GLOBAL, "__local": ir.SHARED,
+_SPACE_OF = {"1": ir.GLOBAL, "3": ir.SHARED, "4": ir.CONSTANT, "__global": ir.GLOBAL, "__local": ir.SHARED,
              "__constant": ir.CONSTANT, "__private": ir.PRIVATE, "__generic": None}
 PASS_THROUGH = {CK.UNEXPOSED_EXPR, CK.PAREN_EXPR}
 
 
 def strip(c):
     """The expression under implicit casts and parentheses (an UNEXPOSED_EXPR with one child
-    whose extent is its own)."""
-    while c.kind in PASS_THROUGH:
+    whose extent is its own) and under a copy by an implicit copy or move constructor (its value
+    is its argument's: clang shows one for a struct passed by value in an instantiated body)."""
+    while c.kind in PASS_THROUGH or c.kind == CK.CALL_EXPR and _implicit_copy(c):
+        if c.kind == CK.CALL_EXPR:
+            c = next(c.get_children())
+            continue
         kids = list(c.get_children())
         if len(kids) != 1:
             return c
@@ -42,6 +47,22 @@ def strip(c):
             return c   # an ext_vector element access (`v.xy`): its accessor follows the child
         c = kids[0]
     return c
+
+
+def substituted(c) -> bool:
+    """Whether a DECL_REF_EXPR is a template's non-type parameter in an instantiated body (clang's
+    SubstNonTypeTemplateParmExpr: no name, no declaration, the argument under it)."""
+    kids = list(c.get_children())
+    return not c.spelling and c.referenced is None and len(kids) == 1 and kids[0].kind.is_expression()
+
+
+def _implicit_copy(c) -> bool:
+    ref = c.referenced
+    if ref is None or ref.kind != CK.CONSTRUCTOR or not (ref.is_copy_constructor() or ref.is_move_constructor()) \
+            or not ref.is_default_method():
+        return False
+    kids = list(c.get_children())
+    return len(kids) == 1 and kids[0].kind.is_expression()
 
 
 def canonical(t):

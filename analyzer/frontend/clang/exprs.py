@@ -16,7 +16,7 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Value, Vector, _add, _mul)
 from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector, strip,
-                                             type_name)
+                                             substituted, type_name)
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
@@ -76,7 +76,7 @@ class ClangExprs:
         if k == CK.STRING_LITERAL:
             return Scalar(ir.Call("str:" + c.spelling, ()), "int")
         if k == CK.DECL_REF_EXPR:
-            return self._decl_ref(c)
+            return self._decl_ref(c) if c.spelling or not substituted(c) else self.value(children(c)[0])
         if k == CK.BINARY_OPERATOR:
             return self._binary(c)
         if k == CK.COMPOUND_ASSIGNMENT_OPERATOR:

@@ -6,7 +6,6 @@ kernel `unknown` with the reason and place, never the file.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import re
 
@@ -26,6 +25,7 @@ from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children
 from analyzer.frontend.clang.dependent import ClangDependent
 from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
+from analyzer.frontend.clang.instances import ClangInstances, instance_arguments, same_instance
 from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.metal import ClangMetal
@@ -44,9 +44,9 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
               CK.CONVERSION_FUNCTION)
 
 
-class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
-                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, AccessLowering,
-                    ExprLowering):
+class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
+                    ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges,
+                    AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -65,12 +65,14 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.records: dict[str, object] = {}
         self.template_values: dict = {}
         self.template_types: dict = {}
+        self.instantiated = False
         self.kernels: list = []
         self.globals: list = []
         self.function_extents: list[tuple[int, int]] = []   # the main file's functions (and methods)
         self.record_extents: list = []   # the main file's structs and classes: (start, end, cursor)
         self.broken_records: dict = {}   # hash -> name: those clang reported an error in, outside their methods
         self._uses_checked: set = set()
+        self.instances: dict = {}   # a Metal template's hash -> the specializations the file instantiates
         self._collect(parsed.tu.cursor)
 
     # ---------- the file ----------
@@ -108,7 +110,9 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                     self.record_extents.append((c.extent.start.offset, c.extent.end.offset, c))
                 stack.extend(reversed([m for m in children(c) if m.kind in _FUNCTIONS and m.kind != CK.FUNCTION_DECL]))
                 continue
-            if k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
+            if k == CK.STATIC_ASSERT and self.lang == "metal":
+                self._instance_marker(c)
+            elif k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
                 self.kernels.append(c)
             elif k == CK.VAR_DECL:
                 self.globals.append(c)
@@ -128,24 +132,14 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         for k in self.kernels:
             tparams = [p for p in k.get_children() if p.kind in (CK.TEMPLATE_NON_TYPE_PARAMETER,
                                                                  CK.TEMPLATE_TYPE_PARAMETER)]
+            specs = self.instances.get(k.hash, []) if tparams else []
             found = [tuple(x.targs) for x in launches.get(k.hash, [])] + explicit_instances(self, k) if tparams else []
-            instances = list(dict.fromkeys(found)) if found else [None]
-            for targs in instances:
-                try:
-                    kernel = self.lower_kernel(k, tparams, targs)
-                    out.extend(_under_launches(kernel, [x for x in launches.get(k.hash, [])
-                                                        if targs is None or tuple(x.targs) == targs]))
-                except Unsupported as exc:
-                    node = exc.node if exc.node is not None else k
-                    self.kernel.body = []
-                    self.kernel.unsupported = (self.span(node), exc.what)
-                    out.append(self.kernel)
-                except (ValueError, IndexError, KeyError, AttributeError, TypeError, StopIteration) as exc:
-                    # an AST shape this lowering does not expect: that kernel is unknown, never a traceback
-                    self.kernel.body = []
-                    self.kernel.unsupported = (self.span(k), f"a construct the clang front end does not read "
-                                                             f"({type(exc).__name__})")
-                    out.append(self.kernel)
+            runs = [(k, tparams, targs) for targs in (list(dict.fromkeys(found)) if found else [None])]
+            kernels = self.lower_runs(k, tparams, runs, launches)
+            if specs and any(x.unsupported for x in kernels):
+                # the pattern does not read (a member of a dependent type): each instantiation as clang made it
+                kernels = self.lower_runs(k, tparams, [(s, [], instance_arguments(s)) for s in specs], launches)
+            out.extend(kernels)
         return out
 
     def span(self, c) -> ir.Span:
@@ -237,6 +231,8 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             return
         for file, offset, line, col, msg, instance in self.parsed.placed:
             if file == start.file.name and start.offset <= offset <= end.offset:
+                if self.instantiated and instance and not same_instance(instance, self.kernel.name):
+                    continue   # an error in another instantiation of the same template
                 if self.pattern is not None and (instance.startswith(self.pattern + "<") or (
                         fn.kind == CK.FUNCTION_TEMPLATE and re.match(rf"(?:.*::)?{re.escape(fn.spelling)}<", instance))):
                     # an error in one instantiation of the kernel template, or of a helper template, both
@@ -293,6 +289,9 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.return_var = None
         self.return_struct = None
         self.template_values, self.template_types = {}, {}
+        # a specialization clang instantiated (reader.instance_markers): its body and its callees' are
+        # clang's instantiations, types and constants resolved
+        self.instantiated = fn.kind == CK.FUNCTION_DECL and fn.specialized_template is not None
         self.async_copies = {"spans": [], "waits": False}
         self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):
@@ -302,6 +301,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                     self.template_values[tp.spelling] = Scalar(ir.Const(arg), "int")
                 else:
                     self.kernel.params.append(tp.spelling)
+                    self.param_range(tp.spelling, type_name(tp.type))   # (`template <bool FWD>`: 0 or 1)
                     self.template_values[tp.spelling] = Scalar(ir.Param(tp.spelling), "int")
             else:
                 self.template_types[tp.spelling] = arg if isinstance(arg, str) else "float"
@@ -387,14 +387,12 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             lanes = tuple(f"{name}.{'xyzw'[i] if shape[1] <= 4 else f's{i:x}'}" for i in range(shape[1]))
             for lane in lanes:
                 self.kernel.params.append(lane)
-                if shape[0] in UNSIGNED_RANGES:
-                    self.kernel.param_ranges[lane] = UNSIGNED_RANGES[shape[0]]
+                self.param_range(lane, shape[0])
             self.scopes[0][p.hash] = Vector(tuple(ir.Param(lane) for lane in lanes), ty)
             return
         self.kernel.params.append(name)
         self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
-        if ty in UNSIGNED_RANGES:
-            self.kernel.param_ranges[name] = UNSIGNED_RANGES[ty]
+        self.param_range(name, ty)
 
     def _pointer_fields(self, name, t) -> None:
         decl = t.get_declaration()
@@ -409,35 +407,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
                 space = space_of(ft.get_pointee()) or ir.GLOBAL
                 self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, self.size(elem) or 4)
                 self.param_pointers[(name, f.spelling)] = Pointer(bname, space, elem, ir.Const(0))
-
-    @property
-    def param_pointers(self) -> dict:
-        return self.__dict__.setdefault("_param_pointers", {})
-
-    def param_field(self, base: ParamStruct, field: str, c):
-        ptr = self.param_pointers.get((base.name, field))
-        if ptr is not None:
-            return ptr
-        ty = self.note_type(c.type)
-        shape = vector_shape(ty)
-        if shape and self.lang == "metal":
-            # a vector member of a constant argument (`s.size.x`): one parameter a lane
-            names = [self._field_param(base, f"{field}_{d}") for d in "xyzw"[:shape[1]]] if shape[1] <= 4 else \
-                [self._field_param(base, f"{field}_{i}") for i in range(shape[1])]
-            return Vector(tuple(ir.Param(n) for n in names), ty)
-        return Scalar(ir.Param(self._field_param(base, field)), ty)
-
-    def _field_param(self, base: ParamStruct, field: str) -> str:
-        """The parameter a scalar member of a struct argument is: `p.n` (two arguments' members, or a
-        member and an argument, are different values even where their names are the same); Metal's
-        constant arguments keep the member's own name where no other parameter has it."""
-        owners = self.__dict__.setdefault("_field_owners", {}).setdefault(id(self.kernel), {})
-        name = field if self.lang == "metal" and owners.get(field, base.name) == base.name and (
-            field not in self.kernel.params or field in owners) else f"{base.name}.{field}"
-        owners.setdefault(name, base.name)
-        if name not in self.kernel.params:
-            self.kernel.params.append(name)
-        return name
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
@@ -476,6 +445,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             if inner.kind != TK.RECORD:
                 ty = self.note_type(inner)
                 self.kernel.params.append(name)
+                self.param_range(name, ty)   # `constant bool &flag`, `constant ulong &n`
                 return Scalar(ir.Param(name), ty)
             return ParamStruct(name)
         return None
@@ -510,6 +480,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             # pipeline, the same for every thread: a symbolic parameter
             if ref.spelling not in self.kernel.params:
                 self.kernel.params.append(ref.spelling)
+                self.param_range(ref.spelling, self.note_type(t))   # (a bool one is 0 or 1)
             return Scalar(ir.Param(ref.spelling), self.note_type(t))
         if is_const and t.kind not in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY) and not shared:
             init = [k for k in ref.get_children() if k.kind.is_expression()]
@@ -544,31 +515,6 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
             return array_start(bname, space, elem, extents)
         self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, elem_size, size_bytes=elem_size)
         return SharedScalar(Pointer(bname, space, elem, ir.Const(0)))
-
-
-def _under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
-    """The kernel under the launches host code makes of it with constant block extents: one launch
-    gives the kernel its extents (a --block-dim or --grid-dim given still wins); several different
-    ones give one copy per launch, named after the host line (`k@88`)."""
-    configs = list(dict.fromkeys((x.block, x.grid) for x in launches if x.block is not None))
-    if not configs:
-        return [kernel]
-    at = {}
-    for x in launches:
-        at.setdefault((x.block, x.grid), (x.line, x.col))
-    lines = {key: (f"{line}" if sum(1 for v in at.values() if v[0] == line) == 1 else f"{line}:{col}")
-             for key, (line, col) in at.items()}
-    out = []
-    for block, grid in configs:
-        k = kernel if len(configs) == 1 else copy.copy(kernel)
-        if len(configs) > 1:
-            k.name = f"{kernel.name}@{lines[(block, grid)]}"
-        k.block_dim = dict(zip("xyz", block))
-        if grid is not None:
-            k.grid_dim = dict(zip("xyz", grid))
-        k.host_launch = (at[(block, grid)][0], block, grid)
-        out.append(k)
-    return out
 
 
 def _assigned_params(body) -> set:

@@ -2,13 +2,16 @@
 `[[max_total_threads_per_threadgroup(N)]]` (the most threads a block may have), OpenCL's
 `reqd_work_group_size(x, y, z)` (the block's extents), and host code's launches
 `k<args><<<grid, block>>>(...)` and `cudaLaunchKernel((void *)k, grid, block, ...)` with the extents
-clang can evaluate.
+clang can evaluate, and a kernel under those launches (one copy a launch).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
+
+from analyzer import ir
 
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.clang.cursors import CK, children, strip
@@ -192,4 +195,29 @@ def explicit_instances(lowering, fn) -> list[tuple]:
             except ValueError:
                 args.append(a)
         out.append(tuple(args))
+    return out
+
+
+def under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
+    """The kernel under the launches host code makes of it with constant block extents: one launch
+    gives the kernel its extents (a --block-dim or --grid-dim given still wins); several different
+    ones give one copy per launch, named after the host line (`k@88`)."""
+    configs = list(dict.fromkeys((x.block, x.grid) for x in launches if x.block is not None))
+    if not configs:
+        return [kernel]
+    at = {}
+    for x in launches:
+        at.setdefault((x.block, x.grid), (x.line, x.col))
+    lines = {key: (f"{line}" if sum(1 for v in at.values() if v[0] == line) == 1 else f"{line}:{col}")
+             for key, (line, col) in at.items()}
+    out = []
+    for block, grid in configs:
+        k = kernel if len(configs) == 1 else copy.copy(kernel)
+        if len(configs) > 1:
+            k.name = f"{kernel.name}@{lines[(block, grid)]}"
+        k.block_dim = dict(zip("xyz", block))
+        if grid is not None:
+            k.grid_dim = dict(zip("xyz", grid))
+        k.host_launch = (at[(block, grid)][0], block, grid)
+        out.append(k)
     return out

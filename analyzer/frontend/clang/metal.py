@@ -55,10 +55,12 @@ class ClangMetal:
         names = [f"{s.spelling}[{i}]" for i in range(t.element_count)]
         idx = self.cond(idx_c)
         k = const_int(idx)
+        ty = self.note_type(t.element_type)
         for n in (names[k:k + 1] if k is not None and 0 <= k < len(names) else names):
             if n not in self.kernel.params:
                 self.kernel.params.append(n)
-        return Scalar(self._lane(c, idx, [ir.Param(n) for n in names]), self.note_type(t.element_type))
+                self.param_range(n, ty)
+        return Scalar(self._lane(c, idx, [ir.Param(n) for n in names]), ty)
 
     def _any_all(self, fn, arg) -> Value:
         """any lane / every lane of a vector of comparisons, read lane by lane."""

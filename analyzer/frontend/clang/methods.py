@@ -139,6 +139,8 @@ class ClangMethods:
             return None
         if self.in_headers(ref):
             return None
+        if self.instantiated and any(k.kind == CK.COMPOUND_STMT for k in ref.get_children()):
+            return ref   # in a specialization's body: the callee's own instantiated body
         tmpl = ref.specialized_template
         base = tmpl if tmpl is not None else ref
         d = base.get_definition() or base

@@ -33,7 +33,9 @@ _ARGS = {
              "-Wno-register", "-Wno-reserved-user-defined-literal", "-Wno-c++11-narrowing"],
     "opencl": ["-x", "cl", "-cl-std=CL2.0", "-Xclang", "-finclude-default-header",
                "-Xclang", "-fdeclare-opencl-builtins", "-cl-ext=+cl_khr_fp16,+cl_khr_fp64"],
-    "metal": ["-x", "c++", "-std=c++17", "-D__METAL_VERSION__=300", "-D__METAL__=1",
+    # (NVPTX's target: its generic address space holds the others, so a member function or a copy
+    # takes an object in device, threadgroup or constant memory, as Metal's do)
+    "metal": ["-x", "c++", "-std=c++17", "-target", "nvptx64-nvidia-cuda", "-D__METAL_VERSION__=300", "-D__METAL__=1",
               "-include", "metal_stdlib", "-Wno-ignored-attributes", "-Wno-unknown-attributes"],
 }
 
@@ -161,6 +163,7 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         return new.ljust(len(m.group(0)))
 
     out = _INSTANCE_ATTRS.sub(lambda m: "template" + re.sub(r"[^\s\\]", " ", m.group(1)), text)
+    out = instance_markers(out)
     out = _ATTR_LIST.sub(sub_list, out)   # first: `[[buffer(2), function_constant(f)]]` is a list
     out = _ATTR.sub(sub, out)
     out = _vector_direct_inits(out)
@@ -176,6 +179,100 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
         defs.append(f'#define _k_{name} __attribute__((annotate("kr:{name}")))')
         defs.append(f'#define _K_{name}(...) __attribute__((annotate("kr:{name}", #__VA_ARGS__)))')
     return out, defs
+
+
+# an explicit instantiation: `template` where a declaration starts (not `x.template f<T>()`, not a
+# template's header `template <...>`, not `extern template`, which instantiates nothing here)
+_EXPLICIT_TEMPLATE = re.compile(r"(?:(?<=[;{}\n\\])|^)[ \t]*template\b(?!\s*<)", re.MULTILINE)
+_TEMPLATE_ID = re.compile(r"((?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*<")
+INSTANCE_MARKER = "__kr_instance"
+
+
+def instance_markers(text: str) -> str:
+    """After each explicit instantiation of a function template, `template ... k<float, 4>(...);` and
+    mlx's `template decltype(k<float, 4>) k<float, 4>;` (in its macros too), a marker on the same
+    line, `static_assert(__kr_instance(&k<float, 4>));`, whose reference the lowering follows to
+    clang's instantiated body (the specialization's own types, members and constants resolved).
+    No line moves; a class's explicit instantiation gets none."""
+    out, last = [], 0
+    for m in _EXPLICIT_TEMPLATE.finditer(text):
+        if m.start() < last:
+            continue
+        end = _declaration_end(text, m.end())
+        if end is None:
+            continue
+        decl = text[m.end():end]
+        if re.match(r"\s*(?:struct|class|union|enum)\b", decl):
+            continue
+        name = _declarator_id(decl)
+        if name is None:
+            continue
+        out.append(text[last:end + 1])
+        out.append(f" static_assert({INSTANCE_MARKER}(&{name}));")
+        last = end + 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _declaration_end(text: str, at: int) -> int | None:
+    """The `;` that ends the declaration from `at` (outside brackets); None at a body or the end."""
+    depth = 0
+    for i in range(at, min(len(text), at + 4000)):
+        ch = text[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "{" or depth < 0:
+            return None
+        elif ch == ";" and depth == 0:
+            return i
+    return None
+
+
+def _declarator_id(decl: str) -> str | None:
+    """The last template-id outside parentheses, followed by `(` or the end: `k<float, 4>`."""
+    found, depth, i = None, 0, 0
+    while i < len(decl):
+        ch = decl[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            m = _TEMPLATE_ID.match(decl, i)
+            if m and (i == 0 or not (decl[i - 1].isalnum() or decl[i - 1] == "_")):
+                close = _angle_end(decl, m.end())
+                if close is not None:
+                    rest = decl[close + 1:].replace("\\\n", " ").lstrip()
+                    if rest == "" or rest.startswith("("):
+                        found = re.sub(r"\s*\\\n\s*", " ", decl[i:close + 1]).strip()
+                    i = close + 1
+                    continue
+        i += 1
+    return found
+
+
+def _angle_end(text: str, at: int) -> int | None:
+    """The `>` closing the template argument list that opens before `at`."""
+    depth, paren = 1, 0
+    for i in range(at, len(text)):
+        ch = text[i]
+        if ch == "(":
+            paren += 1
+        elif ch == ")":
+            paren -= 1
+            if paren < 0:
+                return None
+        elif paren == 0 and ch == "<":
+            depth += 1
+        elif paren == 0 and ch == ">":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif ch in ";{}":
+            return None
+    return None
 
 
 def _method_spaces(text: str) -> str:
@@ -341,12 +438,14 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
                                                                         else "") for h, where in stubs.items()]
     out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called and n not in type_names],
                  text)
+    texts = dict(headers, **{filename: src})
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
-                  if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling)]
+                  if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling) and not _in_marker(d, texts)]
     out.placed = []
     instance = ""
     for d in tu.diagnostics:
-        if d.severity < ci.Diagnostic.Error or d.location.file is None or _NOT_FOUND.search(d.spelling):
+        if d.severity < ci.Diagnostic.Error or d.location.file is None or _NOT_FOUND.search(d.spelling) or \
+                _in_marker(d, texts):
             continue
         # clang names the instantiation once, on its first error; the errors after it are in it too
         instance = _instance(d) if any("in instantiation of" in n.spelling for n in d.children) else instance
@@ -358,6 +457,20 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
     return out
+
+
+def _in_marker(d, texts: dict) -> bool:
+    """Whether a diagnostic is about a marker kernelrace wrote (instance_markers): one that names no
+    specialization (an instantiation clang could not make) leaves its template read as a pattern."""
+    if INSTANCE_MARKER in d.spelling:
+        return True
+    f = d.location.file
+    text = texts.get(f.name) if f is not None else None
+    if text is None:
+        return False
+    at = d.location.offset
+    start = text.rfind("static_assert(" + INSTANCE_MARKER + "(", max(0, text.rfind("\n", 0, at)), at + 1)
+    return start != -1 and at < text.find("));", start) + 3
 
 
 def _instance(d) -> str:
