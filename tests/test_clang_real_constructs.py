@@ -1,7 +1,7 @@
 """The clang front end on constructs met in real CUDA and OpenCL files (issue 41), each on a fixture of
 its own (tests/clang/): a local reference bound through a reference cast, a helper's parameter
 declared as an array, names qualified by a namespace of a header not found, a class clang cannot read
-whole, and curand's Sobol generators."""
+whole, curand's Sobol generators, and Tensor Core fragments."""
 
 import json
 from pathlib import Path
@@ -128,3 +128,21 @@ def test_vector_components_inside_a_macros_argument():
     # false alarms)
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
         "swapped": "findings", "swapped_own": "clean", "lane_in_macro": "clean"}
+
+
+def test_tensor_core_fragments_load_and_store_tiles_with_a_leading_dimension():
+    code, report, err = check("wmma_tiles.cu", "--block-dim", "128")
+    assert code == 1, err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"own_tiles": "clean", "one_tile_for_all": "findings", "side_by_side": "clean",
+                      "side_by_side_narrow": "findings", "readback_without_syncwarp": "findings",
+                      "readback_after_syncwarp": "clean", "template_tiles<half, 16>": "clean", "one_bit": "unknown"}
+    assert races(report) == {("one_tile_for_all", "write-after-write", 34, 34),
+                             ("side_by_side_narrow", "write-after-write", 50, 50),
+                             ("readback_without_syncwarp", "read-after-write", 59, 60)}
+    unknown = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert len(unknown) == 1 and "sub-byte precision" in unknown[0]
+    # the fragment's registers take unknown values, the tile's elements are accessed, never nothing
+    kernels = {k.name: k for k in lowered("wmma_tiles.cu")[0]}
+    body = repr(kernels["own_tiles"].body)
+    assert body.count("is_write=True") >= 4 and "why='mma_sync result'" in body

@@ -34,6 +34,7 @@ from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
+from analyzer.frontend.clang.wmma import ClangWmma
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
@@ -45,7 +46,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
-                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, AccessLowering,
+                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma, AccessLowering,
                     ExprLowering):
     """One file's kernels from clang's AST."""
 

@@ -280,6 +280,8 @@ class ClangStmts:
         shared = self.is_shared(d)
         if t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
             return self.declare_array(d, t, kids, shared)
+        if self.lang == "cuda" and not shared and self.dependent_fragment(d.type):
+            return self.declare_fragment(d)
         init = kids[-1] if kids else None
         if d.storage_class == StorageClass.STATIC and not shared and init is not None and "const" in d.type.spelling:
             n = self.int_value(init)
