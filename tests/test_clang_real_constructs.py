@@ -146,3 +146,18 @@ def test_tensor_core_fragments_load_and_store_tiles_with_a_leading_dimension():
     kernels = {k.name: k for k in lowered("wmma_tiles.cu")[0]}
     body = repr(kernels["own_tiles"].body)
     assert body.count("is_write=True") >= 4 and "why='mma_sync result'" in body
+
+
+def test_kernels_of_a_library_not_bundled_are_unknown_naming_its_header(tmp_path):
+    code, report, err = check("library_not_bundled.cu")
+    assert code == 0, err   # never exit 2 for the file
+    assert [k["status"] for k in report["kernels"]] == ["unknown", "unknown"]
+    for f in report["findings"]:
+        assert f["rule"] == "unknown" and "tilelib/tensor.hpp not found" in f["message"]
+    # with every header found, a file none of whose kernels is read stays one line, exit 2
+    only = tmp_path / "one_bit.cu"
+    only.write_text("#include <mma.h>\nusing namespace nvcuda;\n__global__ void one_bit(const unsigned *a) {\n"
+                    "    wmma::fragment<wmma::matrix_a, 8, 8, 128, wmma::experimental::precision::b1,"
+                    " wmma::row_major> fa;\n    wmma::load_matrix_sync(fa, a, 128);\n}\n")
+    code, _, err = cli_in_process(["check", str(only), "--frontend", "clang"])
+    assert code == 2 and "sub-byte precision" in err
