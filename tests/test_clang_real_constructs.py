@@ -161,3 +161,11 @@ def test_kernels_of_a_library_not_bundled_are_unknown_naming_its_header(tmp_path
                     " wmma::row_major> fa;\n    wmma::load_matrix_sync(fa, a, 128);\n}\n")
     code, _, err = cli_in_process(["check", str(only), "--frontend", "clang"])
     assert code == 2 and "sub-byte precision" in err
+
+
+def test_fp8_values_built_from_numbers_and_stored():
+    code, report, err = check("fp8_conversions.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "from_half": "clean", "from_float": "clean", "halved": "findings"}
+    assert {r[:2] for r in races(report)} == {("halved", "write-after-write")}
