@@ -169,3 +169,11 @@ def test_fp8_values_built_from_numbers_and_stored():
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
         "from_half": "clean", "from_float": "clean", "halved": "findings"}
     assert {r[:2] for r in races(report)} == {("halved", "write-after-write")}
+
+
+def test_half2_and_bfloat162_constructors_give_their_members_the_arguments():
+    code, report, err = check("half2_constructor.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "pairs": "clean", "never": "clean", "always": "findings"}
+    assert races(report) == {("always", "write-after-write", 29, 31)}

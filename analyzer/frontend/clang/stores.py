@@ -248,8 +248,14 @@ class ClangStores:
             return None
         vals = tuple(self._scalar(self.rvalue(a)) for a in args)
         local = LocalStruct(self.fresh_var(f"{ty}.built"), ty)
+        given = _members_given(s.referenced) if s.kind == CK.CALL_EXPR else {}
         for path, _, t in leaves:
-            self.pending.append(ir.Assign(f"{local.name}.{path}", ir.Call(f"ctor:{ty}.{path}", vals), self.span(s)))
+            # a member the constructor initialises with a parameter as it is (`__half2(a, b) : x(a), y(b)`)
+            # holds that argument, converted; any other an uninterpreted function of the arguments
+            i = given.get(path)
+            val = self._scalar(self._convert(Scalar(vals[i], self.note_type(args[i].type)), t)) \
+                if i is not None and i < len(vals) else ir.Call(f"ctor:{ty}.{path}", vals)
+            self.pending.append(ir.Assign(f"{local.name}.{path}", val, self.span(s)))
         return local
 
     def struct_leaves(self, record, prefix: str = "", offset: int = 0):
@@ -265,6 +271,21 @@ class ClangStores:
                 yield from self.struct_leaves(ft, f"{prefix}{f.spelling}.", off)
             else:
                 yield f"{prefix}{f.spelling}", off, self.note_type(ft)
+
+
+def _members_given(ctor) -> dict[str, int]:
+    """member -> parameter index, for the members a constructor initialises with a parameter as it is."""
+    params = [p.hash for p in ctor.get_children() if p.kind == CK.PARM_DECL]
+    out, member = {}, None
+    for k in ctor.get_children():
+        if k.kind == CK.MEMBER_REF:
+            member = k.spelling
+        elif member is not None and k.kind.is_expression():
+            s = strip(k)
+            if s.kind == CK.DECL_REF_EXPR and s.referenced is not None and s.referenced.hash in params:
+                out[member] = params.index(s.referenced.hash)
+            member = None
+    return out
 
 
 def _assigns(c) -> bool:
