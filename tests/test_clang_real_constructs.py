@@ -177,3 +177,16 @@ def test_half2_and_bfloat162_constructors_give_their_members_the_arguments():
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
         "pairs": "clean", "never": "clean", "always": "findings"}
     assert races(report) == {("always", "write-after-write", 29, 31)}
+
+
+def test_cub_block_collectives_write_read_their_storage_around_a_barrier():
+    code, report, err = check("cub_collectives.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "block_sum": "clean", "two_sums<128>": "clean", "reused_storage": "findings", "pair_scan": "clean",
+        "half_the_block": "findings"}
+    assert races(report) == {("reused_storage", "write-after-read", 40, 41),
+                             ("half_the_block", "write-after-write", 61, 61),
+                             ("half_the_block", "divergent-barrier", 60, 61)}
+    kernels = {k.name: k for k in lowered("cub_collectives.cu")[0]}
+    assert "cub::BlockReduce::Sum" in repr(kernels["block_sum"].body)   # the collective's barrier

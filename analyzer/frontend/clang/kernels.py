@@ -35,6 +35,7 @@ from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evalua
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.clang.wmma import ClangWmma
+from analyzer.frontend.clang.cub import ClangCub
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
@@ -46,7 +47,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 
 class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts, ClangCalls,
-                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma, AccessLowering,
+                    ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma, ClangCub, AccessLowering,
                     ExprLowering):
     """One file's kernels from clang's AST."""
 
@@ -294,6 +295,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.return_var = None
         self.return_struct = None
         self.template_values, self.template_types = {}, {}
+        self.template_params = [tp.spelling for tp in tparams]   # (clang's `value-parameter-0-I`)
         self.async_copies = {"spans": [], "waits": False}
         self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):

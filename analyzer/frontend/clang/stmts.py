@@ -329,6 +329,8 @@ class ClangStmts:
                 raise Unsupported(init, f"'{ty}' initialised from something not a cooperative group")
             self.scopes[-1][d.hash] = val
             return []
+        if shared and self.lang == "cuda" and self.cub_temp_storage(d):
+            return []
         if shared:
             bname = self.fresh_var(name)
             size = self.size(ty) or 4
