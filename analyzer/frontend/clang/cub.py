@@ -80,6 +80,16 @@ class ClangCub:
                 return int(bound.expr.value)
         raise Unsupported(at, f"a cub collective of a block size that is not a constant ('{text}')")
 
+    def library_local(self, d, shared: bool) -> bool:
+        """A local the lowering declares itself: a cub collective's shared `TempStorage`, a Tensor Core
+        fragment of a template's type (wmma.py)."""
+        if shared:
+            return self.cub_temp_storage(d)
+        if self.dependent_fragment(d.type):
+            self.declare_fragment(d)
+            return True
+        return False
+
     def cub_temp_storage(self, d) -> bool:
         """A shared `TempStorage` of a cub collective: BLOCK_DIM_X*Y*Z elements of T. False for any
         other declaration."""

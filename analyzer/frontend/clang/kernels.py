@@ -294,8 +294,7 @@ class ClangLowering(ClangExprs, ClangDependent, ClangStores, ClangAsm, ClangConv
         self.pending: list[ir.Stmt] = []
         self.return_var = None
         self.return_struct = None
-        self.template_values, self.template_types = {}, {}
-        self.template_params = [tp.spelling for tp in tparams]   # (clang's `value-parameter-0-I`)
+        self.template_values, self.template_types, self.template_params = {}, {}, [t.spelling for t in tparams]
         self.async_copies = {"spans": [], "waits": False}
         self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):

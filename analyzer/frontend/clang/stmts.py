@@ -277,11 +277,11 @@ class ClangStmts:
         span = self.span(d)
         kids = [k for k in children(d) if not k.kind.is_attribute() and k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF,
                                                                                           CK.NAMESPACE_REF)]
-        shared = self.is_shared(d)
+        shared = _is_shared(d)
         if t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
             return self.declare_array(d, t, kids, shared)
-        if self.lang == "cuda" and not shared and self.dependent_fragment(d.type):
-            return self.declare_fragment(d)
+        if self.lang == "cuda" and self.library_local(d, shared):
+            return []
         init = kids[-1] if kids else None
         if d.storage_class == StorageClass.STATIC and not shared and init is not None and "const" in d.type.spelling:
             n = self.int_value(init)
@@ -328,8 +328,6 @@ class ClangStmts:
             if not isinstance(val, Group):
                 raise Unsupported(init, f"'{ty}' initialised from something not a cooperative group")
             self.scopes[-1][d.hash] = val
-            return []
-        if shared and self.lang == "cuda" and self.cub_temp_storage(d):
             return []
         if shared:
             bname = self.fresh_var(name)
@@ -521,10 +519,9 @@ class ClangStmts:
                                next(self.loop_ids)))
         return out
 
-    def is_shared(self, d) -> bool:
-        if any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()):
-            return True
-        return space_of(d.type) == ir.SHARED
+
+def _is_shared(d) -> bool:
+    return any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()) or space_of(d.type) == ir.SHARED
 
 
 _INTEGERS = (TK.UINT, TK.INT, TK.ULONG, TK.LONG, TK.ULONGLONG, TK.LONGLONG)

@@ -73,7 +73,7 @@ class ClangWmma:
         parent = decl.semantic_parent if decl is not None and decl.kind != CK.NO_DECL_FOUND else None
         return parent is not None and parent.spelling == "wmma" and self.in_headers(decl)
 
-    def declare_fragment(self, d) -> list[ir.Stmt]:
+    def declare_fragment(self, d) -> None:
         """A local fragment of a template's type: a private buffer of this lane's elements."""
         use, rows, cols, elem, _ = self._fragment_shape(d, d)
         ty = self._storage_type(elem)
@@ -84,7 +84,6 @@ class ClangWmma:
         n = self._per_lane(rows, cols)[1] * size
         self.kernel.buffers[name] = ir.Buffer(name, ir.PRIVATE, ty, size, size_bytes=n)
         self.scopes[-1][d.hash] = Pointer(name, ir.PRIVATE, ty, ir.Const(0))
-        return []
 
     def _storage_type(self, elem: str) -> str:
         elem = re.sub(r"\b(const|volatile)\b", "", elem).strip()
