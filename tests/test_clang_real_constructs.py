@@ -190,3 +190,15 @@ def test_cub_block_collectives_write_read_their_storage_around_a_barrier():
                              ("half_the_block", "divergent-barrier", 60, 61)}
     kernels = {k.name: k for k in lowered("cub_collectives.cu")[0]}
     assert "cub::BlockReduce::Sum" in repr(kernels["block_sum"].body)   # the collective's barrier
+
+
+def test_a_local_function_pointer_is_unknown_naming_it(tmp_path):
+    src = tmp_path / "fp.cu"
+    src.write_text("typedef float (*op_t)(float);\n__device__ float twice(float x) { return 2 * x; }\n"
+                   "__device__ op_t pick(int k) { return twice; }\n"
+                   "__global__ void apply(float *x) { op_t f = pick(0); x[threadIdx.x] = f(x[threadIdx.x]); }\n"
+                   "__global__ void plain(float *x) { x[threadIdx.x] = 0.0f; }\n")
+    code, out, err = cli_in_process(["check", str(src), "--format", "json", "--frontend", "clang"])
+    report = json.loads(out)
+    unknown = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert code == 0 and len(unknown) == 1 and "a function pointer" in unknown[0], err

@@ -297,7 +297,9 @@ class ClangStmts:
                 self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
                 return []
             if not isinstance(val, Pointer):
-                raise Unsupported(init, "pointer initialised from a non-pointer value")
+                raise Unsupported(init, "a function pointer (calls through one are not modelled)" if canonical(
+                    t.get_pointee()).kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO) else
+                                  "pointer initialised from a non-pointer value")
             self.scopes[-1][d.hash] = val.__class__(val.buffer, val.space, self.note_type(t.get_pointee()),
                                                     val.offset, val.inner if val.elem == self.note_type(
                                                         t.get_pointee()) else ())
