@@ -136,10 +136,12 @@ def test_tensor_core_fragments_load_and_store_tiles_with_a_leading_dimension():
     status = {k["kernel"]: k["status"] for k in report["kernels"]}
     assert status == {"own_tiles": "clean", "one_tile_for_all": "findings", "side_by_side": "clean",
                       "side_by_side_narrow": "findings", "readback_without_syncwarp": "findings",
-                      "readback_after_syncwarp": "clean", "template_tiles<half, 16>": "clean", "one_bit": "unknown"}
+                      "readback_after_syncwarp": "clean", "template_tiles<half, 16>": "clean",
+                      "every_block": "findings", "one_bit": "unknown"}
     assert races(report) == {("one_tile_for_all", "write-after-write", 34, 34),
                              ("side_by_side_narrow", "write-after-write", 50, 50),
-                             ("readback_without_syncwarp", "read-after-write", 59, 60)}
+                             ("readback_without_syncwarp", "read-after-write", 59, 60),
+                             ("every_block", "write-after-write", 96, 96)}   # (between blocks)
     unknown = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
     assert len(unknown) == 1 and "sub-byte precision" in unknown[0]
     # the fragment's registers take unknown values, the tile's elements are accessed, never nothing
@@ -202,3 +204,12 @@ def test_a_local_function_pointer_is_unknown_naming_it(tmp_path):
     report = json.loads(out)
     unknown = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
     assert code == 0 and len(unknown) == 1 and "a function pointer" in unknown[0], err
+
+
+def test_matrix_elements_stored_by_two_blocks_are_never_taken_equal():
+    # (a stored element was a function of the warp index and the element alone: every block's
+    # first warp stored "the same value", and the race between blocks was a benign one)
+    code, report, err = check("metal_simdgroup_every_group.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"every_group": "findings", "own_tile": "clean"}
+    assert races(report) == {("every_group", "write-after-write", 12, 12)}

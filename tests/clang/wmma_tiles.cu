@@ -84,6 +84,18 @@ void launch(const half *a, float *out) {
     template_tiles<half, 16><<<8, 128>>>(a, out);
 }
 
+// every block's warp stores its product (of its own block's data) to one tile: values of registers are
+// never taken equal between blocks
+__global__ void every_block(const half *in, float *out) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::load_matrix_sync(fa, in + blockIdx.x * 256, 16);
+    wmma::mma_sync(acc, fa, fa, acc);
+    if (threadIdx.x < 32)
+        wmma::store_matrix_sync(out, acc, 16, wmma::mem_row_major);   // expect: write-after-write
+}
+
 // one-bit operands are not modelled: unknown
 __global__ void one_bit(const unsigned *a) {
     wmma::fragment<wmma::matrix_a, 8, 8, 128, wmma::experimental::precision::b1, wmma::row_major> fa;

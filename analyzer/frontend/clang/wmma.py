@@ -193,8 +193,8 @@ class ClangWmma:
         r, col = ir.BinOp("/", e, cols), ir.BinOp("%", e, cols)
         index = _add(ir.BinOp("*", col, ldm), r) if col_major else _add(ir.BinOp("*", r, ldm), col)
         at = self._binop("+", ptr, Scalar(index, "long"), c)
-        # (a value this lane holds: never taken to equal another warp's)
-        value = Scalar(ir.Call("wmma_element", (ir.Builtin("warp"), e)), at.elem) if store else None
+        # (a value of this lane's registers: never taken to equal another thread's, of this block or another)
+        value = Scalar(self.opaque("a Tensor Core fragment's element"), at.elem) if store else None
         access = self._access_stmt(at, store, value, span)
         out: list[ir.Stmt] = [ir.Assign(k, ir.Const(0), span),
                               ir.Loop([], ir.BinOp("<", kv, per_lane),
