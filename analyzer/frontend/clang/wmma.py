@@ -158,7 +158,8 @@ class ClangWmma:
             if fn == "mma_sync":
                 for a in args[1:4]:
                     self._fragment_shape(a, c)
-            self.rvalue(args[-1]) if fn == "fill_fragment" else None
+            if fn == "fill_fragment":
+                self.rvalue(args[-1])   # (the value: read for its effects, the registers unknown)
             self._unknown_fragment(args[0], fn, c, span)
             return Scalar(ir.Const(0), "int")
         store = fn == "store_matrix_sync"
@@ -212,7 +213,7 @@ class ClangWmma:
         if isinstance(target, LocalStruct):
             target = self.address_of(strip(arg))
         if not isinstance(target, Pointer) or target.space != ir.PRIVATE:
-            raise Unsupported(c, f"{fn} of a fragment that is no local variable ({target!r})")
+            raise Unsupported(c, f"{fn} of a fragment that is no local variable or element of a local array")
         size = self.size(target.elem)
         if not self._is_struct(target.elem):   # (a fragment of a template's type: its elements)
             use, rows, cols, elem, _ = self._fragment_shape(arg, c)
