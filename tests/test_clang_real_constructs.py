@@ -1,7 +1,7 @@
 """The clang front end on constructs met in real CUDA and OpenCL files (issue 41), each on a fixture of
 its own (tests/clang/): a local reference bound through a reference cast, a helper's parameter
 declared as an array, names qualified by a namespace of a header not found, a class clang cannot read
-whole, and curand's Sobol generators."""
+whole, curand's Sobol generators, and Tensor Core fragments."""
 
 import json
 from pathlib import Path
@@ -128,3 +128,88 @@ def test_vector_components_inside_a_macros_argument():
     # false alarms)
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
         "swapped": "findings", "swapped_own": "clean", "lane_in_macro": "clean"}
+
+
+def test_tensor_core_fragments_load_and_store_tiles_with_a_leading_dimension():
+    code, report, err = check("wmma_tiles.cu", "--block-dim", "128")
+    assert code == 1, err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"own_tiles": "clean", "one_tile_for_all": "findings", "side_by_side": "clean",
+                      "side_by_side_narrow": "findings", "readback_without_syncwarp": "findings",
+                      "readback_after_syncwarp": "clean", "template_tiles<half, 16>": "clean",
+                      "every_block": "findings", "one_bit": "unknown"}
+    assert races(report) == {("one_tile_for_all", "write-after-write", 34, 34),
+                             ("side_by_side_narrow", "write-after-write", 50, 50),
+                             ("readback_without_syncwarp", "read-after-write", 59, 60),
+                             ("every_block", "write-after-write", 96, 96)}   # (between blocks)
+    unknown = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert len(unknown) == 1 and "sub-byte precision" in unknown[0]
+    # the fragment's registers take unknown values, the tile's elements are accessed, never nothing
+    kernels = {k.name: k for k in lowered("wmma_tiles.cu")[0]}
+    body = repr(kernels["own_tiles"].body)
+    assert body.count("is_write=True") >= 4 and "why='mma_sync result'" in body
+
+
+def test_kernels_of_a_library_not_bundled_are_unknown_naming_its_header(tmp_path):
+    code, report, err = check("library_not_bundled.cu")
+    assert code == 0, err   # never exit 2 for the file
+    assert [k["status"] for k in report["kernels"]] == ["unknown", "unknown"]
+    for f in report["findings"]:
+        assert f["rule"] == "unknown" and "tilelib/tensor.hpp not found" in f["message"]
+    # with every header found, a file none of whose kernels is read stays one line, exit 2
+    only = tmp_path / "one_bit.cu"
+    only.write_text("#include <mma.h>\nusing namespace nvcuda;\n__global__ void one_bit(const unsigned *a) {\n"
+                    "    wmma::fragment<wmma::matrix_a, 8, 8, 128, wmma::experimental::precision::b1,"
+                    " wmma::row_major> fa;\n    wmma::load_matrix_sync(fa, a, 128);\n}\n")
+    code, _, err = cli_in_process(["check", str(only), "--frontend", "clang"])
+    assert code == 2 and "sub-byte precision" in err
+
+
+def test_fp8_values_built_from_numbers_and_stored():
+    code, report, err = check("fp8_conversions.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "from_half": "clean", "from_float": "clean", "halved": "findings"}
+    assert {r[:2] for r in races(report)} == {("halved", "write-after-write")}
+
+
+def test_half2_and_bfloat162_constructors_give_their_members_the_arguments():
+    code, report, err = check("half2_constructor.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "pairs": "clean", "never": "clean", "always": "findings"}
+    assert races(report) == {("always", "write-after-write", 29, 31)}
+
+
+def test_cub_block_collectives_write_read_their_storage_around_a_barrier():
+    code, report, err = check("cub_collectives.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "block_sum": "clean", "two_sums<128>": "clean", "reused_storage": "findings", "pair_scan": "clean",
+        "half_the_block": "findings"}
+    assert races(report) == {("reused_storage", "write-after-read", 40, 41),
+                             ("half_the_block", "write-after-write", 61, 61),
+                             ("half_the_block", "divergent-barrier", 60, 61)}
+    kernels = {k.name: k for k in lowered("cub_collectives.cu")[0]}
+    assert "cub::BlockReduce::Sum" in repr(kernels["block_sum"].body)   # the collective's barrier
+
+
+def test_a_local_function_pointer_is_unknown_naming_it(tmp_path):
+    src = tmp_path / "fp.cu"
+    src.write_text("typedef float (*op_t)(float);\n__device__ float twice(float x) { return 2 * x; }\n"
+                   "__device__ op_t pick(int k) { return twice; }\n"
+                   "__global__ void apply(float *x) { op_t f = pick(0); x[threadIdx.x] = f(x[threadIdx.x]); }\n"
+                   "__global__ void plain(float *x) { x[threadIdx.x] = 0.0f; }\n")
+    code, out, err = cli_in_process(["check", str(src), "--format", "json", "--frontend", "clang"])
+    report = json.loads(out)
+    unknown = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert code == 0 and len(unknown) == 1 and "a function pointer" in unknown[0], err
+
+
+def test_matrix_elements_stored_by_two_blocks_are_never_taken_equal():
+    # (a stored element was a function of the warp index and the element alone: every block's
+    # first warp stored "the same value", and the race between blocks was a benign one)
+    code, report, err = check("metal_simdgroup_every_group.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"every_group": "findings", "own_tile": "clean"}
+    assert races(report) == {("every_group", "write-after-write", 12, 12)}

@@ -2,7 +2,7 @@
 with kernelrace's own headers in include/), and the lowering walks clang's AST into the kernel IR
 (kernels.py: kernels, parameters, globals; stmts.py; ranges.py: range-for; stores.py; exprs.py; lanes.py:
 lanes chosen by a variable or stored in memory; calls.py; metal.py: Metal's SIMD-group matrices, textures
-and vectors from lanes; dependent.py; launches.py).
+and vectors from lanes; wmma.py: CUDA's Tensor Core fragments; cub.py: cub's block collectives; dependent.py; launches.py).
 See docs/frontends.md for what each dialect reads and what gives `unknown`."""
 
 from __future__ import annotations
@@ -54,6 +54,15 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     if not kernels:
         what = {"cuda": "__global__ function", "metal": "kernel function", "opencl": "__kernel function"}[lang]
         error = parsed.errors[0] if parsed.errors else f"{filename}: no kernel found (no {what})"
+    elif all(k.unsupported for k in kernels) and parsed.missing_headers:
+        # a library kernelrace does not bundle (cute, cutlass, ThunderKittens): every kernel is
+        # unknown, naming the headers not found, and the file is no error (a directory goes on)
+        missing = ", ".join(parsed.missing_headers)
+        for k in kernels:
+            span, what = k.unsupported
+            if what.startswith("clang:"):
+                k.unsupported = (span, f"{what} ({missing} not found: its declarations are unknown)")
+        file_error = None
     elif all(k.unsupported for k in kernels):
         span, what = kernels[0].unsupported
         error = f"{span.file}:{span.line}:{span.col}: unsupported construct: {what}"

@@ -57,6 +57,13 @@ class ClangCalls:
         if self.lang == "metal" and (fn in SIMDGROUP_OPS or fn.startswith("operator")) and \
                 "simdgroup_matrix" in canonical(c.type).spelling + " ".join(canonical(a.type).spelling for a in args):
             return self._simdgroup(fn, args, c, into)
+        if self.lang == "cuda":
+            wmma = self.wmma_call(c, fn, ref, kids, args)
+            if wmma is not None:
+                return self._wmma(*wmma, c)
+            collective = self.cub_call(c, kids)
+            if collective is not None:
+                return collective
         if ref is None and len(kids) in (2, 3):
             # an operator on operands of a dependent type (`bidn * THREADS_PER_ROW` where bidn's type is
             # a template's): clang leaves a call of `operator*` unresolved

@@ -34,6 +34,8 @@ from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
+from analyzer.frontend.clang.wmma import ClangWmma
+from analyzer.frontend.clang.cub import ClangCub
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
@@ -45,8 +47,8 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 
 class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
-                    ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges,
-                    AccessLowering, ExprLowering):
+                    ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma,
+                    ClangCub, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -288,7 +290,7 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
         self.pending: list[ir.Stmt] = []
         self.return_var = None
         self.return_struct = None
-        self.template_values, self.template_types = {}, {}
+        self.template_values, self.template_types, self.template_params = {}, {}, [t.spelling for t in tparams]
         # a specialization clang instantiated (reader.instance_markers): its body and its callees' are
         # clang's instantiations, types and constants resolved
         self.instantiated = fn.kind == CK.FUNCTION_DECL and fn.specialized_template is not None

@@ -98,9 +98,9 @@ class ClangMetal:
                     row, col = col, row
                 index = _add(ir.BinOp("*", _add(oy, row), stride), _add(ox, col))
                 at = self._binop("+", ptr, Scalar(index, "long"), c)
-                # (a value this lane holds: never taken to equal another simdgroup's)
-                value = Scalar(ir.Call("simdgroup_element", (ir.Builtin("warp"), e)), at.elem) \
-                    if fn == "simdgroup_store" else None
+                # (a value of this lane's registers: never taken to equal another thread's, of this
+                # threadgroup or another; `simdgroup_element(warp, e)` made two threadgroups' equal)
+                value = Scalar(self.opaque("a SIMD-group matrix's element"), at.elem) if fn == "simdgroup_store" else None
                 self.pending.append(self._access_stmt(at, fn == "simdgroup_store", value, span))
             return Scalar(ir.Const(0), "int")
         for a in args:   # the arguments' own effects (a matrix of an array: `mq[i]`)

@@ -128,6 +128,7 @@ class Parsed:
     # that reported it or '')
     placed: list[tuple] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)   # called, declared nowhere: declared by kernelrace
+    missing_headers: list[str] = field(default_factory=list)   # included, not found (read as empty)
     # headers clang read as rewritten (Metal's renamings; `static threadgroup` is longer than what it
     # renames): path -> the text whose offsets the AST's cursors give
     rewritten: dict[str, str] = field(default_factory=dict)
@@ -452,6 +453,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
         out.placed.append((d.location.file.name, d.location.offset, d.location.line, d.location.column, d.spelling,
                            instance))
     out.functions = [n for n, called in missing.items() if called and n not in type_names]
+    out.missing_headers = list(stubs)
     out.rewritten = dict(headers)
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "

@@ -277,9 +277,11 @@ class ClangStmts:
         span = self.span(d)
         kids = [k for k in children(d) if not k.kind.is_attribute() and k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF,
                                                                                           CK.NAMESPACE_REF)]
-        shared = self.is_shared(d)
+        shared = _is_shared(d)
         if t.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.DEPENDENTSIZEDARRAY, TK.VARIABLEARRAY):
             return self.declare_array(d, t, kids, shared)
+        if self.lang == "cuda" and self.library_local(d, shared):
+            return []
         init = kids[-1] if kids else None
         if d.storage_class == StorageClass.STATIC and not shared and init is not None and "const" in d.type.spelling:
             n = self.int_value(init)
@@ -295,7 +297,9 @@ class ClangStmts:
                 self.scopes[-1][d.hash] = Pointer("?", ir.GLOBAL, self.note_type(t.get_pointee()), ir.Const(0))
                 return []
             if not isinstance(val, Pointer):
-                raise Unsupported(init, "pointer initialised from a non-pointer value")
+                raise Unsupported(init, "a function pointer (calls through one are not modelled)" if canonical(
+                    t.get_pointee()).kind in (TK.FUNCTIONPROTO, TK.FUNCTIONNOPROTO) else
+                                  "pointer initialised from a non-pointer value")
             self.scopes[-1][d.hash] = val.__class__(val.buffer, val.space, self.note_type(t.get_pointee()),
                                                     val.offset, val.inner if val.elem == self.note_type(
                                                         t.get_pointee()) else ())
@@ -517,10 +521,9 @@ class ClangStmts:
                                next(self.loop_ids)))
         return out
 
-    def is_shared(self, d) -> bool:
-        if any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()):
-            return True
-        return space_of(d.type) == ir.SHARED
+
+def _is_shared(d) -> bool:
+    return any(k.kind == CK.CUDASHARED_ATTR for k in d.get_children()) or space_of(d.type) == ir.SHARED
 
 
 _INTEGERS = (TK.UINT, TK.INT, TK.ULONG, TK.LONG, TK.ULONGLONG, TK.LONGLONG)

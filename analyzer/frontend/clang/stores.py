@@ -210,11 +210,53 @@ class ClangStores:
                 return val
         if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.UNARY_OPERATOR):
             return self.place(s)
+        if s.kind in (CK.CALL_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR):
+            built = self.header_constructed(s)
+            if built is not None:
+                return built
         if s.kind == CK.CALL_EXPR:
             val = self.call(s)
             if isinstance(val, LocalStruct) or isinstance(val, Pointer) and self.holds_array(val.elem):
                 return val
         raise Unsupported(c, "struct value that is not a variable or an element in memory")
+
+    def header_constructed(self, s) -> LocalStruct | None:
+        """A struct of scalar members built by a constructor of the bundled headers (`__nv_fp8_e4m3(x)`,
+        a conversion): a new value whose members are uninterpreted functions of the arguments (the
+        same arguments, the same value). None for anything else (a copy, a constructor of the user's)."""
+        if s.kind == CK.CXX_FUNCTIONAL_CAST_EXPR:   # `T(x)`: its constructor call, or (a template's operand
+            decl = canonical(s.type).get_declaration()   # hides it) its operand
+            args = [k for k in children(s) if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF)]
+            if len(args) == 1 and strip(args[0]).kind == CK.CALL_EXPR and strip(args[0]).referenced is not None \
+                    and strip(args[0]).referenced.kind == CK.CONSTRUCTOR:
+                return self.header_constructed(strip(args[0]))
+            if decl is None or decl.kind == CK.NO_DECL_FOUND or not self.in_headers(decl) or len(args) != 1 or \
+                    canonical(args[0].type).kind == TK.RECORD:
+                return None
+        else:
+            ref = s.referenced
+            if ref is None or ref.kind != CK.CONSTRUCTOR or not self.in_headers(ref) or ref.is_copy_constructor() or \
+                    ref.is_move_constructor():
+                return None
+            args = list(s.get_arguments())
+        ty = self.note_type(s.type)
+        record = self.records.get(ty)
+        if record is None or vector_shape(ty):
+            return None
+        leaves = list(self.struct_leaves(record))
+        if not leaves or any(t is None or vector_shape(t) for _, _, t in leaves):
+            return None
+        vals = tuple(self._scalar(self.rvalue(a)) for a in args)
+        local = LocalStruct(self.fresh_var(f"{ty}.built"), ty)
+        given = _members_given(s.referenced) if s.kind == CK.CALL_EXPR else {}
+        for path, _, t in leaves:
+            # a member the constructor initialises with a parameter as it is (`__half2(a, b) : x(a), y(b)`)
+            # holds that argument, converted; any other an uninterpreted function of the arguments
+            i = given.get(path)
+            val = self._scalar(self._convert(Scalar(vals[i], self.note_type(args[i].type)), t)) \
+                if i is not None and i < len(vals) else ir.Call(f"ctor:{ty}.{path}", vals)
+            self.pending.append(ir.Assign(f"{local.name}.{path}", val, self.span(s)))
+        return local
 
     def struct_leaves(self, record, prefix: str = "", offset: int = 0):
         """(member path, byte offset, type) of every scalar or vector member of a record type, nested
@@ -229,6 +271,21 @@ class ClangStores:
                 yield from self.struct_leaves(ft, f"{prefix}{f.spelling}.", off)
             else:
                 yield f"{prefix}{f.spelling}", off, self.note_type(ft)
+
+
+def _members_given(ctor) -> dict[str, int]:
+    """member -> parameter index, for the members a constructor initialises with a parameter as it is."""
+    params = [p.hash for p in ctor.get_children() if p.kind == CK.PARM_DECL]
+    out, member = {}, None
+    for k in ctor.get_children():
+        if k.kind == CK.MEMBER_REF:
+            member = k.spelling
+        elif member is not None and k.kind.is_expression():
+            s = strip(k)
+            if s.kind == CK.DECL_REF_EXPR and s.referenced is not None and s.referenced.hash in params:
+                out[member] = params.index(s.referenced.hash)
+            member = None
+    return out
 
 
 def _assigns(c) -> bool:

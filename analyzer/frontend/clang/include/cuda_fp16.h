@@ -3,7 +3,11 @@
 #pragma once
 typedef _Float16 __half;
 typedef _Float16 half;
-struct __align__(4) __half2 { __half x, y; };
+struct __align__(4) __half2 {
+    __half x, y;
+    __half2() = default;
+    __host__ __device__ __half2(const __half &a, const __half &b) : x(a), y(b) {}
+};
 typedef __half2 half2;
 __host__ __device__ __half __float2half(float);
 __host__ __device__ __half __float2half_rn(float);

@@ -1,0 +1,3 @@
+/* kernelrace: see <cub/cub.cuh>. */
+#pragma once
+#include <cub/cub.cuh>
