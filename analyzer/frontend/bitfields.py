@@ -10,8 +10,10 @@ exact on operands in their 32-bit type's range:
 - extract: `(e >> o) & (2^c - 1)`, and for a signed result the sign of bit c-1 extended
   (`v - 2^c` where `v >= 2^(c-1)`); 0 when c is 0;
 - insert: `e - (e & M) + ((n & (2^c - 1)) << o)` with `M = (2^c - 1) << o`, which clears and sets
-  the field without a complement (`~M` has no finite value); a signed result whose field reaches
-  bit 31 is brought back into the 32-bit range.
+  the field without a complement (`~M` has no finite value); with a constant field, the same value
+  as the bits above the field, the new bits and the bits below it, each a field of its operand
+  (`((e >> (o+c)) << (o+c)) + ((n & (2^c - 1)) << o) + (e & (2^o - 1))`); a signed result whose
+  field reaches bit 31 is brought back into the 32-bit range.
 
 WGSL clamps the field (`o = min(offset, 32)`, `c = min(count, 32 - o)`); SPIR-V leaves a field past
 bit 31 undefined, so there the value is an unknown one (`undefined`) unless offset + count <= 32.
@@ -35,6 +37,19 @@ def _binop(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
         return ir.Const(_FOLD[op](x, y))
     if y == 0 and op in ("+", "-", "<<", ">>"):
         return a
+    if y == 0 and op == "&":
+        return ir.Const(0)
+    # Fields of fields, kept flat (identities of all integers, so exact for signed operands too):
+    # (x & m1) & m2 = x & (m1 & m2); (x >> s1) >> s2 = x >> (s1 + s2); and for a mask of low
+    # bits m, (x & m) >> s = (x >> s) & (m >> s). The solver then sees one remainder per field.
+    if y is not None and isinstance(a, ir.BinOp) and isinstance(a.b, ir.Const):
+        inner = a.b.value
+        if op == "&" == a.op and y >= 0 and inner >= 0:
+            return _binop("&", a.a, ir.Const(inner & y))
+        if op == ">>" == a.op and 0 <= y <= 2 * WIDTH and inner >= 0:
+            return _binop(">>", a.a, ir.Const(inner + y))
+        if op == ">>" and a.op == "&" and 0 <= y <= 2 * WIDTH and inner >= 0 and inner & (inner + 1) == 0:
+            return _binop("&", _binop(">>", a.a, b), ir.Const(inner >> y))
     return ir.BinOp(op, a, b)
 
 
@@ -77,9 +92,15 @@ def extract(e: ir.Expr, o: ir.Expr, c: ir.Expr, signed: bool) -> ir.Expr:
 def insert(e: ir.Expr, n: ir.Expr, o: ir.Expr, c: ir.Expr, signed: bool) -> ir.Expr:
     """e with bits o .. o+c-1 (a field inside 32 bits) replaced by the low c bits of n."""
     m = _mask(c)
-    field = _binop("<<", m, o)
-    r = _binop("+", _binop("-", e, _binop("&", e, field)), _binop("<<", _binop("&", n, m), o))
     end = _binop("+", o, c)
+    if _const(o) is not None and _const(end) is not None and 0 <= _const(o) <= _const(end) <= WIDTH:
+        # A constant field: the bits below it, the new bits, the bits above it, each a field of
+        # its operand (flat: see _binop), rather than e minus its old field.
+        top = _binop("<<", _binop(">>", e, end), end)
+        r = _binop("+", _binop("+", top, _binop("<<", _binop("&", n, m), o)), _binop("&", e, _mask(o)))
+    else:
+        field = _binop("<<", m, o)
+        r = _binop("+", _binop("-", e, _binop("&", e, field)), _binop("<<", _binop("&", n, m), o))
     if not signed or (_const(end) is not None and _const(end) < WIDTH):
         return r
     # A signed result whose field reaches bit 31: back into [-2^31, 2^31).
