@@ -60,7 +60,8 @@ def test_wgsl_bit_fields_encode_the_specified_values(signed, symbolic):
         fo, fc = (O, C) if symbolic else (ir.Const(ov), ir.Const(cv))
         field = bitfields.wgsl_field(fo, fc)
         enc.collecting()
-        terms = [enc.term(bitfields.extract(E, *field, signed), 1), enc.term(bitfields.insert(E, NB, *field, signed), 1)]
+        terms = [enc.term(bitfields.extract(E, *field, signed), 1),
+                 enc.term(bitfields.insert(E, NB, *field, signed), 1)]
         s.push()
         s.add(*enc.needed(), e == ev, n == nv, o == ov, c == cv)
         assert s.check() == z3.sat
