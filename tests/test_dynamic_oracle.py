@@ -73,8 +73,9 @@ def test_no_fixture_race_escapes_the_static_analysis():
     # constant, and the four subgroup fixtures compute subgroupAdd; 34: the symbolic-extent fixtures
     # of the mixed-radix lemmas (param_row_image, simd_partials_3d, simd_sum_of_shared) and the
     # shuffle of shfl_of_shared, each with its twin; 40: the collectives of a shared tile,
-    # subgroup_of_shared in GLSL and WGSL, work_group_of_local and cg_tile_of_shared, each with its twin)
-    assert totals["ran"] >= 150 and len(skipped) <= 42
+    # subgroup_of_shared in GLSL and WGSL and work_group_of_local, each with its twin; 44: the two
+    # kernels of cg_tile_of_shared and of its twin)
+    assert totals["ran"] >= 150 and len(skipped) <= 44
     # the oracle sees races: most static findings happen under one of the schedules
     assert totals["static_observed"] >= 0.8 * totals["static"]
 

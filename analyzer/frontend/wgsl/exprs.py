@@ -65,6 +65,18 @@ def _has_state(e) -> bool:
     return False
 
 
+def _leaves(v):
+    """The scalars and vectors of a value, through struct members and array elements."""
+    if isinstance(v, StructVal):
+        for m in v.members.values():
+            yield from _leaves(m)
+    elif isinstance(v, ArrayVal):
+        for e in v.elems:
+            yield from _leaves(e)
+    elif isinstance(v, (Scalar, Vec)):
+        yield v
+
+
 def _comps(v) -> tuple:
     return v.comps if isinstance(v, Vec) else (v.expr,) if isinstance(v, Scalar) else ()
 
@@ -349,8 +361,9 @@ class ExprLowering:
                 self.kernel.params.append(name)
             return Scalar(ir.Param(name), U32)
         if fn.startswith("rayQuery"):
-            for a in args:   # evaluated for what they read
-                self.value(a)
+            for a in args:   # evaluated for what they read (`RayDesc(..., origins[i], ...)`)
+                v = self.value(a)
+                self.keep_reads(list(_leaves(v)), a)
             v = ray_queries.call(fn, self.opaque_ids, self.module.structs)
             if v is None:
                 raise Unsupported(node, f"ray-query built-in '{fn}'")
