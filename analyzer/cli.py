@@ -287,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="define a preprocessor macro (VALUE defaults to 1)")
     c.add_argument("--include", dest="forced", action="append", default=[], metavar="FILE",
                    help="read FILE before each CUDA, OpenCL or Metal file's first line, as a compiler's -include "
-                        "does (what a build prepends to the source: its macros and types)")
+                        "does (what a build prepends to the source: its macros and types); for WGSL, a module "
+                        "the shader sees whole (what a host concatenates to it)")
     c.add_argument("--frontend", choices=FRONTENDS, default="auto",
                    help="how hand-written CUDA, OpenCL and Metal are read: auto (clang where it reads the file "
                         "cleanly, else Lark, else clang), clang, lark (docs/frontends.md)")

@@ -730,12 +730,14 @@ def test_pipeline_primitives_are_async_copies():
         ("read-after-write", "staged_unsynced"), ("unknown", "staged_unwaited")}
 
 
-def test_an_opencl_sub_group_collective_is_unknown_naming_it():
-    """`sub_group_reduce_add` read through clang: its kernel unknown with the collective named (it
-    was an internal AttributeError), the file's other kernel analysed."""
+def test_an_opencl_sub_group_id_is_unknown_naming_it():
+    """`get_sub_group_local_id` read through clang: its kernel unknown with the builtin named (the
+    collective `sub_group_reduce_add` before it is a value; it was an internal AttributeError),
+    the file's other kernel analysed."""
     kernels, _ = lowered("subgroup_collective.cl")
     by_name = {k.name: k for k in kernels}
-    assert by_name["rows_sum"].unsupported[1] == "work-group or sub-group collective 'sub_group_reduce_add'"
+    assert by_name["rows_sum"].unsupported[1] == \
+        "'get_sub_group_local_id': the sub-group size is the implementation's, and not assumed"
     code, report, err = check("subgroup_collective.cl", "--block-dim", "64")
     assert code == 1, err
     assert {(f["rule"], f["kernel"]) for f in report["findings"]} == {
@@ -940,3 +942,24 @@ def test_metal_structs_are_copied_between_address_spaces():
     assert code == 1, err
     assert findings(report) == {("read-after-write", 38)}
     assert {f["kernel"] for f in report["findings"]} == {"rotate_unordered"}
+
+
+@pytest.mark.parametrize("call", ["sub_group_broadcast(tile[t ^ 1], 0)", "sub_group_shuffle_xor(tile[t ^ 1], 1)",
+                                  "sub_group_scan_exclusive_max(tile[t ^ 1])", "work_group_broadcast(tile[t ^ 1], 3)",
+                                  "(float)sub_group_any(tile[t ^ 1] > 0.0f)",
+                                  "(float)sub_group_ballot(tile[t ^ 1] > 0.0f).x"])
+def test_reads_in_an_opencl_collectives_arguments_are_accesses(call, tmp_path):
+    """A sub-group or work-group collective of values is an unknown value per work-item (it was
+    refused); the reads in its arguments still happen, so the race on tile is found."""
+    src = tmp_path / "collective.cl"
+    src.write_text("#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable\n"
+                   "#pragma OPENCL EXTENSION cl_khr_subgroup_ballot : enable\n"
+                   "kernel void k(global float* out) {\n"
+                   "    local float tile[64];\n"
+                   "    uint t = get_local_id(0);\n"
+                   "    tile[t] = 1.0f;\n"
+                   f"    out[get_global_id(0)] = {call};\n"
+                   "}\n")
+    code, report, err = check(str(src), "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 7)}

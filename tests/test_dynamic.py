@@ -207,7 +207,8 @@ def test_every_racy_fixture_is_confirmed():
     workgroup size is a specialization constant left unbound; and the subgroup fixtures (GLSL and
     WGSL), whose subgroupAdd exchanges values between invocations, which the interpreter does not
     compute, nor a shuffle's or a SIMD-group sum's (shfl_of_shared, simd_partials_3d,
-    simd_sum_of_shared); param_row_image, whose row length is a parameter the fixture leaves
+    simd_sum_of_shared), nor a collective's of a shared tile (subgroup_of_shared in GLSL and WGSL,
+    work_group_of_local, cg_tile_of_shared's tile shuffle and cg::reduce); param_row_image, whose row length is a parameter the fixture leaves
     symbolic; integral_float_values' float parameter, whose two stores differ only at -0.0f,
     which the seeded inputs do not give; and unwritten_element_values' stores of `buf[10] + 1.0f`,
     which differ only when a load runs between thread 10's write and another's."""
@@ -229,6 +230,9 @@ def test_every_racy_fixture_is_confirmed():
         "subgroup_leader.comp:123": "cannot-run", "subgroup_leader.wgsl:15": "cannot-run",
         "shfl_of_shared.cu:10": "cannot-run", "simd_partials_3d.metal:18": "cannot-run",
         "simd_sum_of_shared.metal:13": "cannot-run", "param_row_image.cu:7": "cannot-run",
+        "subgroup_of_shared.wgsl:14": "cannot-run", "subgroup_of_shared.comp:126": "cannot-run",
+        "work_group_of_local.cl:9": "cannot-run", "cg_tile_of_shared.cu:12": "cannot-run",
+        "cg_tile_of_shared.cu:20": "cannot-run",
         "integral_float_values.cu:18": "no-difference", "unwritten_element_values.cu:16": "no-difference"}
 
 

@@ -397,3 +397,24 @@ fn main(@builtin(subgroup_invocation_id) lane : u32, @builtin(subgroup_size) n :
     (store,) = [s for s in ir.walk_stmts(k.body) if isinstance(s, ir.MemOp)]
     assert "lane" in repr(store.access.offset)
     assert "result of subgroupAdd" in repr(store.access.value)
+
+
+@pytest.mark.parametrize("call", ["subgroupBroadcast(tile[lid ^ 1u], 0u)", "subgroupShuffleXor(tile[lid ^ 1u], 1u)",
+                                  "quadBroadcast(tile[lid ^ 1u], 2u)", "subgroupExclusiveMul(tile[lid ^ 1u])",
+                                  "select(0.0, 1.0, subgroupAny(tile[lid ^ 1u] > 0.0))",
+                                  "f32(subgroupBallot(tile[lid ^ 1u] > 0.0).x)"])
+def test_reads_in_a_subgroup_operations_arguments_are_accesses(call):
+    """The result of a subgroup or quad operation is opaque and names none of its arguments' reads:
+    they are statements of their own, so a race on what they read is checked (it was dropped)."""
+    k = lower(f"""
+enable subgroups;
+@group(0) @binding(0) var<storage, read_write> out : array<f32>;
+var<workgroup> tile : array<f32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) lid : u32) {{
+    tile[lid] = 1.0;
+    out[lid] = {call};
+}}""")
+    reads = [a for s in ir.walk_stmts(k.body) if isinstance(s, (ir.Eval, ir.Assign))
+             for a in accesses(s.value) if a.buffer == "tile"]
+    assert reads and all("op='^'" in repr(a.offset) for a in reads)

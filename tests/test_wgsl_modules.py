@@ -668,3 +668,57 @@ def test_ray_queries_are_values_read_from_a_read_only_structure(cli, tmp_path):
     assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
     (k,) = lower_source(racy.read_text(), "wgsl", str(racy))
     assert set(k.buffers) == {"hits"}   # the structure is no memory the kernel shares
+
+
+COMMON = """struct Params { stride: u32, }
+@group(0) @binding(1) var<uniform> params: Params;
+fn put(i: u32) {
+    out[i / params.stride + 64u] = i;
+}
+"""
+
+
+def test_an_included_file_is_a_module_the_host_concatenates(cli, tmp_path):
+    """`--include common.wgsl` (a host that concatenates sources: webgpu-samples' cornell): its
+    declarations are the shader's, after the file's own lines, so the file's positions stay its
+    own and a finding inside the included file names that file's line. Without it the name is
+    unknown (one line)."""
+    write(tmp_path, {"common.wgsl": COMMON,
+                     "k.wgsl": "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+                               "@compute @workgroup_size(64)\nfn main(@builtin(local_invocation_index) l: u32) {\n"
+                               "    out[l / params.stride] = l;\n    put(l);\n}\n"})
+    code, _, err = cli("check", str(tmp_path / "k.wgsl"))
+    assert code == 2 and "k.wgsl:4:13: unsupported construct: unknown name 'params'" in err
+    common = str(tmp_path / "common.wgsl")
+    code, found = findings(cli, tmp_path / "k.wgsl", "--include", common)
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found if not f["second"]["origin"]} == {
+        ("write-after-write", 4)}
+    inside = [f["second"]["origin"] for f in found if f["second"]["origin"]]
+    assert inside and all(o["file"].endswith("common.wgsl") and o["line"] == 4 for o in inside)
+
+
+RAY_FROM_MEMORY = """enable wgpu_ray_query;
+@group(0) @binding(0) var acc: acceleration_structure;
+@group(0) @binding(1) var<storage, read_write> origins: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> hits: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) l: u32) {
+    origins[l] = vec4<f32>(f32(l));
+    BARRIER
+    var rq: ray_query;
+    rayQueryInitialize(&rq, acc, RayDesc(0u, 0xFFu, 0.001, 100.0, origins[63u - l].xyz, vec3<f32>(0.0, 0.0, 1.0)));
+    rayQueryProceed(&rq);
+    hits[l] = rayQueryGetCommittedIntersection(&rq).t;
+}
+"""
+
+
+def test_a_ray_descriptor_read_from_memory_is_an_access(cli, tmp_path):
+    """The reads in a ray query built-in's arguments (a `RayDesc` whose origin is loaded) are
+    accesses (they were evaluated and dropped: the race on `origins` was missed)."""
+    racy, fixed = tmp_path / "rq.wgsl", tmp_path / "rq_fixed.wgsl"
+    racy.write_text(RAY_FROM_MEMORY.replace("BARRIER", ""))
+    fixed.write_text(RAY_FROM_MEMORY.replace("BARRIER", "storageBarrier();"))
+    code, found = findings(cli, racy)
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("read-after-write", 10)}
+    assert findings(cli, fixed) == (0, [])

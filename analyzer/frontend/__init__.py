@@ -90,7 +90,7 @@ def _lower_lark(text: str, lang: str, filename: str, pp: PreprocessOptions | Non
         pp = pp or PreprocessOptions()
         if templating.needs_rendering(text, pp.macros):   # a template its host renders, with -D's values
             text, filename, rest = templating.render(text, filename, pp.macros, pp.include_dirs)
-            pp = PreprocessOptions(pp.include_dirs, rest)
+            pp = PreprocessOptions(pp.include_dirs, rest, pp.forced)
         # Preprocessed with its lines in place: positions and the lines shown are the file's own;
         # imported modules follow them, each line mapped back to its module (wgsl/imports.py).
         composed = compose(text, filename, pp)

@@ -5,7 +5,8 @@ reinterpretations and atomics.
 Stated assumptions (docs/usage.md): no global work offset (`get_global_id(d)` is
 `get_group_id(d) * get_local_size(d) + get_local_id(d)`, as TVM launches), uniform work-groups, and no
 sub-group size: sub-groups are not assumed to run in lockstep (a sub-group barrier orders no two
-work-items), and the sub-group builtins are refused.
+work-items), and the sub-group builtins (ids, sizes) are refused. A collective of values
+(`sub_group_reduce_add`, `work_group_broadcast`) is an unknown value per work-item, ordering no memory.
 """
 
 from __future__ import annotations
@@ -40,6 +41,16 @@ _DIM_BUILTINS = {"get_local_id": "tid", "get_group_id": "bid", "get_local_size":
                  "get_enqueued_local_size": "bdim"}
 # What a work-item function returns for a dimension index >= get_work_dim(): 0 for ids, 1 for sizes.
 _OUT_OF_RANGE = {"tid": 0, "bid": 0, "bdim": 1, "gdim": 1, "gid": 0, "gsize": 1, "goff": 0}
+
+# Collectives whose arguments and result are values (cl_khr_subgroups, OpenCL 2.0's work-group
+# functions, cl_khr_subgroup_{ballot,non_uniform_arithmetic,clustered_reduce,shuffle,shuffle_relative,
+# non_uniform_vote}); block reads and writes, pipes and the rest stay refused.
+_VALUE_COLLECTIVE = re.compile(
+    r"^(sub_group|work_group)_(?:(?:non_uniform_|clustered_)?(?:reduce|scan_inclusive|scan_exclusive)_"
+    r"(?:add|min|max|mul|and|or|xor|logical_and|logical_or|logical_xor)"
+    r"|(?:non_uniform_)?broadcast(?:_first)?|shuffle(?:_xor|_up|_down)?|(?:non_uniform_)?(?:all|any|all_equal)"
+    r"|elect|ballot|inverse_ballot|ballot_bit_extract|ballot_bit_count|ballot_inclusive_scan"
+    r"|ballot_exclusive_scan|ballot_find_lsb|ballot_find_msb)$")
 
 _CONVERT = re.compile(r"^convert_([a-z]+(?:2|3|4|8|16)?)(?:_sat)?(?:_rt[ezpn])?$")
 _AS = re.compile(r"^as_([a-z]+(?:2|3|4|8|16)?)$")
@@ -238,9 +249,35 @@ class OpenClLowering(CLowering):
         if kind_ is not None:
             return self._atomic(fn, kind_, args, node)
         if fn.startswith(("sub_group_", "work_group_")) and fn not in OpenClLowering.barrier_names:
-            # collectives (reduce, scan, broadcast) synchronise and exchange values between work-items
+            if _VALUE_COLLECTIVE.match(fn):
+                return OpenClLowering._value_collective(self, fn, args, node)   # also from the clang lowering
             raise Unsupported(node, f"work-group or sub-group collective '{fn}'")
         return None
+
+    def _value_collective(self, fn: str, args: list, node) -> Value:
+        """`sub_group_reduce_add(x)`, `work_group_broadcast(x, id)`, `sub_group_shuffle(x, i)`...:
+        values exchanged between work-items, so per work-item an unknown value (not a function of
+        its own operands). No memory is ordered (the specification promises none: no barrier).
+        The memory reads in the arguments are statements of their own, since the result names none
+        of them; a pointer argument (a block read) is refused."""
+        vals = [self.rvalue(a) for a in args]
+        if any(not isinstance(v, (Scalar, Vector)) for v in vals):
+            raise Unsupported(node, f"'{fn}' of a pointer or composite value")
+        span = self.span(node)
+        for v in vals:
+            for e in (v.comps if isinstance(v, Vector) else (v.expr,)):
+                if _reads_memory(e):
+                    self.pending.append(ir.Assign(self.fresh_var("collective_arg"), e, span))
+        opaque = lambda: ir.Opaque(f"result of {fn}", next(self.opaque_ids))  # noqa: E731
+        if fn.endswith(("_all", "_any", "_elect", "_all_equal")) or "ballot_bit" in fn or "ballot_find" in fn:
+            return Scalar(opaque(), "int")
+        if fn.endswith("_ballot"):
+            return Vector(tuple(opaque() for _ in range(4)), "uint4")
+        if not vals:
+            raise Unsupported(node, f"'{fn}' without arguments")
+        if isinstance(vals[0], Vector):
+            return Vector(tuple(opaque() for _ in vals[0].comps), vals[0].ty)
+        return Scalar(opaque(), vals[0].ty)
 
     @staticmethod
     def _args(fn: str, args: list, n: int, node) -> list:
@@ -454,3 +491,16 @@ def _reinterpret(lowering, val: Value, ty: str) -> Value:
         whole = ir.Call(f"as_{ty}", (ir.Call("vec", tuple(comps)),))
         out = tuple(ir.Call(f"lane{i}", (whole,)) for i in range(lanes))
     return Vector(out, ty) if shape else Scalar(out[0], ty)
+
+
+def _reads_memory(e) -> bool:
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, ir.Read):
+            return True
+        stack.extend(ir.operands(x))
+    return False

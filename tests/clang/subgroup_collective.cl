@@ -1,4 +1,5 @@
-// A sub-group collective in OpenCL C read through clang: the kernel is unknown, naming it; the
+// A sub-group's local id in OpenCL C read through clang: the kernel is unknown, naming it (the
+// sub-group size and mapping are the implementation's; the collective itself is a value); the
 // other kernel of the file is analysed (a race: every work-item writes out[0]).
 kernel void rows_sum(global const float *in, global float *out, local float *part) {
     float s = sub_group_reduce_add(in[get_global_id(0)]);

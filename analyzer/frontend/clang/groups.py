@@ -8,7 +8,7 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import Group, Scalar, Value
 from analyzer.frontend.clang.cursors import canonical
-from analyzer.frontend.dialects import CudaLowering
+from analyzer.frontend.dialects import CudaLowering, _keep_reads
 
 
 class ClangGroups:
@@ -71,12 +71,13 @@ class ClangGroups:
         if fn.startswith("shfl") and tile:
             # a tile of a power of two up to 32 threads is a segment of its warp: CUDA's width
             vals = [self.rvalue(a) for a in args]
+            _keep_reads(self, vals, c)   # the result names none of the reads in the arguments
             from analyzer.frontend.dialects import _shuffle_source
             src = _shuffle_source(f"__{fn}_sync", [None] + [self._scalar(v) if isinstance(v, Scalar) else None
                                                            for v in vals][:2] + [ir.Const(group.size)])
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids), src), "float")
         if fn in ("any", "all", "ballot") and tile:
-            vals = [self.rvalue(a) for a in args]   # reads in the argument still happen
+            _keep_reads(self, [self.rvalue(a) for a in args], c)   # reads in the argument still happen
             return Scalar(ir.Opaque(f"result of {fn}", next(self.opaque_ids)), "uint")
         raise Unsupported(c, f"'{fn}' of a cooperative group")
 
@@ -88,6 +89,7 @@ class ClangGroups:
                 0 < group.size <= 32 and group.size & (group.size - 1) == 0):
             raise Unsupported(c, f"cooperative_groups::{fn} of a group that is no tile of up to 32 threads")
         val = self.rvalue(args[1])
+        _keep_reads(self, [val], c)   # the result names none of the reads in the value
         ty = getattr(val, "ty", "float")
         # a reduce gives every thread of the tile one value: as if read from the tile's first thread
         first = ir.BinOp("*", ir.BinOp("/", ir.Builtin("linear_tid"), ir.Const(group.size)), ir.Const(group.size))

@@ -1,17 +1,21 @@
 """The instructions of one block lowered in order: integer, logical and float operations on
-scalars and vector lanes, composites, extended instructions, subgroup operations (opaque values),
+scalars and vector lanes, bit fields (shifts and masks), composites, extended instructions, subgroup
+operations (opaque values),
 and the dispatch of loads, stores, atomics, barriers and calls to their own lowering. Separate
 from control flow: it sees one block at a time."""
 
 from __future__ import annotations
 
 from analyzer import ir
+from analyzer.frontend import bitfields
 from analyzer.frontend.lower import Unsupported
 from analyzer.frontend.spirv.barriers import CROSS_DEVICE, DEVICE, WORKGROUP
 from analyzer.frontend.spirv.module import Block, Ins, _at, _number
 from analyzer.frontend.spirv.opcodes import (BINOPS, EFFECTFUL_PREFIXES, FCMP, GLSL_INT, IGNORED, SAME_VALUE,
                                              UNOPS)
 from analyzer.frontend.spirv.values import Ptr, Vec
+
+_BIT_FIELDS = ("OpBitFieldInsert", "OpBitFieldSExtract", "OpBitFieldUExtract")
 
 
 class InstructionsMixin:
@@ -207,6 +211,9 @@ class InstructionsMixin:
             ptr = self.value(a[1], ins)
             self.bind(ins, ir.Param(f"{getattr(ptr, 'base', a[1])}.length"))
             return []
+        if op in _BIT_FIELDS and self._int_width(a[0]) == bitfields.WIDTH:
+            self.bind(ins, self.bit_field(ins))
+            return []
         if op.startswith(("OpGroup", "OpSubgroup")):
             # Subgroup operations exchange values between invocations: per invocation, unknown.
             self.bind(ins, self._opaque(ins, f"result of {op}"))
@@ -243,6 +250,26 @@ class InstructionsMixin:
         if rt is not None and rt.kind == "vector":
             return Vec(tuple(ir.Opaque(why, next(self.opaque_ids)) for _ in range(rt.count)))
         return ir.Opaque(why, next(self.opaque_ids))
+
+    def _int_width(self, tid: str) -> int:
+        t = self.m.types.get(tid)
+        if t is not None and t.kind == "vector":
+            t = self.m.types.get(t.elem)
+        return t.width if t is not None and t.kind == "int" else 0
+
+    def bit_field(self, ins: Ins):
+        """OpBitFieldInsert and the extracts (GLSL's bitfieldInsert/bitfieldExtract) as shifts and
+        masks (frontend/bitfields.py); a field past bit 31 is undefined: an unknown value there."""
+        a = ins.args
+        t = self.m.types[a[0]]
+        signed = (self.m.types[t.elem] if t.kind == "vector" else t).signed
+        undefined = lambda: ir.Opaque(f"result of {ins.op} past bit 31", next(self.opaque_ids))  # noqa: E731
+        if ins.op == "OpBitFieldInsert":
+            return self._lanes(ins, lambda e, n, o, c: bitfields.spirv_defined(
+                bitfields.insert(e, n, o, c, signed), o, c, undefined()), a[1], a[2], a[3], a[4])
+        sext = ins.op == "OpBitFieldSExtract"
+        return self._lanes(ins, lambda e, o, c: bitfields.spirv_defined(
+            bitfields.extract(e, o, c, sext), o, c, undefined()), a[1], a[2], a[3])
 
     def _int_like(self, tid: str) -> bool:
         t = self.m.types.get(tid)

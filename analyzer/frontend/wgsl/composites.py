@@ -90,6 +90,8 @@ class CompositeLowering:
         if ty.kind == "scalar":
             if not vals:
                 return Scalar(_float_lit("0.0") if ty.is_float else ir.Const(0), ty)
+            if isinstance(vals[0], Scalar):   # `i32(lid)`: the value converted, of the type named
+                return Scalar(self._convert(vals[0].expr, vals[0].ty, ty), ty)
             return self._map(vals[0], lambda x, t: self._convert(x, t, ty), node)
         if ty.kind == "vec":
             elem = ty.elem

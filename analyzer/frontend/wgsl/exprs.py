@@ -8,7 +8,7 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from analyzer import ir
-from analyzer.frontend import atomics, images
+from analyzer.frontend import atomics, bitfields, images
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl import ray_queries, textures
@@ -60,6 +60,35 @@ def _has_state(e) -> bool:
     while stack:
         x = stack.pop()
         if isinstance(x, (ir.Read, ir.Var, ir.Opaque)):
+            return True
+        stack.extend(ir.operands(x))
+    return False
+
+
+def _leaves(v):
+    """The scalars and vectors of a value, through struct members and array elements."""
+    if isinstance(v, StructVal):
+        for m in v.members.values():
+            yield from _leaves(m)
+    elif isinstance(v, ArrayVal):
+        for e in v.elems:
+            yield from _leaves(e)
+    elif isinstance(v, (Scalar, Vec)):
+        yield v
+
+
+def _comps(v) -> tuple:
+    return v.comps if isinstance(v, Vec) else (v.expr,) if isinstance(v, Scalar) else ()
+
+
+def _reads_memory(e) -> bool:
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, ir.Read):
             return True
         stack.extend(ir.operands(x))
     return False
@@ -332,14 +361,16 @@ class ExprLowering:
                 self.kernel.params.append(name)
             return Scalar(ir.Param(name), U32)
         if fn.startswith("rayQuery"):
-            for a in args:   # evaluated for what they read
-                self.value(a)
+            for a in args:   # evaluated for what they read (`RayDesc(..., origins[i], ...)`)
+                v = self.value(a)
+                self.keep_reads(list(_leaves(v)), a)
             v = ray_queries.call(fn, self.opaque_ids, self.module.structs)
             if v is None:
                 raise Unsupported(node, f"ray-query built-in '{fn}'")
             return v
         vals = [self.rvalue(a) for a in args]
         if fn.startswith(("subgroup", "quad")):
+            self.keep_reads(vals, node)
             return self.subgroup_call(fn, vals, node)
         if fn == "select" and len(vals) == 3:
             f, t, c = vals
@@ -359,6 +390,8 @@ class ExprLowering:
                                   for c in range(t.elem.n)), Ty("mat", elem=col, n=t.elem.n), next(self.opaque_ids))
         if any(not isinstance(v, (Scalar, Vec)) for v in vals):
             raise Unsupported(node, f"call of '{fn}' with a pointer or composite argument")
+        if fn in ("extractBits", "insertBits") and len(vals) == (3 if fn == "extractBits" else 4):
+            return self.bit_field(fn, vals, node)
         if fn in _BIT_COUNTS and len(vals) == 1 and isinstance(vals[0], Scalar) and vals[0].ty == U32 \
                 and isinstance(vals[0].expr, ir.Const) and 0 <= vals[0].expr.value < 1 << 32:
             return Scalar(ir.Const(_BIT_COUNTS[fn](vals[0].expr.value)), U32)   # `firstTrailingBit(WG_SIZE)`
@@ -374,6 +407,31 @@ class ExprLowering:
             return Scalar(ir.Call(fn, flat), BOOL if fn in ("all", "any") else elem)
         ty = next((v.ty for v in vals if isinstance(v, Vec)), vals[0].ty if vals else F32)
         return self._zip(lambda *xs: ir.Call(fn, xs), vals, ty, node)
+
+    def bit_field(self, fn: str, vals: list, node):
+        """`extractBits(e, offset, count)` and `insertBits(e, newbits, offset, count)` as shifts
+        and masks (frontend/bitfields.py), with WGSL's clamped field; component-wise on vectors.
+        An operand the formula names twice is held in a variable first when it reads memory."""
+        if vals[0].ty.is_float or any(v.ty.is_float for v in vals):
+            raise Unsupported(node, f"'{fn}' of a float")
+        span = self.span(node)
+        vals = [self.hold(v, "bits", span) if any(_reads_memory(e) for e in _comps(v)) else v for v in vals]
+        signed = vals[0].ty.scalar().name == "i32"
+        if fn == "extractBits":
+            def one(e, offset, count):
+                return bitfields.extract(e, *bitfields.wgsl_field(offset, count), signed)
+        else:
+            def one(e, n, offset, count):
+                return bitfields.insert(e, n, *bitfields.wgsl_field(offset, count), signed)
+        return self._zip(one, vals, vals[0].ty, node)
+
+    def keep_reads(self, vals: list, node) -> None:
+        """The memory reads in the arguments of a call whose result names none of them
+        (`subgroupAdd(tile[i])`: an opaque value) as statements of their own: without this they
+        left the IR, and a race on what they read went unchecked."""
+        span = self.span(node)
+        for v in vals:
+            self.pending.extend(ir.Eval(e, span) for e in _comps(v) if _reads_memory(e))
 
     def subgroup_call(self, fn: str, vals: list, node):
         """`subgroupAdd(x)`, `subgroupBroadcast(x, 0)`, `quadSwapX(x)`, ...: values exchanged between

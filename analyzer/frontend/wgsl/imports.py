@@ -235,9 +235,15 @@ def read_module(path: str) -> str:
 
 
 def compose(text: str, filename: str, options=None) -> Composed:
-    """The file preprocessed (its lines in place), then each module it imports, transitively."""
+    """The file preprocessed (its lines in place), then each module it imports, transitively. Each
+    `--include FILE` is a module the shader sees whole, as a host that concatenates sources composes
+    it (webgpu-samples' `common.wgsl + shader`): after the file's own lines, since WGSL's module
+    scope has no order, so the file's positions stay its own."""
+    from dataclasses import replace
+
     from analyzer.frontend.preprocess import PreprocessOptions, preprocess_wgsl
     options = options or PreprocessOptions()
+    forced, options = tuple(options.forced), replace(options, forced=())
 
     def prepared(src: str, name: str) -> tuple[str, list[Import]]:
         pre = preprocess_wgsl(hash_imports_as_statements(src), name, options)
@@ -247,12 +253,19 @@ def compose(text: str, filename: str, options=None) -> Composed:
         return (strip_qualifiers(out) if imps or "::" in out else out), imps
 
     main, pending = prepared(text, filename)
-    if not pending:
+    if not pending and not forced:
         return Composed(main)
     resolver = Resolver(options.include_dirs)
     modules: dict[str, str] = {}
     done = {os.path.normpath(os.path.abspath(filename))}
     queue = [(imp, filename) for imp in pending]
+    for path in forced:
+        key = os.path.normpath(os.path.abspath(path))
+        if key not in done:
+            done.add(key)
+            body, more = prepared(read_module(path), path)
+            modules[path] = body
+            queue.extend((m, path) for m in more)
     while queue:
         imp, importer = queue.pop(0)
         path = resolver.find(imp.segs, importer)
