@@ -20,6 +20,7 @@ from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.conversions import ClangConversions
+from analyzer.frontend.clang.cub import ClangCub
 from analyzer.frontend.clang.cursors import (CK, TK, Source, canonical, children, is_pointer, size_of_type, space_of,
                                              span_of, strip, type_name)
 from analyzer.frontend.clang.dependent import ClangDependent
@@ -35,7 +36,6 @@ from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evalua
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.clang.wmma import ClangWmma
-from analyzer.frontend.clang.cub import ClangCub
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
 
