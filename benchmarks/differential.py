@@ -852,8 +852,8 @@ def run_oracle(kernel: Kernel, params: dict, dialect: str) -> list[Access]:
         run.block(kernel.body, ())
         epochs.add(run.epoch)
     assert len(epochs) == 1, "barriers must be uniform"
-    written = versions(out)
-    return [normalise_loads(a, written) if a.write else a for a in out]
+    written, writers = versions(out), writers_by_phase(out)
+    return [normalise_loads(a, written, writers) if a.write else a for a in out]
 
 
 def versions(accesses: list[Access]) -> dict:
@@ -867,19 +867,43 @@ def versions(accesses: list[Access]) -> dict:
     return out
 
 
-def normalise_loads(a: Access, writes: dict) -> Access:
+def writers_by_phase(accesses: list[Access]) -> dict:
+    """(buffer, element, phase) -> the threads that write the element in that barrier interval."""
+    out: dict = {}
+    for a in accesses:
+        if a.write:
+            out.setdefault((a.buffer, a.element, a.phase), set()).add(a.thread)
+    return out
+
+
+def normalise_loads(a: Access, writes: dict, writers: dict) -> Access:
     """A loaded value is named by the element, how many writes to it precede its barrier interval,
     and how many of its own thread's writes to it precede it within the interval: what a race-free
-    read sees (the analysis's reading too: another thread's write in the same interval is a race
-    of its own, on the read). Two loads of an element nobody wrote in between load the same value."""
+    read sees. Two loads of an element nobody wrote in between load the same value. A load of an
+    element another thread writes in the same interval races with that write, and may see it or
+    not: its value is the loading thread's own, and what stores it is read-dependent (`RACY_LOAD`)."""
     def term(v):
         if not isinstance(v, tuple):
             return v
         if v[0] == "load":
             _, buffer, element, phase, own = v
+            if writers.get((buffer, element, phase), set()) - {a.thread}:
+                return (RACY_LOAD, buffer, element, phase, a.thread)
             return ("load", buffer, element, bisect.bisect_left(writes.get((buffer, element), []), phase), own)
         return v[:1] + tuple(sorted((term(x) for x in v[1:]), key=repr))
     return Access(a.thread, a.path, a.write, a.buffer, a.element, term(a.value), a.phase, a.epoch, a.iters, a.seq)
+
+
+RACY_LOAD = "racy load"
+
+
+def read_dependent(value) -> bool:
+    """Does a stored value hold a load that races with another thread's write? Whether two such
+    values differ depends on which write the load saw: the analysis takes the load race as the
+    race (a read of an address gets one value unless a write races with it, which is reported:
+    docs/how-it-works.md), so the stores' collision is neither a race it must report nor one it
+    must not."""
+    return isinstance(value, tuple) and (value[0] == RACY_LOAD or any(read_dependent(x) for x in value[1:]))
 
 
 @dataclass(frozen=True)
@@ -887,6 +911,7 @@ class Collision:
     """Two accesses by different threads to one element in one barrier interval, one a write."""
     first: Access
     second: Access
+    read_dependent: bool = False     # two writes that differ only through racy loads
 
     @property
     def harmful(self) -> bool:
@@ -900,6 +925,10 @@ class OracleVerdict:
     touched: set               # buffers with any collision
     pairs: dict                # (path, path) -> a harmful collision between the two statements
     accesses: list
+    # buffer -> writes that differ only through racy loads (`read_dependent`), on a buffer with no
+    # harmful collision; and such pairs of statements
+    read_dependent: dict = field(default_factory=dict)
+    read_dependent_pairs: dict = field(default_factory=dict)
 
 
 def other_thread_pair(xs: list, ys: list):
@@ -929,10 +958,17 @@ def differing_writes(writes: list):
 
 
 def collision(group: list[Access]) -> Collision | None:
-    """The worst collision in one (buffer, element, interval) group: a harmful one if any."""
+    """The worst collision in one (buffer, element, interval) group: a harmful one if any, else
+    writes that differ only through racy loads, else same-value writes."""
     writes = [a for a in group if a.write]
     reads = [a for a in group if not a.write]
-    pair = other_thread_pair(writes, reads) or differing_writes(writes) or other_thread_pair(writes, writes)
+    pair = other_thread_pair(writes, reads) or differing_writes([w for w in writes if not read_dependent(w.value)])
+    if pair:
+        return Collision(*sorted(pair, key=lambda a: a.seq))
+    pair = differing_writes(writes)
+    if pair:
+        return Collision(*sorted(pair, key=lambda a: a.seq), read_dependent=True)
+    pair = other_thread_pair(writes, writes)
     return Collision(*sorted(pair, key=lambda a: a.seq)) if pair else None
 
 
@@ -953,13 +989,15 @@ def differing_pair(xs: list, ys: list):
     return None
 
 
-def harmful_pairs(accesses: list[Access]) -> dict:
-    """{(path, path): a harmful collision between the two statements}, paths in order: every
-    pair of statements whose accesses race, one collision each."""
+def harmful_pairs(accesses: list[Access]) -> tuple[dict, dict]:
+    """({(path, path): a harmful collision between the two statements}, the same for pairs whose
+    writes differ only through racy loads), paths in order: every pair of statements whose
+    accesses race, one collision each."""
     groups: dict = {}
     for a in accesses:
         groups.setdefault((a.buffer, a.element, a.phase), []).append(a)
     out: dict = {}
+    dependent: dict = {}
     for group in groups.values():
         classes: dict = {}
         for a in group:
@@ -970,27 +1008,39 @@ def harmful_pairs(accesses: list[Access]) -> dict:
                 pair = (k1[0], k2[0])
                 if pair in out or not (k1[1] or k2[1]):
                     continue
-                found = (differing_pair if k1[1] and k2[1] else other_thread_pair)(classes[k1], classes[k2])
+                xs, ys = classes[k1], classes[k2]
+                if not (k1[1] and k2[1]):
+                    found = other_thread_pair(xs, ys)
+                else:
+                    found = differing_pair(*([a for a in c if not read_dependent(a.value)] for c in (xs, ys)))
+                    if not found and pair not in dependent:
+                        either = differing_pair(xs, ys)
+                        if either:
+                            dependent[pair] = Collision(*sorted(either, key=lambda a: a.seq), read_dependent=True)
                 if found:
                     out[pair] = Collision(*sorted(found, key=lambda a: a.seq))
-    return out
+    return out, {p: c for p, c in dependent.items() if p not in out}
 
 
 def judge(accesses: list[Access]) -> OracleVerdict:
     groups: dict = {}
     for a in accesses:
         groups.setdefault((a.buffer, a.element, a.phase), []).append(a)
-    racy, benign = {}, {}
+    racy, benign, dependent = {}, {}, {}
     for (buffer, _, _), group in sorted(groups.items(), key=lambda kv: kv[0]):
         c = collision(group)
         if c is None:
             continue
-        if c.harmful:
+        if c.read_dependent:
+            dependent.setdefault(buffer, c)
+        elif c.harmful:
             racy.setdefault(buffer, c)
         else:
             benign.setdefault(buffer, c)
-    return OracleVerdict(racy, {b: c for b, c in benign.items() if b not in racy}, set(racy) | set(benign),
-                         harmful_pairs(accesses), accesses)
+    pairs, dependent_pairs = harmful_pairs(accesses)
+    return OracleVerdict(racy, {b: c for b, c in benign.items() if b not in racy and b not in dependent},
+                         set(racy) | set(benign) | set(dependent), pairs, accesses,
+                         {b: c for b, c in dependent.items() if b not in racy}, dependent_pairs)
 
 
 def oracle(kernel: Kernel, params: dict, dialect: str) -> OracleVerdict:
@@ -1284,7 +1334,7 @@ def compare(findings: list, verdict: OracleVerdict, result: ModeResult, subject:
             # so is one naming a read where the only collisions are same-value writes.
             if f.second.buffer in verdict.benign and f.rule == "write-after-write":
                 result.benign_reported.append(f"{f.rule} on {f.second.buffer}")
-            elif f.second.buffer not in verdict.racy:
+            elif f.second.buffer not in verdict.racy and f.second.buffer not in verdict.read_dependent:
                 result.false_alarms.append(f"{f.rule} on {f.second.buffer}")
         if f.rule in RACE_RULES and f.witness:
             r = replay(f, subject, case.kernel, case.params, result.dialect)

@@ -185,12 +185,15 @@ def test_oracle_loads_of_an_unwritten_element_are_one_value():
     assert not dt.oracle(k, {}, "cuda").racy
 
 
-def test_oracle_a_load_sees_its_own_threads_earlier_write():
-    # for (r = 0; r < 2; r++) { b[0] = a[64]; a[64] = 1.0f; }: a thread's second iteration loads
-    # the 1.0 it wrote, another thread's first loads what a[64] held, and b[0] gets both.
+def test_oracle_stores_of_a_racy_load_are_read_dependent():
+    # for (r = 0; r < 2; r++) { b[0] = a[64]; a[64] = 1.0f; }: every load of a[64] races with
+    # another thread's write of it, so whether two threads' b[0] differ depends on which write
+    # each load saw: the race is a's, and b's collisions are neither a race nor benign.
     body = (For("r", Const(0), Const(2), Const(1), (Store("b", Const(0), Load(A, Const(64))),
                                                     Store(A, Const(64), FConst(1.0)))),)
-    assert "b" in dt.oracle(Kernel((64, 1, 1), (), (A, "b"), (), body), {}, "cuda").racy
+    v = dt.oracle(Kernel((64, 1, 1), (), (A, "b"), (), body), {}, "cuda")
+    assert A in v.racy and "b" not in v.racy and "b" not in v.benign and "b" in v.read_dependent
+    assert len(v.read_dependent_pairs) == 1
 
 
 def test_oracle_c_arithmetic_and_undefined_kernels():
