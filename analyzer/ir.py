@@ -329,6 +329,20 @@ def accesses(stmts):
                 stack.extend(operands(e))
 
 
+def reads_memory(e) -> bool:
+    """Does an expression read memory (a `Read` anywhere inside it)? Each shared subterm once."""
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Read):
+            return True
+        stack.extend(operands(x))
+    return False
+
+
 def per_kernel(fn):
     """`fn(kernel)` remembered for the last kernel asked, kept with the kernel and its body, whose
     identities say it is still the same kernel (a changed kernel is a copy, with a new body):

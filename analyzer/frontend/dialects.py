@@ -349,15 +349,8 @@ def _keep_reads(low, vals: list, node) -> None:
     for v in vals:
         if isinstance(v, Scalar):
             e = low._scalar(v)
-            if _reads(e, set()):
+            if ir.reads_memory(e):
                 low.pending.append(ir.Assign(low.fresh_var("collective_arg"), e, low.span(node)))
-
-
-def _reads(e, seen: set) -> bool:
-    if id(e) in seen:
-        return False
-    seen.add(id(e))
-    return isinstance(e, ir.Read) or any(_reads(x, seen) for x in ir.operands(e))
 
 
 def _shuffle_source(fn: str, args: list):

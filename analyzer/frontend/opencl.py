@@ -266,7 +266,7 @@ class OpenClLowering(CLowering):
         span = self.span(node)
         for v in vals:
             for e in (v.comps if isinstance(v, Vector) else (v.expr,)):
-                if _reads_memory(e):
+                if ir.reads_memory(e):
                     self.pending.append(ir.Assign(self.fresh_var("collective_arg"), e, span))
         opaque = lambda: ir.Opaque(f"result of {fn}", next(self.opaque_ids))  # noqa: E731
         if fn.endswith(("_all", "_any", "_elect", "_all_equal")) or "ballot_bit" in fn or "ballot_find" in fn:
@@ -493,14 +493,3 @@ def _reinterpret(lowering, val: Value, ty: str) -> Value:
     return Vector(out, ty) if shape else Scalar(out[0], ty)
 
 
-def _reads_memory(e) -> bool:
-    stack, seen = [e], set()
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, ir.Read):
-            return True
-        stack.extend(ir.operands(x))
-    return False

@@ -17,32 +17,11 @@ import re
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, _add
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, template_args
 
 _CLASSES = ("BlockReduce", "BlockScan")
 _RESULTS = {"BlockReduce": {"Sum", "Reduce"},
             "BlockScan": {"InclusiveSum", "ExclusiveSum", "InclusiveScan", "ExclusiveScan"}}
-
-
-def _class_args(spelling: str, cls: str) -> list[str] | None:
-    start = spelling.find(f"cub::{cls}<")
-    if start < 0:
-        return None
-    depth, args, cur = 0, [], ""
-    for ch in spelling[start + len(cls) + 6:]:
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            if depth == 0:
-                args.append(cur.strip())
-                return args
-            depth -= 1
-        if ch == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-            continue
-        cur += ch
-    return None
 
 
 class ClangCub:
@@ -61,7 +40,7 @@ class ClangCub:
             if cls is None or not self.in_headers(r if r.kind not in (CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL)
                                                    else canonical(u).get_declaration()):
                 continue
-            args = _class_args(spelling, cls)
+            args = template_args(spelling, f"cub::{cls}<")
             elem = u.get_template_argument_type(0) if u.get_num_template_arguments() > 0 else None
             if args is None or elem is None or elem.kind == TK.INVALID:
                 raise Unsupported(k, f"cub::{cls} of arguments not read ('{spelling}')")

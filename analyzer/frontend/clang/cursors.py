@@ -130,6 +130,29 @@ def is_float_type(t) -> bool:
     return t.kind in (TK.FLOAT, TK.DOUBLE, TK.HALF, TK.FLOAT16, TK.BFLOAT16, TK.LONGDOUBLE)
 
 
+def template_args(spelling: str, head: str) -> list[str] | None:
+    """The top-level template arguments after `head` (which ends in `<`) in a type's spelling:
+    `fragment<a, b<c, d>, e>` gives a, b<c, d> and e; None where `head` is not in it."""
+    start = spelling.find(head)
+    if start < 0:
+        return None
+    depth, args, cur = 0, [], ""
+    for ch in spelling[start + len(head):]:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            if depth == 0:
+                args.append(cur.strip())
+                return args
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    return None
+
+
 def children(c) -> list:
     return list(c.get_children())
 

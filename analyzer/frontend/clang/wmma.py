@@ -21,33 +21,11 @@ from dataclasses import replace
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, Value, _add, _mul
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, template_args
 from analyzer.frontend.clang.dependent import overloaded_count, overloaded_decl
 
 WMMA_OPS = frozenset({"load_matrix_sync", "store_matrix_sync", "fill_fragment", "mma_sync", "bmma_sync"})
 _USES = ("matrix_a", "matrix_b", "accumulator")
-
-
-def _template_args(spelling: str) -> list[str] | None:
-    """The top-level template arguments of `...fragment<a, b<c, d>, e>`."""
-    start = spelling.find("fragment<")
-    if start < 0:
-        return None
-    depth, args, cur = 0, [], ""
-    for ch in spelling[start + len("fragment<"):]:
-        if ch == "<" or ch == "(":
-            depth += 1
-        elif ch in ">)":
-            if depth == 0:
-                args.append(cur.strip())
-                return args
-            depth -= 1
-        if ch == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-            continue
-        cur += ch
-    return None
 
 
 class ClangWmma:
@@ -97,7 +75,7 @@ class ClangWmma:
         """(use, rows, cols, element type argument, layout argument) of the fragment an argument
         names; a template's parameter in the shape is its binding or its symbolic parameter."""
         t = strip(arg).type if arg.kind != CK.VAR_DECL else arg.type
-        args = _template_args(canonical(t).spelling)
+        args = template_args(canonical(t).spelling, "fragment<")
         if args is None or len(args) < 5:
             raise Unsupported(c, f"a Tensor Core fragment of a type not read ('{t.spelling}')")
         use = next((u for u in _USES if args[0].endswith(u)), None)
@@ -109,7 +87,7 @@ class ClangWmma:
         if isinstance(rows, ir.Const) and isinstance(cols, ir.Const) and (
                 rows.value * cols.value % 32 or rows.value * cols.value <= 0):
             raise Unsupported(c, f"a Tensor Core fragment of {rows.value} x {cols.value} elements")
-        sugar = _template_args(t.spelling)
+        sugar = template_args(t.spelling, "fragment<")
         elem = sugar[4] if sugar is not None and len(sugar) == len(args) else args[4]   # (`T`, not its index)
         if re.search(r"\b(u4|s4|b1)\b", elem):
             raise Unsupported(c, f"a Tensor Core fragment of sub-byte precision ('{elem}')")

@@ -81,19 +81,6 @@ def _comps(v) -> tuple:
     return v.comps if isinstance(v, Vec) else (v.expr,) if isinstance(v, Scalar) else ()
 
 
-def _reads_memory(e) -> bool:
-    stack, seen = [e], set()
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, ir.Read):
-            return True
-        stack.extend(ir.operands(x))
-    return False
-
-
 class ExprLowering:
     """Expressions, mixed into KernelLowering."""
 
@@ -415,7 +402,7 @@ class ExprLowering:
         if vals[0].ty.is_float or any(v.ty.is_float for v in vals):
             raise Unsupported(node, f"'{fn}' of a float")
         span = self.span(node)
-        vals = [self.hold(v, "bits", span) if any(_reads_memory(e) for e in _comps(v)) else v for v in vals]
+        vals = [self.hold(v, "bits", span) if any(ir.reads_memory(e) for e in _comps(v)) else v for v in vals]
         signed = vals[0].ty.scalar().name == "i32"
         if fn == "extractBits":
             def one(e, offset, count):
@@ -431,7 +418,7 @@ class ExprLowering:
         left the IR, and a race on what they read went unchecked."""
         span = self.span(node)
         for v in vals:
-            self.pending.extend(ir.Eval(e, span) for e in _comps(v) if _reads_memory(e))
+            self.pending.extend(ir.Eval(e, span) for e in _comps(v) if ir.reads_memory(e))
 
     def subgroup_call(self, fn: str, vals: list, node):
         """`subgroupAdd(x)`, `subgroupBroadcast(x, 0)`, `quadSwapX(x)`, ...: values exchanged between
