@@ -252,3 +252,19 @@ def test_a_pair_of_blocks_kept_apart_only_by_a_declared_shape_is_named():
     assert races(result.findings) == []
     assert ("the read at line 26 and the write at line 26 on pages never overlap only because accesses stay "
             "inside its declared shape (threads of two blocks)") in result.assumed
+
+
+def test_a_race_decided_at_one_point_of_its_inputs_is_not_said_out_of_bounds():
+    # The shift's exact query is asked at a model of its cheap one (solver_budget._at_cheap_model),
+    # p = -2 there, where `s[p % 8]` leaves s; unsat at that point was taken for "collides only out
+    # of bounds", though at p = 1 two threads meet at g[0] with s[1] in bounds.
+    src = """__global__ void k(float *g, int p) {
+    __shared__ float s[8];
+    if (p < 6)
+        g[(3 << p) & ((int)threadIdx.x - (int)threadIdx.y)] = 2.0f + (float)threadIdx.x;
+    float f = s[p % 8];
+}"""
+    fs = findings(src, block=(None, None, None))
+    assert [f.rule for f in fs] == ["write-after-write"]
+    fs = findings(src, block=(None, None, None), define={"p": 1})
+    assert [f.rule for f in fs] == ["write-after-write"] and replayed(fs)

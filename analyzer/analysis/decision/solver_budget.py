@@ -57,6 +57,13 @@ def _preprocessed_solver(name: str = "preprocess"):
     return tactic.solver()
 
 
+def at_a_point(solver) -> bool:
+    """Is `solver` a query asked at one point of its inputs (`_at_cheap_model`)? Its model is a
+    collision, but an unsatisfiable question asked of it more (bounds, ordered loads, contracts)
+    is so at that point only: nothing to conclude about the query."""
+    return getattr(solver, "at_a_point", False)
+
+
 class SolverBudget:
     """Part of `races.PairChecker`: `_solve` and the budget checks. Uses the checker's `rlimit`,
     `clock_ms`, `timeout_ms`, `deadline`, `cache` and `escalations` (left, from ESCALATIONS)."""
@@ -178,6 +185,8 @@ class SolverBudget:
                 pins = [v == model.eval(v, model_completion=True) for v in inputs]
                 res, pinned = self._solve_once(constraints + pins, out, live)
                 if res == z3.sat:
+                    if isinstance(pinned, z3.Solver):
+                        pinned.at_a_point = True    # see `at_a_point`
                     return res, pinned
                 points = {f.get_id(): f for f in self.fast.exact_points(model)}
                 if points.keys() <= facts.keys():
@@ -227,6 +236,8 @@ class SolverBudget:
         When the query's `model` already meets the assumptions, the answer is no without asking."""
         if model is not None and all(z3.is_true(model.eval(a, model_completion=True)) for a in assumptions):
             return False
+        if at_a_point(solver):
+            return False    # unsatisfiable at the point says nothing of the query
         solver.push()
         solver.add(*assumptions)
         if explain:
