@@ -155,6 +155,17 @@ def test_condition_of_a_product_with_a_parameter_is_bracketed():
     assert c.exact and c.text == "H < blockDim.y"
 
 
+def test_a_part_of_the_query_that_names_no_parameter_is_left_out():
+    """Satisfiable, it holds for some values whatever the parameters: the bit operation of two
+    thread values beside the collision leaves the projection exact (it was the witness's values)."""
+    b, p = z3.Int("blockDim.x"), z3.Int("P")
+    x, y = z3.Ints("x y")
+    apart = [z3.BV2Int(z3.Int2BV(x, 8) & z3.Int2BV(y, 8)) == 3, x >= 0, y >= 0]
+    domain = [b >= 1, b <= 1024, p >= -2**31, p <= 2**31 - 1]
+    c = race_condition(_threads(b, p) + apart + domain, domain, ["P", "blockDim.x"], {"P": 1, "blockDim.x": 2})
+    assert c.exact and c.text == "-blockDim.x < P < 0 or 0 < P < blockDim.x"
+
+
 def test_condition_falls_back_to_the_witness_where_not_presburger():
     x, n = z3.Int("x"), z3.Int("n")
     cs = [z3.BV2Int(z3.Int2BV(x, 8) & z3.Int2BV(n, 8)) == 3]
