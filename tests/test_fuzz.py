@@ -118,7 +118,11 @@ def test_seeds_cover_the_cpp_grammar_rules(dialect, seeds):
             pre = preprocess(text, dialect, name, None)
         except KernelraceError:
             continue
-        seen |= {kind(t) for t in parse(pre.text, dialect, name, pre.line_map).iter_subtrees()}
+        try:   # (a seed only clang reads: `cg::plus<float>()`)
+            tree = parse(pre.text, dialect, name, pre.line_map)
+        except KernelraceError:
+            continue
+        seen |= {kind(t) for t in tree.iter_subtrees()}
     assert CPP_NODES[dialect] <= seen, sorted(CPP_NODES[dialect] - seen)
 
 

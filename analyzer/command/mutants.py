@@ -36,7 +36,7 @@ class Mutant:
 def barrier_sites(text: str, lang: str, filename: str) -> list[tuple[int, int, str]]:
     """(line, col, text) of every barrier statement in the file, in source order."""
     sites = {}
-    for k in lower_source(text, lang, filename):
+    for k in lower_source(text, lang, filename, frontend="auto"):   # read as `check` reads it
         for s in _barriers(k.body):
             sites[(s.span.line, s.span.col)] = s.text or ""
     return [(line, col, t) for (line, col), t in sorted(sites.items())]
