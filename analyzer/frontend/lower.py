@@ -189,7 +189,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
 
     def _lower_kernel(self, fn: Tree, tparams: list[Tree] = (), targs: Tree | None = None) -> ir.Kernel:
         head, body = fn.children
-        self._placed = head    # what an error deep in unplaced blocks names (see `_dispatch`)
+        self._placed = head    # what a nesting error in blocks without a position names (`_dispatch`)
         ns = self.namespace_of.get(id(fn), ())
         name = "::".join(ns + (self._fn_name(head),))
         # The kernel's namespace's functions hide those of the same name in other namespaces.
@@ -230,11 +230,10 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         method = getattr(self, f"{prefix}_{k}", None)
         if method is None:
             raise Unsupported(node, f"{what} '{k}'")
-        # (An empty block has no position of its own: the error names the innermost node that has.)
-        placed = node if position(node)[0] else getattr(self, "_placed", node)
         if self.nesting >= MAX_NESTING:
+            # (Blocks with nothing but blocks in them have no position: then the kernel's head.)
+            placed = node if position(node)[0] else getattr(self, "_placed", node)
             raise Unsupported(placed, f"statements and expressions nested too deeply (more than {MAX_NESTING} levels)")
-        self._placed = placed
         self.nesting += 1
         try:
             return method(node)
