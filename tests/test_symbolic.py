@@ -1,7 +1,9 @@
 """What the symbolic executor knows of loop state it cannot write in closed form."""
 
 import pytest
+import z3
 
+from analyzer.analysis.decision.solver import Encoder
 from analyzer.analysis.execution.sym import Sym
 from analyzer.analysis.execution.symbolic import SymbolicExecutor
 from analyzer.frontend import lower_source
@@ -103,3 +105,28 @@ extern "C" __global__ void k(float* __restrict__ out, int n) {
     (store,) = [e for e in ev.accesses.values() if e.access.buffer == "out"]
     assert "private:acc" in str(store.offset) and "lower=0" not in str(store.offset)
     assert len(passes) == 1
+
+
+def test_a_value_assigned_under_a_condition_and_then_its_negation_is_defined():
+    """An early return's result is assigned on one side of a branch and then on the other: joined,
+    it is one value (a select), not the undefined value that a name one side left unset would be."""
+    src = """__global__ void k(float *out) {
+        int r;
+        int done = 0;
+        if (threadIdx.x >= 8) { r = 0; done = 1; }
+        if (!done) { r = threadIdx.x + 1; }
+        out[r] = 1.0f;
+    }"""
+    (kernel,) = lower_source(src, "cuda", "k.cu")
+    kernel.block_dim.update(x=32, y=1, z=1)
+    ev = SymbolicExecutor(kernel).run()
+    (store,) = [e for e in ev.accesses.values() if e.access.buffer == "out"]
+    enc = Encoder(kernel, 32)
+    offset, tid = enc.term(store.offset, 1), enc.builtin("tid.x", 1)
+    # the undefined value stays only where neither assignment ran, which no thread reaches
+    assert z3.Solver().check(offset != z3.If(tid >= 8, 0, tid + 1) * 4) == z3.unsat
+    # a name only one side assigns, read after: undefined where the other side ran
+    (kernel,) = lower_source(src.replace("if (!done) { r = threadIdx.x + 1; }", ""), "cuda", "k.cu")
+    kernel.block_dim.update(x=32, y=1, z=1)
+    (store,) = [e for e in SymbolicExecutor(kernel).run().accesses.values() if e.access.buffer == "out"]
+    assert "undef:r" in repr(store.offset)

@@ -458,7 +458,11 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         raise TypeError(f"unknown builtin {name}")
 
     def mul(self, a, b):
-        if self.exact or const_value(a) is not None or const_value(b) is not None:
+        ca, cb = const_value(a), const_value(b)
+        if ca is not None and cb is not None:
+            # a number, not the term `128 * 1`: a product with it must stay linear (below)
+            return z3.IntVal(ca * cb)
+        if self.exact or ca is not None or cb is not None:
             return a * b
         return self.func("mul", 2)(a, b)
 

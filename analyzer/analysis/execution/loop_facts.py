@@ -260,8 +260,16 @@ def mentions(e, names: set[str]) -> bool:
     return any(mentions(x, names) for x in ir.operands(e))
 
 
-def join_states(cond, a: dict, b: dict) -> dict:
+def join_states(cond, a: dict, b: dict, unset=None) -> dict:
+    """The state after a branch on `cond` whose sides left `a` and `b`. A name one side left unset
+    is dropped (read after, it is undefined), or with `unset` (name -> its undefined value) kept as
+    a select of the other side's value: an early return's result assigned under one condition and
+    then under its negation is one value, not an undefined one."""
     out = {}
+    if unset is not None:
+        keys = list(a) + [k for k in b if k not in a]
+        a = {k: a[k] if k in a else unset(k) for k in keys}
+        b = {k: b[k] if k in b else unset(k) for k in keys}
     for k in a:     # in a's order: a set of the keys would follow string hashing (PYTHONHASHSEED)
         if k not in b:
             continue

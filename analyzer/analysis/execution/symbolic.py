@@ -109,6 +109,10 @@ class SymbolicExecutor(AtomicOrder):
     def term(self, e, st: _State):
         return self.intern(self._term(e, st))
 
+    def _undefined(self, name: str):
+        """The value of a variable read before any assignment (undefined behaviour: any value)."""
+        return self.intern(Sym(f"undef:{name}", False))
+
     def intern(self, t):
         return self.terms.intern(t)
 
@@ -117,7 +121,7 @@ class SymbolicExecutor(AtomicOrder):
         if kind is ir.Var:
             if e.name in st.env:
                 return st.env[e.name]
-            return Sym(f"undef:{e.name}", False)
+            return self._undefined(e.name)
         if kind is ir.BinOp:
             return self.terms.binop(e.op, self.term(e.a, st), self.term(e.b, st))
         if isinstance(e, ir.Const | ir.Param | ir.Builtin):
@@ -306,7 +310,7 @@ class SymbolicExecutor(AtomicOrder):
                 st.divergent = (cond, s.span)
             st.grid_divergent = self.grid.first(st.grid_divergent, cond, s.span)
             return
-        st.env = join_states(cond, t.env, f.env)
+        st.env = join_states(cond, t.env, f.env, self._undefined)
         st.private = join_states(cond, t.private, f.private)
         st.atomics = joined(t.atomics, f.atomics)
         # A loop a branch got past ended where that branch was taken.
