@@ -41,22 +41,6 @@ def _in64(*xs):
     return z3.And(*[z3.And(x >= _LO, x < _HI) for x in xs])
 
 
-def _in64_kept(kept: dict):
-    """`_in64` with each operand's bounds built once and kept in `kept` (by the term object, held
-    there so that its id names it): the same terms as `_in64`'s, which Z3 shares. A chain of
-    hundreds of `^`, `&` and shifts (a hash: MD5, a random generator) relates each application to
-    the RELATED before it, and building these bounds again in Python was most of its queries' time."""
-    def in64(*xs):
-        parts = []
-        for x in xs:
-            hit = kept.get(id(x))
-            if hit is None or hit[0] is not x:
-                hit = kept[id(x)] = (x, z3.And(x >= _LO, x < _HI))
-            parts.append(hit[1])
-        return z3.And(*parts)
-    return in64
-
-
 class BitwiseLemmas:
     """Part of `solver.Encoder`: `_bitwise` (see the module docstring)."""
 
@@ -66,37 +50,29 @@ class BitwiseLemmas:
         out = self.func(_NAMES[op], 2)(a, b)
         if op in SHIFTS:
             return self._remember(op, out, a, b, _shift_facts(op, out, a, b))
-        in64 = self._kept_in64()
-        facts = [in64(out)]
+        facts = [_in64(out)]
         nonneg = z3.And(a >= 0, b >= 0, a < _HI, b < _HI)
         if op == "^":
             # x ^ y = x + y - 2 (x & y); 0 only for x == y; x ^ 0 == x
             facts += [z3.Implies(nonneg, z3.And(out >= 0, out <= a + b)),
-                      z3.Implies(in64(a, b), (out == 0) == (a == b)),
-                      z3.Implies(z3.And(b == 0, in64(a)), out == a),
-                      z3.Implies(z3.And(a == 0, in64(b)), out == b)]
+                      z3.Implies(_in64(a, b), (out == 0) == (a == b)),
+                      z3.Implies(z3.And(b == 0, _in64(a)), out == a),
+                      z3.Implies(z3.And(a == 0, _in64(b)), out == b)]
         else:
             # x & x == x | x == x; x & 0 == 0, x & -1 == x; x | 0 == x, x | -1 == -1
             none, every = (0, -1) if op == "&" else (-1, 0)
             facts += [z3.Implies(nonneg, z3.And(out >= 0, out <= a, out <= b) if op == "&" else
                                  z3.And(out >= a, out >= b, out <= a + b)),
-                      z3.Implies(z3.And(a == b, in64(a)), out == a)]
+                      z3.Implies(z3.And(a == b, _in64(a)), out == a)]
             for x, y in ((a, b), (b, a)):
-                facts += [z3.Implies(y == none, out == none), z3.Implies(z3.And(y == every, in64(x)), out == x)]
+                facts += [z3.Implies(y == none, out == none), z3.Implies(z3.And(y == every, _in64(x)), out == x)]
         return self._remember(op, out, a, b, facts)
-
-    def _kept_in64(self):
-        in64 = self.__dict__.get("_bitwise_in64")
-        if in64 is None:
-            in64 = self._bitwise_in64 = _in64_kept({})
-        return in64
 
     def _remember(self, op: str, out, a, b, facts: list):
         """State `facts` and those between this application and the last RELATED of its operation."""
         apps = self.__dict__.setdefault("_bitwise_apps", {}).setdefault(op, [])
-        in64 = self._kept_in64()
         for other, c, d in apps[-RELATED:]:
-            facts += _related(op, (out, a, b), (other, c, d), in64)
+            facts += _related(op, (out, a, b), (other, c, d))
         apps.append((out, a, b))
         self.__dict__.setdefault("_bitwise_first", {})[out.get_id()] = len(self.base)
         self.__dict__.setdefault("_bitwise_base", set()).update(range(len(self.base), len(self.base) + len(facts)))
@@ -151,7 +127,7 @@ def _exact(op: str, x: int, y: int) -> int:
     return r - (1 << 64) if r >= 1 << 63 else r
 
 
-def _related(op: str, x, y, in64=_in64) -> list:
+def _related(op: str, x, y) -> list:
     """Facts between two applications of one operation: commutative; for `^`, one-to-one in each
     operand and its own inverse (x ^ y ^ y == x), each in every order of the operands."""
     (p, a, b), (q, c, d) = x, y
@@ -163,7 +139,7 @@ def _related(op: str, x, y, in64=_in64) -> list:
         return facts
     for (s, u, v) in ((a, b, p), (b, a, p)):        # p = s ^ u
         for (t, w, r) in ((c, d, q), (d, c, q)):    # q = t ^ w
-            same = z3.And(u == w, in64(s, t, u))
+            same = z3.And(u == w, _in64(s, t, u))
             facts += [z3.Implies(same, (v == r) == (s == t)),     # one-to-one
                       z3.Implies(z3.And(same, v == t), r == s),   # t = s ^ u: t ^ u = s
                       z3.Implies(z3.And(same, r == s), v == t)]
