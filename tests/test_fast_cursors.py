@@ -53,6 +53,7 @@ def test_answers_are_the_bindings_answers():
     assert [c.kind for c in first] == [c.kind for c in again] and all(a == b for a, b in zip(first, again))
     assert ci.CursorKind.from_id(ci.CursorKind.RETURN_STMT.value) is ci.CursorKind.RETURN_STMT
     assert ci.TypeKind.from_id(ci.TypeKind.INT.value) is ci.TypeKind.INT
+    assert fn.type.kind == ci.TypeKind.FUNCTIONPROTO and fn.result_type.kind == ci.TypeKind.INT
     try:
         ci.CursorKind.from_id(10 ** 6)
     except ValueError:

@@ -76,4 +76,21 @@ def install() -> None:
             return cls(id)
 
     ci.BaseEnumeration.from_id = classmethod(from_id)
+
+    # The two kinds read most, in one call each (the guard, the property and from_id were three).
+    cursor_kinds, type_kinds = ci.CursorKind._value2member_map_, ci.TypeKind._value2member_map_
+
+    def cursor_kind(self):
+        k = self._kind_id
+        if k == null_kind and slow_is_null(self):
+            raise Exception(_NULL)
+        hit = cursor_kinds.get(k)
+        return hit if hit is not None else ci.CursorKind(k)
+
+    def type_kind(self):
+        hit = type_kinds.get(self._kind_id)
+        return hit if hit is not None else ci.TypeKind(self._kind_id)
+
+    ci.Cursor.kind = property(cursor_kind, doc=ci.Cursor.kind.__doc__)
+    ci.Type.kind = property(type_kind, doc=ci.Type.kind.__doc__)
     _installed = True
