@@ -36,8 +36,10 @@ def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(), 
 
 
 def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Reading:
+    from analyzer.frontend.clang import fast_cursors
     from analyzer.frontend.clang.kernels import ClangLowering
     from analyzer.frontend.clang.reader import parse
+    fast_cursors.install()    # the bindings' guards and lists, without their cost (same results)
     parsed = parse(text, lang, filename, include_dirs, macros, forced)   # KernelraceError: nothing to read
     file_error = None
     try:
