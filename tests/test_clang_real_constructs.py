@@ -113,6 +113,18 @@ def test_auto_takes_clangs_reading_where_lark_leaves_more_kernels_unknown():
     assert "LROWS" in err   # the note: a symbolic parameter, give it with -D
 
 
+def test_a_build_macro_inside_another_macros_definition_is_a_number():
+    """shoc's `#define idx2(p, z) (p[((z) - 1) * (N_GP) + thread_num])`, invoked as `WDOT(21)`: the
+    undefined name was judged by the invocation's text (a call) and declared a function, and clang
+    stopped on "taking address of function"; it is read where the definition spells it, a number,
+    and becomes a symbolic parameter."""
+    code, report, err = check("build_macro_in_macro.cl")   # auto
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"rows_apart": "clean", "rows_unguarded": "findings"}
+    assert "-D NROWS=VALUE" in err
+    assert all("NROWS" in f["condition"] for f in report["findings"] if f["kernel"] == "rows_unguarded")
+
+
 def test_lanes_of_vectors_in_memory_written_one_by_one():
     kernels, _ = lowered("vector_lane_stores.cl")
     assert not any(k.unsupported for k in kernels)   # (before: "memory access through a non-pointer")

@@ -613,6 +613,16 @@ def _at(src: str, diag, filename: str) -> str:
     loc = diag.location
     if loc.file is None:
         return ""
+    from analyzer.frontend.clang.cursors import _spelling
+    spelled, offset = _spelling(loc)
+    if spelled and (spelled, offset) != (loc.file.name, loc.offset):
+        # inside a macro's expansion: the name as its definition spells it (`(N_GP)` in
+        # `#define idx2(p, z) (p[((z) - 1) * (N_GP) + i])`, not the invocation `WDOT(21)`)
+        try:
+            data = src.encode() if spelled == filename else Path(spelled).read_bytes()
+        except OSError:
+            return ""
+        return data[offset:].split(b"\n", 1)[0].decode(errors="replace")
     lines = src.split("\n") if loc.file.name == filename else _read_lines(loc.file.name)
     if not 0 < loc.line <= len(lines):
         return ""
