@@ -244,14 +244,29 @@ def _spelled_past(c, kid) -> bool:
     return bool(f1) and f1 == f2 and o1 > o2
 
 
+def reinterpreted(c, kid) -> bool:
+    """Whether `c` reads the bits of the vector `kid` as another type (`as_ushort8(v)` of a uint4,
+    clang's `__builtin_astype`): its lane type differs, which no component and no implicit cast of a
+    vector does."""
+    elem = lambda t: type_name(canonical(t).element_type) if is_vector(t) else type_name(t)  # noqa: E731
+    return is_vector(kid.type) and elem(c.type) != elem(kid.type)
+
+
 def ext_accessor(c, kids, source) -> str | None:
     """The accessor of `v.xy` on an ext_vector (OpenCL, Metal: an UNEXPOSED_EXPR over the vector,
     the accessor the text after the dot), or None where `c` is no such access. Inside a macro's
     argument the extents are the invocation's: the text is where it was spelled."""
     if len(kids) != 1 or not is_vector(kids[0].type):
         return None
+    if reinterpreted(c, kids[0]):
+        return None
     if c.extent.end.offset > kids[0].extent.end.offset:
-        return source.text(c).rsplit(".", 1)[-1].strip()
+        field = source.text(c).rsplit(".", 1)[-1].strip()
+        if re.fullmatch(r"[A-Za-z_]\w*", field):
+            return field
+        # not an accessor: the extent is a macro's invocation, the accessor in its definition
+        from analyzer.frontend.clang.macro_accessors import body_accessor
+        return body_accessor(c, source) or field
     whole, base = source.spelled(c), source.spelled(kids[0])
     if whole and base and whole.startswith(base) and whole[len(base):].lstrip().startswith("."):
         return whole[len(base):].lstrip()[1:].strip()

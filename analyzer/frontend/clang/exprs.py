@@ -15,11 +15,12 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Value, Vector, _add, _mul)
-from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector, strip,
-                                             substituted, type_name)
+from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector,
+                                             reinterpreted, strip, substituted, type_name)
+from analyzer.frontend.clang.macro_accessors import spelled_literal
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
-from analyzer.frontend.opencl import _swizzle
+from analyzer.frontend.opencl import _reinterpret, _swizzle
 from analyzer.frontend.types import COMPONENTS, vector_shape
 
 _BINOPS = {"Mul": "*", "Div": "/", "Rem": "%", "Add": "+", "Sub": "-", "Shl": "<<", "Shr": ">>", "LT": "<",
@@ -70,7 +71,7 @@ class ClangExprs:
                 raise Unsupported(c, "integer literal clang could not evaluate")
             return Scalar(ir.Const(n), "bool" if k == CK.CXX_BOOL_LITERAL_EXPR else "int")
         if k == CK.FLOATING_LITERAL:
-            return Scalar(ir.Call("float:" + self.source.text(c), ()), "float")
+            return Scalar(ir.Call("float:" + spelled_literal(c, self.source), ()), "float")
         if k == CK.CXX_NULL_PTR_LITERAL_EXPR or k == CK.GNU_NULL_EXPR:
             return Scalar(ir.Const(0), "int")
         if k == CK.STRING_LITERAL:
@@ -124,6 +125,8 @@ class ClangExprs:
                 # a leaf clang leaves dependent in a template (`__FUNCTION__` there): nothing under it
                 # reads memory; its value is unknown
                 return Scalar(self.opaque("a value clang leaves dependent"), "int")
+        if len(kids) == 1 and reinterpreted(c, kids[0]):   # as_ushort8(v): the bits read as another type
+            return _reinterpret(self, self.rvalue(kids[0]), type_name(c.type))
         if len(kids) == 1:
             return self.value(kids[0])
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")
