@@ -261,12 +261,7 @@ def ext_accessor(c, kids, source) -> str | None:
     if reinterpreted(c, kids[0]):
         return None
     if c.extent.end.offset > kids[0].extent.end.offset:
-        field = source.text(c).rsplit(".", 1)[-1].strip()
-        if re.fullmatch(r"[A-Za-z_]\w*", field):
-            return field
-        # not an accessor: the extent is a macro's invocation, the accessor in its definition
-        from analyzer.frontend.clang.macro_accessors import body_accessor
-        return body_accessor(c, source) or field
+        return source.text(c).rsplit(".", 1)[-1].strip()
     whole, base = source.spelled(c), source.spelled(kids[0])
     if whole and base and whole.startswith(base) and whole[len(base):].lstrip().startswith("."):
         return whole[len(base):].lstrip()[1:].strip()

@@ -15,12 +15,12 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Value, Vector, _add, _mul)
-from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector,
+from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, is_pointer, is_vector,
                                              reinterpreted, strip, substituted, type_name)
-from analyzer.frontend.clang.macro_accessors import spelled_literal
+from analyzer.frontend.clang.macro_accessors import accessor, astype, spelled_literal
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
-from analyzer.frontend.opencl import _reinterpret, _swizzle
+from analyzer.frontend.opencl import _swizzle
 from analyzer.frontend.types import COMPONENTS, vector_shape
 
 _BINOPS = {"Mul": "*", "Div": "/", "Rem": "%", "Add": "+", "Sub": "-", "Shl": "<<", "Shr": ">>", "LT": "<",
@@ -111,7 +111,7 @@ class ClangExprs:
 
     def _unexposed(self, c) -> Value:
         kids = children(c)
-        field = ext_accessor(c, kids, self.source)
+        field = accessor(c, kids, self.source)
         if field is not None:
             return self._swizzle(self.rvalue(kids[0]) if not isinstance(self.value(kids[0]), BuiltinVec)
                                  else self.value(kids[0]), field, c)
@@ -125,10 +125,8 @@ class ClangExprs:
                 # a leaf clang leaves dependent in a template (`__FUNCTION__` there): nothing under it
                 # reads memory; its value is unknown
                 return Scalar(self.opaque("a value clang leaves dependent"), "int")
-        if len(kids) == 1 and reinterpreted(c, kids[0]):   # as_ushort8(v): the bits read as another type
-            return _reinterpret(self, self.rvalue(kids[0]), type_name(c.type))
-        if len(kids) == 1:
-            return self.value(kids[0])
+        if len(kids) == 1:   # as_ushort8(v) of a uint4: the bits read as another type
+            return astype(self, c, kids[0]) if reinterpreted(c, kids[0]) else self.value(kids[0])
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")
 
     def _swizzle(self, base: Value, field: str, c) -> Value:

@@ -8,6 +8,8 @@ order. The definition's accessors are paired with the expansion's vector-compone
 expressions one to one, and only where the counts agree, each member's name is the one spelled and
 each component's lane count is its type's: anything else (a macro expanding another, an accessor
 spelled in an argument among them) leaves the accessor unread, and the construct `unknown`.
+Two more things an expansion hides: a number literal's text (read where it is spelled), and
+`as_ushort8(v)` (clang's `__builtin_astype`, unmarked like an implicit cast: told by its lane type).
 """
 
 from __future__ import annotations
@@ -16,11 +18,22 @@ import re
 
 import clang.cindex as ci
 
+from analyzer.frontend.clang.cursors import _spelling, ext_accessor, type_name
+
 CK = ci.CursorKind
 
 # pp-numbers first, so that `1.0f` and `.5` never read as an accessor
 _TOKEN = re.compile(r"\.?\d(?:[eEpP][+-]|[\w.])*|[A-Za-z_]\w*|->|\.|\S")
 _DEFINE = re.compile(rb"#\s*define\s+([A-Za-z_]\w*)(\([^)]*\))?")
+
+
+def accessor(c, kids, source) -> str | None:
+    """cursors.ext_accessor, and where the text it reads is no accessor (the extent is a macro's
+    invocation), the accessor the macro's definition spells."""
+    field = ext_accessor(c, kids, source)
+    if field is None or re.fullmatch(r"[A-Za-z_]\w*", field):
+        return field
+    return body_accessor(c, source) or field
 
 
 def body_accessor(c, source) -> str | None:
@@ -115,7 +128,6 @@ def _enclosing_function(c):
 def _definition_accessors(nodes, source, key):
     """The (is `->`, name) pairs of the accessors in the definition of the macro invoked at `key`,
     in order; None where the definition is not found."""
-    from analyzer.frontend.clang.cursors import _spelling
     data = source.bytes_of(key[0])
     m = re.match(rb"[A-Za-z_]\w*", data[key[1]:key[1] + 200])
     if m is None:
@@ -158,7 +170,6 @@ def spelled_literal(c, source) -> str:
     """A number literal's text where it is written: inside a macro's definition its extent is the
     whole invocation, the same for every literal of the expansion (`p[0] = 1.0f; p[0] = 2.0f;`
     would read as one value twice)."""
-    from analyzer.frontend.clang.cursors import _spelling
     f, off = _spelling(c.extent.start)
     if f:
         try:
@@ -168,3 +179,10 @@ def spelled_literal(c, source) -> str:
         if m:
             return m.group(0).decode()
     return source.text(c)
+
+
+def astype(lowering, c, kid):
+    """`as_ushort8(v)` of a uint4 (clang's `__builtin_astype`, its operand's bits read as another
+    type), which a macro's expansion leaves unmarked as clang's implicit casts are."""
+    from analyzer.frontend.opencl import _reinterpret
+    return _reinterpret(lowering, lowering.rvalue(kid), type_name(c.type))
