@@ -33,6 +33,12 @@ __kernel void two_values(__global float *out) {
     }
 }
 
+// as_ushort8 of a uint4 has eight lanes (it was read as its four-lane operand: '.s5' refused).
+#define HIGH_HALF(v) as_ushort8(v).s5
+__kernel void halves(__global const uint4 *in, __global ushort *out) {
+    out[get_global_id(0)] = HIGH_HALF(in[get_global_id(0)]);
+}
+
 // Defined twice: which definition holds is not read, the kernel unknown, naming the accessor.
 #ifdef FIRST_LANE
 #define PICK(v) v.s0

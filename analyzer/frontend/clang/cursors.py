@@ -245,11 +245,15 @@ def _spelled_past(c, kid) -> bool:
 
 
 def reinterpreted(c, kid) -> bool:
-    """Whether `c` reads the bits of the vector `kid` as another type (`as_ushort8(v)` of a uint4,
-    clang's `__builtin_astype`): its lane type differs, which no component and no implicit cast of a
-    vector does."""
+    """Whether `c` reads the bits of the vector `kid` as lanes of another size (`as_ushort8(v)` of a
+    uint4, clang's `__builtin_astype`): its lane type and count differ, which no component and no
+    implicit cast of a vector does (a bitcast of as many lanes, `as_int4(u)`, keeps the value as it
+    was read before)."""
+    if not is_vector(kid.type):
+        return False
     elem = lambda t: type_name(canonical(t).element_type) if is_vector(t) else type_name(t)  # noqa: E731
-    return is_vector(kid.type) and elem(c.type) != elem(kid.type)
+    lanes = lambda t: canonical(t).element_count if is_vector(t) else 1  # noqa: E731
+    return elem(c.type) != elem(kid.type) and lanes(c.type) != lanes(kid.type)
 
 
 def ext_accessor(c, kids, source) -> str | None:
