@@ -113,6 +113,50 @@ def test_auto_takes_clangs_reading_where_lark_leaves_more_kernels_unknown():
     assert "LROWS" in err   # the note: a symbolic parameter, give it with -D
 
 
+def test_a_build_macro_inside_another_macros_definition_is_a_number():
+    """shoc's `#define idx2(p, z) (p[((z) - 1) * (N_GP) + thread_num])`, invoked as `WDOT(21)`: the
+    undefined name was judged by the invocation's text (a call) and declared a function, and clang
+    stopped on "taking address of function"; it is read where the definition spells it, a number,
+    and becomes a symbolic parameter."""
+    code, report, err = check("build_macro_in_macro.cl")   # auto
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"rows_apart": "clean", "rows_unguarded": "findings"}
+    assert "-D NROWS=VALUE" in err
+    assert all("NROWS" in f["condition"] for f in report["findings"] if f["kernel"] == "rows_unguarded")
+
+
+def test_vector_components_spelled_in_a_macros_definition():
+    """llama.cpp's `dequantizeBlockAccum_ns_sgbroadcast_1_hi(totalSum, ..., regB)` doing `y.s0` and
+    `total_sums.s1 +=` in its definition: the accessor was read from the invocation's text
+    ("vector component '.dequantize...(...)'"); it is read from the definition, in order, and checked
+    against each component's lane count. A macro defined twice stays unknown. Two number literals of
+    one expansion are two values (they were one: `p[0] = 1.0f; p[0] = 2.0f;` was clean)."""
+    code, report, err = check("macro_vector_accessors.cl", "--frontend", "clang", "--block-dim", "64")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "at_x": "clean", "at_y": "findings", "summed": "findings", "two_values": "findings", "halves": "clean",
+        "picked": "unknown"}
+    assert {(k, first, second) for k, _, first, second in races(report)} == {
+        ("at_y", 19, 19), ("summed", 26, 27), ("two_values", 32, 32)}
+
+
+def test_a_work_group_size_from_build_macros():
+    """MNN's `reqd_work_group_size(MDIMC, NDIMC, 1)` with the macros undefined was a refusal
+    ("not three positive constants"), and with `-D MDIMC=16` too (the attribute's text was looked up
+    in the file only): undefined, the block's extent is the symbolic parameter; given, the number."""
+    code, report, err = check("work_group_size_macro.cl")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"tiles_sized": "clean", "tiles_unsized": "findings"}
+    kernels, _ = lowered("work_group_size_macro.cl")
+    (sized,) = [k for k in kernels if k.name == "tiles_sized"]
+    assert [text for text, _ in sized.assumptions] == ["blockDim.x = WX, from reqd_work_group_size"]
+    code, report, err = check("work_group_size_macro.cl", "-D", "WX=64")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"tiles_sized": "clean", "tiles_unsized": "findings"}
+    assert {f["condition"] for f in report["findings"] if f["kernel"] == "tiles_unsized"} == {
+        "blockDim.x >= 65 and gridDim.x >= 2"}
+
+
 def test_lanes_of_vectors_in_memory_written_one_by_one():
     kernels, _ = lowered("vector_lane_stores.cl")
     assert not any(k.unsupported for k in kernels)   # (before: "memory access through a non-pointer")

@@ -177,7 +177,7 @@ __kernel void f(__global int* c, __global atomic_int* a, __local int* l) {
 
 
 @pytest.mark.parametrize("src,what", [
-    ("__kernel void f(__global int* o) { o[get_sub_group_local_id()] = 1; }", "sub-group size"),
+    ("__kernel void f(__global int* o) { o[get_sub_group_local_id(1)] = 1; }", "'get_sub_group_local_id' with 1"),
     ("__kernel void f(__global int* o) { o[0] = sub_group_reserve_read_pipe(o, 1); }", "collective"),
     ("__kernel void f(__global int* o) { o[0] = work_group_reduce_add(o); }", "'work_group_reduce_add' of a pointer"),
     ("__kernel __attribute__((reqd_work_group_size(64))) void f(__global int* o) { o[0] = 1; }",

@@ -17,7 +17,7 @@ from dataclasses import replace
 from lark import Token, Tree
 
 from analyzer import ir
-from analyzer.frontend import atomics
+from analyzer.frontend import atomics, cl_subgroups
 from analyzer.frontend.c_tree import Unsupported, kind, tokens_of
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, Value, Vector, _add, _mul, const_int
 from analyzer.frontend.lower import CLowering
@@ -153,7 +153,10 @@ class OpenClLowering(CLowering):
         if fn == "get_local_linear_id":
             return Scalar(ir.Builtin("linear_tid"), "size_t")
         if fn.startswith(("get_sub_group", "get_num_sub_groups", "get_max_sub_group", "get_enqueued_num_sub")):
-            raise Unsupported(node, f"'{fn}': the sub-group size is the implementation's, and not assumed")
+            sub = cl_subgroups.value(self.kernel, fn)
+            if sub is None or args:
+                raise Unsupported(node, f"'{fn}'" + (f" with {len(args)} arguments" if sub is not None else ""))
+            return Scalar(sub, "uint")
         if fn in ("get_global_linear_id",):
             raise Unsupported(node, f"'{fn}'")
         what = _DIM_BUILTINS.get(fn) or {"get_global_id": "gid", "get_global_size": "gsize",

@@ -244,11 +244,25 @@ def _spelled_past(c, kid) -> bool:
     return bool(f1) and f1 == f2 and o1 > o2
 
 
+def reinterpreted(c, kid) -> bool:
+    """Whether `c` reads the bits of the vector `kid` as lanes of another size (`as_ushort8(v)` of a
+    uint4, clang's `__builtin_astype`): its lane type and count differ, which no component and no
+    implicit cast of a vector does (a bitcast of as many lanes, `as_int4(u)`, keeps the value as it
+    was read before)."""
+    if not is_vector(kid.type):
+        return False
+    elem = lambda t: type_name(canonical(t).element_type) if is_vector(t) else type_name(t)  # noqa: E731
+    lanes = lambda t: canonical(t).element_count if is_vector(t) else 1  # noqa: E731
+    return elem(c.type) != elem(kid.type) and lanes(c.type) != lanes(kid.type)
+
+
 def ext_accessor(c, kids, source) -> str | None:
     """The accessor of `v.xy` on an ext_vector (OpenCL, Metal: an UNEXPOSED_EXPR over the vector,
     the accessor the text after the dot), or None where `c` is no such access. Inside a macro's
     argument the extents are the invocation's: the text is where it was spelled."""
     if len(kids) != 1 or not is_vector(kids[0].type):
+        return None
+    if reinterpreted(c, kids[0]):
         return None
     if c.extent.end.offset > kids[0].extent.end.offset:
         return source.text(c).rsplit(".", 1)[-1].strip()

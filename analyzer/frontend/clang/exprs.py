@@ -15,8 +15,9 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Value, Vector, _add, _mul)
-from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector, strip,
-                                             substituted, type_name)
+from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, is_pointer, is_vector,
+                                             reinterpreted, strip, substituted, type_name)
+from analyzer.frontend.clang.macro_accessors import accessor, astype, spelled_literal
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
@@ -70,7 +71,7 @@ class ClangExprs:
                 raise Unsupported(c, "integer literal clang could not evaluate")
             return Scalar(ir.Const(n), "bool" if k == CK.CXX_BOOL_LITERAL_EXPR else "int")
         if k == CK.FLOATING_LITERAL:
-            return Scalar(ir.Call("float:" + self.source.text(c), ()), "float")
+            return Scalar(ir.Call("float:" + spelled_literal(c, self.source), ()), "float")
         if k == CK.CXX_NULL_PTR_LITERAL_EXPR or k == CK.GNU_NULL_EXPR:
             return Scalar(ir.Const(0), "int")
         if k == CK.STRING_LITERAL:
@@ -110,7 +111,7 @@ class ClangExprs:
 
     def _unexposed(self, c) -> Value:
         kids = children(c)
-        field = ext_accessor(c, kids, self.source)
+        field = accessor(c, kids, self.source)
         if field is not None:
             return self._swizzle(self.rvalue(kids[0]) if not isinstance(self.value(kids[0]), BuiltinVec)
                                  else self.value(kids[0]), field, c)
@@ -124,8 +125,8 @@ class ClangExprs:
                 # a leaf clang leaves dependent in a template (`__FUNCTION__` there): nothing under it
                 # reads memory; its value is unknown
                 return Scalar(self.opaque("a value clang leaves dependent"), "int")
-        if len(kids) == 1:
-            return self.value(kids[0])
+        if len(kids) == 1:   # as_ushort8(v) of a uint4: the bits read as another type
+            return astype(self, c, kids[0]) if reinterpreted(c, kids[0]) else self.value(kids[0])
         raise Unsupported(c, f"expression '{self.source.text(c)[:40]}'")
 
     def _swizzle(self, base: Value, field: str, c) -> Value:

@@ -326,7 +326,13 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
         if self.lang == "opencl":
             wg = work_group_size(self, fn)
             if wg is not None:
-                self.kernel.block_dim = dict(zip("xyz", wg))
+                self.kernel.block_dim = {d: v if isinstance(v, int) else None for d, v in zip("xyz", wg)}
+                for d, v in zip("xyz", wg):
+                    if isinstance(v, str):   # a build macro, a symbolic parameter: the extent is its value
+                        if v not in self.kernel.params:
+                            self.kernel.params.append(v)
+                        self.kernel.assumptions.append((f"blockDim.{d} = {v}, from reqd_work_group_size",
+                                                        ir.BinOp("==", ir.Builtin(f"bdim.{d}"), ir.Param(v))))
         if body is None:
             raise Unsupported(fn, "kernel without a body")
         self.check_errors(fn)

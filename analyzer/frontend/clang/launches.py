@@ -55,13 +55,17 @@ def launch_bounds(lowering, fn) -> int | None:
     return None
 
 
-def work_group_size(lowering, fn) -> tuple[int, int, int] | None:
+def work_group_size(lowering, fn) -> tuple | None:
+    """`reqd_work_group_size(x, y, z)`: each extent a number, or the name of a macro the build was to
+    define (MNN's `reqd_work_group_size(MDIMC, NDIMC, 1)`), which the file reads as a symbolic
+    parameter: the block's extent is then that parameter."""
     m = _WG.search(_head(lowering, fn))
     if m is None:
         return None
-    sizes = [_number(lowering, a) for a in m.group(1).split(",")]
-    if len(sizes) != 3 or any(s is None or s < 1 for s in sizes):
-        raise Unsupported(fn, "reqd_work_group_size that is not three positive constants")
+    args = [a.strip() for a in m.group(1).split(",")]
+    sizes = [_number(lowering, a) if a not in lowering.parsed.params else a for a in args]
+    if len(sizes) != 3 or any(s is None or isinstance(s, int) and s < 1 for s in sizes):
+        raise Unsupported(fn, "reqd_work_group_size that is not three positive constants or build macros")
     return tuple(sizes)
 
 
@@ -71,7 +75,10 @@ def _number(lowering, text: str) -> int | None:
         return int(text, 0)
     except ValueError:
         pass
-    m = re.search(rf"^\s*#\s*define\s+{re.escape(text)}\s+\(?\s*(\d+)[uUlL]*\s*\)?\s*$", lowering.parsed.text,
+    given = lowering.parsed.defines.get(text)   # -D NAME=VALUE
+    if given is not None:
+        return _number(lowering, given) if given != text else None
+    m = re.search(rf"^\s*#\s*define\s+{re.escape(text)}\s+\(?\s*(\d+)[uUlL]*\s*\)?\s*(?://.*|/\*.*)?$", lowering.parsed.text,
                   re.MULTILINE)
     if m:
         return int(m.group(1))

@@ -132,6 +132,7 @@ class Parsed:
     # headers clang read as rewritten (Metal's renamings; `static threadgroup` is longer than what it
     # renames): path -> the text whose offsets the AST's cursors give
     rewritten: dict[str, str] = field(default_factory=dict)
+    defines: dict[str, str] = field(default_factory=dict)   # the -D macros, name -> value
 
 
 def _cindex():
@@ -439,6 +440,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
                                                                         else "") for h, where in stubs.items()]
     out = Parsed(tu, lang, filename, notes, [n for n, called in missing.items() if not called and n not in type_names],
                  text)
+    out.defines = {name: str(value) for name, value in macros}
     texts = dict(headers, **{filename: src})
     out.errors = [f"{_loc(d)}: {d.spelling}" for d in tu.diagnostics
                   if d.severity >= ci.Diagnostic.Error and not _NOT_FOUND.search(d.spelling) and not _in_marker(d, texts)]
@@ -613,6 +615,16 @@ def _at(src: str, diag, filename: str) -> str:
     loc = diag.location
     if loc.file is None:
         return ""
+    from analyzer.frontend.clang.cursors import _spelling
+    spelled, offset = _spelling(loc)
+    if spelled and (spelled, offset) != (loc.file.name, loc.offset):
+        # inside a macro's expansion: the name as its definition spells it (`(N_GP)` in
+        # `#define idx2(p, z) (p[((z) - 1) * (N_GP) + i])`, not the invocation `WDOT(21)`)
+        try:
+            data = src.encode() if spelled == filename else Path(spelled).read_bytes()
+        except OSError:
+            return ""
+        return data[offset:].split(b"\n", 1)[0].decode(errors="replace")
     lines = src.split("\n") if loc.file.name == filename else _read_lines(loc.file.name)
     if not 0 < loc.line <= len(lines):
         return ""

@@ -9,8 +9,9 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector,
                                         _add, const_int)
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, ext_accessor, strip, type_name
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
 from analyzer.frontend.clang.exprs import _ASSIGN_OPS, _reads
+from analyzer.frontend.clang.macro_accessors import accessor
 from analyzer.frontend.clang.reader import unary_op
 from analyzer.frontend.opencl import _swizzle
 from analyzer.frontend.types import COMPONENTS, vector_shape
@@ -86,7 +87,7 @@ class ClangStores:
             raise Unsupported(t, "assignment to a struct member")
         if k == CK.UNEXPOSED_EXPR:
             kids = children(t)
-            field = ext_accessor(t, kids, self.source)
+            field = accessor(t, kids, self.source)
             if field is not None:   # `v.xy = ...` on an ext_vector local
                 base = self.value(strip(kids[0]))
                 if isinstance(base, LocalRef) and vector_shape(base.ty):
