@@ -2,12 +2,11 @@
 
 Values are mathematical integers (no wrap-around: C leaves signed overflow undefined, and an
 in-bounds index never overflows), which keeps queries in linear integer arithmetic plus
-uninterpreted functions, where Z3 is fast. C's operators keep their meaning: `/` and `%`
-truncate toward zero, `>>` is an arithmetic (flooring) shift, `& (2**k - 1)` is a Euclidean
-remainder. Powers of two whose exponent follows the run, and operations with them, are read on
-the exponent (power_encoding.py); other bitwise operations go through 64-bit vectors, exactly
-(and in the cheap encoding, between two unknowns, through functions with their facts:
-bitwise_lemmas.py).
+uninterpreted functions, where Z3 is fast. C's operators keep their meaning: `/` and `%` truncate
+toward zero, `>>` is an arithmetic (flooring) shift, `& (2**k - 1)` is a Euclidean remainder.
+Powers of two whose exponent follows the run are read on the exponent (power_encoding.py); other
+bitwise operations go through 64-bit vectors, exactly (and in the cheap encoding, between two
+unknowns, through functions with their facts: bitwise_lemmas.py).
 """
 
 from __future__ import annotations
@@ -29,10 +28,9 @@ from analyzer.analysis.execution.sym import Iter, Sym
 
 DIMS = ("x", "y", "z")
 # No thread runs 2**64 iterations of one loop (centuries at a GHz): a physical bound, stated in
-# docs/how-it-works.md, where a loop's own condition gives none. (It was 2**24, which a long loop reaches.)
+# docs/how-it-works.md, where a loop's own condition gives none.
 ITER_LIMIT = 1 << 64
-MAX_BLOCK = 1024          # threads per block on CUDA and Metal
-MAX_GRID = (1 << 31) - 1
+MAX_BLOCK, MAX_GRID = 1024, (1 << 31) - 1     # threads per block on CUDA and Metal; blocks a dimension
 # Values each thread holds of its own, which a witness prefers small (witnesses.py): an atomic's
 # result (a ticket, an atomic load's) or another value the front end cannot see into; and the
 # value of a counter no atomic changes (a load at an atomic's site).
@@ -274,8 +272,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         return [self.base[i] for i in order if i >= 0] + self.iter_bounds
 
     def params_read(self, names) -> list[str]:
-        """Those of the scalar parameters `names` the last query reads: whose side constraints it
-        states."""
+        """Those of the scalar parameters `names` whose side constraints the last query states."""
         return [n for n in names if (d := self._param_deps.get(n)) and d <= self.last_base]
 
     def _track(self, app) -> None:
@@ -459,8 +456,7 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
 
     def mul(self, a, b):
         ca, cb = const_value(a), const_value(b)
-        if ca is not None and cb is not None:
-            # a number, not the term `128 * 1`: a product with it must stay linear (below)
+        if ca is not None and cb is not None:   # a number, not `128 * 1`: a product with it stays linear
             return z3.IntVal(ca * cb)
         if self.exact or ca is not None or cb is not None:
             return a * b
