@@ -1,15 +1,8 @@
 """Images (storage textures) as memory, alike in the dialects that have them (WGSL, SPIR-V).
 
 An image's texels are one address each: the texel at coordinates (x, y, layer or z) lies at
-`((z * ROW + y) * ROW + x) * texel_bytes` of the image's buffer, ROW = MAX_EXTENT, the extents
-being kernel parameters named after the image (`img.width`, `img.height`, `img.depth_or_layers`).
-The rows are MAX_EXTENT texels apart, not `width`: a product of a coordinate and a symbolic extent
-made every collision query of a 2-D image nonlinear (bevy's `downsample_depth`: its texture
-stores' pairs out of the solver's budget), and any placement that gives distinct texels of the
-image distinct addresses decides the same collisions. It does so while each extent but the last
-is at most MAX_EXTENT, the range those extents get (every Vulkan, WebGPU, Metal and OpenCL device
-caps a 2-D or 3-D image's width and height at 16,384 or 32,768 texels; a 1-D image, an
-`image1d_buffer_t` among them, has no row and keeps its range). A read or
+`((z * height + y) * width + x) * texel_bytes` of the image's buffer, the extents being kernel
+parameters named after the image (`img.width`, `img.height`, `img.depth_or_layers`). A read or
 write happens only when its coordinates lie inside the image: WGSL skips an access outside a
 storage texture, and one outside a Vulkan image is undefined behaviour (a bug of its own, not a
 race). Reads of sampled images are values (the image is read-only in a dispatch).
@@ -20,7 +13,6 @@ from __future__ import annotations
 from analyzer import ir
 
 EXTENTS = ("width", "height", "depth_or_layers")
-MAX_EXTENT = 1 << 16    # texels between two rows (and two layers' planes): see the docstring
 
 
 def extent(kernel: ir.Kernel, image: str, axis: int) -> ir.Expr:
@@ -39,10 +31,7 @@ def texel_place(kernel: ir.Kernel, image: str, texel_bytes: int,
     inside: ir.Expr = ir.Const(1)
     for axis, c in reversed(list(enumerate(coords))):
         size = extent(kernel, image, axis)
-        if axis < len(coords) - 1:   # a row's extent: placed MAX_EXTENT apart, so at most that
-            low, high = kernel.param_ranges[size.name]
-            kernel.param_ranges[size.name] = (low, min(high, MAX_EXTENT))
-        offset = ir.BinOp("+", ir.BinOp("*", offset, ir.Const(MAX_EXTENT)), c)
+        offset = ir.BinOp("+", ir.BinOp("*", offset, size), c)
         inside = ir.BinOp("&&", inside, ir.BinOp("&&", ir.BinOp(">=", c, ir.Const(0)), ir.BinOp("<", c, size)))
     return ir.BinOp("*", offset, ir.Const(texel_bytes)), inside
 
