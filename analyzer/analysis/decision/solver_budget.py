@@ -32,6 +32,12 @@ ESCALATIONS = 3
 # between -SMALL and SMALL, then without bounds.
 CHEAP_MODELS = (24, 4)
 SMALL = 16
+# A query whose inputs are all fixed and that its budget still leaves undecided is hard for what
+# the inputs do not fix (loaded values, atomics' results, floats read as functions): the next points
+# are no easier. vello's `path_count` asked 28 points of one pair, each to its whole budget (97 s of
+# its 99 s). After the first such point, the others are asked on this share of the budget (a
+# resource limit still; what stays undecided goes on to the whole query, never to clean).
+POINT_SHARE_AFTER_UNKNOWN = 10
 # Where those models settle nothing, the exact query is asked whole on this share of its budget,
 # never escalated: over 64-bit vectors it ran to its budget every time (all 21 such queries of a
 # global bitonic step without its guard, 49 of the kernel's 54 s), and unknown is what it said.
@@ -175,6 +181,7 @@ class SolverBudget:
         (None) leaves the query to be asked whole."""
         small = [z3.And(v >= -SMALL, v <= SMALL) for v in inputs if not z3.is_int_value(v)]
         small += self.fast.defined_shifts()
+        share = 1   # of the budget a point's exact query gets (see POINT_SHARE_AFTER_UNKNOWN)
         for box, rounds in zip((small, []), CHEAP_MODELS):
             facts: dict = {}     # Z3 id -> fact
             res, solver = self._solve_once(cheap + box, out, False) if box else (z3.sat, cheap_solver)
@@ -183,7 +190,10 @@ class SolverBudget:
             for _ in range(rounds):
                 model = solver.model()
                 pins = [v == model.eval(v, model_completion=True) for v in inputs]
-                res, pinned = self._solve_once(constraints + pins, out, live)
+                with self._scaled(share=share):
+                    res, pinned = self._solve_once(constraints + pins, out, live)
+                if res == z3.unknown:
+                    share = POINT_SHARE_AFTER_UNKNOWN
                 if res == z3.sat:
                     if isinstance(pinned, z3.Solver):
                         pinned.at_a_point = True    # see `at_a_point`
