@@ -213,3 +213,16 @@ def test_matrix_elements_stored_by_two_blocks_are_never_taken_equal():
     assert code == 1, err
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"every_group": "findings", "own_tile": "clean"}
     assert races(report) == {("every_group", "write-after-write", 12, 12)}
+
+
+def test_a_pointer_chosen_between_two_buffers_reaches_the_one_its_condition_picks():
+    # once `pointer initialised from a non-pointer value`; the accesses are guarded by the choice,
+    # made where the pointer is (a later change of `w` does not move it)
+    kernels, _ = lowered("chosen_pointer.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("chosen_pointer.cu", "--block-dim", "128", "--grid-dim", "4")
+    assert code == 1, err
+    assert races(report) == {("write_chosen", "write-after-write", 24, 24)}
+    assert all(f["message"].startswith("write to b[") for f in report["findings"])   # never a: it is the block's own
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status["stage_both"] == status["write_split"] == "clean"
