@@ -48,10 +48,12 @@ class ClangChosen:
             self._chosen = table = (self.kernel, {})
         return table[1]
 
-    def choose(self, cond: ir.Expr, a: Pointer, b: Pointer, guarded_pre: tuple, span) -> Pointer | None:
-        """The pointer `cond ? a : b` of two different buffers, or None where the two do not have
-        one shape (element type, rows). `guarded_pre`: the statements computing each branch,
-        which run only on their side."""
+    def choose(self, cond: ir.Expr, a, b, guarded_pre: tuple, span) -> Pointer | None:
+        """The pointer `cond ? a : b` of two different buffers, or None where the two are not
+        pointers of two buffers with one shape (element type, rows). `guarded_pre`: the statements
+        computing each branch, which run only on their side."""
+        if not (isinstance(a, Pointer) and isinstance(b, Pointer)) or a.buffer == b.buffer:
+            return None
         if a.elem != b.elem or a.inner != b.inner or "?" in (a.buffer, b.buffer):
             return None
         choice = self.fresh_var("chosen")

@@ -271,10 +271,8 @@ class ClangExprs:
             self.pending = outer
         if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer == b.buffer and not a_pre and not b_pre:
             return replace(a, offset=ir.Select(cond, a.offset, b.offset))
-        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer != b.buffer:
-            chosen = self.choose(cond, a, b, (a_pre, b_pre), self.span(c))   # chosen.py
-            if chosen is not None:
-                return chosen
+        if (chosen := self.choose(cond, a, b, (a_pre, b_pre), self.span(c))) is not None:   # two buffers: chosen.py
+            return chosen
         if not a_pre and not b_pre and (isinstance(a, Pointer) and _null(b) or isinstance(b, Pointer) and _null(a)):
             # `p ? p + off : NULL`: the pointer (an access through the null one would be a bug of its
             # own; every access the code makes through it is checked)
