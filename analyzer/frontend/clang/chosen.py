@@ -38,6 +38,10 @@ def resolve(e, choice: str, side: bool):
     return e
 
 
+def _null(v) -> bool:
+    return isinstance(v, Scalar) and isinstance(v.expr, ir.Const) and v.expr.value == 0
+
+
 class ClangChosen:
     """Mixed into ClangLowering: making a chosen pointer, and the accesses through one."""
 
@@ -47,6 +51,19 @@ class ClangChosen:
         if table is None or table[0] is not self.kernel:
             self._chosen = table = (self.kernel, {})
         return table[1]
+
+    def pointer_choice(self, cond: ir.Expr, a, b, pre: tuple, span) -> Pointer | None:
+        """`cond ? a : b` where it is a pointer: of one buffer, a selected offset; of two, a chosen
+        pointer; `p ? p + off : NULL`, the pointer (an access through the null one would be a bug of
+        its own; every access the code makes through it is checked)."""
+        plain = not pre[0] and not pre[1]
+        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer == b.buffer and plain:
+            return replace(a, offset=ir.Select(cond, a.offset, b.offset))
+        if (chosen := self.choose(cond, a, b, pre, span)) is not None:
+            return chosen
+        if plain and (isinstance(a, Pointer) and _null(b) or isinstance(b, Pointer) and _null(a)):
+            return a if isinstance(a, Pointer) else b
+        return None
 
     def choose(self, cond: ir.Expr, a, b, guarded_pre: tuple, span) -> Pointer | None:
         """The pointer `cond ? a : b` of two different buffers, or None where the two are not

@@ -269,14 +269,8 @@ class ClangExprs:
             b_pre = self.pending
         finally:
             self.pending = outer
-        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer == b.buffer and not a_pre and not b_pre:
-            return replace(a, offset=ir.Select(cond, a.offset, b.offset))
-        if (chosen := self.choose(cond, a, b, (a_pre, b_pre), self.span(c))) is not None:   # two buffers: chosen.py
-            return chosen
-        if not a_pre and not b_pre and (isinstance(a, Pointer) and _null(b) or isinstance(b, Pointer) and _null(a)):
-            # `p ? p + off : NULL`: the pointer (an access through the null one would be a bug of its
-            # own; every access the code makes through it is checked)
-            return a if isinstance(a, Pointer) else b
+        if (ptr := self.pointer_choice(cond, a, b, (a_pre, b_pre), self.span(c))) is not None:   # chosen.py
+            return ptr
         guarded = a_pre or b_pre or _reads(a) or _reads(b)
         if isinstance(a, Vector) or isinstance(b, Vector):
             n = len(a.comps) if isinstance(a, Vector) else len(b.comps)
@@ -531,10 +525,6 @@ class ClangExprs:
         if isinstance(val, Group):
             raise Unsupported(c, f"member '{field}' of a cooperative group")
         raise Unsupported(c, f"member '.{field}'")
-
-
-def _null(val) -> bool:
-    return isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0
 
 
 def _reads(val) -> bool:
