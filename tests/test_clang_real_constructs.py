@@ -226,3 +226,16 @@ def test_a_pointer_chosen_between_two_buffers_reaches_the_one_its_condition_pick
     assert all(f["message"].startswith("write to b[") for f in report["findings"])   # never a: it is the block's own
     status = {k["kernel"]: k["status"] for k in report["kernels"]}
     assert status["stage_both"] == status["write_split"] == "clean"
+
+
+def test_a_header_with_no_kernel_is_said_so_not_a_syntax_error_of_lark():
+    # auto: Lark cannot read the header's C++ (`namespace a::b`), clang reads all of it and finds no
+    # kernel: that is the file's one line (alone: exit 2, nothing analysed; in a directory: an
+    # `unknown` entry, and the kernel beside it is checked)
+    code, _, err = check("headers_only/device_helpers.cuh")
+    assert code == 2 and "no kernel found (no __global__ function)" in err and "syntax error" not in err, err
+    code, report, err = check("headers_only", "--block-dim", "64")
+    assert code == 0, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"scale": "clean", "": "unknown"}
+    why = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert why == ["not analysed: no kernel found (no __global__ function)"], why

@@ -25,6 +25,9 @@ class Reading:
     error: str | None          # the file could not be lowered at all
     unclean: str | None        # why the reading is not clean (an error, a note, a kernel not lowered)
     refusal: str | None        # why auto, after Lark failed, does not take it either
+    # The file's error where clang read its kernels (the first uses a construct not modelled) or read
+    # it all without an error and found none: what auto reports where Lark fails too, not Lark's error
+    definite: str | None = None
 
 
 def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Reading:
@@ -73,7 +76,9 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
         unclean = "a kernel clang does not lower"
     # An error clang reports inside a kernel makes that kernel unknown, naming it; the others are read.
     refusal = error or file_error
-    return Reading(kernels, parsed.notes, error, unclean or error, refusal)
+    modelled = error and kernels and not kernels[0].unsupported[1].startswith("clang:")   # not a diagnostic of clang's
+    definite = error if error and (modelled or not kernels and not parsed.errors) and not file_error else None
+    return Reading(kernels, parsed.notes, error, unclean or error, refusal, definite)
 
 
 def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),
