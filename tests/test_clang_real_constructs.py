@@ -239,3 +239,19 @@ def test_a_header_with_no_kernel_is_said_so_not_a_syntax_error_of_lark():
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"scale": "clean", "": "unknown"}
     why = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
     assert why == ["not analysed: no kernel found (no __global__ function)"], why
+
+
+def test_an_inner_dimension_sized_by_a_template_parameter_is_symbolic():
+    # once `array dimension that is not a constant`: `tile[STAGES][32][32 + PAD]` of a template no
+    # launch instantiates; each row is 32 + PAD elements (the expression innermost clang gives first)
+    kernels, _ = lowered("symbolic_rows.cu")
+    assert not any(k.unsupported for k in kernels)
+    assert all(k.buffers["tile"].size_bytes is None for k in kernels)   # not known: no bound on it
+    args = ("--block-dim", "32,32", "--grid-dim", "4")
+    code, report, err = check("symbolic_rows.cu", *args, "--assume", "PAD >= 0", "--assume", "STAGES > 0")
+    assert code == 1, err
+    assert races(report) == {("transpose_unsynced", "read-after-write", 19, 20)}
+    # a negative padding makes rows overlap: the stores of one stage collide, said by its condition
+    code, report, err = check("symbolic_rows.cu", *args)
+    assert ("transpose_tile", "write-after-write", 8, 8) in races(report)
+    assert all("PAD" in f["condition"] for f in report["findings"] if f["kernel"] == "transpose_tile")

@@ -17,6 +17,7 @@ from analyzer.frontend.c_values import (BuiltinVec, Group, LocalRef, LocalStruct
                                         SharedScalar, Value, Vector, _add, _mul)
 from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, ext_accessor, is_pointer, is_vector, strip,
                                              substituted, type_name)
+from analyzer.frontend.clang.symbolic_dims import scaled, stride
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
@@ -384,10 +385,8 @@ class ClangExprs:
             if not isinstance(base, Pointer):
                 raise Unsupported(c, "memory access through a non-pointer")
             idx = self.cond(idx_c)
-            size = self.size(base.elem) or 4
-            for n in base.inner:
-                size = size * n if n is not None else size
-            return base.index(idx, _add(base.offset, _mul(idx, size)))
+            step = stride(self.size(base.elem) or 4, base.inner)   # an expression where a row is symbolic
+            return base.index(idx, _add(base.offset, scaled(idx, step)))
         if k == CK.UNARY_OPERATOR and unary_op(c) == "*":
             ptr = self.rvalue(children(c)[0])
             if isinstance(ptr, Pointer):
