@@ -2,7 +2,8 @@
 with kernelrace's own headers in include/), and the lowering walks clang's AST into the kernel IR
 (kernels.py: kernels, parameters, globals; stmts.py; ranges.py: range-for; stores.py; exprs.py; lanes.py:
 lanes chosen by a variable or stored in memory; calls.py; metal.py: Metal's SIMD-group matrices, textures
-and vectors from lanes; wmma.py: CUDA's Tensor Core fragments; cub.py: cub's block collectives; dependent.py; launches.py).
+and vectors from lanes; wmma.py: CUDA's Tensor Core fragments; cub.py: cub's block collectives; chosen.py: a pointer chosen between two buffers; symbolic_dims.py:
+array dimensions sized by a template parameter; dependent.py; launches.py).
 See docs/frontends.md for what each dialect reads and what gives `unknown`."""
 
 from __future__ import annotations
