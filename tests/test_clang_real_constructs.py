@@ -255,3 +255,14 @@ def test_an_inner_dimension_sized_by_a_template_parameter_is_symbolic():
     code, report, err = check("symbolic_rows.cu", *args)
     assert ("transpose_tile", "write-after-write", 8, 8) in races(report)
     assert all("PAD" in f["condition"] for f in report["findings"] if f["kernel"] == "transpose_tile")
+
+
+def test_memset_writes_its_bytes():
+    # memset was a header function without effects (its stores unseen), and inside a template, on
+    # an array of the template's type, `call of '' with a pointer argument`
+    kernels, _ = lowered("memset_bytes.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("memset_bytes.cu", "--block-dim", "256")
+    assert code == 1, err
+    assert races(report) == {("clear_overlapping", "write-after-write", 8, 8)}
+    assert not any(f["rule"] == "redundant-barrier" and f["kernel"] == "clear_own" for f in report["findings"])

@@ -19,6 +19,7 @@ from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, S
 from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
 from analyzer.frontend.clang.chosen import ClangChosen, is_chosen
+from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.conversions import ClangConversions
 from analyzer.frontend.clang.cub import ClangCub
@@ -49,7 +50,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
                     ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma,
-                    ClangCub, AccessLowering, ExprLowering):
+                    ClangCub, ClangMemset, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
