@@ -266,3 +266,11 @@ def test_memset_writes_its_bytes():
     assert code == 1, err
     assert races(report) == {("clear_overlapping", "write-after-write", 8, 8)}
     assert not any(f["rule"] == "redundant-barrier" and f["kernel"] == "clear_own" for f in report["findings"])
+
+
+def test_memset_no_header_declares_is_the_c_librarys_as_under_nvcc():
+    kernels, _ = lowered("memset_nvcc.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("memset_nvcc.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert races(report) == {("clear_shared", "write-after-write", 16, 16)}

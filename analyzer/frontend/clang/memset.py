@@ -29,7 +29,11 @@ class ClangMemset:
         if len(over) != 1 or over[0].spelling != "memset":
             return False
         decl = overloaded_decl(over[0], 0)
-        return decl is not None and self.in_headers(decl)
+        if decl is None:
+            # no declaration in sight, the lookup left to the template's instantiation: nvcc's own
+            # headers, which every CUDA file is compiled with, declare the C library's memset
+            return self.lang == "cuda"
+        return self.in_headers(decl)
 
     def memset_stmt(self, args, c) -> list[ir.Stmt]:
         dst_c, v_c, n_c = args
