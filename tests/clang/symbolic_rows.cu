@@ -19,3 +19,17 @@ __global__ void transpose_unsynced(const float *in, float *out, int n) {
     tile[LAST][y][x] = in[(blockIdx.x * 32 + y) * n + x];
     out[blockIdx.x * 1024 + x * 32 + y] = tile[LAST][x][y] * n;
 }
+
+// Rows of a struct template's specialisation (`Cell<2>`: its argument is an expression clang lists
+// before the dimensions, never one of them). Inside a template no launch instantiates, clang gives
+// no size for `Cell<2>`: with a symbolic row, no stride can be known, and the kernel is `unknown`.
+template <int W>
+struct Cell { float v[W]; };
+
+template <int PAD>
+__global__ void transpose_cells(float *out) {
+    __shared__ Cell<2> tile[32][32 + PAD];
+    tile[threadIdx.y][threadIdx.x].v[1] = threadIdx.x;
+    __syncthreads();
+    out[blockIdx.x * 1024 + threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y].v[1];
+}

@@ -446,10 +446,12 @@ class ClangStmts:
                 extents.append(None)
             elem_t = canonical(elem_t.element_type) if elem_t.kind != TK.DEPENDENTSIZEDARRAY else canonical(
                 elem_t.get_array_element_type())
-        dims, pre = dimension_extents(self, d, extents, dim_exprs, init)   # symbolic_dims.py
+        dims, pre = dimension_extents(self, d, extents, dim_exprs, init, t.kind == TK.INCOMPLETEARRAY)   # symbolic_dims.py
         space = ir.SHARED if shared else ir.PRIVATE
         elem = self.note_type(elem_t)
         elem_size = self.size(elem) or 4
+        if not self.size(elem) and not all(isinstance(n, int) for n in extents[1:]):
+            raise Unsupported(d, f"array of '{elem}', of a size clang does not know, with a symbolic row")
         total = elem_size if all(isinstance(n, int) for n in extents) else None
         for n in extents:
             total = total * n if total is not None and n is not None else None
@@ -467,7 +469,7 @@ class ClangStmts:
         if shared:
             raise Unsupported(init, "initializer of a shared array")
         count = None
-        if None in extents and len(dim_exprs) >= len(extents):
+        if None in extents and len(dims) == len(extents):
             # a private array sized by a symbolic value (`float r[N_READS] = {0}` in a template
             # kernel never instantiated): the zeros run to that value
             count = self.cond(dims[0])

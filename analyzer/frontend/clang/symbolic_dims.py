@@ -14,13 +14,15 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul, const_int
 
 
-def dimension_extents(lowering, d, extents: list, dim_exprs: list, init) -> tuple[list, list[ir.Stmt]]:
+def dimension_extents(lowering, d, extents: list, dim_exprs: list, init, incomplete: bool) -> tuple[list, list[ir.Stmt]]:
     """Completes `extents` (outermost first, from the declaration's type) where clang computed one
     from a symbolic value (a template parameter, a missing macro) or could not compute it: the
-    dimension expressions say. Returns the expressions aligned with the extents they give (clang
-    lists them innermost first, and none for `[]`) and the statements to run first."""
+    dimension expressions say. Returns the expressions aligned with the extents they give and the
+    statements to run first. clang lists the element type's expressions first (a fragment's
+    `<..., M, N, K>`), then the dimensions innermost first, none for an outermost `[]`."""
     pre: list[ir.Stmt] = []
-    dims = list(reversed(dim_exprs))[-len(extents):] if extents else []
+    sized = len(extents) - (1 if incomplete else 0)
+    dims = list(reversed(dim_exprs[len(dim_exprs) - sized:])) if 0 < sized <= len(dim_exprs) else []
     for i, e in enumerate(dims, len(extents) - len(dims)):
         if extents[i] is not None and not lowering.mentions_symbol(e):
             continue
@@ -32,6 +34,8 @@ def dimension_extents(lowering, d, extents: list, dim_exprs: list, init) -> tupl
             stmts, n = symbolic_extent(lowering, value, e, lowering.span(d))
             pre += stmts
         extents[i] = n
+    if None in extents[1:]:   # (a stride needs every inner extent)
+        raise Unsupported(d, "array dimension that is not a constant")
     return dims, pre
 
 
