@@ -276,3 +276,17 @@ def test_memset_no_header_declares_is_the_c_librarys_as_under_nvcc():
     code, report, err = check("memset_nvcc.cu", "--block-dim", "128")
     assert code == 1, err
     assert races(report) == {("clear_shared", "write-after-write", 16, 16)}
+
+
+def test_an_array_of_fragments_of_a_templates_type_holds_each_lanes_elements():
+    # once `fill_fragment of a fragment that is no local variable or element of a local array`: each
+    # fragment of `acc[2][2]` is a row of the lane's elements, 16 (their bound) where M, N are symbolic
+    kernels, _ = lowered("fragment_arrays.cu")
+    assert not any(k.unsupported for k in kernels)
+    acc = kernels[0].buffers["acc"]
+    assert (acc.space, acc.elem_type, acc.size_bytes) == ("private", "half", 2 * 2 * 16 * 2)
+    shape = [a for n in "MNK" for a in ("--assume", f"{n} == 16")]
+    code, report, err = check("fragment_arrays.cu", "--block-dim", "128", "--grid-dim", "1", *shape)
+    assert code == 1, err
+    assert races(report) == {("same_tiles", "write-after-write", 37, 37)}
+    assert {k["kernel"]: k["status"] for k in report["kernels"]}["own_tiles"] == "clean"

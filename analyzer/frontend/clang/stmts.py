@@ -449,6 +449,9 @@ class ClangStmts:
         dims, pre = dimension_extents(self, d, extents, dim_exprs, init, t.kind == TK.INCOMPLETEARRAY)   # symbolic_dims.py
         space = ir.SHARED if shared else ir.PRIVATE
         elem = self.note_type(elem_t)
+        if self.lang == "cuda" and not shared and self.dependent_fragment(elem_t):   # wmma.py
+            elem, lanes = self.fragment_lanes(d)
+            extents.append(lanes)
         elem_size = self.size(elem) or 4
         if not self.size(elem) and not all(isinstance(n, int) for n in extents[1:]):
             raise Unsupported(d, f"array of '{elem}', of a size clang does not know, with a symbolic row")
