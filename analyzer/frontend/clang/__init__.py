@@ -27,7 +27,8 @@ class Reading:
     unclean: str | None        # why the reading is not clean (an error, a note, a kernel not lowered)
     refusal: str | None        # why auto, after Lark failed, does not take it either
     # The file's error where clang read its kernels (the first uses a construct not modelled) or read
-    # it all without an error and found none: what auto reports where Lark fails too, not Lark's error
+    # it all, every header found, without an error and found none: what auto reports where Lark fails
+    # too, not Lark's error
     definite: str | None = None
 
 
@@ -78,7 +79,9 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     # An error clang reports inside a kernel makes that kernel unknown, naming it; the others are read.
     refusal = error or file_error
     modelled = error and kernels and not kernels[0].unsupported[1].startswith("clang:")   # not a diagnostic of clang's
-    definite = error if error and (modelled or not kernels and not parsed.errors) and not file_error else None
+    # (no kernel, where a header is not found: its macros may have defined one; Lark's error says so)
+    definite = error if error and (modelled or not kernels and not parsed.errors and not parsed.missing_headers) and \
+        not file_error else None
     return Reading(kernels, parsed.notes, error, unclean or error, refusal, definite)
 
 
