@@ -257,3 +257,80 @@ def test_matrix_elements_stored_by_two_blocks_are_never_taken_equal():
     assert code == 1, err
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"every_group": "findings", "own_tile": "clean"}
     assert races(report) == {("every_group", "write-after-write", 12, 12)}
+
+
+def test_a_pointer_chosen_between_two_buffers_reaches_the_one_its_condition_picks():
+    # once `pointer initialised from a non-pointer value`; the accesses are guarded by the choice,
+    # made where the pointer is (a later change of `w` does not move it)
+    kernels, _ = lowered("chosen_pointer.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("chosen_pointer.cu", "--block-dim", "128", "--grid-dim", "4")
+    assert code == 1, err
+    assert races(report) == {("write_chosen", "write-after-write", 24, 24)}
+    assert all(f["message"].startswith("write to b[") for f in report["findings"])   # never a: it is the block's own
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status["stage_both"] == status["write_split"] == "clean"
+
+
+def test_a_header_with_no_kernel_is_said_so_not_a_syntax_error_of_lark():
+    # auto: Lark cannot read the header's C++ (`namespace a::b`), clang reads all of it and finds no
+    # kernel: that is the file's one line (alone: exit 2, nothing analysed; in a directory: an
+    # `unknown` entry, and the kernel beside it is checked)
+    code, _, err = check("headers_only/device_helpers.cuh")
+    assert code == 2 and "no kernel found (no __global__ function)" in err and "syntax error" not in err, err
+    code, report, err = check("headers_only", "--block-dim", "64")
+    assert code == 0, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"scale": "clean", "": "unknown"}
+    why = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert why == ["not analysed: no kernel found (no __global__ function)"], why
+
+
+def test_an_inner_dimension_sized_by_a_template_parameter_is_symbolic():
+    # once `array dimension that is not a constant`: `tile[STAGES][32][32 + PAD]` of a template no
+    # launch instantiates; each row is 32 + PAD elements (the expression innermost clang gives first)
+    kernels, _ = lowered("symbolic_rows.cu")
+    why = {k.name: k.unsupported[1] if k.unsupported else None for k in kernels}
+    assert why == {"transpose_tile": None, "transpose_unsynced": None, "transpose_cells":
+                   "array of 'Cell', of a size clang does not know, with a symbolic row"}
+    assert all(k.buffers["tile"].size_bytes is None for k in kernels if not k.unsupported)   # no bound on it
+    args = ("--block-dim", "32,32", "--grid-dim", "4")
+    code, report, err = check("symbolic_rows.cu", *args, "--assume", "PAD >= 0", "--assume", "STAGES > 0")
+    assert code == 1, err
+    assert races(report) == {("transpose_unsynced", "read-after-write", 19, 20)}
+    # a negative padding makes rows overlap: the stores of one stage collide, said by its condition
+    code, report, err = check("symbolic_rows.cu", *args)
+    assert ("transpose_tile", "write-after-write", 8, 8) in races(report)
+    assert all("PAD" in f["condition"] for f in report["findings"] if f["kernel"] == "transpose_tile")
+
+
+def test_memset_writes_its_bytes():
+    # memset was a header function without effects (its stores unseen), and inside a template, on
+    # an array of the template's type, `call of '' with a pointer argument`
+    kernels, _ = lowered("memset_bytes.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("memset_bytes.cu", "--block-dim", "256")
+    assert code == 1, err
+    assert races(report) == {("clear_overlapping", "write-after-write", 8, 8)}
+    assert not any(f["rule"] == "redundant-barrier" and f["kernel"] == "clear_own" for f in report["findings"])
+
+
+def test_memset_no_header_declares_is_the_c_librarys_as_under_nvcc():
+    kernels, _ = lowered("memset_nvcc.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("memset_nvcc.cu", "--block-dim", "128")
+    assert code == 1, err
+    assert races(report) == {("clear_shared", "write-after-write", 16, 16)}
+
+
+def test_an_array_of_fragments_of_a_templates_type_holds_each_lanes_elements():
+    # once `fill_fragment of a fragment that is no local variable or element of a local array`: each
+    # fragment of `acc[2][2]` is a row of the lane's elements, 16 (their bound) where M, N are symbolic
+    kernels, _ = lowered("fragment_arrays.cu")
+    assert not any(k.unsupported for k in kernels)
+    acc = kernels[0].buffers["acc"]
+    assert (acc.space, acc.elem_type, acc.size_bytes) == ("private", "half", 2 * 2 * 16 * 2)
+    shape = [a for n in "MNK" for a in ("--assume", f"{n} == 16")]
+    code, report, err = check("fragment_arrays.cu", "--block-dim", "128", "--grid-dim", "1", *shape)
+    assert code == 1, err
+    assert races(report) == {("same_tiles", "write-after-write", 37, 37)}
+    assert {k["kernel"]: k["status"] for k in report["kernels"]}["own_tiles"] == "clean"

@@ -35,7 +35,8 @@ def lower_source(text: str, lang: str, filename: str,
     is a one-line KernelraceError. A C-family file is read by Lark or clang as `frontend` says;
     `auto`: clang where it reads the file cleanly, else Lark, else clang's reading where it reports no
     error at file scope (also where Lark leaves more kernels unknown than clang's reading does); where
-    neither reads it, Lark's error (docs/frontends.md)."""
+    neither reads it, clang's reason where clang read the whole file without an error (no kernel,
+    a construct not modelled), else Lark's error (docs/frontends.md)."""
     if lang in C_FAMILY and frontend == "clang":
         return _clang(text, lang, filename, pp)
     if lang in C_FAMILY and frontend == "auto":
@@ -45,6 +46,10 @@ def lower_source(text: str, lang: str, filename: str,
         try:
             lark = _lower_lark(text, lang, filename, pp)
         except KernelraceError:
+            if reading is not None and reading.definite:
+                # clang read the whole file: its reason (no kernel, a construct not modelled) is the
+                # file's, not the syntax error of Lark, which reads less
+                raise KernelraceError(reading.definite) from None
             if reading is None or reading.refusal is not None:
                 raise
             return _taken(reading)

@@ -48,7 +48,8 @@ class Pointer:
         held = self.subscripted()
         bounds = (self.bounds if held else ()) + (((idx, self.row),) if held and self.row else ())
         return replace(self, offset=offset, inner=self.inner[1:], bounds=bounds,
-                       row=self.inner[0] if self.inner else None, shape_at=(offset, self.elem))
+                       row=self.inner[0] if self.inner and isinstance(self.inner[0], int) else None,
+                       shape_at=(offset, self.elem))   # (a symbolic extent, an ir.Expr, bounds nothing)
 
     def access_bounds(self) -> tuple:
         return self.bounds if self.subscripted() else ()

@@ -3,7 +3,8 @@ with kernelrace's own headers in include/), and the lowering walks clang's AST i
 (kernels.py: kernels, parameters, globals; stmts.py; ranges.py: range-for; stores.py; exprs.py; lanes.py:
 lanes chosen by a variable or stored in memory; calls.py; metal.py: Metal's SIMD-group matrices, textures
 and vectors from lanes; wmma.py: CUDA's Tensor Core fragments; cub.py: cub's block collectives; macro_accessors.py: what a
-macro's expansion hides (accessors and literals its definition spells); dependent.py; launches.py).
+macro's expansion hides (accessors and literals its definition spells); chosen.py: a pointer chosen between two buffers;
+symbolic_dims.py: array dimensions sized by a template parameter; dependent.py; launches.py).
 See docs/frontends.md for what each dialect reads and what gives `unknown`."""
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ class Reading:
     error: str | None          # the file could not be lowered at all
     unclean: str | None        # why the reading is not clean (an error, a note, a kernel not lowered)
     refusal: str | None        # why auto, after Lark failed, does not take it either
+    # The file's error where clang read its kernels (the first uses a construct not modelled) or read
+    # it all, every header found, without an error and found none: what auto reports where Lark fails
+    # too, not Lark's error
+    definite: str | None = None
 
 
 def read_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Reading:
@@ -76,7 +81,11 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
         unclean = "a kernel clang does not lower"
     # An error clang reports inside a kernel makes that kernel unknown, naming it; the others are read.
     refusal = error or file_error
-    return Reading(kernels, parsed.notes, error, unclean or error, refusal)
+    modelled = error and kernels and not kernels[0].unsupported[1].startswith("clang:")   # not a diagnostic of clang's
+    # (no kernel, where a header is not found: its macros may have defined one; Lark's error says so)
+    definite = error if error and (modelled or not kernels and not parsed.errors and not parsed.missing_headers) and \
+        not file_error else None
+    return Reading(kernels, parsed.notes, error, unclean or error, refusal, definite)
 
 
 def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),

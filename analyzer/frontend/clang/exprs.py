@@ -19,6 +19,7 @@ from analyzer.frontend.clang.cursors import (CK, TK, canonical, children, is_poi
                                              reinterpreted, strip, substituted, type_name)
 from analyzer.frontend.clang.macro_accessors import accessor, astype, spelled_literal
 from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
+from analyzer.frontend.clang.symbolic_dims import scaled, stride
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
 from analyzer.frontend.types import COMPONENTS, vector_shape
@@ -270,12 +271,8 @@ class ClangExprs:
             b_pre = self.pending
         finally:
             self.pending = outer
-        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.buffer == b.buffer and not a_pre and not b_pre:
-            return replace(a, offset=ir.Select(cond, a.offset, b.offset))
-        if not a_pre and not b_pre and (isinstance(a, Pointer) and _null(b) or isinstance(b, Pointer) and _null(a)):
-            # `p ? p + off : NULL`: the pointer (an access through the null one would be a bug of its
-            # own; every access the code makes through it is checked)
-            return a if isinstance(a, Pointer) else b
+        if (ptr := self.pointer_choice(cond, a, b, (a_pre, b_pre), self.span(c))) is not None:   # chosen.py
+            return ptr
         guarded = a_pre or b_pre or _reads(a) or _reads(b)
         if isinstance(a, Vector) or isinstance(b, Vector):
             n = len(a.comps) if isinstance(a, Vector) else len(b.comps)
@@ -389,10 +386,8 @@ class ClangExprs:
             if not isinstance(base, Pointer):
                 raise Unsupported(c, "memory access through a non-pointer")
             idx = self.cond(idx_c)
-            size = self.size(base.elem) or 4
-            for n in base.inner:
-                size = size * n if n is not None else size
-            return base.index(idx, _add(base.offset, _mul(idx, size)))
+            step = stride(self.size(base.elem) or 4, base.inner)   # an expression where a row is symbolic
+            return base.index(idx, _add(base.offset, scaled(idx, step)))
         if k == CK.UNARY_OPERATOR and unary_op(c) == "*":
             ptr = self.rvalue(children(c)[0])
             if isinstance(ptr, Pointer):
@@ -530,10 +525,6 @@ class ClangExprs:
         if isinstance(val, Group):
             raise Unsupported(c, f"member '{field}' of a cooperative group")
         raise Unsupported(c, f"member '.{field}'")
-
-
-def _null(val) -> bool:
-    return isinstance(val, Scalar) and isinstance(val.expr, ir.Const) and val.expr.value == 0
 
 
 def _reads(val) -> bool:

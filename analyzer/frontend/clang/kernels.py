@@ -18,6 +18,7 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, ParamStruct, Pointer, Scalar, SharedScalar, Vector, array_start
 from analyzer.frontend.clang.asm import ClangAsm
 from analyzer.frontend.clang.calls import ClangCalls
+from analyzer.frontend.clang.chosen import ClangChosen, is_chosen
 from analyzer.frontend.clang.cl_images import ClangImages, image_type
 from analyzer.frontend.clang.conversions import ClangConversions
 from analyzer.frontend.clang.cub import ClangCub
@@ -29,6 +30,7 @@ from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.instances import ClangInstances, instance_arguments, same_instance
 from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
+from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.ranges import ClangRanges
@@ -46,9 +48,9 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
               CK.CONVERSION_FUNCTION)
 
 
-class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
+class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
                     ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma,
-                    ClangCub, AccessLowering, ExprLowering):
+                    ClangCub, ClangMemset, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -191,6 +193,8 @@ class ClangLowering(ClangExprs, ClangInstances, ClangDependent, ClangStores, Cla
     def make_access(self, ptr: Pointer, is_write: bool, span, atomic=False) -> ir.Access:
         if ptr.buffer == "?":
             raise Unsupported(None, "access through a pointer of unknown origin")
+        if is_chosen(ptr.buffer):   # (load and _access_stmt take one apart; this access is made another way)
+            raise Unsupported(None, "this access through a pointer chosen between two buffers")
         buf = self.kernel.buffers[ptr.buffer]
         width = self.size(ptr.elem) or buf.elem_size
         view = str(ptr.elem) if str(ptr.elem) != buf.elem_type and self.size(ptr.elem) else ""

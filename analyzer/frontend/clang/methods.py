@@ -151,9 +151,11 @@ class ClangMethods:
         return d
 
     def library_stmt(self, fn: str, args, c) -> list[ir.Stmt] | None:
-        """The C library's memcpy, and CUDA's stores with a cache hint (`__stcs(p, v)`: the store)."""
+        """The C library's memcpy and memset, and CUDA's stores with a cache hint (`__stcs(p, v)`: the store)."""
         if fn == "memcpy" and len(args) == 3 and self.user_function(c.referenced) is None:
             return self.memcpy_stmt(args, c)
+        if len(args) == 3 and self.is_library_memset(fn, c, children(c)):   # memset.py
+            return self.memset_stmt(args, c)
         if self.lang == "cuda" and fn in _HINTED_STORES and len(args) == 2 and self.from_headers(c):
             return self.store_hinted(args, c)
         if self.lang == "cuda" and fn.startswith("__pipeline_") and self.from_headers(c):

@@ -17,6 +17,7 @@ from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (_add, array_start, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Vector, const_int)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, reference_cast, space_of, strip
+from analyzer.frontend.clang.symbolic_dims import dimension_extents
 from analyzer.frontend.types import vector_shape
 
 ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
@@ -445,19 +446,16 @@ class ClangStmts:
                 extents.append(None)
             elem_t = canonical(elem_t.element_type) if elem_t.kind != TK.DEPENDENTSIZEDARRAY else canonical(
                 elem_t.get_array_element_type())
-        # extents clang computed from a symbolic value (a template parameter, a missing macro) or
-        # that it could not compute: the dimension expressions say
-        for i, e in enumerate(dim_exprs[:len(extents)]):
-            if extents[i] is not None and not self.mentions_symbol(e):
-                continue
-            n = const_int(self.cond(e))
-            if n is None and i > 0:
-                raise Unsupported(e, "array dimension that is not a constant")
-            extents[i] = n
+        dims, pre = dimension_extents(self, d, extents, dim_exprs, init, t.kind == TK.INCOMPLETEARRAY)   # symbolic_dims.py
         space = ir.SHARED if shared else ir.PRIVATE
         elem = self.note_type(elem_t)
+        if self.lang == "cuda" and not shared and self.dependent_fragment(elem_t):   # wmma.py
+            elem, lanes = self.fragment_lanes(d)
+            extents.append(lanes)
         elem_size = self.size(elem) or 4
-        total = elem_size if None not in extents else None
+        if not self.size(elem) and not all(isinstance(n, int) for n in extents[1:]):
+            raise Unsupported(d, f"array of '{elem}', of a size clang does not know, with a symbolic row")
+        total = elem_size if all(isinstance(n, int) for n in extents) else None
         for n in extents:
             total = total * n if total is not None and n is not None else None
         dynamic = shared and d.storage_class == StorageClass.EXTERN and total is None
@@ -470,14 +468,14 @@ class ClangStmts:
         ptr = array_start(bname, space, elem, extents)
         self.scopes[-1][d.hash] = ptr
         if init is None:
-            return []
+            return self.flush(pre)
         if shared:
             raise Unsupported(init, "initializer of a shared array")
         count = None
-        if None in extents and len(dim_exprs) >= len(extents):
+        if None in extents and len(dims) == len(extents):
             # a private array sized by a symbolic value (`float r[N_READS] = {0}` in a template
             # kernel never instantiated): the zeros run to that value
-            count = self.cond(dim_exprs[0])
+            count = self.cond(dims[0])
             for n in extents[1:]:
                 count = ir.BinOp("*", count, ir.Const(n))
         return self.array_init(ptr, init, extents, elem_size, count)

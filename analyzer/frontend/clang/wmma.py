@@ -63,12 +63,21 @@ class ClangWmma:
         self.kernel.buffers[name] = ir.Buffer(name, ir.PRIVATE, ty, size, size_bytes=n)
         self.scopes[-1][d.hash] = Pointer(name, ir.PRIVATE, ty, ir.Const(0))
 
+    def fragment_lanes(self, d) -> tuple[str, int]:
+        """An array of fragments of a template's type: its element type, and each fragment's lane
+        elements, a row of the array (at most 16 where the shape is symbolic, as `_per_lane` bounds)."""
+        _, rows, cols, elem, _ = self._fragment_shape(d, d)
+        ty = self._storage_type(elem)
+        if not self.size(ty):
+            raise Unsupported(d, f"a Tensor Core fragment of elements of an unknown size ('{elem}')")
+        return ty, self._per_lane(rows, cols)[1]
+
     def _storage_type(self, elem: str) -> str:
         elem = re.sub(r"\b(const|volatile)\b", "", elem).strip()
         if elem.endswith("tf32"):
             return "float"
         bound = self.template_types.get(elem)
-        return bound if bound is not None else {"__half": "half", "nv_bfloat16": "bfloat",
+        return bound if bound is not None else {"__half": "half", "_Float16": "half", "nv_bfloat16": "bfloat",
                                                  "__nv_bfloat16": "bfloat"}.get(elem, elem)
 
     def _fragment_shape(self, arg, c) -> tuple[str, ir.Expr, ir.Expr, str, str]:
