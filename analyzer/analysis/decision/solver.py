@@ -456,10 +456,9 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
 
     def mul(self, a, b):
         ca, cb = const_value(a), const_value(b)
-        if ca is not None and cb is not None:   # a number, not `128 * 1`: a product with it stays linear
-            return z3.IntVal(ca * cb)
         if self.exact or ca is not None or cb is not None:
-            return a * b
+            # two numbers: a number (`128 * 1` as a term left a product with it to the uninterpreted mul)
+            return z3.IntVal(ca * cb) if ca is not None and cb is not None and not self.exact else a * b
         return self.func("mul", 2)(a, b)
 
     def binop(self, op: str, a, b):
