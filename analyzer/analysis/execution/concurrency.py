@@ -267,12 +267,18 @@ class Reach:
     decisions: Decisions = frozenset()
 
 
+def agreeing(a: Decisions, uniform: set[int]):
+    """Whether a path agrees with `a`: on every uniform condition both met in the same instance,
+    both took the same branch. A test per path `a`, asked of many: built once."""
+    taken = {(key, pos): br for key, pos, br in a if key in uniform and all(p.k < MANY for p in pos)}
+    if not taken:
+        return lambda b: True
+    return lambda b: all(taken.get((key, pos), br) == br for key, pos, br in b)
+
+
 def agree(a: Decisions, b: Decisions, uniform: set[int]) -> bool:
     """Two threads' paths agree on every uniform condition both met in the same instance."""
-    if not a or not b:
-        return True
-    taken = {(key, pos): br for key, pos, br in a if key in uniform and all(p.k < MANY for p in pos)}
-    return all(taken.get((key, pos), br) == br for key, pos, br in b)
+    return agreeing(a, uniform)(b)
 
 
 def cuts(cfg: Cfg, cut_warp_barriers: bool, space: str | None = None) -> frozenset[int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from analyzer import ir
-from analyzer.analysis.execution.concurrency import MANY, LoopPos, agree, intervals_between
+from analyzer.analysis.execution.concurrency import MANY, LoopPos, agreeing, intervals_between
 from analyzer.analysis.execution.events import AccessEvent
 
 # What a disjunct requires of the two threads' warps (None: nothing).
@@ -75,12 +75,27 @@ class PairShapes:
         by_start = defaultdict(list)
         for r in rb:
             by_start[r.start].append(r)
+        # A node's reach has one entry per position and path, and two nodes in loops with branches
+        # have thousands of pairs of them: a's agreement test and each path's decisions are made
+        # once, not once per pair.
+        paths = self.__dict__.setdefault("_paths", {})
         for x in ra:
-            for y in by_start.get(x.start, ()):
-                if agree(x.decisions, y.decisions, self.uniform):
-                    yield x.start, x.pos, y.pos, self._path(x.decisions), self._path(y.decisions)
+            ys = by_start.get(x.start)
+            if not ys:
+                continue
+            agrees, px = agreeing(x.decisions, self.uniform), self._path(x.decisions, paths)
+            for y in ys:
+                if agrees(y.decisions):
+                    yield x.start, x.pos, y.pos, px, self._path(y.decisions, paths)
 
-    def _path(self, decisions) -> frozenset:
+    def _path(self, decisions, memo: dict) -> frozenset:
+        """`_path_of(decisions)`, remembered in `memo`."""
+        hit = memo.get(decisions)
+        if hit is None:
+            hit = memo[decisions] = self._path_of(decisions)
+        return hit
+
+    def _path_of(self, decisions) -> frozenset:
         """The branches a path took on conditions the executor knows as terms (outside loops, or
         inside loops in iterations the positions pin), and the loops (outside loops) it left at
         their first test: their entry condition failed."""
