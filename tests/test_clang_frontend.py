@@ -147,6 +147,19 @@ def test_each_host_launch_with_constant_extents_is_checked():
     assert code == 0, err
 
 
+def test_a_dim3_set_member_by_member_is_the_launch_and_any_other_use_leaves_it_symbolic():
+    kernels, _ = lowered("member_launches.cu")
+    got = {k.name: (k.block_dim.get("x"), k.grid_dim.get("x"), k.host_launch is not None) for k in kernels}
+    # the straight-line members (a chain's too); the guarded and the by-address launches: one
+    # symbolic copy, since another launch's extents are no fact of theirs
+    assert got == {"rows@18": (32, 64, True), "rows@31": (None, None, False)}
+    code, report, err = check("member_launches.cu")
+    assert code == 1, err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"rows@18": "clean", "rows@31": "findings"}
+    assert report["kernels"][0]["assumptions"][0] == "launch from host line 18: blockDim = (32,1,1), gridDim = (64,1,1)"
+
+
 def _mutants_lower_or_fail_in_one_line(tmp_path, sources, per_source: int, seed: int) -> int:
     """Fuzzing: `sources` with slices cut out, characters swapped and lines doubled either lower or
     fail with a one-line KernelraceError; never another exception."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from analyzer import ir
 
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.clang.cursors import CK, children, strip
+from analyzer.frontend.clang.cursors import CK, canonical, children, strip
 from analyzer.frontend.clang.reader import evaluate_int
 
 _BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*([^,)]+)")
@@ -164,15 +164,19 @@ def _record(lowering, out: dict, ref, grid_c, block_c, fn) -> None:
             targs.append(lowering.note_type(ref.get_template_argument_type(i)))
         else:
             targs.append(None)
-    grid = _dims(grid_c) if grid_c is not None else None
-    block = _dims(block_c) if block_c is not None else None
+    grid = _dims(grid_c, fn) if grid_c is not None else None
+    block = _dims(block_c, fn) if block_c is not None else None
     out.setdefault(kernel.hash, []).append(Launch(tuple(targs), grid, block, fn.extent.start.line,
                                                   fn.extent.start.column))
 
 
-def _dims(c) -> tuple | None:
-    """(x, y, z) of a dim3 argument clang can evaluate."""
+def _dims(c, launch=None) -> tuple | None:
+    """(x, y, z) of a dim3 argument clang can evaluate, or of a local `dim3` the host function sets
+    member by member before `launch` (`_set_members`)."""
     s = strip(c)
+    if s.kind == CK.DECL_REF_EXPR and launch is not None:
+        var = s.referenced
+        return _set_members(var, launch) if var is not None and var.kind == CK.VAR_DECL else None
     while s.kind in (CK.UNEXPOSED_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR, CK.CALL_EXPR) and len(
             [k for k in children(s) if k.kind != CK.TYPE_REF]) == 1 and s.spelling in ("", "dim3") and not (
             s.kind == CK.CALL_EXPR and evaluate_int(list(s.get_arguments())[0]) is not None):
@@ -212,9 +216,13 @@ def under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
     configs = list(dict.fromkeys((x.block, x.grid) for x in launches if x.block is not None))
     if not configs:
         return [kernel]
+    # A launch whose block is not read is one copy more, its launch symbolic: the others' extents
+    # are no fact of it.
+    if any(x.block is None for x in launches):
+        configs.append((None, None))
     at = {}
     for x in launches:
-        at.setdefault((x.block, x.grid), (x.line, x.col))
+        at.setdefault((x.block, x.grid) if x.block is not None else (None, None), (x.line, x.col))
     lines = {key: (f"{line}" if sum(1 for v in at.values() if v[0] == line) == 1 else f"{line}:{col}")
              for key, (line, col) in at.items()}
     out = []
@@ -222,9 +230,59 @@ def under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
         k = kernel if len(configs) == 1 else copy.copy(kernel)
         if len(configs) > 1:
             k.name = f"{kernel.name}@{lines[(block, grid)]}"
+        if block is None:
+            out.append(k)
+            continue
         k.block_dim = dict(zip("xyz", block))
         if grid is not None:
             k.grid_dim = dict(zip("xyz", grid))
         k.host_launch = (at[(block, grid)][0], block, grid)
         out.append(k)
     return out
+
+
+
+def _set_members(var, launch) -> tuple | None:
+    """The extents of a local `dim3 v` at `launch`: its initialiser (`dim3 v;` is (1, 1, 1)), then
+    the assignments `v.x = N;` (chains `v.y = v.z = 1;` too) that are statements of the function's
+    own block before the launch, in order. Only where every other use of `v` is the argument of a
+    launch: an assignment under a condition or in a loop, `&v` or `v = ...` leave the launch symbolic."""
+    fn = var.semantic_parent
+    body = next((k for k in children(fn) if k.kind == CK.COMPOUND_STMT), None) if fn is not None else None
+    if body is None or canonical(var.type).spelling not in ("dim3", "struct dim3"):
+        return None
+    init = [k for k in children(var) if k.kind not in (CK.TYPE_REF, CK.NAMESPACE_REF)]
+    dims = list(_dims(init[0]) or (None,)) if init else [1, 1, 1]
+    if len(dims) != 3 or None in dims:
+        return None
+    sets, assigned = [], set()      # (offset, member, value) of each top-level member assignment
+    for stmt in children(body):
+        e = strip(stmt)
+        while e.kind == CK.BINARY_OPERATOR and e.binary_operator.name == "Assign":
+            lhs, rhs = (strip(k) for k in children(e))
+            base = [strip(k) for k in children(lhs)] if lhs.kind == CK.MEMBER_REF_EXPR else []
+            if len(base) == 1 and base[0].kind == CK.DECL_REF_EXPR and base[0].referenced == var:
+                value = _assigned_value(rhs)
+                if lhs.spelling not in ("x", "y", "z") or value is None:
+                    return None
+                sets.append((stmt.extent.start.offset, "xyz".index(lhs.spelling), value))
+                assigned.add(base[0].hash)
+            e = rhs     # a chain's next link (`b.y = g.z = 1`)
+    launches = [n for n in body.walk_preorder() if n.kind == CK.CALL_EXPR and len(children(n)) >= 2
+                and strip(children(n)[1]).kind == CK.CALL_EXPR and strip(children(n)[1]).spelling in _CONFIG]
+    in_config = {r.hash for n in launches for r in children(n)[1].walk_preorder() if r.kind == CK.DECL_REF_EXPR}
+    if any(n.kind == CK.DECL_REF_EXPR and n.referenced == var and n.hash not in assigned | in_config
+           for n in body.walk_preorder()):
+        return None     # another use of v: its value is not followed
+    at = launch.extent.start.offset
+    for offset, d, value in sorted(sets):
+        if offset < at:
+            dims[d] = value
+    return tuple(dims)
+
+
+def _assigned_value(rhs) -> int | None:
+    """The number an assignment's right side stores: a constant, or a chain's last right side."""
+    while rhs.kind == CK.BINARY_OPERATOR and rhs.binary_operator.name == "Assign":
+        rhs = strip(children(rhs)[1])
+    return evaluate_int(rhs)
