@@ -241,7 +241,6 @@ def under_launches(kernel: ir.Kernel, launches) -> list[ir.Kernel]:
     return out
 
 
-
 def _set_members(var, launch) -> tuple | None:
     """The extents of a local `dim3 v` at `launch`: its initialiser (`dim3 v;` is (1, 1, 1)), then
     the assignments `v.x = N;` (chains `v.y = v.z = 1;` too) that are statements of the function's
@@ -268,11 +267,14 @@ def _set_members(var, launch) -> tuple | None:
                 sets.append((stmt.extent.start.offset, "xyz".index(lhs.spelling), value))
                 assigned.add(base[0].hash)
             e = rhs     # a chain's next link (`b.y = g.z = 1`)
-    launches = [n for n in body.walk_preorder() if n.kind == CK.CALL_EXPR and len(children(n)) >= 2
-                and strip(children(n)[1]).kind == CK.CALL_EXPR and strip(children(n)[1]).spelling in _CONFIG]
-    in_config = {r.hash for n in launches for r in children(n)[1].walk_preorder() if r.kind == CK.DECL_REF_EXPR}
-    if any(n.kind == CK.DECL_REF_EXPR and n.referenced == var and n.hash not in assigned | in_config
-           for n in body.walk_preorder()):
+    # One walk of the body: v's uses, and the references inside launch configurations.
+    uses, allowed = [], set(assigned)
+    for n in body.walk_preorder():
+        if n.kind == CK.DECL_REF_EXPR and n.referenced == var:
+            uses.append(n.hash)
+        elif n.kind == CK.CALL_EXPR and n.spelling in _CONFIG:
+            allowed.update(r.hash for r in n.walk_preorder() if r.kind == CK.DECL_REF_EXPR)
+    if any(h not in allowed for h in uses):
         return None     # another use of v: its value is not followed
     at = launch.extent.start.offset
     for offset, d, value in sorted(sets):
