@@ -125,6 +125,48 @@ def test_witnesses_after_a_loop_with_a_parameter_step_replay(cli, tmp_path, name
     assert [(f["rule"], f["second"]["line"]) for f in report["findings"] if not f["witness"]["replayed"]] == []
 
 
+# A loop with a parameter step that the other thread must leave to reach its access in a later
+# iteration of the loop around both: the query asks each thread's iterations, not that the loops
+# run before them end, and a model with the step 0 (or of the wrong sign) left the replay stuck.
+# Witnesses wish such loops to move toward their bounds (progress.py): all of them, then each alone
+# ("outer": the race needs the outer loop never to end, the inner one must).
+PROGRESS_KERNELS = {
+    "inner": """
+extern "C" __global__ void k(float* g, int P0, int P1) {
+    for (int r = 0; r < 6; r += P1 + 1) {
+        float a = g[threadIdx.x * P1];
+        int w = 2;
+        while (w < 3) {
+            g[threadIdx.z] = a;
+            w += P0;
+        }
+    }
+}
+""",
+    "outer": """
+extern "C" __global__ void k(float* g, int P0, int P1, int P2) {
+    for (int r = 8; r < P2; r += P1 + 1) {
+        float a = g[threadIdx.x + threadIdx.z];
+        for (int q = r; q < 3; q += P0) {
+            float b = g[P1 * 3 + r];
+            g[threadIdx.z] = (float)threadIdx.x;
+        }
+    }
+}
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRESS_KERNELS))
+def test_witnesses_leave_the_loops_a_later_iteration_needs(cli, tmp_path, name):
+    path = tmp_path / "k.cu"
+    path.write_text(PROGRESS_KERNELS[name])
+    code, report, err = cli("check", str(path), "--block-dim", "37", "--scope", "block", "--format", "json")
+    assert code == 1, err
+    assert {"read-after-write", "write-after-read"} <= {f["rule"] for f in report["findings"]}
+    assert [(f["rule"], f["witness"]["params"]) for f in report["findings"] if not f["witness"]["replayed"]] == []
+
+
 def test_a_witness_divides_by_no_zero(cli, tmp_path):
     """`g[(i % rows) * cols + i / rows]`: Z3's first model had `rows = 0`, whose run divides by zero,
     and the report's witness was "not validated" beside a race `rows = 3` shows. A divisor the

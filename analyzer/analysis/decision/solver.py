@@ -38,8 +38,7 @@ OWN_VALUES = ("ticket", "gticket", "aload", "opaque")
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
-# What the symbolic executor names loop-carried state: `v@L12`, `private:buf+0@exit12`.
-# A grid query (grid.py) names a block's own copy `v@L12@b1`.
+# Loop-carried state: `v@L12`, `private:buf+0@exit12`; a block's own copy `v@L12@b1` (grid.py).
 LOOP_STATE = re.compile(r"(?:private:)?(?P<var>.+?)(?:\+\d+)?@(?:L|exit)(?P<loop>\d+)(?:@b[12])?$")
 
 
@@ -246,14 +245,15 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
         self._mark = len(self.base)
 
     def recorded(self, build):
-        """(build(), the side constraints the terms it built need): for a piece of a query kept
-        and used again, which then states them with `depend` instead of building its terms."""
+        """(build(), the side constraints (base indices) its terms need): a piece of a query kept and
+        used again (stated with `depend`), or terms built outside any query (a witness's wishes)."""
         self._using.append(set())
         try:
             out = build()
         finally:
             deps = self._using.pop()
-        self._using[-1] |= deps
+        if self._using:
+            self._using[-1] |= deps
         return out, frozenset(deps)
 
     def depend(self, deps) -> None:

@@ -16,6 +16,7 @@ from analyzer import ir
 from analyzer.analysis.decision.solver import DIMS, as_int
 from analyzer.analysis.execution.events import AccessEvent
 from analyzer.analysis.pairing.hazards import NOT_SEARCHED, PairAnalysis, Thread, Witness
+from analyzer.analysis.witness.progress import progress_steps
 from analyzer.analysis.witness.replay import Launch, Side, access_lines, check_witness
 from analyzer.analysis.witness.walk_plan import MAX_ITERATIONS, guard_params, plan_constraints, plan_of, spans, walk_start
 from analyzer.analysis.witness.walk_witness import programs, walk_constraints
@@ -32,6 +33,9 @@ WALK_RLIMIT = 15_000_000
 # a row never comes back), are refuted in milliseconds. What stays undecided (on Vulkan at
 # head_dim 512, one of a site's two orders, whose other order's plan has a model) costs this.
 PLAN_RLIMIT = 500_000
+# Loops whose progress is wished for one at a time when not all can move (`_moving_loops`): each such
+# wish the model does not meet already is one more question.
+PROGRESS_ALONE = 4
 # What replay.py says of a thread that runs too long (a loop that never ends with these parameters).
 LOOPS_FOREVER = "statements in one thread"
 # Uninterpreted values the symbolic executor keeps per thread (the solver names them `...@t1`).
@@ -375,9 +379,11 @@ class WitnessSearch:
         if not settled:
             warps = set()
         # Operations C defines, first: a run that divides by zero replays nowhere (`a[i % rows]`
-        # with `rows = 0` was a witness "not validated" beside a race `rows = 3` shows).
+        # with `rows = 0` was a witness "not validated" beside a race `rows = 3` shows). Then loops
+        # that end, which a replay must leave (progress.py).
+        progress = self._moving_loops(enc)
         wishes = [[c for c in enc.defined.values() if z3.is_false(model.eval(c, model_completion=True))],
-                  [enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
+                  *progress, [enc.warp(1) != enc.warp(2)], [enc.bid[d] == 0 for d in DIMS]]
         if enc.grid:
             wishes.append([enc.bid2[d] <= 1 for d in DIMS])    # neighbouring blocks
         small = [v for n, v in sorted(enc.shared.items()) if not n.startswith(("sync.", "load", "opaque"))
@@ -401,7 +407,7 @@ class WitnessSearch:
         # limits: a 3 s clock here made a loaded machine turn a data-dependent warning into an error.)
         # The wishes a replay needs (C's defined operations, early iterations: a replay runs both
         # threads up to the witness) are asked even after another wish ran out of budget.
-        replay = {id(wishes[0])} | {id(w) for w in iteration_wishes}
+        replay = {id(w) for w in [wishes[0], *progress, *iteration_wishes]}
         spent = False
         for wish in wishes:
             if not wish or (spent and id(wish) not in replay):
@@ -425,6 +431,19 @@ class WitnessSearch:
                     # but for the wishes a replay needs.
                     spent = True
         return model, frozenset(warps)
+
+    def _moving_loops(self, enc) -> list[list]:
+        """Wishes that the loops stepped by a launch-only value move toward their bounds
+        (progress.py), with the side constraints of the values they read: all of them, then (when
+        a race needs one of them stuck, as a loop the threads never leave) each of the first few
+        alone. None in a kernel without such loops."""
+        steps = progress_steps(self.kernel)
+        if not steps:
+            return []
+        terms, deps = enc.recorded(lambda: [(as_int(enc.term(s, 1)), up) for s, up in steps])
+        side = [enc.base[i] for i in sorted(deps) if i >= 0]
+        moving = [t > 0 if up else t < 0 for t, up in terms]
+        return [side + moving] + ([[*side, m] for m in moving[:PROGRESS_ALONE]] if len(moving) > 1 else [])
 
     def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:
         enc = self.enc
