@@ -476,7 +476,7 @@ class ExprLowering:
             self.pending.append(ir.MemOp(acc))
             adds = fn in ("atomicAdd", "atomicSub") and len(vals) == 1
             result = atomics.fetch_result(fn, next(self.opaque_ids), acc, vals[0] if adds else None,
-                                          subtract=fn == "atomicSub")
+                                          subtract=fn == "atomicSub", unsigned=ref.ty.name == "u32")
             if fn == "atomicCompareExchangeWeak":
                 return StructVal({"old_value": Scalar(result, ref.ty),
                                   "exchanged": Scalar(ir.Opaque("result of atomicCompareExchangeWeak",
