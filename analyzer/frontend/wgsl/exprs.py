@@ -192,6 +192,15 @@ class ExprLowering:
         idx = self.scalar_of(idx_n)
         if isinstance(base, Ref):
             t = base.ty
+            if t.kind == "array" and size_of(t.elem, self.module.structs) is None:
+                # A binding array of runtime-sized buffers (lower.py): each element a buffer of its
+                # own, where nothing says how far apart; their starts are a function of the index
+                # that the solver chooses. Read only, any placement is one the values allow; written,
+                # two buffers' elements could be placed on each other: a race no program has.
+                if base.writable:
+                    raise Unsupported(node, "a binding array of runtime-sized buffers written to (read_write)")
+                start = ir.Call(f"binding-array-start:{base.buffer}", (idx,))
+                return Ref(base.buffer, base.space, _add(base.offset, start), t.elem, base.writable, base.bounds)
             if t.kind in ("array", "mat"):
                 step = stride_of(t, self.module.structs)
             elif t.kind == "vec":

@@ -290,7 +290,8 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
 
     def _binding_array(self, args: list, node) -> Ty:
         """`binding_array<T, N>`: of textures or samplers, handles whose index picks one; of a
-        buffer's type, one buffer of N elements (bindings never alias, and each holds one T)."""
+        buffer's type, one buffer of N elements (bindings never alias, and each holds one T); of a
+        runtime-sized buffer's, one buffer whose elements start where the index says."""
         elem = self.type_of(args[0])
         n = None
         if len(args) > 1:
@@ -302,8 +303,8 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
             if textures.dims_of(elem) + textures.arrayed(elem) > 2:
                 raise Unsupported(node, f"a binding array of {textures.dims_of(elem) + 1}-coordinate storage textures")
             return Ty("binding_array", elem=elem, n=n)
-        if size_of(elem, self.module.structs) is None:
-            raise Unsupported(node, "a binding array of runtime-sized buffers")
+        # Of runtime-sized buffers: an array whose element starts where a function of the index
+        # says (exprs.py's indexing).
         return Ty("array", elem=elem, n=n)
 
     def _struct(self, item: Tree) -> None:
