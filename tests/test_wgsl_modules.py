@@ -746,3 +746,42 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     # written, two buffers' elements could be placed on each other: not modelled
     with pytest.raises(KernelraceError, match="7:.*binding array of runtime-sized buffers written"):
         lower_source(src.format(rw=", read_write", store=";\n  sources[0].values[gid.x] = 1.0"), "wgsl", "t.wgsl")
+
+
+COMPOSITE_RESULTS = """struct Vertex { p: vec3<f32>, w: f32 }
+struct Hit { t: f32, to_world: mat4x3<f32> }
+@group(0) @binding(0) var<storage, read_write> verts: array<Vertex>;
+@group(0) @binding(1) var<storage, read_write> out: array<vec3<f32>>;
+fn basis(n: vec3<f32>) -> mat3x3<f32> {
+    var t = n.yzx;
+    return mat3x3(t, n, cross(n, t));
+}
+fn three(i: u32) -> array<Vertex, 3> {
+    return array<Vertex, 3>(verts[3u * i], verts[3u * i + 1u], verts[3u * i + 2u]);
+}
+fn hit(v: Vertex) -> Hit {
+    return Hit(v.w, mat4x3<f32>(v.p, v.p, v.p, v.p));
+}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let tri = three(gid.x);
+    let m = basis(tri[1].p);
+    let h = hit(tri[2]);
+    out[gid.x / DIV] = m[2] + h.to_world[3] * h.t;
+}
+"""
+
+
+def test_functions_returning_matrices_arrays_and_structs_with_a_matrix(cli, tmp_path):
+    # `mat3x3(t, n, b)` (its type from the values) was read as an unknown function of vectors,
+    # and a function's matrix, array or struct-with-a-matrix result was refused (exit 2)
+    clean, racy = tmp_path / "c_fixed.wgsl", tmp_path / "c.wgsl"
+    clean.write_text(COMPOSITE_RESULTS.replace("DIV", "1u"))
+    racy.write_text(COMPOSITE_RESULTS.replace("DIV", "2u"))       # two invocations store one element
+    assert findings(cli, clean) == (0, [])
+    code, found = findings(cli, racy)
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 20)}
+    (k,) = lower_source(COMPOSITE_RESULTS.replace("DIV", "1u"), "wgsl", "t.wgsl")
+    (store,) = [a for a in ir.accesses(k.body) if a.buffer == "out"]
+    # m[2] is the third column's variables, not a lane of an unknown call `mat3x3`
+    assert "Var(name='m.2.0')" in repr(store.value) and "mat3x3" not in repr(store.value)

@@ -12,8 +12,8 @@ from analyzer.frontend import atomics, bitfields, images
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl import ray_queries, textures
-from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
-                                          StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
+from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, MatPlace, Pointer, Ref,
+                                          Scalar, StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
 # Statements and expressions nested deeper than this are refused where they pass the limit (the
 # lowering recurses a few Python frames per level); code people and TVM write nests a few dozen.
@@ -144,6 +144,8 @@ class ExprLowering:
             return Scalar(_pick(self.load(v.vec, node).comps, v.index), v.vec.ty.elem)
         if isinstance(v, StructVal):   # a struct variable's members (places) as values
             return StructVal({m: self.load(x, node) for m, x in v.members.items()}, v.ty)
+        if isinstance(v, MatPlace):
+            return ArrayVal(tuple(self.load(c, node) for c in v.cols), v.ty, next(self.opaque_ids))
         if isinstance(v, tuple):
             raise Unsupported(node, "a module-scope private variable used before the entry point declares it")
         return v
@@ -333,6 +335,10 @@ class ExprLowering:
         fn = str(callee)
         if fn == "array":       # `array(a, b, c)`: the element type is the values'
             return self.construct(Ty("array", elem=None, n=len(args)), args, node)
+        if len(fn) == 6 and fn[:3] == "mat" and fn[3] in "234" and fn[4] == "x" and fn[5] in "234":
+            # `mat3x3(T, B, N)`: the component type is the values' (labelled f32: a value held in
+            # variables, whose places' types say how memory holds it)
+            return self.construct(Ty("mat", elem=Ty("vec", elem=F32, n=int(fn[5])), n=int(fn[3])), args, node)
         if fn in self.module.aliases or fn in self.module.structs or fn in ("i32", "u32", "f32", "f16", "bool") \
                 or (fn.startswith("vec") and fn in ("vec2", "vec3", "vec4")) or (len(fn) == 5 and fn[:3] == "vec"):
             if fn in ("vec2", "vec3", "vec4"):
