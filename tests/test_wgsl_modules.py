@@ -121,6 +121,30 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
     assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
 
 
+def test_an_item_imported_under_another_name_is_that_item(cli, tmp_path):
+    # bevy's `import bevy_core_pipeline::tonemapping::tonemapping_luminance as luminance;`: the
+    # renamed function was an unknown call, of a vector's lanes, so its f32 result was a vector
+    write(tmp_path, {
+        "crates/tone/src/curves.wesl": "fn luma(v: vec3<f32>) -> f32 { return dot(v, vec3(0.2, 0.7, 0.1)); }\n",
+        "crates/app/src/k.wesl": """import tone::curves::luma as luminance;
+
+@group(0) @binding(0) var<storage, read_write> out: array<vec3<f32>>;
+@group(0) @binding(1) var<storage, read_write> keep: array<u32>;
+@compute @workgroup_size(16)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    let rr = luminance(out[l.x]);
+    if rr > 0.5 { keep[l.x / DIV] = l.x; }
+}
+"""})
+    path = tmp_path / "crates/app/src/k.wesl"
+    text = path.read_text()
+    path.write_text(text.replace("DIV", "1u"))
+    assert findings(cli, path, "--lang", "wgsl", "-I", str(tmp_path / "crates")) == (0, [])
+    path.write_text(text.replace("DIV", "2u"))
+    code, found = findings(cli, path, "--lang", "wgsl", "-I", str(tmp_path / "crates"))
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 8)}
+
+
 def test_an_import_in_a_branch_not_taken_is_not_resolved(cli, tmp_path):
     write(tmp_path, {"k.wgsl": "#ifdef WITH_EXTRA\n#import extra\n#endif\n"
                                "@compute @workgroup_size(1) fn main() {}\n"})

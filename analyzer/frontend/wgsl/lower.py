@@ -54,6 +54,7 @@ class WgslLowering:
     lang = "wgsl"
 
     def __init__(self, tree: Tree, text: str, filename: str, composed=None):
+        self.composed = composed
         self.tree = tree
         self.filename = filename
         self.lines = text.splitlines()
@@ -106,6 +107,11 @@ class WgslLowering:
                 self.functions[name] = item
                 if "compute" in attributes(item):
                     entries.append(item)
+        for name, item in (self.composed.renamed if self.composed is not None else {}).items():
+            # `import a::b::item as name`: `name` is the item (a module's alias `c` names no item)
+            for table in (self.functions, self.aliases):
+                if item in table and name not in table:
+                    table[name] = table[item]
         return [KernelLowering(self, fn).lower() for fn in entries]
 
 
