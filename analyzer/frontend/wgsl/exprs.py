@@ -5,6 +5,8 @@ calls, so equal inputs still give provably equal outputs."""
 
 from __future__ import annotations
 
+import re
+
 from lark import Token, Tree
 
 from analyzer import ir
@@ -79,6 +81,22 @@ def _leaves(v):
 
 def _comps(v) -> tuple:
     return v.comps if isinstance(v, Vec) else (v.expr,) if isinstance(v, Scalar) else ()
+
+
+# A matrix constructor without its component type: the values' (labelled f32, a value held in
+# variables, whose places' types say how memory holds it).
+_BARE_MATRIX = re.compile(r"mat[234]x[234]")
+
+
+def _buffer_of_array(base: Ref, idx: ir.Expr, node) -> Ref:
+    """An element of a binding array of runtime-sized buffers (lower.py): a buffer of its own, where
+    nothing says how far apart; their starts are a function of the index that the solver chooses.
+    Read only, any placement is one the values allow; written, two buffers' elements could be
+    placed on each other: a race no program has."""
+    if base.writable:
+        raise Unsupported(node, "a binding array of runtime-sized buffers written to (read_write)")
+    start = ir.Call(f"binding-array-start:{base.buffer}", (idx,))
+    return Ref(base.buffer, base.space, _add(base.offset, start), base.ty.elem, base.writable, base.bounds)
 
 
 class ExprLowering:
@@ -195,14 +213,7 @@ class ExprLowering:
         if isinstance(base, Ref):
             t = base.ty
             if t.kind == "array" and size_of(t.elem, self.module.structs) is None:
-                # A binding array of runtime-sized buffers (lower.py): each element a buffer of its
-                # own, where nothing says how far apart; their starts are a function of the index
-                # that the solver chooses. Read only, any placement is one the values allow; written,
-                # two buffers' elements could be placed on each other: a race no program has.
-                if base.writable:
-                    raise Unsupported(node, "a binding array of runtime-sized buffers written to (read_write)")
-                start = ir.Call(f"binding-array-start:{base.buffer}", (idx,))
-                return Ref(base.buffer, base.space, _add(base.offset, start), t.elem, base.writable, base.bounds)
+                return _buffer_of_array(base, idx, node)
             if t.kind in ("array", "mat"):
                 step = stride_of(t, self.module.structs)
             elif t.kind == "vec":
@@ -335,9 +346,7 @@ class ExprLowering:
         fn = str(callee)
         if fn == "array":       # `array(a, b, c)`: the element type is the values'
             return self.construct(Ty("array", elem=None, n=len(args)), args, node)
-        if len(fn) == 6 and fn[:3] == "mat" and fn[3] in "234" and fn[4] == "x" and fn[5] in "234":
-            # `mat3x3(T, B, N)`: the component type is the values' (labelled f32: a value held in
-            # variables, whose places' types say how memory holds it)
+        if _BARE_MATRIX.fullmatch(fn):   # `mat3x3(T, B, N)`: see _BARE_MATRIX
             return self.construct(Ty("mat", elem=Ty("vec", elem=F32, n=int(fn[5])), n=int(fn[3])), args, node)
         if fn in self.module.aliases or fn in self.module.structs or fn in ("i32", "u32", "f32", "f16", "bool") \
                 or (fn.startswith("vec") and fn in ("vec2", "vec3", "vec4")) or (len(fn) == 5 and fn[:3] == "vec"):
