@@ -114,6 +114,10 @@ class Opaque:
     # shared-memory counter is each block's own, and two blocks may draw equal tickets from theirs).
     grid_counter: bool = False
     step: int = 1   # the constant added: two tickets of one site are at least this far apart
+    # A range ticket (a fetch-add of an unsigned amount not known as a constant, `atomic_op`
+    # "grow"): the amount, so that two draws r1, r2 of amounts n1, n2 from a counter that only
+    # grows hold apart ranges, r1 + n1 <= r2 or r2 + n2 <= r1 (analysis/decision/tickets.py).
+    amount: "Expr | None" = None
     # The atomic access whose old value this is (an atomic's result): the last-block pattern
     # (analysis/interblock/last_block.py) finds the counter a ticket is drawn from through it.
     fetch: "Access | None" = field(default=None, compare=False, hash=False)
@@ -143,6 +147,8 @@ def bit_intrinsic(fn: str, x: int) -> int:
 def ticket_name(e: Opaque) -> str:
     """The solver's (and the replay's) name of a fetch-and-add's result: `gticket` for a grid-wide
     counter's, which differs between blocks too; `xN` when it adds N > 1."""
+    if e.amount is not None:   # a range ticket: its arguments are the offset, then the amount
+        return f"{'gticket' if e.grid_counter else 'ticket'}{e.site}r"
     return f"{'gticket' if e.grid_counter else 'ticket'}{e.site}" + (f"x{e.step}" if e.step > 1 else "")
 
 
@@ -155,7 +161,7 @@ def operands(e) -> tuple:
     if kind is UnOp:
         return (e.a,)
     if isinstance(e, Opaque):
-        return tuple(x for x in (e.source, e.ticket) if x is not None)
+        return tuple(x for x in (e.source, e.ticket, e.amount) if x is not None)
     if isinstance(e, BinOp):
         return (e.a, e.b)
     if isinstance(e, UnOp):
@@ -200,8 +206,9 @@ class Access:
 
 # What an atomic access does. An increment (a fetch-add of a positive constant, or a fetch-sub of
 # a negative one) and a decrement are told apart from the other read-modify-writes: draws from a
-# counter that only moves one way are tickets (`ticket_holds`).
-ATOMIC_OPS = ("load", "store", "increment", "decrement", "rmw")
+# counter that only moves one way are tickets (`ticket_holds`). A "grow" is a fetch-add of an
+# unsigned amount not known as a constant: it moves the counter up (a counter never wraps around).
+ATOMIC_OPS = ("load", "store", "increment", "decrement", "grow", "rmw")
 
 
 def default_scope(space: str) -> str:
@@ -389,11 +396,65 @@ def loaded_unchanged(kernel: "Kernel", o: Opaque) -> bool:
 
 def ticket_holds(kernel: "Kernel", o: Opaque) -> bool:
     """Whether a fetch-and-add's result is a ticket: distinct from every other draw at its site.
-    True when every atomic write of the counter's buffer moves it the same way; a counter another
-    site decrements, exchanges or stores atomically may hand one value out twice. (A plain write
-    to it is a race with the draws, or ordered with them by a barrier: reported, or harmless.)"""
-    return (o.ticket is not None and o.fetch is not None
-            and _atomic_writes(kernel).get(o.fetch.buffer) == {o.fetch.atomic_op})
+    True when every atomic write that may reach the counter's element moves it the same way (a
+    write at another constant offset of the buffer, `atomicOr(&bump.failed, f)` beside
+    `atomicAdd(&bump.lines, 1)`, does not); a counter another site decrements, exchanges or
+    stores atomically may hand one value out twice. (A plain write to it is a race with the draws,
+    or ordered with them by a barrier: reported, or harmless.) An increment's and a range
+    ticket's counter may be moved by both: each only moves it up."""
+    if o.ticket is None or o.fetch is None:
+        return False
+    ops = atomic_writes_at(kernel, o.fetch)
+    return ops == {o.fetch.atomic_op} or (o.fetch.atomic_op in GROWS and bool(ops) and ops <= GROWS)
+
+
+GROWS = frozenset({"increment", "grow"})
+
+
+def atomic_writes_at(kernel: "Kernel", acc: Access) -> set[str]:
+    """The operations of the kernel's atomic writes that may change `acc`'s element: all of its
+    buffer's where its offset is not a constant; otherwise those at an offset that is not a
+    constant or whose constant bytes overlap its own. One not atomic with every thread that shares
+    the memory (`atomic_among_all`) is "narrow": it may lose another block's update, and the
+    element then need not move one way (two threads of one block may then draw one value)."""
+    sites = _atomic_write_sites(kernel).get(acc.buffer, ())
+    if not isinstance(acc.offset, Const):
+        return {op for op, _, _ in sites}
+    lo, hi = acc.offset.value, acc.offset.value + acc.width
+    return {op for op, at, width in sites if at is None or (at < hi and lo < at + width)}
+
+
+@per_kernel
+def _atomic_write_sites(kernel: "Kernel") -> dict[str, set]:
+    out: dict[str, set] = {}
+    for acc in accesses(kernel.body):
+        if acc.atomic and acc.is_write and acc.atomic_op != "load":
+            at = acc.offset.value if isinstance(acc.offset, Const) else None
+            op = acc.atomic_op if atomic_among_all(acc) else "narrow"
+            out.setdefault(acc.buffer, set()).add((op, at, acc.width))
+    return out
+
+
+@per_kernel
+def ticket_draws(kernel: "Kernel") -> dict[str, Opaque]:
+    """The kernel's fetch-and-adds that may be tickets, by `ticket_name` (what the solver and the
+    replay call their results)."""
+    out: dict[str, Opaque] = {}
+    seen: set[int] = set()
+    for s in walk_stmts(kernel.body, updates=True):
+        if isinstance(s, MemOp):
+            stack = [s.access.offset, s.access.value]
+        else:
+            stack = [getattr(s, "value", None), getattr(s, "cond", None)]
+        while stack:
+            e = stack.pop()
+            if e is None or id(e) in seen:
+                continue
+            seen.add(id(e))
+            if isinstance(e, Opaque) and e.ticket is not None:
+                out[ticket_name(e)] = e
+            stack.extend((e.access.offset,) if isinstance(e, Read) else operands(e))
+    return out
 
 
 def changed_atomically(kernel: "Kernel", buffer: str) -> bool:

@@ -5,7 +5,10 @@ its own small shader tree under tmp_path."""
 
 from pathlib import Path
 
+import pytest
+
 from analyzer import ir
+from analyzer.errors import KernelraceError
 from analyzer.frontend import lower_source
 from analyzer.frontend.preprocess import PreprocessOptions
 from analyzer.frontend.wgsl.imports import _parse_tree, strip_qualifiers
@@ -116,6 +119,30 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>) {
                            "-I", str(tmp_path / "crates"))
     # Threads 2i and 2i+1 write slot 4 + i.
     assert code == 1 and {f["rule"] for f in found} == {"write-after-write"}
+
+
+def test_an_item_imported_under_another_name_is_that_item(cli, tmp_path):
+    # bevy's `import bevy_core_pipeline::tonemapping::tonemapping_luminance as luminance;`: the
+    # renamed function was an unknown call, of a vector's lanes, so its f32 result was a vector
+    write(tmp_path, {
+        "crates/tone/src/curves.wesl": "fn luma(v: vec3<f32>) -> f32 { return dot(v, vec3(0.2, 0.7, 0.1)); }\n",
+        "crates/app/src/k.wesl": """import tone::curves::luma as luminance;
+
+@group(0) @binding(0) var<storage, read_write> out: array<vec3<f32>>;
+@group(0) @binding(1) var<storage, read_write> keep: array<u32>;
+@compute @workgroup_size(16)
+fn main(@builtin(local_invocation_id) l: vec3<u32>) {
+    let rr = luminance(out[l.x]);
+    if rr > 0.5 { keep[l.x / DIV] = l.x; }
+}
+"""})
+    path = tmp_path / "crates/app/src/k.wesl"
+    text = path.read_text()
+    path.write_text(text.replace("DIV", "1u"))
+    assert findings(cli, path, "--lang", "wgsl", "-I", str(tmp_path / "crates")) == (0, [])
+    path.write_text(text.replace("DIV", "2u"))
+    code, found = findings(cli, path, "--lang", "wgsl", "-I", str(tmp_path / "crates"))
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 8)}
 
 
 def test_an_import_in_a_branch_not_taken_is_not_resolved(cli, tmp_path):
@@ -722,3 +749,63 @@ def test_a_ray_descriptor_read_from_memory_is_an_access(cli, tmp_path):
     code, found = findings(cli, racy)
     assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("read-after-write", 10)}
     assert findings(cli, fixed) == (0, [])
+
+
+def test_a_binding_array_of_runtime_sized_buffers_is_read_not_written():
+    src = """enable wgpu_binding_array;
+struct Data {{ values: array<f32> }}
+@group(0) @binding(0) var<storage{rw}> sources: binding_array<Data, 4>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+  out[gid.x] = sources[gid.x % 4u].values[gid.x]{store};
+}}
+"""
+    (k,) = lower_source(src.format(rw="", store=""), "wgsl", "t.wgsl")
+    (read,) = [a for a in ir.accesses(k.body) if a.buffer == "sources"]
+    # each buffer of the array starts where a function of its index says, its element 4 bytes on
+    start = ir.Call("binding-array-start:sources", (ir.BinOp("%", ir.BinOp("+", ir.BinOp(
+        "*", ir.Builtin("bid.x"), ir.Builtin("bdim.x")), ir.Builtin("tid.x")), ir.Const(4)),))
+    assert start in ir.operands(read.offset) or read.offset.a == start
+    # written, two buffers' elements could be placed on each other: not modelled
+    with pytest.raises(KernelraceError, match="7:.*binding array of runtime-sized buffers written"):
+        lower_source(src.format(rw=", read_write", store=";\n  sources[0].values[gid.x] = 1.0"), "wgsl", "t.wgsl")
+
+
+COMPOSITE_RESULTS = """struct Vertex { p: vec3<f32>, w: f32 }
+struct Hit { t: f32, to_world: mat4x3<f32> }
+@group(0) @binding(0) var<storage, read_write> verts: array<Vertex>;
+@group(0) @binding(1) var<storage, read_write> out: array<vec3<f32>>;
+fn basis(n: vec3<f32>) -> mat3x3<f32> {
+    var t = n.yzx;
+    return mat3x3(t, n, cross(n, t));
+}
+fn three(i: u32) -> array<Vertex, 3> {
+    return array<Vertex, 3>(verts[3u * i], verts[3u * i + 1u], verts[3u * i + 2u]);
+}
+fn hit(v: Vertex) -> Hit {
+    return Hit(v.w, mat4x3<f32>(v.p, v.p, v.p, v.p));
+}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let tri = three(gid.x);
+    let m = basis(tri[1].p);
+    let h = hit(tri[2]);
+    out[gid.x / DIV] = m[2] + h.to_world[3] * h.t;
+}
+"""
+
+
+def test_functions_returning_matrices_arrays_and_structs_with_a_matrix(cli, tmp_path):
+    # `mat3x3(t, n, b)` (its type from the values) was read as an unknown function of vectors,
+    # and a function's matrix, array or struct-with-a-matrix result was refused (exit 2)
+    clean, racy = tmp_path / "c_fixed.wgsl", tmp_path / "c.wgsl"
+    clean.write_text(COMPOSITE_RESULTS.replace("DIV", "1u"))
+    racy.write_text(COMPOSITE_RESULTS.replace("DIV", "2u"))       # two invocations store one element
+    assert findings(cli, clean) == (0, [])
+    code, found = findings(cli, racy)
+    assert code == 1 and {(f["rule"], f["second"]["line"]) for f in found} == {("write-after-write", 20)}
+    (k,) = lower_source(COMPOSITE_RESULTS.replace("DIV", "1u"), "wgsl", "t.wgsl")
+    (store,) = [a for a in ir.accesses(k.body) if a.buffer == "out"]
+    # m[2] is the third column's variables, not a lane of an unknown call `mat3x3`
+    assert "Var(name='m.2.0')" in repr(store.value) and "mat3x3" not in repr(store.value)

@@ -12,12 +12,27 @@ here what an atomic read-modify-write returns, so that the dialects cannot drift
   added 0), it is the element's one value, as a plain load's is;
 - a fetch-add or fetch-sub of a constant non-zero step is a ticket: threads drawing at one site
   from one counter, within the counter's scope, receive values at least the step apart, where
-  every atomic write of the counter moves it the same way (`ir.ticket_holds`, decided on the IR).
+  every atomic write of the counter moves it the same way (`ir.ticket_holds`, decided on the IR);
+- a fetch-add of an unsigned amount not known as a constant (`atomicAdd(&bump.segs, hi - lo)`) is
+  a range ticket: it moves the counter up (a counter never wraps around), and two draws from a
+  counter that only grows hold apart ranges, `r1 + n1 <= r2` or `r2 + n2 <= r1`, where the IR's
+  values of both amounts are non-negative (analysis/decision/tickets.py). A signed amount may be
+  negative: its fetch-add stays a read-modify-write whose result is the thread's own value.
 """
 
 from __future__ import annotations
 
 from analyzer import ir
+
+
+def unsigned_c(ty: str) -> bool:
+    """Whether a C-family counter's type (a pointer's element: `unsigned int`, `uint`, Metal's
+    `atomic_uint`, OpenCL's `volatile __global uint`) is unsigned, so what a fetch-add adds is."""
+    from analyzer.frontend.c_decls import UNSIGNED_RANGES
+    words = [w for w in ty.replace("*", " ").split() if w not in ("volatile", "const", "__global", "global",
+                                                                    "__local", "local", "device", "threadgroup")]
+    name = " ".join(words).removeprefix("atomic_")
+    return name in UNSIGNED_RANGES
 
 
 def mark(acc: ir.Access, op: str, scope: str | None = None) -> ir.Access:
@@ -32,10 +47,15 @@ def mark(acc: ir.Access, op: str, scope: str | None = None) -> ir.Access:
 
 
 def fetch_result(fn: str, site: int, acc: ir.Access, step: ir.Expr | None, subtract: bool = False,
-                 scope: str | None = None) -> ir.Opaque:
+                 scope: str | None = None, unsigned: bool = False) -> ir.Opaque:
     """What the read-modify-write `fn` on `acc` returns, `acc` marked atomic: a ticket when it adds
-    (or, with `subtract`, subtracts) the constant non-zero `step`; otherwise the thread's own value.
-    `step` is None for operations other than add and subtract."""
+    (or, with `subtract`, subtracts) the constant non-zero `step`; a range ticket when it adds an
+    `unsigned` amount that is not a constant; otherwise the thread's own value. `step` is None
+    for operations other than add and subtract."""
+    if step is not None and not isinstance(step, ir.Const) and unsigned and not subtract:
+        mark(acc, "grow", scope)
+        return ir.Opaque(f"result of {fn}", site, ticket=acc.offset, grid_counter=acc.scope == ir.GRID,
+                         amount=step, fetch=acc)
     value = step.value if isinstance(step, ir.Const) else 0
     value = -value if subtract else value
     if value == 0:

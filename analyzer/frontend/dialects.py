@@ -125,7 +125,8 @@ class CudaLowering(CLowering):
             adds = base in ("atomicAdd", "atomicSub") or (base in ("atomicOr", "atomicXor") and step == ir.Const(0))
             scope = ir.BLOCK if fn.endswith("_block") else None
             return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step if adds else None,
-                                               subtract=fn.startswith("atomicSub"), scope=scope), "int")
+                                               subtract=fn.startswith("atomicSub"), scope=scope,
+                                               unsigned=base == "atomicAdd" and atomics.unsigned_c(ptr.elem)), "int")
         if fn.startswith("__shfl") or fn in ("__activemask", "__ballot_sync", "__any_sync", "__all_sync"):
             vals = [self.rvalue(a) for a in args]   # reads in the arguments still happen
             _keep_reads(self, vals, node)
@@ -294,7 +295,8 @@ class MetalLowering(CLowering):
         step = self._scalar(vals[0]) if vals and isinstance(vals[0], Scalar) else None
         adds = fn in ("atomic_fetch_add_explicit", "atomic_fetch_sub_explicit")
         return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step if adds else None,
-                                           subtract=fn == "atomic_fetch_sub_explicit"), "uint")
+                                           subtract=fn == "atomic_fetch_sub_explicit",
+                                           unsigned=atomics.unsigned_c(ptr.elem)), "uint")
 
 
 def metal_position(attr: str, lanes: int) -> tuple[ir.Expr, ...] | None:

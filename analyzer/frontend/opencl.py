@@ -376,7 +376,8 @@ class OpenClLowering(CLowering):
         step = (operands[0] if base in _FETCH_ADD | _FETCH_SUB and operands
                 else ir.Const(1) if base in _INCREMENT | _DECREMENT else None)
         subtract = base in _FETCH_SUB | _DECREMENT
-        return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step, subtract, scope), "int")
+        return Scalar(atomics.fetch_result(fn, next(self.opaque_ids), acc, step, subtract, scope,
+                                           unsigned=atomics.unsigned_c(ptr.elem)), "int")
 
     # ---------- vectors ----------
 

@@ -22,6 +22,7 @@ from analyzer.analysis.decision.bitwise_lemmas import BitwiseLemmas
 from analyzer.analysis.decision.division_encoding import DivisionEncoding
 from analyzer.analysis.decision.floor_nest import one_floor
 from analyzer.analysis.decision.power_encoding import PowerEncoding
+from analyzer.analysis.decision.tickets import Tickets
 from analyzer.analysis.decision.z3_terms import as_int, const_value, from_bits, num, to_bits, trunc_div, truth  # noqa: F401  (re-exported)
 from analyzer.analysis.execution import atomic_order
 from analyzer.analysis.execution.sym import Iter, Sym
@@ -65,7 +66,7 @@ def own_context():
         z3.z3._main_ctx = saved
 
 
-class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
+class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas, Tickets):
     """Builds Z3 terms for thread 1 and thread 2 of the same block."""
 
     def __init__(self, kernel: ir.Kernel, warp_size: int, exact: bool = True, grid: bool = False,
@@ -379,23 +380,6 @@ class Encoder(DivisionEncoding, PowerEncoding, BitwiseLemmas):
                 return z3.If(a < b, a, b) if t.fn == "min" else z3.If(a < b, b, a)
             return self.func(t.fn, len(args))(*args) if args else self._c_int(t.fn)
         raise TypeError(f"cannot encode {t!r}")
-
-    def _ticket(self, name: str, k: int, args: list, out) -> None:
-        """A fetch-and-add's result (ir.Opaque.ticket): two different threads fetching at the
-        same site from the same address (the first argument) in the same iterations receive
-        different values; from a grid-wide counter (`gticket`), so do threads of two blocks."""
-        seen = self.__dict__.setdefault("_tickets", {}).setdefault(name, {1: [], 2: []})
-        blocks = self.grid and name.startswith("gticket")
-        step = int(name.rpartition("x")[2]) if "x" in name else 1   # the later draw sees the earlier's add
-        for other_args, other in seen[3 - k]:
-            differ = z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS]
-                           + ([self.bid[d] != self.bid2[d] for d in DIMS] if blocks else []))
-            if self.grid and not blocks:   # a block's counter: threads of two blocks draw from two
-                differ = z3.And([differ] + [self.bid[d] == self.bid2[d] for d in DIMS])
-            same = z3.And([as_int(a) == as_int(b) for a, b in zip(args, other_args)])
-            apart = out != other if step == 1 else z3.Or(out - other >= step, other - out >= step)
-            self.base.append(z3.Implies(z3.And(differ, same), apart))
-        seen[k].append((args, out))
 
     def _pair_order(self, buffer: str, j: int, k: int, out, init) -> None:
         """Thread k's j-th atomic of the counter's sequence (atomic_order.sequence), the two threads

@@ -95,7 +95,7 @@ class AtomicOrder:
         if ir.loaded_unchanged(self.kernel, e):   # the element's one value, as a plain load's
             return self.loaded(acc, self.term(acc.offset, st))
         if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
-            name, args = ir.ticket_name(e), (self.term(e.ticket, st),) + self.iters()
+            name, args = ir.ticket_name(e), (self.term(e.ticket, st),) + self._amount(e, st) + self.iters()
         else:
             name, args = f"opaque{e.site}", self.iters()
         head = st.atomics.get(acc.buffer)
@@ -104,6 +104,17 @@ class AtomicOrder:
         if not head.pending:
             return head.value
         return self._ordered(acc, head.offset, head.before, name, args, st)
+
+    def _amount(self, e: ir.Opaque, st) -> tuple:
+        """A range ticket's amount, as its term's second argument (none for a constant step). Its
+        reads were recorded where the atomic evaluated it: not again here."""
+        if e.amount is None:
+            return ()
+        emit, self.emit = self.emit, False
+        try:
+            return (self.term(e.amount, st),)
+        finally:
+            self.emit = emit
 
     def atomic_load(self, acc: ir.Access, offset, st):
         """The term of an atomic load that reads the element (`Read(acc)`) of a buffer some atomic

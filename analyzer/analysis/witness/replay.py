@@ -98,6 +98,7 @@ class Replay:
         self.watch = watch
         # `ir.read_only_loads(kernel)`, which a caller replaying many witnesses computes once.
         self.read_only = ir.read_only_loads(kernel) if read_only is None else read_only
+        self._quiet = False       # evaluating again what an access evaluated: record nothing
 
     def run(self, tid: tuple[int, int, int], bid: tuple[int, int, int], k: int,
             until: tuple | None = None) -> list[Instance]:
@@ -184,7 +185,7 @@ class Replay:
             t.loops.pop()
 
     def _record(self, acc: ir.Access, offset: int, value, t: _Thread) -> None:
-        if acc.id not in self.watch or acc.space == ir.CONSTANT:
+        if acc.id not in self.watch or acc.space == ir.CONSTANT or self._quiet:
             return
         inst = Instance(acc.id, offset, acc.width, tuple((lid, n) for lid, n in t.loops),
                         (t.block_barriers, t.warp_barriers),
@@ -264,9 +265,23 @@ class Replay:
             if ir.loaded_unchanged(self.kernel, e):   # as the solver names it (symbolic.py)
                 return self._loaded(e.fetch, self._int(e.fetch.offset, t), t)
             if ir.ticket_holds(self.kernel, e):   # a fetch-and-add's result, as the solver names it
-                return _Lazy(self, ir.ticket_name(e), (self._int(e.ticket, t),) + self._iters(t), t.k)
+                return self._draw(e, t)
             return _Lazy(self, f"opaque{e.site}", self._iters(t), t.k)
         raise ReplayError(f"unknown expression {type(e).__name__}")
+
+    def _draw(self, e: ir.Opaque, t: _Thread) -> "_Lazy":
+        """A ticket's value, as the solver names it, so the model's values are the replay's: a
+        range ticket's amount is its second argument, evaluated again without recording its reads
+        (the atomic recorded them). (The draws a query did not name get the model's default value,
+        which may equal another thread's: a real execution draws them apart, where the witness
+        does not look.)"""
+        quiet, self._quiet = self._quiet, True
+        try:
+            amount = None if e.amount is None else self._int(e.amount, t)
+        finally:
+            self._quiet = quiet
+        args = (self._int(e.ticket, t),) + (() if amount is None else (amount,)) + self._iters(t)
+        return _Lazy(self, ir.ticket_name(e), args, t.k)
 
     def _int(self, e, t: _Thread) -> int:
         v = self._eval(e, t)

@@ -258,8 +258,10 @@ class MemoryMixin:
         elif op != "OpAtomicStore":
             step = self.scalar(a[4], ins) if op in ("OpAtomicIAdd", "OpAtomicISub") and len(a) > 4 else (
                 ir.Const(1) if op in ("OpAtomicIIncrement", "OpAtomicIDecrement") else None)
+            rty = self.m.types.get(a[0])   # the counter's type, which its amount shares
             result = atomics.fetch_result(op, next(self.opaque_ids), acc, step,
-                                          subtract=op in ("OpAtomicISub", "OpAtomicIDecrement"), scope=scope)
+                                          subtract=op in ("OpAtomicISub", "OpAtomicIDecrement"), scope=scope,
+                                          unsigned=rty is not None and rty.kind == "int" and not rty.signed)
         if ins.result is not None:
             self.bind(ins, result)
         return [ir.MemOp(acc)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.wgsl.exprs import _float_lit, _lanes, _pick
-from analyzer.frontend.wgsl.types import F32, ArrayVal, Local, Scalar, StructVal, Ty, Vec
+from analyzer.frontend.wgsl.types import F32, ArrayVal, Local, MatPlace, Scalar, StructVal, Ty, Vec
 
 
 class CompositeLowering:
@@ -128,13 +128,35 @@ class CompositeLowering:
             return ArrayVal(tuple(self.zero(ty.elem, node) for _ in range(ty.n)), ty, next(self.opaque_ids))
         raise Unsupported(node, f"a zero value of type {ty}")
 
+    def elems_place(self, name: str, ty: Ty):
+        """A matrix or a small fixed-size array held in variables: a place per column or element
+        (scalars and vectors, structs and matrices of them), or None."""
+        if ty.n is None or ty.n > 64:
+            return None
+        elems = []
+        for i in range(ty.n):
+            e = ty.elem
+            if e.kind in ("scalar", "vec"):
+                elems.append(Local(self.fresh(f"{name}.{i}", e.n if e.kind == "vec" else 0), e))
+            else:
+                elems.append(self.struct_place(f"{name}.{i}", e) if e.kind == "struct" else
+                             self.elems_place(f"{name}.{i}", e) if e.kind in ("mat", "array") else None)
+            if elems[-1] is None:
+                return None
+        return MatPlace(tuple(elems), ty)
+
     def struct_place(self, name: str, ty: Ty):
-        """A function-scope struct variable as one IR variable per member (nested structs too),
-        or None when a member is neither a scalar, a vector nor such a struct."""
+        """A function-scope struct variable as one IR variable per member (nested structs too, a
+        matrix's columns), or None when a member is neither a scalar, a vector, a matrix nor such
+        a struct."""
         members = {}
         for m, mt, _ in self.module.structs[ty.name].members:
             if mt.kind in ("scalar", "vec"):
                 members[m] = Local(self.fresh(f"{name}.{m}", mt.n if mt.kind == "vec" else 0), mt)
+            elif mt.kind in ("mat", "array"):
+                members[m] = self.elems_place(f"{name}.{m}", mt)
+                if members[m] is None:
+                    return None
             elif mt.kind == "struct":
                 members[m] = self.struct_place(f"{name}.{m}", mt)
                 if members[m] is None:

@@ -5,6 +5,8 @@ calls, so equal inputs still give provably equal outputs."""
 
 from __future__ import annotations
 
+import re
+
 from lark import Token, Tree
 
 from analyzer import ir
@@ -12,8 +14,8 @@ from analyzer.frontend import atomics, bitfields, images
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _mul
 from analyzer.frontend.wgsl import ray_queries, textures
-from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, Pointer, Ref, Scalar,
-                                          StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
+from analyzer.frontend.wgsl.types import (BOOL, F32, I32, SWIZZLE, U32, ArrayVal, Lane, Local, MatPlace, Pointer, Ref,
+                                          Scalar, StructVal, Ty, Vec, layout, scalar, size_of, stride_of)
 
 # Statements and expressions nested deeper than this are refused where they pass the limit (the
 # lowering recurses a few Python frames per level); code people and TVM write nests a few dozen.
@@ -81,6 +83,22 @@ def _comps(v) -> tuple:
     return v.comps if isinstance(v, Vec) else (v.expr,) if isinstance(v, Scalar) else ()
 
 
+# A matrix constructor without its component type: the values' (labelled f32, a value held in
+# variables, whose places' types say how memory holds it).
+_BARE_MATRIX = re.compile(r"mat[234]x[234]")
+
+
+def _buffer_of_array(base: Ref, idx: ir.Expr, node) -> Ref:
+    """An element of a binding array of runtime-sized buffers (lower.py): a buffer of its own, where
+    nothing says how far apart; their starts are a function of the index that the solver chooses.
+    Read only, any placement is one the values allow; written, two buffers' elements could be
+    placed on each other: a race no program has."""
+    if base.writable:
+        raise Unsupported(node, "a binding array of runtime-sized buffers written to (read_write)")
+    start = ir.Call(f"binding-array-start:{base.buffer}", (idx,))
+    return Ref(base.buffer, base.space, _add(base.offset, start), base.ty.elem, base.writable, base.bounds)
+
+
 class ExprLowering:
     """Expressions, mixed into KernelLowering."""
 
@@ -144,6 +162,8 @@ class ExprLowering:
             return Scalar(_pick(self.load(v.vec, node).comps, v.index), v.vec.ty.elem)
         if isinstance(v, StructVal):   # a struct variable's members (places) as values
             return StructVal({m: self.load(x, node) for m, x in v.members.items()}, v.ty)
+        if isinstance(v, MatPlace):
+            return ArrayVal(tuple(self.load(c, node) for c in v.cols), v.ty, next(self.opaque_ids))
         if isinstance(v, tuple):
             raise Unsupported(node, "a module-scope private variable used before the entry point declares it")
         return v
@@ -192,6 +212,8 @@ class ExprLowering:
         idx = self.scalar_of(idx_n)
         if isinstance(base, Ref):
             t = base.ty
+            if t.kind == "array" and size_of(t.elem, self.module.structs) is None:
+                return _buffer_of_array(base, idx, node)
             if t.kind in ("array", "mat"):
                 step = stride_of(t, self.module.structs)
             elif t.kind == "vec":
@@ -324,6 +346,8 @@ class ExprLowering:
         fn = str(callee)
         if fn == "array":       # `array(a, b, c)`: the element type is the values'
             return self.construct(Ty("array", elem=None, n=len(args)), args, node)
+        if _BARE_MATRIX.fullmatch(fn):   # `mat3x3(T, B, N)`: see _BARE_MATRIX
+            return self.construct(Ty("mat", elem=Ty("vec", elem=F32, n=int(fn[5])), n=int(fn[3])), args, node)
         if fn in self.module.aliases or fn in self.module.structs or fn in ("i32", "u32", "f32", "f16", "bool") \
                 or (fn.startswith("vec") and fn in ("vec2", "vec3", "vec4")) or (len(fn) == 5 and fn[:3] == "vec"):
             if fn in ("vec2", "vec3", "vec4"):
@@ -476,7 +500,7 @@ class ExprLowering:
             self.pending.append(ir.MemOp(acc))
             adds = fn in ("atomicAdd", "atomicSub") and len(vals) == 1
             result = atomics.fetch_result(fn, next(self.opaque_ids), acc, vals[0] if adds else None,
-                                          subtract=fn == "atomicSub")
+                                          subtract=fn == "atomicSub", unsigned=ref.ty.name == "u32")
             if fn == "atomicCompareExchangeWeak":
                 return StructVal({"old_value": Scalar(result, ref.ty),
                                   "exchanged": Scalar(ir.Opaque("result of atomicCompareExchangeWeak",

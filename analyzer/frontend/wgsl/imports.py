@@ -53,6 +53,8 @@ class Composed:
     text: str
     origins: list[tuple[str, int]] | None = None     # every line's file and line; None: no module
     modules: dict[str, str] = field(default_factory=dict)   # module file -> its text
+    # `import a::b::item as name`: name -> item (the lowering gives the item that name too)
+    renamed: dict[str, str] = field(default_factory=dict)
 
 
 def hash_imports_as_statements(text: str) -> str:
@@ -255,6 +257,7 @@ def compose(text: str, filename: str, options=None) -> Composed:
     main, pending = prepared(text, filename)
     if not pending and not forced:
         return Composed(main)
+    renamed: dict[str, str] = {}
     resolver = Resolver(options.include_dirs)
     modules: dict[str, str] = {}
     done = {os.path.normpath(os.path.abspath(filename))}
@@ -268,6 +271,8 @@ def compose(text: str, filename: str, options=None) -> Composed:
             queue.extend((m, path) for m in more)
     while queue:
         imp, importer = queue.pop(0)
+        if imp.alias is not None and imp.alias != imp.segs[-1]:
+            renamed[imp.alias] = imp.segs[-1]
         path = resolver.find(imp.segs, importer)
         if path is None:
             raise not_found(imp, importer, options.include_dirs)
@@ -291,4 +296,4 @@ def compose(text: str, filename: str, options=None) -> Composed:
             mod_lines.pop()
         lines.extend(mod_lines)
         origins.extend((path, i + 1) for i in range(len(mod_lines)))
-    return Composed("\n".join(lines) + "\n", origins, modules)
+    return Composed("\n".join(lines) + "\n", origins, modules, renamed)

@@ -10,7 +10,7 @@ from lark import Token, Tree
 from analyzer import ir
 from analyzer.frontend.c_calls import _has_return
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.wgsl.types import I32, Local, Pointer, Scalar, StructVal, Vec
+from analyzer.frontend.wgsl.types import I32, Local, MatPlace, Pointer, Scalar, StructVal, Vec
 
 
 class InlineLowering:
@@ -38,7 +38,11 @@ class InlineLowering:
             self.return_var = self.struct_place(f"{fn}.ret", ret_ty)
             if self.return_var is None:
                 raise Unsupported(node, f"function '{fn}' returning a {ret_ty} with a member that is not a "
-                                        f"scalar, a vector or such a struct")
+                                        f"scalar, a vector, a matrix or such a struct")
+        elif ret_ty is not None and ret_ty.kind in ("mat", "array"):   # its columns or elements
+            self.return_var = self.elems_place(f"{fn}.ret", ret_ty)
+            if self.return_var is None:
+                raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
         else:
             self.return_var = (self.fresh(f"{fn}.ret", ret_ty.n if ret_ty.kind == "vec" else 0)
                                if ret_ty is not None else None)
@@ -67,7 +71,7 @@ class InlineLowering:
             return Scalar(ir.Const(0), I32)
         if ret_ty.kind == "vec":
             return Vec(tuple(ir.Var(f"{ret_var}.{i}") for i in range(ret_ty.n)), ret_ty)
-        if ret_ty.kind == "struct":
+        if ret_ty.kind in ("struct", "mat", "array"):
             return self.load(ret_var, node)
         if ret_ty.kind != "scalar":
             raise Unsupported(node, f"function '{fn}' returning a {ret_ty}")
@@ -78,6 +82,8 @@ def _zeroed(place, zero, span) -> list:
     """Assignments of a zero value to a function's result variables (a name, or a struct's)."""
     if isinstance(place, StructVal):
         return [a for m, p in place.members.items() for a in _zeroed(p, zero.members[m], span)]
+    if isinstance(place, MatPlace):
+        return [a for c, z in zip(place.cols, zero.elems) for a in _zeroed(c, z, span)]
     name = place.name if isinstance(place, Local) else place
     if isinstance(zero, Vec):
         return [ir.Assign(f"{name}.{i}", c, span) for i, c in enumerate(zero.comps)]

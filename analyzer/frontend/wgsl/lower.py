@@ -54,6 +54,7 @@ class WgslLowering:
     lang = "wgsl"
 
     def __init__(self, tree: Tree, text: str, filename: str, composed=None):
+        self.composed = composed
         self.tree = tree
         self.filename = filename
         self.lines = text.splitlines()
@@ -106,6 +107,11 @@ class WgslLowering:
                 self.functions[name] = item
                 if "compute" in attributes(item):
                     entries.append(item)
+        for name, item in (self.composed.renamed if self.composed is not None else {}).items():
+            # `import a::b::item as name`: `name` is the item (a module's alias `c` names no item)
+            for table in (self.functions, self.aliases):
+                if item in table and name not in table:
+                    table[name] = table[item]
         return [KernelLowering(self, fn).lower() for fn in entries]
 
 
@@ -290,7 +296,8 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
 
     def _binding_array(self, args: list, node) -> Ty:
         """`binding_array<T, N>`: of textures or samplers, handles whose index picks one; of a
-        buffer's type, one buffer of N elements (bindings never alias, and each holds one T)."""
+        buffer's type, one buffer of N elements (bindings never alias, and each holds one T); of a
+        runtime-sized buffer's, one buffer whose elements start where the index says."""
         elem = self.type_of(args[0])
         n = None
         if len(args) > 1:
@@ -302,8 +309,8 @@ class KernelLowering(StmtLowering, ExprLowering, CompositeLowering, InlineLoweri
             if textures.dims_of(elem) + textures.arrayed(elem) > 2:
                 raise Unsupported(node, f"a binding array of {textures.dims_of(elem) + 1}-coordinate storage textures")
             return Ty("binding_array", elem=elem, n=n)
-        if size_of(elem, self.module.structs) is None:
-            raise Unsupported(node, "a binding array of runtime-sized buffers")
+        # Of runtime-sized buffers: an array whose element starts where a function of the index
+        # says (exprs.py's indexing).
         return Ty("array", elem=elem, n=n)
 
     def _struct(self, item: Tree) -> None:

@@ -16,14 +16,16 @@ from analyzer import ir
 from analyzer.frontend import atomics
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.wgsl.exprs import BARRIER_SCOPES, BARRIERS, _add, _float_lit
-from analyzer.frontend.wgsl.types import (ArrayVal, Lane, Local, Pointer, Ref, Scalar, StructVal, Vec, layout, size_of,
-                                          stride_of)
+from analyzer.frontend.wgsl.types import (ArrayVal, Lane, Local, MatPlace, Pointer, Ref, Scalar, StructVal, Vec, layout,
+                                          size_of, stride_of)
 
 
 def _place_vars(place) -> set[str]:
     """The IR variables a variable place (a vector's lanes, a struct's members) is made of."""
     if isinstance(place, StructVal):
         return {n for m in place.members.values() for n in _place_vars(m)}
+    if isinstance(place, MatPlace):
+        return {n for c in place.cols for n in _place_vars(c)}
     if isinstance(place, Local):
         return {f"{place.name}.{i}" for i in range(place.ty.n)} if place.ty.kind == "vec" else {place.name}
     return set()
@@ -199,6 +201,8 @@ class StmtLowering:
             val = self.hold(val, "swap", span)
         if isinstance(val, StructVal) and isinstance(place, (StructVal, Ref)):
             return self._store_members(place, val, node, span)
+        if isinstance(place, MatPlace) and isinstance(val, ArrayVal) and len(val.elems) == len(place.cols):
+            return self.flush([s for c, e in zip(place.cols, val.elems) for s in self.store(c, e, node, span)])
         if isinstance(val, ArrayVal) and isinstance(place, Ref) and place.ty.kind in ("array", "mat") \
                 and place.ty.n == len(val.elems):
             step = stride_of(place.ty, self.module.structs)
@@ -391,7 +395,7 @@ class StmtLowering:
         pre: list[ir.Stmt] = []
         if expr is not None:
             v = self.rvalue(expr)
-            if isinstance(self.return_var, StructVal):
+            if isinstance(self.return_var, (StructVal, MatPlace)):
                 pre = self.store(self.return_var, v, expr, span)
             elif self.return_var is not None and isinstance(v, Vec):
                 pre = [ir.Assign(f"{self.return_var}.{i}", c, span) for i, c in enumerate(v.comps)]

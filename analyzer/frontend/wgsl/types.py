@@ -180,4 +180,12 @@ class ArrayVal:
     key: int = 0
 
 
-Value = Scalar | Vec | Local | Ref | Pointer | StructVal | ArrayVal
+@dataclass(frozen=True)
+class MatPlace:
+    """A matrix or a small fixed-size array held in variables (a function's result, a member of
+    one): a place per column or element."""
+    cols: tuple
+    ty: Ty
+
+
+Value = Scalar | Vec | Local | Ref | Pointer | StructVal | ArrayVal | MatPlace
