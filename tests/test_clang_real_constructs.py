@@ -334,3 +334,18 @@ def test_an_array_of_fragments_of_a_templates_type_holds_each_lanes_elements():
     assert code == 1, err
     assert races(report) == {("same_tiles", "write-after-write", 37, 37)}
     assert {k["kernel"]: k["status"] for k in report["kernels"]}["own_tiles"] == "clean"
+
+
+def test_a_file_the_build_includes_is_read_as_its_includer_sees_it():
+    # cells.cu uses `Cell` and `TILE`, which app.cu declares before including work.cu, which
+    # includes it (rodinia, Parboil): read alone, every kernel was clang's error
+    code, report, err = check("includer/cells.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert "read as" in err and "work.cu:3 includes it" in err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    # the includer's other kernel file is not this file's
+    assert status == {"spread": "clean", "other_field": "clean", "same_field": "findings"}
+    assert races(report) == {("same_field", "write-after-read", 23, 23)}
+    # the tile size is app.cu's 64, not a parameter: past 64 threads, blocks overlap
+    code, report, err = check("includer/cells.cu", "--block-dim", "65", "--grid-dim", "2")
+    assert code == 1 and "spread" in {k for k, _, _, _ in races(report)}

@@ -117,7 +117,8 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
             if k == CK.STATIC_ASSERT and self.lang == "metal":
                 self._instance_marker(c)
             elif k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
-                self.kernels.append(c)
+                if self.parsed.own_files is None or c.location.file.name in self.parsed.own_files:
+                    self.kernels.append(c)   # (not an includer's kernel)
             elif k == CK.VAR_DECL:
                 self.globals.append(c)
 
