@@ -349,3 +349,14 @@ def test_a_file_the_build_includes_is_read_as_its_includer_sees_it():
     # the tile size is app.cu's 64, not a parameter: past 64 threads, blocks overlap
     code, report, err = check("includer/cells.cu", "--block-dim", "65", "--grid-dim", "2")
     assert code == 1 and "spread" in {k for k, _, _, _ in races(report)}
+
+
+def test_a_builtin_index_vector_passed_whole_is_the_launchs():
+    # `q.reset(threadIdx.x, blockDim)`, `flat(threadIdx, blockDim)` (Parboil's bfs): the callee's
+    # copy reads the launch's values (before: "a builtin index vector used as a number", exit 2)
+    kernels, _ = lowered("index_vector_args.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("index_vector_args.cu", "--block-dim", "16,16")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"own_slots": "clean", "transposed": "findings"}
+    assert races(report) == {("transposed", "write-after-read", 31, 31)}

@@ -42,6 +42,17 @@ class ClangCalls:
                 return Scalar(ir.Const(32))
         return None
 
+    def _index_vector(self, a):
+        """The builtin index vector an argument passes whole (`threadIdx`, `blockDim`), or None."""
+        s = strip(a)
+        while s.kind in (CK.CALL_EXPR, CK.UNEXPOSED_EXPR) and len(children(s)) == 1:
+            s = strip(children(s)[0])   # (the conversion to `dim3` or `uint3`)
+        if s.kind != CK.DECL_REF_EXPR or self.lang != "cuda" or s.spelling not in _CUDA_BUILTINS:
+            return None
+        from analyzer.frontend.c_values import BuiltinVec
+        v = self.value(s)
+        return v if isinstance(v, BuiltinVec) else None
+
     def _builtin_vec(self, prefix):
         from analyzer.frontend.c_values import BuiltinVec
         return BuiltinVec(prefix)
@@ -434,6 +445,10 @@ class ClangCalls:
                     own = LocalStruct(self.fresh_var(f"{name}.{p.spelling}"), self.value(strip(a)).ty)
                     stmts.extend(self.copy_struct_values(own, self.value(strip(a)), span))
                     scope[p.hash] = own
+                    continue
+                whole = self._index_vector(a)
+                if whole is not None:
+                    scope[p.hash] = whole   # (`reset(i, blockDim)`: its copy holds the launch's values)
                     continue
                 if pt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
                     s = strip(a)
