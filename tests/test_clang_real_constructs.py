@@ -360,3 +360,12 @@ def test_a_builtin_index_vector_passed_whole_is_the_launchs():
     assert code == 1, err
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"own_slots": "clean", "transposed": "findings"}
     assert races(report) == {("transposed", "write-after-read", 31, 31)}
+
+
+def test_a_floating_point_constant_at_file_scope_is_its_value():
+    # (before: "'SCALE', a file-scope variable of the host", exit 2; mlx's F8E4M3_MAX)
+    code, report, err = check("constexpr_float.cu", "--block-dim", "64")
+    assert code == 1, err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"scaled": "clean", "same_constant": "clean", "constant_or_not": "findings"}
+    assert races(report) == {("constant_or_not", "write-after-write", 18, 18)}

@@ -34,7 +34,7 @@ from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.ranges import ClangRanges
-from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
+from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, is_float_constant, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
 from analyzer.frontend.clang.wmma import ClangWmma
@@ -501,6 +501,9 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
                 n = self.int_value(init[-1])
                 if n is not None:
                     return Scalar(ir.Const(n), "int")
+                if is_float_constant(init[-1]) and not self.mentions_symbol(init[-1]):
+                    # `constexpr float F8_MAX = 448.0f;`: device code reads the constant itself
+                    return self.rvalue(init[-1])
         if self.lang == "cuda" and "__constant__" in spelled.split("=")[0]:
             constant_attr = True
         if self.lang == "cuda" and "__device__" in spelled.split("=")[0] or "__managed__" in spelled.split("=")[0]:

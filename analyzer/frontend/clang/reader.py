@@ -686,6 +686,18 @@ def unary_op(cursor) -> str:
     return _UNARY.get(_capi().clang_getCursorUnaryOperatorKind(cursor), "?")
 
 
+def is_float_constant(cursor) -> bool:
+    """Whether clang computes a floating-point value for the expression (a constant expression)."""
+    lib = _capi()
+    res = lib.clang_Cursor_Evaluate(cursor)
+    if not res:
+        return False
+    try:
+        return lib.clang_EvalResult_getKind(res) == 2   # CXEval_Float
+    finally:
+        lib.clang_EvalResult_dispose(res)
+
+
 def evaluate_int(cursor) -> int | None:
     """The integer value clang computes for a constant expression, or None."""
     lib = _capi()
