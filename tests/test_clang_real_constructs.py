@@ -369,3 +369,12 @@ def test_a_floating_point_constant_at_file_scope_is_its_value():
     status = {k["kernel"]: k["status"] for k in report["kernels"]}
     assert status == {"scaled": "clean", "same_constant": "clean", "constant_or_not": "findings"}
     assert races(report) == {("constant_or_not", "write-after-write", 18, 18)}
+
+
+def test_the_grids_index_vectors_through_its_group():
+    # `grid.block_index()`, `grid.dim_blocks()` (mlx; before: clang's "no member named" in our
+    # header, every kernel unknown)
+    code, report, err = check("grid_block_index.cu", "--block-dim", "32")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"blocks": "clean", "short_rows": "findings"}
+    assert races(report) == {("short_rows", "write-after-write", 18, 18)}
