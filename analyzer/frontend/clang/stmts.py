@@ -14,7 +14,7 @@ from clang.cindex import StorageClass
 from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import (_add, array_start, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
+from analyzer.frontend.c_values import (_add, array_start, BuiltinVec, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
                                         SharedScalar, Vector, const_int)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, reference_cast, space_of, strip
 from analyzer.frontend.clang.symbolic_dims import dimension_extents
@@ -368,6 +368,8 @@ class ClangStmts:
     def copy_into(self, local, init, span) -> list[ir.Stmt]:
         """A local struct initialised (or a struct returned) from a value."""
         s = strip(init)
+        if isinstance(local, LocalStruct) and isinstance(whole := self._index_vector(init), BuiltinVec):
+            return self.index_vector_copy(local, whole, span)   # `dim3 b = blockDim;`
         if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind == CK.CONSTRUCTOR:
             args = list(s.get_arguments())
             if not args:
@@ -404,12 +406,23 @@ class ClangStmts:
                 return self.flush([]) + self.copy_elements(local, val, span)
             if isinstance(val, LocalStruct) and val is not local:
                 return self.copy_struct_values(local, val, span)
-            return []
+            if isinstance(val, BuiltinVec) and isinstance(local, LocalStruct):
+                return self.index_vector_copy(local, val, span)   # `auto b = block.dim_threads();`
+            if val is None or val is local or isinstance(local, Pointer) and val == local:
+                return []
+            raise Unsupported(init, f"a struct '{getattr(local, 'ty', '')}' set from a call whose value is not one")
         lists = [k for k in children(s) if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF)]
         if len(lists) == 1 and strip(lists[0]).kind == CK.INIT_LIST_EXPR:
             return self.copy_into(local, lists[0], span)   # `return Params{a, b};`
         src = self.struct_ref(init)
         return self.copy_struct_values(local, src, span, self.span(init))
+
+    def index_vector_copy(self, local: LocalStruct, vec, span) -> list[ir.Stmt]:
+        """A local `dim3`/`uint3` copied from a builtin index vector: its members are the launch's."""
+        fields = [path for path, _, _ in self.struct_leaves(self.records[local.ty])]
+        if fields != ["x", "y", "z"]:
+            raise Unsupported(None, f"a struct '{local.ty}' set from a builtin index vector")
+        return [ir.Assign(f"{local.name}.{f}", ir.Builtin(f"{vec.prefix}.{f}"), span) for f in fields]
 
     def copy_struct_values(self, dst, src, span, read_span=None) -> list[ir.Stmt]:
         """dst = src member by member; the reads are placed at the source expression."""
