@@ -378,3 +378,30 @@ def test_the_grids_index_vectors_through_its_group():
     assert code == 1, err
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"blocks": "clean", "short_rows": "findings"}
     assert races(report) == {("short_rows", "write-after-write", 18, 18)}
+
+
+def test_local_copies_of_the_index_vectors_are_the_launchs():
+    # Soundness: `auto size = block.dim_threads();` left the copy's members unset, so the kernel read
+    # as never reading blockDim and was checked with one thread a block: `saved_sizes_unsynced` was
+    # clean and `saved_sizes`'s barrier "redundant"; `dim3 b = blockDim;` was unknown
+    code, report, err = check("index_vector_locals.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "saved_sizes": "clean", "saved_sizes_unsynced": "findings", "copies": "clean", "copies_short": "findings"}
+    assert races(report) == {("saved_sizes_unsynced", "read-after-write", 22, 23),
+                             ("copies_short", "write-after-write", 37, 37)}
+    assert not any(f["rule"] == "redundant-barrier" for f in report["findings"])
+
+
+def test_arrays_inside_a_const_struct_argument_are_its_bytes():
+    # `shape.data()`, `shape[i]` of a `const cuda::std::array` argument (mlx), `d.n[1]` of a const
+    # struct of our own: before, "call of member function 'data'" (exit 2) and a non-pointer access
+    code, report, err = check("param_array_members.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "gather": "clean", "last_dim": "findings", "rows": "clean", "short_rows": "findings", "own_copy": "unknown"}
+    assert races(report) == {("last_dim", "write-after-write", 31, 31), ("short_rows", "write-after-write", 45, 45)}
+    # an element at a constant index is one parameter, the same in the guard and the index (`rows`
+    # clean), named in the condition
+    (cond,) = [f["condition"] for f in report["findings"] if f["kernel"] == "short_rows"]
+    assert "d.n.0" in cond and "d.n.1" in cond

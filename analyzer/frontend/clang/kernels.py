@@ -32,6 +32,7 @@ from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
+from analyzer.frontend.clang.param_arrays import ClangParamArrays
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, is_float_constant, unary_op
@@ -50,7 +51,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
                     ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma,
-                    ClangCub, ClangMemset, AccessLowering, ExprLowering):
+                    ClangCub, ClangMemset, ClangParamArrays, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -313,6 +314,7 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
             else:
                 self.template_types[tp.spelling] = arg if isinstance(arg, str) else "float"
         self._declare_globals()
+        self.param_pointers.clear()   # (another kernel's struct argument of the same name is not this one's)
         body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
         assigned = _assigned_params(body) if body is not None else set()
         prologue: list[ir.Stmt] = []
@@ -392,6 +394,7 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
         if t.kind == TK.RECORD and not vector_shape(type_name(t)):
             self.scopes[0][p.hash] = ParamStruct(name)
             self._pointer_fields(name, t)
+            self.declare_param_arrays(name, t, p.type.is_const_qualified())
             return
         ty = self.note_type(t)
         shape = vector_shape(ty)
