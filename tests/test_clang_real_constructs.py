@@ -405,3 +405,14 @@ def test_arrays_inside_a_const_struct_argument_are_its_bytes():
     # clean), named in the condition
     (cond,) = [f["condition"] for f in report["findings"] if f["kernel"] == "short_rows"]
     assert "d.n.0" in cond and "d.n.1" in cond
+
+
+def test_a_trait_of_an_unbound_type_parameter_checks_both_branches():
+    # `if constexpr (std::is_same_v<M, bool>)` (mlx): before, "'', which is not a declared
+    # variable", exit 2; now a 0-or-1 parameter, the race named under its non-bool branch
+    code, report, err = check("dependent_trait.cu", "--block-dim", "64", "--grid-dim", "1")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"masked": "clean", "spread_unless_bool": "findings"}
+    (f,) = [f for f in report["findings"] if f["rule"] != "unknown"]
+    assert (f["first"]["line"], f["second"]["line"]) == (25, 26)
+    assert "std::is_same_v<M,bool> == 0" in f["condition"]
