@@ -416,3 +416,12 @@ def test_a_trait_of_an_unbound_type_parameter_checks_both_branches():
     (f,) = [f for f in report["findings"] if f["rule"] != "unknown"]
     assert (f["first"]["line"], f["second"]["line"]) == (25, 26)
     assert "std::is_same_v<M,bool> == 0" in f["condition"]
+
+
+def test_a_pointer_from_a_method_of_a_type_specialised_class():
+    # `T *sh = shobj.GetPointer();` on `SharedMemory<T> shobj;` (shoc's stencil): the float
+    # specialisation's extern shared array (before: "call of member function ''", exit 2)
+    code, report, err = check("specialised_accessor.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"staged": "clean", "unstaged": "findings"}
+    assert races(report) == {("unstaged", "read-after-write", 44, 45)}
