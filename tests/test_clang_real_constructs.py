@@ -425,3 +425,12 @@ def test_a_pointer_from_a_method_of_a_type_specialised_class():
     assert code == 1, err
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"staged": "clean", "unstaged": "findings"}
     assert races(report) == {("unstaged", "read-after-write", 44, 45)}
+
+
+def test_an_object_of_a_dependent_class_built_by_its_constructor_is_unknown_naming_it():
+    # (before: "expression '(n, threadIdx.x, smem)'", which named no construct)
+    code, report, err = check("dependent_constructed.cu")
+    assert code == 0, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"reduce_rows": "unknown", "plain": "clean"}
+    (why,) = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert "an object of the dependent type 'Reducer' built by its constructor" in why

@@ -349,6 +349,11 @@ class ClangStmts:
             return self.private_scalar(d, name, ty, init, span)
         ref = LocalRef(self.fresh_var(name), ty)
         out = []
+        if init is not None and t.kind in (TK.UNEXPOSED, TK.DEPENDENT) and strip(init).kind == CK.UNEXPOSED_EXPR and \
+                self.source.text(strip(init)).startswith("("):
+            # `Reducer reducer(params, ...)` of `typename Traits::Reducer`: which class (and constructor)
+            # is the instantiation's, which no launch in the file names
+            raise Unsupported(d, f"an object of the dependent type '{d.type.spelling}' built by its constructor")
         if init is not None:
             s = strip(init)
             if s.kind == CK.CALL_EXPR and not list(s.get_arguments()) and vector_shape(ty) and s.spelling == ty:
