@@ -393,8 +393,7 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
             return
         if t.kind == TK.RECORD and not vector_shape(type_name(t)):
             self.scopes[0][p.hash] = ParamStruct(name)
-            self._pointer_fields(name, t)
-            self.declare_param_arrays(name, t, p.type.is_const_qualified())
+            self.declare_param_members(name, t, p.type.is_const_qualified())
             return
         ty = self.note_type(t)
         shape = vector_shape(ty)
@@ -409,20 +408,6 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
         self.kernel.params.append(name)
         self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
         self.param_range(name, ty)
-
-    def _pointer_fields(self, name, t) -> None:
-        decl = t.get_declaration()
-        for base in decl.get_children() if decl is not None else ():
-            if base.kind == CK.CXX_BASE_SPECIFIER:   # a base class's pointers too (`struct P : Base`)
-                self._pointer_fields(name, canonical(base.type))
-        for f in t.get_fields():
-            ft = canonical(f.type)
-            if ft.kind == TK.POINTER:
-                bname = f"{name}.{f.spelling}"
-                elem = self.note_type(ft.get_pointee())
-                space = space_of(ft.get_pointee()) or ir.GLOBAL
-                self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, self.size(elem) or 4)
-                self.param_pointers[(name, f.spelling)] = Pointer(bname, space, elem, ir.Const(0))
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]

@@ -1,4 +1,5 @@
-"""Arrays inside a kernel's struct argument that the kernel cannot write (`const __grid_constant__
+"""The members of a kernel's struct argument that live in memory: a pointer member is a buffer
+(`p.data`, a base class's too), and arrays inside one the kernel cannot write (`const __grid_constant__
 cuda::std::array<int32_t, 8> shape`, mlx; a `const Params p` holding `int dims[4]`): the argument's
 bytes, the same for every thread, read as a constant buffer of the argument's own (`p.dims[i]`,
 `shape[i]`, `shape.data()`). Elements equal where their indices are, and nothing writes them.
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import _add, ParamStruct, array_start, const_int, Scalar
-from analyzer.frontend.clang.cursors import CK, TK, canonical
+from analyzer.frontend.c_values import _add, ParamStruct, Pointer, array_start, const_int, Scalar
+from analyzer.frontend.clang.cursors import CK, TK, canonical, space_of
 from analyzer.frontend.clang.symbolic_dims import scaled, stride
 
 # the member functions of the C++ library's array a kernel reads it through
@@ -19,10 +20,27 @@ _ARRAY_METHODS = frozenset({"data", "operator[]", "size"})
 
 
 class ClangParamArrays:
-    """Constant arrays of struct arguments; mixed into ClangLowering."""
+    """The memory members of struct arguments; mixed into ClangLowering."""
 
-    def declare_param_arrays(self, name: str, t, const: bool) -> None:
-        """A constant buffer (`name.field`) for each array member of a `const` struct argument."""
+    def _pointer_fields(self, name, t) -> None:
+        """A buffer (`name.field`) for each pointer member, a base class's too."""
+        decl = t.get_declaration()
+        for base in decl.get_children() if decl is not None else ():
+            if base.kind == CK.CXX_BASE_SPECIFIER:   # a base class's pointers too (`struct P : Base`)
+                self._pointer_fields(name, canonical(base.type))
+        for f in t.get_fields():
+            ft = canonical(f.type)
+            if ft.kind == TK.POINTER:
+                bname = f"{name}.{f.spelling}"
+                elem = self.note_type(ft.get_pointee())
+                space = space_of(ft.get_pointee()) or ir.GLOBAL
+                self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, self.size(elem) or 4)
+                self.param_pointers[(name, f.spelling)] = Pointer(bname, space, elem, ir.Const(0))
+
+    def declare_param_members(self, name: str, t, const: bool) -> None:
+        """The pointer members' buffers, and a constant buffer (`name.field`) for each array member of
+        a `const` struct argument."""
+        self._pointer_fields(name, t)
         if not const:
             return
         for f in t.get_fields():
