@@ -42,17 +42,6 @@ class ClangCalls:
                 return Scalar(ir.Const(32))
         return None
 
-    def _index_vector(self, a):
-        """The builtin index vector an argument passes whole (`threadIdx`, `blockDim`), or None."""
-        s = strip(a)
-        while s.kind in (CK.CALL_EXPR, CK.UNEXPOSED_EXPR) and len(children(s)) == 1:
-            s = strip(children(s)[0])   # (the conversion to `dim3` or `uint3`)
-        if s.kind != CK.DECL_REF_EXPR or self.lang != "cuda" or s.spelling not in _CUDA_BUILTINS:
-            return None
-        from analyzer.frontend.c_values import BuiltinVec
-        v = self.value(s)
-        return v if isinstance(v, BuiltinVec) else None
-
     def _builtin_vec(self, prefix):
         from analyzer.frontend.c_values import BuiltinVec
         return BuiltinVec(prefix)
