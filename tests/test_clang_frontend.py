@@ -986,3 +986,12 @@ def test_reads_in_an_opencl_collectives_arguments_are_accesses(call, tmp_path):
     code, report, err = check(str(src), "--block-dim", "64")
     assert code == 1, err
     assert findings(report) == {("read-after-write", 7)}
+
+
+def test_a_dim3_set_member_by_member_and_given_to_cuda_launch_kernel_is_the_launch():
+    # (before: its use as cudaLaunchKernel's argument was "another use", the launch symbolic)
+    (one,), _ = lowered("member_launch_api.cu")
+    assert (one.block_dim, one.grid_dim) == ({"x": 32, "y": 1, "z": 1}, {"x": 64, "y": 1, "z": 1})
+    code, report, err = check("member_launch_api.cu")
+    assert code == 0, err
+    assert report["kernels"][0]["assumptions"][0] == "launch from host line 15: blockDim = (32,1,1), gridDim = (64,1,1)"

@@ -334,3 +334,103 @@ def test_an_array_of_fragments_of_a_templates_type_holds_each_lanes_elements():
     assert code == 1, err
     assert races(report) == {("same_tiles", "write-after-write", 37, 37)}
     assert {k["kernel"]: k["status"] for k in report["kernels"]}["own_tiles"] == "clean"
+
+
+def test_a_file_the_build_includes_is_read_as_its_includer_sees_it():
+    # cells.cu uses `Cell` and `TILE`, which app.cu declares before including work.cu, which
+    # includes it (rodinia, Parboil): read alone, every kernel was clang's error
+    code, report, err = check("includer/cells.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert "read as" in err and "work.cu:3 includes it" in err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    # the includer's other kernel file is not this file's
+    assert status == {"spread": "clean", "other_field": "clean", "same_field": "findings"}
+    assert races(report) == {("same_field", "write-after-read", 23, 23)}
+    # the tile size is app.cu's 64, not a parameter: past 64 threads, blocks overlap
+    code, report, err = check("includer/cells.cu", "--block-dim", "65", "--grid-dim", "2")
+    assert code == 1 and "spread" in {k for k, _, _, _ in races(report)}
+
+
+def test_a_builtin_index_vector_passed_whole_is_the_launchs():
+    # `q.reset(threadIdx.x, blockDim)`, `flat(threadIdx, blockDim)` (Parboil's bfs): the callee's
+    # copy reads the launch's values (before: "a builtin index vector used as a number", exit 2)
+    kernels, _ = lowered("index_vector_args.cu")
+    assert not any(k.unsupported for k in kernels)
+    code, report, err = check("index_vector_args.cu", "--block-dim", "16,16")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"own_slots": "clean", "transposed": "findings"}
+    assert races(report) == {("transposed", "write-after-read", 31, 31)}
+
+
+def test_a_floating_point_constant_at_file_scope_is_its_value():
+    # (before: "'SCALE', a file-scope variable of the host", exit 2; mlx's F8E4M3_MAX)
+    code, report, err = check("constexpr_float.cu", "--block-dim", "64")
+    assert code == 1, err
+    status = {k["kernel"]: k["status"] for k in report["kernels"]}
+    assert status == {"scaled": "clean", "same_constant": "clean", "constant_or_not": "findings"}
+    assert races(report) == {("constant_or_not", "write-after-write", 18, 18)}
+
+
+def test_the_grids_index_vectors_through_its_group():
+    # `grid.block_index()`, `grid.dim_blocks()` (mlx; before: clang's "no member named" in our
+    # header, every kernel unknown)
+    code, report, err = check("grid_block_index.cu", "--block-dim", "32")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"blocks": "clean", "short_rows": "findings"}
+    assert races(report) == {("short_rows", "write-after-write", 18, 18)}
+
+
+def test_local_copies_of_the_index_vectors_are_the_launchs():
+    # Soundness: `auto size = block.dim_threads();` left the copy's members unset, so the kernel read
+    # as never reading blockDim and was checked with one thread a block: `saved_sizes_unsynced` was
+    # clean and `saved_sizes`'s barrier "redundant"; `dim3 b = blockDim;` was unknown
+    code, report, err = check("index_vector_locals.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "saved_sizes": "clean", "saved_sizes_unsynced": "findings", "copies": "clean", "copies_short": "findings"}
+    assert races(report) == {("saved_sizes_unsynced", "read-after-write", 22, 23),
+                             ("copies_short", "write-after-write", 37, 37)}
+    assert not any(f["rule"] == "redundant-barrier" for f in report["findings"])
+
+
+def test_arrays_inside_a_const_struct_argument_are_its_bytes():
+    # `shape.data()`, `shape[i]` of a `const cuda::std::array` argument (mlx), `d.n[1]` of a const
+    # struct of our own: before, "call of member function 'data'" (exit 2) and a non-pointer access
+    code, report, err = check("param_array_members.cu")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {
+        "gather": "clean", "last_dim": "findings", "rows": "clean", "short_rows": "findings", "own_copy": "unknown"}
+    assert races(report) == {("last_dim", "write-after-write", 31, 31), ("short_rows", "write-after-write", 45, 45)}
+    # an element at a constant index is one parameter, the same in the guard and the index (`rows`
+    # clean), named in the condition
+    (cond,) = [f["condition"] for f in report["findings"] if f["kernel"] == "short_rows"]
+    assert "d.n.0" in cond and "d.n.1" in cond
+
+
+def test_a_trait_of_an_unbound_type_parameter_checks_both_branches():
+    # `if constexpr (std::is_same_v<M, bool>)` (mlx): before, "'', which is not a declared
+    # variable", exit 2; now a 0-or-1 parameter, the race named under its non-bool branch
+    code, report, err = check("dependent_trait.cu", "--block-dim", "64", "--grid-dim", "1")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"masked": "clean", "spread_unless_bool": "findings"}
+    (f,) = [f for f in report["findings"] if f["rule"] != "unknown"]
+    assert (f["first"]["line"], f["second"]["line"]) == (25, 26)
+    assert "std::is_same_v<M,bool> == 0" in f["condition"]
+
+
+def test_a_pointer_from_a_method_of_a_type_specialised_class():
+    # `T *sh = shobj.GetPointer();` on `SharedMemory<T> shobj;` (shoc's stencil): the float
+    # specialisation's extern shared array (before: "call of member function ''", exit 2)
+    code, report, err = check("specialised_accessor.cu", "--block-dim", "64")
+    assert code == 1, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"staged": "clean", "unstaged": "findings"}
+    assert races(report) == {("unstaged", "read-after-write", 44, 45)}
+
+
+def test_an_object_of_a_dependent_class_built_by_its_constructor_is_unknown_naming_it():
+    # (before: "expression '(n, threadIdx.x, smem)'", which named no construct)
+    code, report, err = check("dependent_constructed.cu")
+    assert code == 0, err
+    assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"reduce_rows": "unknown", "plain": "clean"}
+    (why,) = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
+    assert "an object of the dependent type 'Reducer' built by its constructor" in why

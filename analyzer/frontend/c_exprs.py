@@ -57,6 +57,8 @@ class ExprLowering:
         if isinstance(val, Vector):
             comps = val.comps
             return comps if len(comps) == n else tuple(ir.Call(f"lane{i}", (ir.Call("vec", comps),)) for i in range(n))
+        if isinstance(val, BuiltinVec) and n == 3:   # `uint3 t = threadIdx;`
+            return tuple(ir.Builtin(f"{val.prefix}.{f}") for f in "xyz")
         e = self._scalar(val)
         return tuple(ir.Call(f"lane{i}", (e,)) for i in range(n))
 

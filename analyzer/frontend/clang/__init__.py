@@ -47,6 +47,8 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     from analyzer.frontend.clang.reader import parse
     fast_cursors.install()    # the bindings' guards and lists, without their cost (same results)
     parsed = parse(text, lang, filename, include_dirs, macros, forced)   # KernelraceError: nothing to read
+    if lang == "cuda":
+        parsed = _through_includer(parsed, text, filename, include_dirs, macros, forced)
     file_error = None
     try:
         lowering = ClangLowering(parsed)
@@ -86,6 +88,22 @@ def _read(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     definite = error if error and (modelled or not kernels and not parsed.errors and not parsed.missing_headers) and \
         not file_error else None
     return Reading(kernels, parsed.notes, error, unclean or error, refusal, definite)
+
+
+def _through_includer(parsed, text: str, filename: str, include_dirs, macros, forced):
+    """The file read as a file of its folder that includes it sees it (includer.py), where alone it
+    uses names it does not declare and that reading leaves fewer errors in the file."""
+    from analyzer.frontend.clang.includer import fixable_errors, includers, own_errors
+    from analyzer.frontend.clang.reader import parse
+    if not fixable_errors(parsed):
+        return parsed
+    for inc in includers(filename):
+        again = parse(text, "cuda", filename, include_dirs, macros, forced, includer=inc)
+        if own_errors(again) < own_errors(parsed):
+            again.notes.append(f"{filename}: read as {inc.where} includes it (its declarations before that line "
+                               f"are the file's)")
+            return again
+    return parsed
 
 
 def lower_clang(text: str, lang: str, filename: str, include_dirs=(), macros=(),

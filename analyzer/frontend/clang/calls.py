@@ -89,6 +89,10 @@ class ClangCalls:
         method = self.method_call(c, into) if ref is None or ref.kind == CK.CXX_METHOD else None
         if method is not None:
             return method
+        if fn == "operator[]" and len(args) == 2 and ref is not None and ref.kind == CK.CXX_METHOD:
+            arr = self.library_array_call(self.rvalue(args[0]), args[0], fn, args[1:], c)   # `shape[i]`
+            if arr is not None:
+                return arr
         library = self.library_stmt(fn, args, c)   # memcpy, __stcs inside an expression
         if library is not None:
             self.pending.extend(library)
@@ -104,6 +108,9 @@ class ClangCalls:
             obj = self.rvalue(obj_kids[0]) if obj_kids else None
             if isinstance(obj, Group):
                 return self._group_call(obj, fn, args, c)
+            arr = self.library_array_call(obj, obj_kids[0], fn, args, c) if obj_kids else None
+            if arr is not None:
+                return arr
             if self.lang == "metal" and obj_kids and type_name(canonical(obj_kids[0].type)).startswith(
                     ("texture", "depth")):
                 return self._metal_texture(obj_kids[0], fn, args, c)
@@ -434,6 +441,10 @@ class ClangCalls:
                     own = LocalStruct(self.fresh_var(f"{name}.{p.spelling}"), self.value(strip(a)).ty)
                     stmts.extend(self.copy_struct_values(own, self.value(strip(a)), span))
                     scope[p.hash] = own
+                    continue
+                whole = self._index_vector(a)
+                if whole is not None:
+                    scope[p.hash] = whole   # (`reset(i, blockDim)`: its copy holds the launch's values)
                     continue
                 if pt.kind in (TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
                     s = strip(a)

@@ -1,5 +1,6 @@
 """A pointer a kernel gets from a class's conversion operator: `T *s = SharedMemory<T>();`, the
-CUDA samples' way to give extern shared memory a template's type. The operator's body, its
+CUDA samples' way to give extern shared memory a template's type (or from a method of such a class
+holding nothing, `shobj.GetPointer()`, shoc's). The operator's body, its
 declarations and its `return`, is lowered where the pointer is declared; one that does more, or that
 reads the object's members, leaves the kernel `unknown`."""
 
@@ -20,6 +21,16 @@ class ClangConversions:
         ref = s.referenced
         if ref is not None and ref.kind == CK.CONVERSION_FUNCTION:
             return self._run_conversion(ref, {}, init)   # resolved: the instantiated operator
+        if ref is None and not list(s.get_arguments()):
+            # `T *sh = shobj.GetPointer();` on a `SharedMemory<T> shobj;` (shoc): the specialisation's
+            # method, declarations and a return as a conversion operator's
+            kids = children(s)
+            callee = strip(kids[0]) if kids else None
+            obj = children(callee) if callee is not None and callee.kind == CK.MEMBER_REF_EXPR else []
+            name = self.source.text(callee).rsplit(".", 1)[-1].strip() if obj else ""
+            fn = self.stateless_specialisation_method(obj[0], name, 0) if name.isidentifier() else None
+            if fn is not None and canonical(fn.result_type).kind == TK.POINTER:
+                return self._run_conversion(fn, {}, init)
         if ref is not None or list(s.get_arguments()):
             return None
         # in a template: `SharedMemory<T>()` of a dependent type, the operator found in the class template

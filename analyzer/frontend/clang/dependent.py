@@ -57,6 +57,23 @@ class ClangDependent:
             return Scalar(ir.Param(text), "int")
         raise Unsupported(c, f"'{text[:60]}', a member of a template's type parameter")
 
+    def _dependent_trait(self, c) -> Value:
+        """`std::is_same_v<MaskT, bool>`, a variable template on a template's type parameter, which
+        clang leaves unresolved: the instantiation decides it, so a symbolic parameter named as
+        written (`if constexpr` on it: both branches, as for a non-type parameter); a `_v` trait of
+        the standard library is 0 or 1."""
+        words = [t.spelling for t in c.get_tokens()]
+        text = "".join(words)
+        if not words or not all(w.isidentifier() or w.isdigit() or w in ("::", "<", ">", ",", "*", "&") for w in words) \
+                or words.count("<") != words.count(">") or "<" not in words:
+            raise Unsupported(c, f"'{text[:60]}', a variable template of a template's type parameter")
+        if text not in self.kernel.params:
+            self.kernel.params.append(text)
+            name = words[words.index("<") - 1]
+            if words[0] == "std" and name.endswith("_v") and name.startswith(("is_", "has_")):
+                self.kernel.param_ranges[text] = (0, 1)
+        return Scalar(ir.Param(text), "int")
+
     def unresolved_callee(self, c, kids):
         """(name, arguments, the function template, its bindings) of an unresolved call `f<A>(x, y)`:
         explicit template arguments bound in order, type parameters deduced from pointer and scalar

@@ -194,6 +194,8 @@ class ClangExprs:
         n = self.int_value(c)   # a library's constant (`std::is_same_v<A, B>`, a variable template)
         if n is not None:
             return Scalar(ir.Const(n), "int")
+        if ref is not None and ref.kind == CK.OVERLOADED_DECL_REF and canonical(c.type).kind == TK.DEPENDENT:
+            return self._dependent_trait(c)   # `std::is_same_v<MaskT, bool>` of a type parameter
         raise Unsupported(c, f"'{name}', which is not a declared variable of the kernel")
 
     def _binary(self, c) -> Value:

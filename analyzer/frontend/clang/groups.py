@@ -62,6 +62,8 @@ class ClangGroups:
             return Scalar(value, "ulong")
         if group.kind == "block" and fn in ("thread_index", "group_index", "group_dim", "dim_threads"):
             return self._builtin_vec({"thread_index": "tid", "group_index": "bid"}.get(fn, "bdim"))
+        if group.kind == "grid" and fn in ("block_index", "dim_blocks"):   # (the grid in blocks)
+            return self._builtin_vec("bid" if fn == "block_index" else "gdim")
         tile = group.kind == "tile" and group.size is not None and 0 < group.size <= 32 and \
             group.size & (group.size - 1) == 0
         if fn == "meta_group_rank" and tile:

@@ -32,11 +32,13 @@ from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
+from analyzer.frontend.clang.param_arrays import ClangParamArrays
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.ranges import ClangRanges
-from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, unary_op
+from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, is_float_constant, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
 from analyzer.frontend.clang.stores import ClangStores
+from analyzer.frontend.clang.struct_copies import ClangStructCopies
 from analyzer.frontend.clang.wmma import ClangWmma
 from analyzer.frontend.dialects import METAL_SCALAR_ATTRS, metal_position
 from analyzer.frontend.types import SCALAR_SIZES, size_of, vector_shape
@@ -50,7 +52,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
                     ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma,
-                    ClangCub, ClangMemset, AccessLowering, ExprLowering):
+                    ClangCub, ClangMemset, ClangParamArrays, ClangStructCopies, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):
@@ -117,7 +119,8 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
             if k == CK.STATIC_ASSERT and self.lang == "metal":
                 self._instance_marker(c)
             elif k in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and c.is_definition() and self._is_kernel(c):
-                self.kernels.append(c)
+                if self.parsed.own_files is None or c.location.file.name in self.parsed.own_files:
+                    self.kernels.append(c)   # (not an includer's kernel)
             elif k == CK.VAR_DECL:
                 self.globals.append(c)
 
@@ -312,6 +315,7 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
             else:
                 self.template_types[tp.spelling] = arg if isinstance(arg, str) else "float"
         self._declare_globals()
+        self.param_pointers.clear()   # (another kernel's struct argument of the same name is not this one's)
         body = next((k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT), None)
         assigned = _assigned_params(body) if body is not None else set()
         prologue: list[ir.Stmt] = []
@@ -390,7 +394,7 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
             return
         if t.kind == TK.RECORD and not vector_shape(type_name(t)):
             self.scopes[0][p.hash] = ParamStruct(name)
-            self._pointer_fields(name, t)
+            self.declare_param_members(name, t, p.type.is_const_qualified())
             return
         ty = self.note_type(t)
         shape = vector_shape(ty)
@@ -405,20 +409,6 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
         self.kernel.params.append(name)
         self.scopes[0][p.hash] = Scalar(ir.Param(name), ty)
         self.param_range(name, ty)
-
-    def _pointer_fields(self, name, t) -> None:
-        decl = t.get_declaration()
-        for base in decl.get_children() if decl is not None else ():
-            if base.kind == CK.CXX_BASE_SPECIFIER:   # a base class's pointers too (`struct P : Base`)
-                self._pointer_fields(name, canonical(base.type))
-        for f in t.get_fields():
-            ft = canonical(f.type)
-            if ft.kind == TK.POINTER:
-                bname = f"{name}.{f.spelling}"
-                elem = self.note_type(ft.get_pointee())
-                space = space_of(ft.get_pointee()) or ir.GLOBAL
-                self.kernel.buffers[bname] = ir.Buffer(bname, space, elem, self.size(elem) or 4)
-                self.param_pointers[(name, f.spelling)] = Pointer(bname, space, elem, ir.Const(0))
 
     def _metal_param(self, p, name, t):
         attrs = [k.spelling[3:] for k in p.get_children() if k.kind == CK.ANNOTATE_ATTR and k.spelling.startswith("kr:")]
@@ -500,6 +490,9 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
                 n = self.int_value(init[-1])
                 if n is not None:
                     return Scalar(ir.Const(n), "int")
+                if is_float_constant(init[-1]) and not self.mentions_symbol(init[-1]):
+                    # `constexpr float F8_MAX = 448.0f;`: device code reads the constant itself
+                    return self.rvalue(init[-1])
         if self.lang == "cuda" and "__constant__" in spelled.split("=")[0]:
             constant_attr = True
         if self.lang == "cuda" and "__device__" in spelled.split("=")[0] or "__managed__" in spelled.split("=")[0]:

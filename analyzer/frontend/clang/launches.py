@@ -274,6 +274,12 @@ def _set_members(var, launch) -> tuple | None:
             uses.append(n.hash)
         elif n.kind == CK.CALL_EXPR and n.spelling in _CONFIG:
             allowed.update(r.hash for r in n.walk_preorder() if r.kind == CK.DECL_REF_EXPR)
+        elif n.kind == CK.CALL_EXPR and n.spelling == "cudaLaunchKernel":
+            # its grid and block, passed by value (`&v` or a call there leaves v's value unfollowed)
+            for a in list(n.get_arguments())[1:3]:
+                if not any(r.kind in (CK.UNARY_OPERATOR, CK.CALL_EXPR) and r.spelling != "dim3"
+                           for r in a.walk_preorder()):
+                    allowed.update(r.hash for r in a.walk_preorder() if r.kind == CK.DECL_REF_EXPR)
     if any(h not in allowed for h in uses):
         return None     # another use of v: its value is not followed
     at = launch.extent.start.offset

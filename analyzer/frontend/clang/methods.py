@@ -389,6 +389,47 @@ class ClangMethods:
             return None
         return _Named(name), obj_kids[0], list(c.get_arguments())
 
+    def stateless_specialisation_method(self, obj_c, name: str, nargs: int):
+        """`shobj.GetPointer()` on a local `SharedMemory<T> shobj;` of a class template of the
+        user's files with no data member: the method of the specialisation of the kernel's bound
+        types (the primary template where none is declared), or None. Its object holds nothing,
+        so the method reads only its arguments and what it declares."""
+        s = strip(obj_c)
+        var = s.referenced if s.kind == CK.DECL_REF_EXPR else None
+        if var is None or var.kind != CK.VAR_DECL:
+            return None
+        kids = children(var)
+        tmpl = next((k.referenced for k in kids if k.kind == CK.TEMPLATE_REF), None)
+        if tmpl is None or tmpl.kind != CK.CLASS_TEMPLATE or self.in_headers(tmpl):
+            return None
+        args = []
+        for k in kids:
+            if k.kind == CK.TYPE_REF:
+                r = k.referenced
+                bound = self.template_types.get(k.spelling) if r is not None and \
+                    r.kind == CK.TEMPLATE_TYPE_PARAMETER else None
+                args.append(bound or type_name(canonical(k.type)))
+            elif k.kind.is_expression() or k.kind == CK.DECL_REF_EXPR:
+                return None   # (a non-type argument: not matched here)
+        owner = tmpl.semantic_parent
+        chosen = tmpl
+        for d in children(owner) if owner is not None else ():
+            if d.kind in (CK.STRUCT_DECL, CK.CLASS_DECL) and d.specialized_template == tmpl and d.is_definition():
+                t = canonical(d.type)
+                n = t.get_num_template_arguments()
+                if n == len(args) and all(type_name(canonical(t.get_template_argument_type(i))) == a
+                                          for i, a in enumerate(args)):
+                    chosen = d
+                    break
+        if any(m.kind == CK.FIELD_DECL for m in chosen.get_children()):
+            return None
+        for m in chosen.get_children():
+            if m.kind == CK.CXX_METHOD and m.spelling == name and not m.is_static_method() and \
+                    len([p for p in m.get_children() if p.kind == CK.PARM_DECL]) == nargs and \
+                    any(k.kind == CK.COMPOUND_STMT for k in m.get_children()):
+                return m
+        return None
+
     def _method_named(self, struct: str, name: str, nargs: int):
         record = self.records.get(struct)
         decl = canonical(record).get_declaration() if record is not None else None

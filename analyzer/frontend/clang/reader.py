@@ -133,6 +133,8 @@ class Parsed:
     # renames): path -> the text whose offsets the AST's cursors give
     rewritten: dict[str, str] = field(default_factory=dict)
     defines: dict[str, str] = field(default_factory=dict)   # the -D macros, name -> value
+    # read through an includer (includer.py): the files whose kernels are the file's (None: all)
+    own_files: set[str] | None = None
 
 
 def _cindex():
@@ -348,10 +350,11 @@ def _member_end(text: str, at: int) -> int | None:
     return None
 
 
-def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=()) -> Parsed:
+def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), forced=(), includer=None) -> Parsed:
     """Parse one file; a header not found is a note, and an identifier the file never declares
     is declared (a missing macro: a symbolic parameter; a missing function: a function of its
-    arguments) on one more parse. `forced` (--include): files read before the file's first line."""
+    arguments) on one more parse. `forced` (--include): files read before the file's first line;
+    `includer` (includer.Includer): the lines of a file including this one, read before them too."""
     ci = _cindex()
     depth = bracket_depth(text)
     if depth > MAX_BRACKET_DEPTH:
@@ -368,6 +371,8 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     args += ["-I", str(Path(filename).parent or ".")]
     for f in forced:
         args += ["-include", str(Path(f).resolve())]
+    if includer is not None:
+        args += ["-include", includer.first]
     src = text
     extra: list[str] = []
     headers: list[tuple[str, str]] = []
@@ -392,6 +397,7 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     type_names: set[str] = set()   # names also used as types: never a number's macro
     for _ in range(6):
         unsaved = [(filename, src)] + headers + [(f"{stubs_dir}/{h}", "") for h in stubs]
+        unsaved += list(includer.files) if includer is not None else []
         all_args = args + ["-I", stubs_dir]
         if extra or declared:
             pre_name = str(Path(stubs_dir) / "__kernelrace_prelude.h")
@@ -457,6 +463,9 @@ def parse(text: str, lang: str, filename: str, include_dirs=(), macros=(), force
     out.functions = [n for n, called in missing.items() if called and n not in type_names]
     out.missing_headers = list(stubs)
     out.rewritten = dict(headers)
+    if includer is not None:
+        from analyzer.frontend.clang.includer import own_files
+        out.own_files = own_files(tu, filename)
     for n in out.params:
         out.notes.append(f"{filename}: '{n}' is not defined in the file: a symbolic parameter "
                          f"(give its value with -D {n}=VALUE)")
@@ -675,6 +684,18 @@ def _capi():
 def unary_op(cursor) -> str:
     """The operator of a UNARY_OPERATOR cursor: '-', '!', 'pre++', 'post--', '&', '*', ..."""
     return _UNARY.get(_capi().clang_getCursorUnaryOperatorKind(cursor), "?")
+
+
+def is_float_constant(cursor) -> bool:
+    """Whether clang computes a floating-point value for the expression (a constant expression)."""
+    lib = _capi()
+    res = lib.clang_Cursor_Evaluate(cursor)
+    if not res:
+        return False
+    try:
+        return lib.clang_EvalResult_getKind(res) == 2   # CXEval_Float
+    finally:
+        lib.clang_EvalResult_dispose(res)
 
 
 def evaluate_int(cursor) -> int | None:

@@ -14,8 +14,7 @@ from clang.cindex import StorageClass
 from analyzer import ir
 from analyzer.frontend.c_stmts import Goto, Label, _continues_test, _resolve_labels, switch_groups
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import (_add, array_start, Group, LocalRef, LocalStruct, ParamStruct, Pointer, Scalar,
-                                        SharedScalar, Vector, const_int)
+from analyzer.frontend.c_values import (array_start, Group, LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Vector, const_int)
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, reference_cast, space_of, strip
 from analyzer.frontend.clang.symbolic_dims import dimension_extents
 from analyzer.frontend.types import vector_shape
@@ -349,6 +348,11 @@ class ClangStmts:
             return self.private_scalar(d, name, ty, init, span)
         ref = LocalRef(self.fresh_var(name), ty)
         out = []
+        if init is not None and t.kind in (TK.UNEXPOSED, TK.DEPENDENT) and strip(init).kind == CK.UNEXPOSED_EXPR and \
+                self.source.text(strip(init)).startswith("("):
+            # `Reducer reducer(params, ...)` of `typename Traits::Reducer`: which class (and constructor)
+            # is the instantiation's, which no launch in the file names
+            raise Unsupported(d, f"an object of the dependent type '{d.type.spelling}' built by its constructor")
         if init is not None:
             s = strip(init)
             if s.kind == CK.CALL_EXPR and not list(s.get_arguments()) and vector_shape(ty) and s.spelling == ty:
@@ -363,74 +367,6 @@ class ClangStmts:
             if val is not None:
                 out.extend(self._assign_local(ref, val, span))
         self.scopes[-1][d.hash] = ref
-        return out
-
-    def copy_into(self, local, init, span) -> list[ir.Stmt]:
-        """A local struct initialised (or a struct returned) from a value."""
-        s = strip(init)
-        if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind == CK.CONSTRUCTOR:
-            args = list(s.get_arguments())
-            if not args:
-                return []
-            if isinstance(local, Pointer):
-                built = self.construct_into(local, s, span)
-                if built is not None:
-                    return built
-            if len(args) == 1:
-                return self.copy_into(local, args[0], span)
-            if self.lang == "metal" and self.in_headers(s.referenced):
-                return []   # metal_stdlib's `constexpr sampler s(filter::linear, ...)`: no state read here
-        if s.kind == CK.CALL_EXPR and s.referenced is None and isinstance(local, Pointer):
-            built = self.construct_dependent(local, s, span)
-            if built is not None:
-                return built
-        if s.kind == CK.INIT_LIST_EXPR and isinstance(local, Pointer):
-            raise Unsupported(init, f"initializer list of struct '{local.elem}', which holds an array")
-        if s.kind == CK.INIT_LIST_EXPR:
-            out = []
-            record = self.records[local.ty]
-            leaves = [x for x in self.struct_leaves(record)]
-            vals = children(s)
-            if len(vals) > len(leaves):
-                raise Unsupported(init, "struct initializer with nested braces")
-            for (path, _, ty), v in zip(leaves, vals):
-                if ty is None:
-                    raise Unsupported(init, "struct initializer of an array member")
-                out.append(ir.Assign(f"{local.name}.{path}", self._scalar(self.rvalue(v)), span))
-            return out
-        if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind != CK.CONSTRUCTOR:
-            val = self.call(s, into=local)
-            if isinstance(local, Pointer) and isinstance(val, Pointer) and val != local:
-                return self.flush([]) + self.copy_elements(local, val, span)
-            if isinstance(val, LocalStruct) and val is not local:
-                return self.copy_struct_values(local, val, span)
-            return []
-        lists = [k for k in children(s) if k.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF)]
-        if len(lists) == 1 and strip(lists[0]).kind == CK.INIT_LIST_EXPR:
-            return self.copy_into(local, lists[0], span)   # `return Params{a, b};`
-        src = self.struct_ref(init)
-        return self.copy_struct_values(local, src, span, self.span(init))
-
-    def copy_struct_values(self, dst, src, span, read_span=None) -> list[ir.Stmt]:
-        """dst = src member by member; the reads are placed at the source expression."""
-        struct = dst.ty if isinstance(dst, LocalStruct) else dst.elem
-        if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
-            return self.copy_elements(dst, src, span, read_span)
-        out = []
-        for path, off, ty in self.struct_leaves(self.records[struct]):
-            if ty is None or vector_shape(ty):
-                raise Unsupported(None, f"copy of struct '{struct}', which has an array or vector member '{path}'")
-            if isinstance(src, LocalStruct):
-                val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
-            elif isinstance(src, ParamStruct):
-                val = Scalar(ir.Param(self._field_param(src, path)), ty)
-            else:
-                val = self.load(Pointer(src.buffer, src.space, ty, _add(src.offset, ir.Const(off))), read_span or span)
-            if isinstance(dst, LocalStruct):
-                out.append(ir.Assign(f"{dst.name}.{path}", self._scalar(val), span))
-            else:
-                out.append(self._access_stmt(Pointer(dst.buffer, dst.space, ty, _add(dst.offset, ir.Const(off))), True, val,
-                                             span))
         return out
 
     def declare_array(self, d, t, kids, shared: bool) -> list[ir.Stmt]:

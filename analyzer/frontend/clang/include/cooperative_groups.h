@@ -7,7 +7,8 @@ struct thread_block : thread_group { __device__ dim3 group_index() const; __devi
     __device__ dim3 group_dim() const; __device__ dim3 dim_threads() const; __device__ unsigned num_threads() const; };
 struct grid_group : thread_group { __device__ bool is_valid() const; __device__ unsigned long long block_rank() const;
     __device__ unsigned long long num_blocks() const; __device__ unsigned long long num_threads() const;
-    __device__ unsigned long long thread_rank() const; __device__ unsigned long long size() const; };
+    __device__ unsigned long long thread_rank() const; __device__ unsigned long long size() const;
+    __device__ dim3 block_index() const; __device__ dim3 dim_blocks() const; };
 template <unsigned N> struct thread_block_tile : thread_group {
     __device__ unsigned meta_group_rank() const; __device__ unsigned meta_group_size() const;
     template <class T> __device__ T shfl(T, int) const; template <class T> __device__ T shfl_down(T, unsigned) const;
