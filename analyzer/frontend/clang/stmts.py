@@ -23,6 +23,9 @@ from analyzer.frontend.types import vector_shape
 ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
 
 
+_UNDEDUCED = (TK.AUTO, TK.DEPENDENT, TK.UNEXPOSED)
+
+
 class ClangStmts:
     """Statements and local declarations; mixed into ClangLowering."""
 
@@ -113,16 +116,19 @@ class ClangStmts:
             cond_c, body_c = self._cond_and_body(c)
             self.scopes.append({})
             pre = self.flush([])
+            carry, carried = self.carry_pointers(c)
             cond = self.cond(cond_c)
             if self.pending:
                 raise Unsupported(cond_c, "side effect in a loop condition")
             if isinstance(cond, ir.Const) and cond.value != 0:
                 cond = None
             body = self.stmt(body_c)
+            update = self.carried_update(c, carried)
             self.scopes.pop()
-            return pre + [ir.Loop([], cond, [], body, span, next(self.loop_ids))]
+            return pre + carry + [ir.Loop([], cond, update, body, span, next(self.loop_ids))]
         if k == CK.DO_STMT:
             body_c, cond_c = children(c)
+            carry, carried = self.carry_pointers(c)
             self.scopes.append({})
             body = self.stmt(body_c)
             self.scopes.pop()
@@ -131,7 +137,7 @@ class ClangStmts:
                 raise Unsupported(cond_c, "side effect in a loop condition")
             cspan = self.span(cond_c)
             body = _continues_test(body, cond, cspan) + [ir.If(ir.UnOp("!", cond), [ir.Break(cspan)], [], cspan)]
-            return [ir.Loop([], None, [], body, span, next(self.loop_ids))]
+            return carry + [ir.Loop([], None, self.carried_update(c, carried), body, span, next(self.loop_ids))]
         if k == CK.SWITCH_STMT:
             return self._switch(c)
         if k in (CK.UNEXPOSED_STMT,):   # an attributed statement (`[[likely]]`, `#pragma unroll`)
@@ -180,12 +186,15 @@ class ClangStmts:
         else_c = rest[2] if len(rest) > 2 else None
         cond = self.cond(cond_c)
         pre = self.flush(pre)
+        state = self.pointer_state()
         self.scopes.append({})
         then = self.stmt(then_c)
         self.scopes.pop()
+        then_state = self.restore_pointers(state)
         self.scopes.append({})
         orelse = self.stmt(else_c) if else_c is not None else []
         self.scopes.pop()
+        self.merge_pointers(c, cond, then_state)
         self.scopes.pop()
         n = const_int(cond)
         if n is not None and self.source.after(c, 40).replace(" ", "").startswith("ifconstexpr"):
@@ -213,13 +222,15 @@ class ClangStmts:
                     inc_c = p
         self.scopes.append({})
         init = self.stmt(init_c) if init_c is not None else []
+        carry, carried = self.carry_pointers(c)
         cond = self.cond(cond_c) if cond_c is not None else None
         if self.pending:
             raise Unsupported(cond_c, "side effect in a loop condition")
+        body = self.stmt(body_c)   # (before the update, which may move a pointer the body uses)
         update = self.flush(self.effect(inc_c)) if inc_c is not None else []
-        body = self.stmt(body_c)
+        update += self.carried_update(c, carried)
         self.scopes.pop()
-        return init + [ir.Loop([], cond, update, body, self.span(c), next(self.loop_ids))]
+        return init + carry + [ir.Loop([], cond, update, body, self.span(c), next(self.loop_ids))]
 
     def _for_semicolons(self, c) -> tuple[int, int] | None:
         """File offsets of the two `;` of a for header, read from the source text."""
@@ -360,6 +371,11 @@ class ClangStmts:
                 # pointer, counted in bytes
                 self.scopes[-1][d.hash] = replace(val, elem="char", inner=())
                 return []
+            if self.lang == "metal" and t.kind in _UNDEDUCED and isinstance(val, Pointer) and val.buffer != "?":
+                self.scopes[-1][d.hash] = val   # `auto p = in + k` in a template: the pointer, as one declared so
+                return []
+            if self.lang == "metal" and isinstance(val, Vector) and not vector_shape(ty) and t.kind in _UNDEDUCED:
+                ref = LocalRef(ref.name, val.ty)   # `auto w = p[k]` in a template: the vector (a matrix) it holds
             if val is not None:
                 out.extend(self._assign_local(ref, val, span))
         self.scopes[-1][d.hash] = ref
