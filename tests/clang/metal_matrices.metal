@@ -47,3 +47,19 @@ kernel void resized(device float3x3 *p [[buffer(0)]],
                     uint gid [[thread_position_in_grid]]) {
     q[gid] = float3x2(p[gid]) * float3(1.0f);   // a 3x2 matrix of a 3x3 one: not modelled (unknown)
 }
+
+// In a template (its pattern read: clang resolves no operator there): `auto` holding a pointer and a
+// matrix, `m * r` and `*p = OType(...)`, whose value is the thread's own (its vector operand's lanes).
+template <typename IType, typename OType>
+static inline void product_of(const device IType *in, device OType *out, uint gid) {
+    auto p = out + 0;
+    auto m = in[0];
+    float4 r = float4(float(gid), 0.0f, 0.0f, 1.0f);
+    *p = OType(m * r);   // expect: write-after-write
+}
+
+kernel void templated(const device float4x4 *in [[buffer(0)]],
+                      device float4 *out [[buffer(1)]],
+                      uint gid [[thread_position_in_grid]]) {
+    product_of<float4x4, float4>(in, out, gid);
+}
