@@ -12,10 +12,11 @@ from __future__ import annotations
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, Pointer, Scalar, Value, Vector, _add, const_int
-from analyzer.frontend.clang.cursors import CK, children, strip
+from analyzer.frontend.clang.cursors import CK, TK, children, strip
 from analyzer.frontend.types import matrix_shape, vector_shape
 
 _INDEXED = (CK.ARRAY_SUBSCRIPT_EXPR, CK.UNARY_OPERATOR, CK.MEMBER_REF_EXPR)
+_UNDEDUCED = (TK.AUTO, TK.DEPENDENT, TK.UNEXPOSED)
 
 
 class ClangMetalMatrices:
@@ -51,6 +52,19 @@ class ClangMetalMatrices:
                 isinstance(x, Vector) and matrix_shape(x.ty) for x in (a, b)):
             return self._matrix_op(node, op, a, b)   # (in a template, where clang resolves no operator)
         return super()._binop(op, a, b, node)
+
+    def undeduced_local(self, d, t, ref: LocalRef, val) -> LocalRef | None:
+        """A local declared `auto` in a template's pattern (its type left undeduced): `auto p = in + k`
+        the pointer, bound as one declared so (None: nothing more to do); `auto w = p[k]` a local of the
+        vector (a matrix) it holds; anything else `ref` as declared."""
+        if t.kind not in _UNDEDUCED:
+            return ref
+        if isinstance(val, Pointer) and val.buffer != "?":
+            self.scopes[-1][d.hash] = val
+            return None
+        if isinstance(val, Vector) and not vector_shape(ref.ty):
+            return LocalRef(ref.name, val.ty)
+        return ref
 
     # ---------- values ----------
 

@@ -86,6 +86,20 @@ class ClangPointerMoves:
 
     # ---------- branches ----------
 
+    def branches(self, c, cond: ir.Expr, then_c, else_c) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
+        """An `if`'s two branches, each from the bindings before it; after them, a pointer either moved
+        is where the taken one left it."""
+        state = self.pointer_state()
+        self.scopes.append({})
+        then = self.stmt(then_c)
+        self.scopes.pop()
+        then_state = self.restore_pointers(state)
+        self.scopes.append({})
+        orelse = self.stmt(else_c) if else_c is not None else []
+        self.scopes.pop()
+        self.merge_pointers(c, cond, then_state)
+        return then, orelse
+
     def pointer_state(self) -> list[dict]:
         return [dict(s) for s in self.scopes]
 

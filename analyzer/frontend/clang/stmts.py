@@ -23,9 +23,6 @@ from analyzer.frontend.types import vector_shape
 ASSUMPTIONS = frozenset({"__kernelrace_assert", "assert", "__assume", "__builtin_assume", "__requires"})
 
 
-_UNDEDUCED = (TK.AUTO, TK.DEPENDENT, TK.UNEXPOSED)
-
-
 class ClangStmts:
     """Statements and local declarations; mixed into ClangLowering."""
 
@@ -186,15 +183,7 @@ class ClangStmts:
         else_c = rest[2] if len(rest) > 2 else None
         cond = self.cond(cond_c)
         pre = self.flush(pre)
-        state = self.pointer_state()
-        self.scopes.append({})
-        then = self.stmt(then_c)
-        self.scopes.pop()
-        then_state = self.restore_pointers(state)
-        self.scopes.append({})
-        orelse = self.stmt(else_c) if else_c is not None else []
-        self.scopes.pop()
-        self.merge_pointers(c, cond, then_state)
+        then, orelse = self.branches(c, cond, then_c, else_c)   # (pointer_moves.py)
         self.scopes.pop()
         n = const_int(cond)
         if n is not None and self.source.after(c, 40).replace(" ", "").startswith("ifconstexpr"):
@@ -371,11 +360,9 @@ class ClangStmts:
                 # pointer, counted in bytes
                 self.scopes[-1][d.hash] = replace(val, elem="char", inner=())
                 return []
-            if self.lang == "metal" and t.kind in _UNDEDUCED and isinstance(val, Pointer) and val.buffer != "?":
-                self.scopes[-1][d.hash] = val   # `auto p = in + k` in a template: the pointer, as one declared so
+            ref = self.undeduced_local(d, t, ref, val) if self.lang == "metal" else ref   # (metal_matrices.py)
+            if ref is None:
                 return []
-            if self.lang == "metal" and isinstance(val, Vector) and not vector_shape(ty) and t.kind in _UNDEDUCED:
-                ref = LocalRef(ref.name, val.ty)   # `auto w = p[k]` in a template: the vector (a matrix) it holds
             if val is not None:
                 out.extend(self._assign_local(ref, val, span))
         self.scopes[-1][d.hash] = ref
