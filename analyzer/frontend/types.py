@@ -23,6 +23,9 @@ VECTOR_ALIASES = {"__half2": ("half", 2), "half2": ("half", 2), "__nv_bfloat162"
                   "nv_bfloat162": ("bfloat", 2), "nv_bfloat164": ("bfloat", 4),
                   "__nv_bfloat164": ("bfloat", 4)}
 _VEC = re.compile(r"^(u?char|u?short|u?int|u?long|u?longlong|float|double|half|bool|bfloat)([2348]|16)$")
+# Metal's matrices (metal_stdlib's `__metal_float4x3` structs): a vector of all their lanes, column after
+# column, a 3-lane column as long as a 4-lane one (C, R and the column's length: metal_matrices.py)
+_MATRIX = re.compile(r"^__metal_(float|half)([234])x([234])$")
 COMPONENTS = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
@@ -30,8 +33,20 @@ def vector_shape(ty: str) -> tuple[str, int] | None:
     """(element type, lanes) of a vector type, or None for a scalar."""
     if ty in VECTOR_ALIASES:
         return VECTOR_ALIASES[ty]
+    if ty.startswith("__metal_"):
+        shape = matrix_shape(ty)
+        return (shape[0], shape[1] * shape[3]) if shape else None
     m = _VEC.match(ty)
     return (m.group(1), int(m.group(2))) if m else None
+
+
+def matrix_shape(ty: str) -> tuple[str, int, int, int] | None:
+    """(element type, columns, rows, a column's lanes in memory) of a Metal matrix, or None."""
+    m = _MATRIX.match(ty)
+    if not m:
+        return None
+    rows = int(m.group(3))
+    return m.group(1), int(m.group(2)), rows, 4 if rows == 3 else rows
 
 
 def size_of(ty: str) -> int | None:

@@ -54,6 +54,10 @@ class ClangCalls:
         bindings = None
         if self.lang == "metal" and kids and strip(kids[0]).spelling in METAL_VECTOR_CTORS:
             return self._vector_of(c, METAL_VECTOR_CTORS[strip(kids[0]).spelling], [self.rvalue(a) for a in args])
+        if self.lang == "metal":
+            matrix = self.matrix_call(c, fn, args)
+            if matrix is not None:
+                return matrix
         if self.lang == "metal" and (fn in SIMDGROUP_OPS or fn.startswith("operator")) and \
                 "simdgroup_matrix" in canonical(c.type).spelling + " ".join(canonical(a.type).spelling for a in args):
             return self._simdgroup(fn, args, c, into)

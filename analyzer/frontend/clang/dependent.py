@@ -157,6 +157,8 @@ class ClangDependent:
                 new = self._binop(sym[0], old, Scalar(ir.Const(1)), c)
                 self.pending.extend(self.store(operand, new, span))
                 return old if i == 1 else new
+            if sym == "*" and isinstance(self.rvalue(operand), Pointer):   # (no postfix `*`: either order)
+                return self.load(self.place(c), span)   # `*p` of a pointer whose type is the template's
             if i == 0 and sym in ("-", "!", "~", "+"):
                 a = self.rvalue(operand)
                 if sym == "+":
@@ -168,6 +170,16 @@ class ClangDependent:
         return None
 
 
+    def dependent_deref(self, c) -> Pointer | None:
+        """The place `*p` names where clang leaves the `*` unresolved (p's type is a template's)."""
+        kids = children(c)
+        ops = [i for i, k in enumerate(kids) if k.kind == CK.DECL_REF_EXPR and not k.spelling and any(
+            n.kind == CK.OVERLOADED_DECL_REF and n.spelling == "operator*" for n in children(k))]
+        if c.referenced is not None or len(kids) != 2 or len(ops) != 1:
+            return None
+        ptr = self.rvalue(kids[1 - ops[0]])
+        return ptr if isinstance(ptr, Pointer) else None
+
     def unresolved_construct(self, c, kids) -> Value:
         """`float(x)` with x of a dependent type, `IdxT(s[i])`: an unresolved construction, its children
         (but the type's name) its operands, read for their effects."""
@@ -178,8 +190,11 @@ class ClangDependent:
         vals = [self.rvalue(k) for k in operands]
         if any(isinstance(v, Pointer) for v in vals):
             raise Unsupported(c, f"a pointer converted to '{c.type.spelling}', a template's type")
-        # (a value of a type the template leaves open: as unknown as before, its operands now read)
-        return Scalar(ir.Call("", tuple(self._scalar(v) for v in vals if isinstance(v, Scalar))), "int")
+        # (a value of a type the template leaves open: a function of its operands, a vector's every lane;
+        # an operand of another kind a value of this thread's own, so that two threads' never agree)
+        return Scalar(ir.Call("", tuple(x for v in vals for x in (
+            v.comps if isinstance(v, Vector) else (self._scalar(v),) if isinstance(v, Scalar) else
+            (self.opaque(f"a '{c.type.spelling}' built from a value of another kind"),)))), "int")
 
     def reader_of_constants(self, fn, vals, c) -> Value:
         """A callee not read (a functor of the template's type parameter, `l_index(i, dims, strides)`,

@@ -22,7 +22,7 @@ from analyzer.frontend.clang.reader import PARAM_PREFIX, evaluate_int, unary_op
 from analyzer.frontend.clang.symbolic_dims import scaled, stride
 from analyzer.frontend.opencl import _NUMBERED as NUMBERED
 from analyzer.frontend.opencl import _swizzle
-from analyzer.frontend.types import COMPONENTS, vector_shape
+from analyzer.frontend.types import matrix_shape, COMPONENTS, vector_shape
 
 _BINOPS = {"Mul": "*", "Div": "/", "Rem": "%", "Add": "+", "Sub": "-", "Shl": "<<", "Shr": ">>", "LT": "<",
            "GT": ">", "LE": "<=", "GE": ">=", "EQ": "==", "NE": "!=", "And": "&", "Xor": "^", "Or": "|",
@@ -367,6 +367,8 @@ class ClangExprs:
         if self.lang == "metal" and (element := self.param_array_element(c, base_c, idx_c)) is not None:
             return element
         base = self.value(base_c)
+        if self.lang == "metal" and isinstance(base, (LocalRef, Vector)) and matrix_shape(base.ty):
+            return self.matrix_column_of(c, self.rvalue(base_c), self.cond(idx_c))   # (in a template)
         if isinstance(base, LocalRef) and vector_shape(base.ty):
             lane_t, n = vector_shape(base.ty)
             return Scalar(self._lane(c, self.cond(idx_c), [ir.Var(f"{base.name}.{i}") for i in range(n)]), lane_t)
@@ -399,7 +401,7 @@ class ClangExprs:
             if ptr is not None:
                 return ptr
         if k == CK.CALL_EXPR:
-            ptr = self.method_call(c, want_place=True)   # `v[k]` through a reference-returning operator[]
+            ptr = self.dependent_deref(c) or self.method_call(c, want_place=True)   # `v[k]` through a reference-returning operator[]
             if isinstance(ptr, Pointer):
                 return ptr
         if k == CK.DECL_REF_EXPR:

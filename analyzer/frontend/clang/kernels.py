@@ -32,8 +32,10 @@ from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
-from analyzer.frontend.clang.param_arrays import ClangParamArrays
+from analyzer.frontend.clang.metal_matrices import ClangMetalMatrices
 from analyzer.frontend.clang.methods import ClangMethods
+from analyzer.frontend.clang.param_arrays import ClangParamArrays
+from analyzer.frontend.clang.pointer_moves import ClangPointerMoves
 from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, is_float_constant, unary_op
 from analyzer.frontend.clang.stmts import ClangStmts
@@ -51,8 +53,9 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 
 
 class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
-                    ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMethods, ClangLanes, ClangRanges, ClangWmma,
-                    ClangCub, ClangMemset, ClangParamArrays, ClangStructCopies, AccessLowering, ExprLowering):
+                    ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMetalMatrices, ClangPointerMoves, ClangMethods,
+                    ClangLanes, ClangRanges, ClangWmma, ClangCub, ClangMemset, ClangParamArrays, ClangStructCopies,
+                    AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):

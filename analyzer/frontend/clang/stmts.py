@@ -112,16 +112,19 @@ class ClangStmts:
             cond_c, body_c = self._cond_and_body(c)
             self.scopes.append({})
             pre = self.flush([])
+            carry, carried = self.carry_pointers(c)
             cond = self.cond(cond_c)
             if self.pending:
                 raise Unsupported(cond_c, "side effect in a loop condition")
             if isinstance(cond, ir.Const) and cond.value != 0:
                 cond = None
             body = self.stmt(body_c)
+            update = self.carried_update(c, carried)
             self.scopes.pop()
-            return pre + [ir.Loop([], cond, [], body, span, next(self.loop_ids))]
+            return pre + carry + [ir.Loop([], cond, update, body, span, next(self.loop_ids))]
         if k == CK.DO_STMT:
             body_c, cond_c = children(c)
+            carry, carried = self.carry_pointers(c)
             self.scopes.append({})
             body = self.stmt(body_c)
             self.scopes.pop()
@@ -130,7 +133,7 @@ class ClangStmts:
                 raise Unsupported(cond_c, "side effect in a loop condition")
             cspan = self.span(cond_c)
             body = _continues_test(body, cond, cspan) + [ir.If(ir.UnOp("!", cond), [ir.Break(cspan)], [], cspan)]
-            return [ir.Loop([], None, [], body, span, next(self.loop_ids))]
+            return carry + [ir.Loop([], None, self.carried_update(c, carried), body, span, next(self.loop_ids))]
         if k == CK.SWITCH_STMT:
             return self._switch(c)
         if k in (CK.UNEXPOSED_STMT,):   # an attributed statement (`[[likely]]`, `#pragma unroll`)
@@ -179,12 +182,7 @@ class ClangStmts:
         else_c = rest[2] if len(rest) > 2 else None
         cond = self.cond(cond_c)
         pre = self.flush(pre)
-        self.scopes.append({})
-        then = self.stmt(then_c)
-        self.scopes.pop()
-        self.scopes.append({})
-        orelse = self.stmt(else_c) if else_c is not None else []
-        self.scopes.pop()
+        then, orelse = self.branches(c, cond, then_c, else_c)   # (pointer_moves.py)
         self.scopes.pop()
         n = const_int(cond)
         if n is not None and self.source.after(c, 40).replace(" ", "").startswith("ifconstexpr"):
@@ -212,13 +210,15 @@ class ClangStmts:
                     inc_c = p
         self.scopes.append({})
         init = self.stmt(init_c) if init_c is not None else []
+        carry, carried = self.carry_pointers(c)
         cond = self.cond(cond_c) if cond_c is not None else None
         if self.pending:
             raise Unsupported(cond_c, "side effect in a loop condition")
+        body = self.stmt(body_c)   # (before the update, which may move a pointer the body uses)
         update = self.flush(self.effect(inc_c)) if inc_c is not None else []
-        body = self.stmt(body_c)
+        update += self.carried_update(c, carried)
         self.scopes.pop()
-        return init + [ir.Loop([], cond, update, body, self.span(c), next(self.loop_ids))]
+        return init + carry + [ir.Loop([], cond, update, body, self.span(c), next(self.loop_ids))]
 
     def _for_semicolons(self, c) -> tuple[int, int] | None:
         """File offsets of the two `;` of a for header, read from the source text."""
@@ -363,6 +363,9 @@ class ClangStmts:
                 # an integer holding an address (`uint32_t a = __cvta_generic_to_shared(p)`): the
                 # pointer, counted in bytes
                 self.scopes[-1][d.hash] = replace(val, elem="char", inner=())
+                return []
+            ref = self.undeduced_local(d, t, ref, val) if self.lang == "metal" else ref   # (metal_matrices.py)
+            if ref is None:
                 return []
             if val is not None:
                 out.extend(self._assign_local(ref, val, span))

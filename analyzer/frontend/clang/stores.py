@@ -41,6 +41,10 @@ class ClangStores:
     def store(self, target_c, val: Value, span) -> list[ir.Stmt]:
         t = strip(target_c)
         k = t.kind
+        if self.lang == "metal" and k in (CK.CALL_EXPR, CK.ARRAY_SUBSCRIPT_EXPR):
+            column = self.matrix_store(t, val, span)
+            if column is not None:
+                return column
         if isinstance(val, Pointer) and self.holds_array(val.elem) and canonical(t.type).kind != TK.POINTER:
             # a struct holding an array stored whole (in a template, where its type is dependent)
             dst = self.value(t) if k == CK.DECL_REF_EXPR else self.place(t)

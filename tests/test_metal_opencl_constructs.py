@@ -1,0 +1,56 @@
+"""Metal and OpenCL constructs the real-code benchmark met (issue 41), on fixtures of our own in
+tests/clang/: Metal's matrices (in a template too), and pointers moved in loops and branches."""
+
+from analyzer import ir
+from test_clang_frontend import check, findings, lowered
+
+
+def _stores(kernel) -> list[ir.Access]:
+    out = []
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, ir.MemOp) and s.access.is_write:
+                out.append(s.access)
+            for attr in ("then", "orelse", "body"):
+                walk(getattr(s, attr, None) or [])
+    walk(kernel.body)
+    return out
+
+
+def _names(e) -> list[str]:
+    if isinstance(e, ir.Var):
+        return [e.name]
+    return [n for x in getattr(e, "args", ()) or (getattr(e, "a", None), getattr(e, "b", None)) if x is not None
+            for n in _names(x)]
+
+
+def test_metal_matrices_are_their_columns_and_products_their_sums_of_products():
+    kernels, _ = lowered("metal_matrices.metal")
+    assert [(k.name, k.unsupported is None) for k in kernels] == [
+        ("same", True), ("differs", True), ("columns", True), ("resized", False), ("templated", True)]
+    assert "a 3x2 matrix built from a 3x3 one" in kernels[3].unsupported[1]
+    # m * v: lane r is the sum over columns j of m[j][r] * v[j] (a 4x4 matrix: lane 4j + r)
+    (product,) = [a for a in _stores(kernels[1]) if a.buffer == "out"]
+    lanes = product.value.args
+    assert len(lanes) == 4
+    assert _names(lanes[1]) == ["m.1", "v.0", "m.5", "v.1", "m.9", "v.2", "m.13", "v.3"]
+    # a float3x3's columns are 16 bytes apart, a matrix 48: p[gid][2] and p[gid][1][2]
+    col, entry, _ = _stores(kernels[2])
+    assert (col.width, entry.width) == (16, 4)
+    code, report, err = check("metal_matrices.metal", "--block-dim", "64")
+    assert code == 1, err
+    # `same` stores one value from every thread (the diagonal's product and columns moved by index);
+    # in the template, `OType(m * r)` is a value of the vector's lanes (it was one value for every
+    # thread, its vector operand dropped: the race went unseen)
+    assert findings(report) == {("write-after-write", 34), ("write-after-write", 58)}
+    assert {f["kernel"] for f in report["findings"] if f["rule"] != "unknown"} == {"differs", "templated"}
+
+
+def test_a_pointer_moved_in_a_loop_or_a_branch_is_where_the_program_left_it():
+    # (before: every iteration read the offset the pointer had on entry, and after an `if` the
+    # pointer was where the then-branch left it, taken or not: both races went unseen)
+    code, report, err = check("pointer_moves.cl", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("write-after-write", 8), ("write-after-write", 27)}
+    assert {f["kernel"] for f in report["findings"]} == {"runs_overlap", "moved_on_odd"}
