@@ -125,3 +125,31 @@ def test_asking_exactly_first_changes_no_verdict(monkeypatch):
     assert sum(map(len, expecting.values())) >= 5
     for p in paths:
         assert verdicts(p) == expecting[p], p.name
+
+
+
+def test_a_barrier_whose_pairs_already_race_asks_nothing():
+    # When flag is false nothing orders s's write and the neighbour's read: a race. Without the
+    # barrier, t's write and read collide too, a collision the solver would be asked for; but a
+    # barrier is reported only when its removal lets nothing collide, which the racing pair already
+    # rules out: no query is asked.
+    text = ("__global__ void k(int *out, int flag) {\n"
+            "  __shared__ int s[64];\n"
+            "  __shared__ int t[64];\n"
+            "  s[threadIdx.x] = 1;\n"
+            "  if (flag) {\n"
+            "    t[threadIdx.x] = 2;\n"
+            "    __syncthreads();\n"
+            "    out[threadIdx.x] = t[threadIdx.x ^ 1];\n"
+            "  }\n"
+            "  out[threadIdx.x] += s[threadIdx.x ^ 1];\n"
+            "}\n")
+    kernel, = lower_source(text, "cuda", "racing_barrier.cu")
+    kernel.block_dim = {"x": 64, "y": 1, "z": 1}
+    ev = SymbolicExecutor(kernel).run()
+    pairs = analyse_pairs(kernel, ev, build_cfg(kernel, ev.tracked_conditions), 1000)
+    assert {h.second.access.buffer for h in pairs.hazards} >= {"s"}   # the race pass's race
+    asked = pairs.queries
+    verdict, = pairs.barrier_verdicts()
+    assert verdict.needed is None and "already race" in verdict.reason
+    assert pairs.queries == asked

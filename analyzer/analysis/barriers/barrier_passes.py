@@ -142,27 +142,33 @@ class BarrierPasses:
         interval shapes is tested for any overlap at all (cheap, once per pair), then queried in
         the new shapes, expecting a collision (most pairs a barrier orders collide without it:
         on TVM's kernels, every one that overlaps at all), which ends the verdict."""
-        undecided, checked = None, 0
+        checked = 0
         # Only accesses whose barrier intervals change can gain a partner: those in the intervals
         # the barrier ended or began.
         moved = set()
         for new, old in zip(views, base):
             moved |= {self.cfg.node_access[n].id for n in new.keys() | old.keys()
                       if new.get(n) != old.get(n) and n in self.cfg.node_access}
+        # Only `needed is False` is reported (a barrier that can go), and one pair racing or
+        # undecided rules it out: the verdict is then None, whatever the other pairs say (True,
+        # with a collision, is no finding either). So the pairs the race pass found colliding
+        # are looked for first, before any query, and the first undecided pair ends the verdict.
+        candidates = []
         for a, b in self._pairs_touching(moved):
-            if self._out_of_time():
-                return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
             extra = self._extra_entries(a, b, *views, base)
             if not extra:
                 continue
-            racing = (a.access.id, b.access.id) in self._hit
-            if not racing and self._never_overlap(a, b, out):
+            if (a.access.id, b.access.id) in self._hit:
+                return BarrierVerdict(bar, None, pairs=len(candidates) + 1, reason=(
+                    f"the {a.access.kind} at line {a.access.span.line} and the "
+                    f"{b.access.kind} at line {b.access.span.line} it orders already race"))
+            candidates.append((a, b, extra))
+        for a, b, extra in candidates:
+            if self._out_of_time():
+                return BarrierVerdict(bar, None, reason=OUT_OF_TIME, pairs=checked)
+            if self._never_overlap(a, b, out):
                 continue
             checked += 1
-            if racing:
-                undecided = undecided or (f"the {a.access.kind} at line {a.access.span.line} and the "
-                                          f"{b.access.kind} at line {b.access.span.line} it orders already race")
-                continue
             sink: list[Hazard] = []
             n = len(out.undecided)
             # Only whether they collide matters: the first hazard will do, asked exactly first.
@@ -170,9 +176,10 @@ class BarrierPasses:
             if sink:
                 return BarrierVerdict(bar, True, sink[0], pairs=checked)
             if len(out.undecided) > n:
-                undecided = undecided or out.undecided[n].reason
+                undecided = out.undecided[n].reason
                 del out.undecided[n:]
-        return BarrierVerdict(bar, None if undecided else False, reason=undecided, pairs=checked)
+                return BarrierVerdict(bar, None, reason=undecided, pairs=checked)
+        return BarrierVerdict(bar, False, pairs=checked)
 
     def _unordered_by(self, h: Hazard, space: str) -> tuple[ir.Barrier, ...]:
         """The barriers between the hazard's accesses that do not order `space` (for threads of two
