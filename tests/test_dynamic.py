@@ -209,7 +209,10 @@ def test_every_racy_fixture_is_confirmed():
     compute, nor a shuffle's or a SIMD-group sum's (shfl_of_shared, simd_partials_3d,
     simd_sum_of_shared), nor a collective's of a shared tile (subgroup_of_shared in GLSL and WGSL,
     work_group_of_local, cg_tile_of_shared's tile shuffle and cg::reduce); param_row_image, whose row length is a parameter the fixture leaves
-    symbolic; integral_float_values' float parameter, whose two stores differ only at -0.0f,
+    symbolic; wgsl/range_ticket's counter struct, whose `atomic<u32>` and `u32` members the
+    interpreter would keep as one 8-byte element; wgsl/binding_array_buffers, each of whose
+    buffers starts where an uninterpreted function of its index says, which the interpreter
+    cannot compute; integral_float_values' float parameter, whose two stores differ only at -0.0f,
     which the seeded inputs do not give; and unwritten_element_values' stores of `buf[10] + 1.0f`,
     which differ only when a load runs between thread 10's write and another's."""
     from conftest import map_in_processes
@@ -233,7 +236,9 @@ def test_every_racy_fixture_is_confirmed():
         "subgroup_of_shared.wgsl:14": "cannot-run", "subgroup_of_shared.comp:126": "cannot-run",
         "work_group_of_local.cl:9": "cannot-run", "cg_tile_of_shared.cu:12": "cannot-run",
         "cg_tile_of_shared.cu:20": "cannot-run",
-        "integral_float_values.cu:18": "no-difference", "unwritten_element_values.cu:16": "no-difference"}
+        "integral_float_values.cu:18": "no-difference", "unwritten_element_values.cu:16": "no-difference",
+        "range_ticket.wgsl:18": "cannot-run", "range_ticket.wgsl:27": "cannot-run",
+        "range_ticket.wgsl:41": "cannot-run", "binding_array_buffers.wgsl:10": "cannot-run"}
 
 
 def test_a_reinterpreting_access_moves_bytes():
