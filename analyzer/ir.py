@@ -350,6 +350,20 @@ def reads_memory(e) -> bool:
     return False
 
 
+def reads_names(e, names) -> bool:
+    """Does an expression read one of the variables `names`? Each shared subterm once."""
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Var) and x.name in names:
+            return True
+        stack.extend(operands(x))
+    return False
+
+
 def per_kernel(fn):
     """`fn(kernel)` remembered for the last kernel asked, kept with the kernel and its body, whose
     identities say it is still the same kernel (a changed kernel is a copy, with a new body):
@@ -418,20 +432,21 @@ def atomic_writes_at(kernel: "Kernel", acc: Access) -> set[str]:
     the memory (`atomic_among_all`) is "narrow": it may lose another block's update, and the
     element then need not move one way (two threads of one block may then draw one value)."""
     sites = _atomic_write_sites(kernel).get(acc.buffer, ())
-    if not isinstance(acc.offset, Const):
-        return {op for op, _, _ in sites}
-    lo, hi = acc.offset.value, acc.offset.value + acc.width
-    return {op for op, at, width in sites if at is None or (at < hi and lo < at + width)}
+    if isinstance(acc.offset, Const):
+        lo, hi = acc.offset.value, acc.offset.value + acc.width
+        sites = [x for x in sites if x[2] is None or (x[2] < hi and lo < x[2] + x[3])]
+    return {op if among_all else "narrow" for op, among_all, _, _ in sites}
 
 
 @per_kernel
 def _atomic_write_sites(kernel: "Kernel") -> dict[str, set]:
+    """Per buffer, (operation, whether it is atomic among all, constant offset or None, width) of
+    each atomic write (a fetch-add of 0 changes nothing: not one)."""
     out: dict[str, set] = {}
     for acc in accesses(kernel.body):
         if acc.atomic and acc.is_write and acc.atomic_op != "load":
             at = acc.offset.value if isinstance(acc.offset, Const) else None
-            op = acc.atomic_op if atomic_among_all(acc) else "narrow"
-            out.setdefault(acc.buffer, set()).add((op, at, acc.width))
+            out.setdefault(acc.buffer, set()).add((acc.atomic_op, atomic_among_all(acc), at, acc.width))
     return out
 
 
@@ -496,11 +511,7 @@ def atomic_sites(kernel: "Kernel") -> frozenset[int]:
 
 @per_kernel
 def _atomic_writes(kernel: "Kernel") -> dict[str, set[str]]:
-    ops: dict[str, set[str]] = {}
-    for acc in accesses(kernel.body):
-        if acc.atomic and acc.is_write and acc.atomic_op != "load":   # a fetch-add of 0 changes nothing
-            ops.setdefault(acc.buffer, set()).add(acc.atomic_op)
-    return ops
+    return {buf: {op for op, _, _, _ in sites} for buf, sites in _atomic_write_sites(kernel).items()}
 
 
 def read_only_loads(kernel: "Kernel") -> dict[str, Access]:

@@ -333,7 +333,6 @@ def lowering_for(lang: str):
     return {"cuda": CudaLowering, "metal": MetalLowering, "opencl": OpenClLowering}[lang]
 
 
-
 _METAL_ATOMICS = frozenset({f"atomic_{op}_explicit" for op in (
     "load", "store", "exchange", "compare_exchange_weak", "fetch_add", "fetch_sub", "fetch_and", "fetch_or",
     "fetch_xor", "fetch_min", "fetch_max")})

@@ -152,15 +152,15 @@ def ended_facts(s: ir.Loop, first, inductions: dict, inner: tuple, intern) -> tu
     if any(isinstance(x, (ir.Break, ir.Continue)) for x in this_loop(s.body)) or has_return(s.body):
         return ()
     out = [intern(ir.BinOp("||", negate(first), at_first_iteration(intern, g, s.id, {}))) for g in inner]
-    c = s.cond
-    if isinstance(c, ir.BinOp) and c.op in _TOWARD:
-        op, v, bound = (c.op, c.a, c.b) if isinstance(c.a, ir.Var) else (_MIRROR.get(c.op), c.b, c.a)
-        closed = inductions.get(v.name) if isinstance(v, ir.Var) else None
+    counter = loop_counter(s.cond)
+    if counter is not None:
+        op, v, bound = counter
+        closed = inductions.get(v.name)
         assigned = assigned_names(s.body) | assigned_names(s.update)
         # The step as the program spells it: `_inductions` takes its value once, on entry.
         stepped = [x.value.b for x in ir.walk_stmts(s.body + s.update, updates=True)
-                   if isinstance(x, ir.Assign) and x.target == getattr(v, "name", None) and isinstance(x.value, ir.BinOp)]
-        if (op is not None and isinstance(closed, ir.BinOp) and closed.op in ("+", "-") and len(stepped) == 1
+                   if isinstance(x, ir.Assign) and x.target == v.name and isinstance(x.value, ir.BinOp)]
+        if (isinstance(closed, ir.BinOp) and closed.op in ("+", "-") and len(stepped) == 1
                 and _invariant(stepped[0], assigned) and _invariant(bound, assigned)):
             step = closed.b.b       # closed = init +/- Iter * step (`_inductions`)
         else:
@@ -168,7 +168,7 @@ def ended_facts(s: ir.Loop, first, inductions: dict, inner: tuple, intern) -> tu
         # A constant step's direction is the program's, not the model's to choose; and it is the
         # one way a loop relies on wrap-around (`i--` over an unsigned `i < n`): left alone.
         if step is not None and not isinstance(step, ir.Const):
-            sign = _TOWARD[op] if closed.op == "+" else {">": "<", "<": ">", "!=": "!="}[_TOWARD[op]]
+            sign = step_sign(op, closed.op == "+")
             out.append(intern(ir.BinOp("||", negate(first), intern(ir.BinOp(sign, step, intern(ir.Const(0)))))))
     return tuple(out)
 
@@ -177,6 +177,22 @@ def ended_facts(s: ir.Loop, first, inductions: dict, inner: tuple, intern) -> tu
 _TOWARD = {"<": ">", "<=": ">", ">": "<", ">=": "<", "!=": "!="}
 # `bound OP v` as `v OP' bound`.
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+
+
+def loop_counter(cond) -> tuple[str, ir.Var, object] | None:
+    """(OP, v, bound) for a loop condition `v OP bound` or `bound OP v` (OP a comparison a step
+    can end: `<`, `<=`, `>`, `>=`, `!=`), v a variable; None for any other condition."""
+    if not isinstance(cond, ir.BinOp) or cond.op not in _TOWARD:
+        return None
+    op, v, bound = (cond.op, cond.a, cond.b) if isinstance(cond.a, ir.Var) else (_MIRROR[cond.op], cond.b, cond.a)
+    return (op, v, bound) if isinstance(v, ir.Var) else None
+
+
+def step_sign(op: str, added: bool) -> str:
+    """The comparison with 0 (`>`, `<` or `!=`) a step must satisfy for `v OP bound` to end, the
+    step added to v (`v += s`) or, with `added` false, subtracted (`v -= s`)."""
+    toward = _TOWARD[op]
+    return toward if added else {">": "<", "<": ">", "!=": "!="}[toward]
 
 
 def _invariant(e, assigned: set[str]) -> bool:

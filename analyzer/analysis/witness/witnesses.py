@@ -440,9 +440,9 @@ class WitnessSearch:
         steps = progress_steps(self.kernel)
         if not steps:
             return []
-        terms, deps = enc.recorded(lambda: [(as_int(enc.term(s, 1)), up) for s, up in steps])
+        terms, deps = enc.recorded(lambda: [as_int(enc.term(s, 1)) for s, _ in steps])
         side = [enc.base[i] for i in sorted(deps) if i >= 0]
-        moving = [t > 0 if up else t < 0 for t, up in terms]
+        moving = [t > 0 if sign == ">" else t < 0 for t, (_, sign) in zip(terms, steps)]
         return [side + moving] + ([[*side, m] for m in moving[:PROGRESS_ALONE]] if len(moving) > 1 else [])
 
     def _witness(self, model, a: AccessEvent, b: AccessEvent, off1, off2) -> Witness:

@@ -546,7 +546,6 @@ def _reads(val) -> bool:
     return False
 
 
-
 def field_offset(record_t, field) -> int | None:
     """A data member's offset in bits in a record type, a base class's member too (clang's layout:
     the base subobject's offset plus the member's in the base); None where clang gives none (a

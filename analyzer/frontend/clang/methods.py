@@ -423,25 +423,16 @@ class ClangMethods:
                     break
         if any(m.kind == CK.FIELD_DECL for m in chosen.get_children()):
             return None
-        for m in chosen.get_children():
-            if m.kind == CK.CXX_METHOD and m.spelling == name and not m.is_static_method() and \
-                    len([p for p in m.get_children() if p.kind == CK.PARM_DECL]) == nargs and \
-                    any(k.kind == CK.COMPOUND_STMT for k in m.get_children()):
-                return m
-        return None
+        return _defined_method(chosen, name, nargs)
 
     def _method_named(self, struct: str, name: str, nargs: int):
         record = self.records.get(struct)
         decl = canonical(record).get_declaration() if record is not None else None
         primary = decl.specialized_template if decl is not None else None
         for owner in (primary, decl):
-            if owner is None:
-                continue
-            for m in owner.get_children():
-                if m.kind == CK.CXX_METHOD and m.spelling == name and not m.is_static_method() and \
-                        len([p for p in m.get_children() if p.kind == CK.PARM_DECL]) == nargs and \
-                        any(k.kind == CK.COMPOUND_STMT for k in m.get_children()):
-                    return m
+            m = _defined_method(owner, name, nargs) if owner is not None else None
+            if m is not None:
+                return m
         return None
 
     def object_of(self, obj_c):
@@ -511,9 +502,18 @@ class ClangMethods:
         return canonical(field.type)
 
 
-
 class _Named:
     """A member function known only by its name until its object's struct is known."""
 
     def __init__(self, name: str):
         self.spelling = name
+
+
+def _defined_method(record, name: str, nargs: int):
+    """The non-static method `name` of `nargs` parameters that `record` declares with a body, or None."""
+    for m in record.get_children():
+        if m.kind == CK.CXX_METHOD and m.spelling == name and not m.is_static_method() and \
+                len([p for p in m.get_children() if p.kind == CK.PARM_DECL]) == nargs and \
+                any(k.kind == CK.COMPOUND_STMT for k in m.get_children()):
+            return m
+    return None

@@ -180,7 +180,7 @@ class ControlFlowMixin:
                 raise Unsupported(phi.node, f"OpPhi without a value for predecessor {src}")
             moves.append((var, self.scalar(incoming, phi), self.span(phi)))
         targets = {v for v, _, _ in moves}
-        if len(moves) > 1 and any(_mentions(e, targets) for _, e, _ in moves):
+        if len(moves) > 1 and any(ir.reads_names(e, targets) for _, e, _ in moves):
             temps = [(self.fresh(f"{v}.in"), e, s) for v, e, s in moves]
             return ([ir.Assign(t, e, s) for t, e, s in temps]
                     + [ir.Assign(v, ir.Var(t), s) for (v, _, s), (t, _, _) in zip(moves, temps)])
@@ -315,12 +315,6 @@ def _continues(stmts: list) -> bool:
 
 def _leaves(stmts: list) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ir.Break, ir.Continue, ir.Return))
-
-
-def _mentions(e, names: set[str]) -> bool:
-    if isinstance(e, ir.Var):
-        return e.name in names
-    return any(_mentions(x, names) for x in ir.operands(e))
 
 
 def _returns_out(stmts: list, flag: str, in_loop: bool) -> list:

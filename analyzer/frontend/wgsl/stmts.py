@@ -35,13 +35,7 @@ def _reads_any(val, names: set[str]) -> bool:
     exprs = list(val.comps) if isinstance(val, Vec) else [val.expr] if isinstance(val, Scalar) else []
     if isinstance(val, StructVal):
         return any(_reads_any(m, names) for m in val.members.values())
-    stack = exprs
-    while stack:
-        x = stack.pop()
-        if isinstance(x, ir.Var) and x.name in names:
-            return True
-        stack.extend(ir.operands(x))
-    return False
+    return any(ir.reads_names(x, names) for x in exprs)
 
 
 def _continues_guarded(stmts: list, flag: str) -> list:
