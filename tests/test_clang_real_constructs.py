@@ -65,7 +65,6 @@ def test_sobol_generators_read_their_direction_vectors():
     assert {(k, r) for k, r, _, _ in races(report)} == {("init_while_written", "read-after-write")}
 
 
-
 def test_members_of_two_struct_arguments_are_different_parameters():
     kernels, _ = lowered("struct_arg_members.cu")
     assert {"a.o", "b.o"} <= set(kernels[0].params) and {"a.o", "o"} <= set(kernels[1].params)

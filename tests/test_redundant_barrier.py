@@ -127,7 +127,6 @@ def test_asking_exactly_first_changes_no_verdict(monkeypatch):
         assert verdicts(p) == expecting[p], p.name
 
 
-
 def test_a_barrier_whose_pairs_already_race_asks_nothing():
     # When flag is false nothing orders s's write and the neighbour's read: a race. Without the
     # barrier, t's write and read collide too, a collision the solver would be asked for; but a
