@@ -65,9 +65,7 @@ class AccessLowering:
             if isinstance(ref, SharedScalar):
                 return [self._access_stmt(ref.ptr, True, val, span)]
             if isinstance(ref, Pointer) and isinstance(val, Pointer):
-                # reassigning a local pointer variable
-                self.scopes[-1][str(target.children[0])] = val
-                return []
+                return self.move_pointer(str(target.children[0]), val, target, span)
             raise Unsupported(target, f"assignment to '{target.children[0]}'")
         if k in ("member", "arrow"):
             ptr = self.struct_member_pointer(target)

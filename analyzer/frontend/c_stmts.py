@@ -128,7 +128,7 @@ class StmtLowering:
         cond_n, then_n = parts[0], parts[1]
         else_n = parts[2] if len(parts) > 2 else None
         cond = self.cond(cond_n)
-        pre = self._flush([])
+        pre = self._flush([]) + self.hold_moved_pointers(Tree("branches", parts[1:]), self.span(node))
         self.scopes.append({})
         then = self.stmt(then_n)
         self.scopes.pop()
@@ -139,6 +139,7 @@ class StmtLowering:
 
     def stmt_while_stmt(self, node):
         cond_n, body_n = self.parts(node)
+        held = self.hold_moved_pointers(node, self.span(node))
         cond = self.cond(cond_n)
         if self.pending:
             raise Unsupported(cond_n, "side effect in a loop condition")
@@ -147,9 +148,10 @@ class StmtLowering:
         self.scopes.append({})
         body = self.stmt(body_n)
         self.scopes.pop()
-        return [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
+        return held + [ir.Loop([], cond, [], body, self.span(node), next(self.loop_ids))]
 
     def stmt_goto_stmt(self, node):
+        self.after_goto = True
         return self._flush([Goto(str(self.parts(node)[0]), node, self.span(node))])
 
     def stmt_labeled_stmt(self, node):
@@ -166,7 +168,7 @@ class StmtLowering:
         value = self.cond(value_n)
         sel, fell, broke = self.fresh_var("switch"), self.fresh_var("switch.fell"), self.fresh_var("switch.broke")
         out = self._flush([ir.Assign(sel, value, span), ir.Assign(fell, ir.Const(0), span),
-                           ir.Assign(broke, ir.Const(0), span)])
+                           ir.Assign(broke, ir.Const(0), span)]) + self.hold_moved_pointers(Tree("cases", items), span)
         groups: list[tuple[list, list]] = []     # (labels: case expressions or None for default, statements)
         for it in items:
             if isinstance(it, Tree) and kind(it) in ("case_label", "default_label"):
@@ -186,6 +188,7 @@ class StmtLowering:
         """`do body while (c);` as `for (;;) { body; if (!c) break; }`, where a `continue` of this
         loop also tests c first (it jumps to the test, not to the next iteration)."""
         body_n, cond_n = self.parts(node)
+        held = self.hold_moved_pointers(node, self.span(node))
         self.scopes.append({})
         body = self.stmt(body_n)
         self.scopes.pop()
@@ -195,12 +198,13 @@ class StmtLowering:
         span = self.span(cond_n)
         exit_ = lambda: ir.If(ir.UnOp("!", cond), [ir.Break(span)], [], span)  # noqa: E731
         body = _continues_test(body, cond, span) + [exit_()]
-        return [ir.Loop([], None, [], body, self.span(node), next(self.loop_ids))]
+        return held + [ir.Loop([], None, [], body, self.span(node), next(self.loop_ids))]
 
     def stmt_for_stmt(self, node):
         init_n, cond_n, upd_n, body_n = self.parts(node)
         self.scopes.append({})
         init = self.stmt(init_n)
+        init += self.hold_moved_pointers(Tree("loop", [cond_n, upd_n, body_n]), self.span(node))
         cond = self.cond(cond_n) if cond_n is not None else None
         if self.pending:
             raise Unsupported(cond_n, "side effect in a loop condition")

@@ -21,6 +21,7 @@ from analyzer.frontend.c_access import AccessLowering
 from analyzer.frontend.c_calls import CallLowering, _has_return, _returns_to_breaks
 from analyzer.frontend.c_decls import DeclLowering
 from analyzer.frontend.c_exprs import ExprLowering
+from analyzer.frontend.c_pointer_moves import PointerMoves
 from analyzer.frontend.c_stmts import StmtLowering, leftover_goto
 from analyzer.frontend.c_tree import Unsupported, kind, position, tokens_of
 from analyzer.frontend.c_values import BuiltinVec, Pointer, Scalar, Value, Vector, _add, _mul
@@ -37,7 +38,7 @@ __all__ = ["CLowering", "MAX_NESTING", "Unsupported", "position", "tokens_of", "
 MAX_NESTING = 200
 
 
-class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLowering):
+class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLowering, PointerMoves):
     """Dialect-independent lowering; subclasses fill in the dialect's vocabulary."""
 
     lang = "c"
@@ -203,6 +204,7 @@ class CLowering(DeclLowering, StmtLowering, AccessLowering, ExprLowering, CallLo
         self.private: dict[str, ir.Buffer] = {}
         self.inline_depth = 0
         self.pending: list[ir.Stmt] = []
+        self.after_goto = False   # a goto lowered: a later pointer move may be one it skips
         self._declare_globals()
         try:
             saved = self._bind_template(list(tparams), targs, self.scopes[0], fn)

@@ -212,14 +212,6 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
         self.var_counts[name] = n + 1
         return name if n == 0 else f"{name}#{n}"
 
-    def rebind(self, decl_ref, val) -> None:
-        key = decl_ref.referenced.hash
-        for scope in reversed(self.scopes):
-            if key in scope:
-                scope[key] = val
-                return
-        self.scopes[-1][key] = val
-
     def file_scope_error(self) -> str | None:
         """The first error clang reports in the main file outside every function definition (a
         preprocessor error, a broken declaration), or None: errors inside host functions are the
@@ -291,6 +283,7 @@ class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, Cla
         self.kernel = ir.Kernel(name=name, file=self.filename, lang=self.lang, body=[], buffers={}, params=[],
                                 warp_size=self.warp_size, source_lines=self.lines)
         self.scopes: list[dict] = [{}]
+        self.after_goto = False   # a goto lowered: a later pointer move may be one it skips
         self.var_counts: dict[str, int] = {}
         self.inline_depth = 0
         # a Metal kernel template read as its pattern: what clang reports only while instantiating it

@@ -2,9 +2,11 @@
 lowering (a buffer and a byte offset), rebound where the program assigns it, so `p += 1` emits no
 statement. Inside a loop that is one iteration's move: every iteration then read the offset the
 pointer had on entry (`for (...) { *p = v; p += 1; }` wrote one element, and a race between the
-threads' runs of elements went unseen). Here a pointer a loop moves holds its offset in a variable
-of the loop's state, set on entry and after each iteration; one a branch moves is, after the `if`,
-the offset the taken branch left (`c ? then : else`). Mixed into ClangLowering."""
+threads' runs of elements went unseen), and a switch's case moved it for every path. Here a
+pointer a loop or a switch may move holds its offset in a variable, set on entry and at each move;
+one a branch moves is, after the `if`, the offset the taken branch left (`c ? then : else`); a move
+after a goto is `unknown` (the goto may skip it). Mixed into ClangLowering; the Lark lowering's
+counterpart is frontend/c_pointer_moves.py."""
 
 from __future__ import annotations
 
@@ -51,38 +53,38 @@ class ClangPointerMoves:
                 keys.append(t.referenced.hash)
         return keys
 
-    def carry_pointers(self, c) -> tuple[list[ir.Stmt], dict]:
-        """On entry to loop `c`: each pointer it moves rebound to its offset held in a variable (set
-        here to the entry offset). Returns the statements and what carried_update needs."""
-        carried, pre = {}, []
-        keys = self._moved_targets(c)
-        if keys and any(n.kind == CK.CONTINUE_STMT for n in c.walk_preorder()):
-            raise Unsupported(c, "a pointer moved in a loop with `continue` (its offset at the `continue` is not carried)")
-        for key in keys:
-            ptr = self._bound(key)
+    def carry_pointers(self, c) -> list[ir.Stmt]:
+        """Before loop or switch `c`: each pointer it may move holds its offset in a variable, set
+        here to the entry offset; every move after this sets it again (see `rebind`), so the
+        offset is right at a `continue`, a `break` and the end of any iteration alike."""
+        pre = []
+        for key in self._moved_targets(c):
+            scope = next(s for s in reversed(self.scopes) if key in s)
+            if ("held", key) in scope:
+                continue
+            ptr = scope[key]
             var = self.fresh_var(f"{ptr.buffer}.moved")
             pre.append(ir.Assign(var, ptr.offset, self.span(c)))
-            carried[key] = (var, ptr)
-            self._rebind_key(key, replace(ptr, offset=ir.Var(var), bounds=(), row=None, shape_at=None))
-        return pre, carried
+            scope[("held", key)] = var   # beside the binding: gone with its scope
+            scope[key] = replace(ptr, offset=ir.Var(var), bounds=(), row=None, shape_at=None)
+        return pre
 
-    def carried_update(self, c, carried: dict) -> list[ir.Stmt]:
-        """After an iteration: each carried pointer's offset, where the iteration left it, into its
-        variable; the pointer is then its variable again (after the loop: where the last left it)."""
-        out = []
-        for key, (var, entry) in carried.items():
-            now = self._bound(key)
-            if not isinstance(now, Pointer) or (now.buffer, now.space) != (entry.buffer, entry.space):
-                raise Unsupported(c, "a pointer a loop moves to another buffer")
-            out.append(ir.Assign(var, now.offset, self.span(c)))
-            self._rebind_key(key, replace(now, offset=ir.Var(var), bounds=(), row=None, shape_at=None))
-        return out
-
-    def _rebind_key(self, key, val) -> None:
-        for scope in reversed(self.scopes):
-            if key in scope:
-                scope[key] = val
-                return
+    def rebind(self, decl_ref, val, span) -> list[ir.Stmt]:
+        """`p = val` for a pointer variable, rebound where it was declared; where its offset is
+        held in a variable, that variable takes the new offset."""
+        key = decl_ref.referenced.hash
+        scope = next((s for s in reversed(self.scopes) if key in s), self.scopes[-1])
+        var = scope.get(("held", key))
+        if var is None:
+            if self.after_goto:   # the move may be one a forward goto skips
+                raise Unsupported(decl_ref, "a pointer moved after a goto")
+            scope[key] = val
+            return []
+        held = scope[key]
+        if not isinstance(val, Pointer) or (val.buffer, val.space) != (held.buffer, held.space):
+            raise Unsupported(decl_ref, "a pointer a loop or a switch moves to another buffer")
+        scope[key] = replace(val, offset=ir.Var(var), bounds=(), row=None, shape_at=None)
+        return [ir.Assign(var, val.offset, span)]
 
     # ---------- branches ----------
 

@@ -112,19 +112,18 @@ class ClangStmts:
             cond_c, body_c = self._cond_and_body(c)
             self.scopes.append({})
             pre = self.flush([])
-            carry, carried = self.carry_pointers(c)
+            carry = self.carry_pointers(c)
             cond = self.cond(cond_c)
             if self.pending:
                 raise Unsupported(cond_c, "side effect in a loop condition")
             if isinstance(cond, ir.Const) and cond.value != 0:
                 cond = None
             body = self.stmt(body_c)
-            update = self.carried_update(c, carried)
             self.scopes.pop()
-            return pre + carry + [ir.Loop([], cond, update, body, span, next(self.loop_ids))]
+            return pre + carry + [ir.Loop([], cond, [], body, span, next(self.loop_ids))]
         if k == CK.DO_STMT:
             body_c, cond_c = children(c)
-            carry, carried = self.carry_pointers(c)
+            carry = self.carry_pointers(c)
             self.scopes.append({})
             body = self.stmt(body_c)
             self.scopes.pop()
@@ -133,7 +132,7 @@ class ClangStmts:
                 raise Unsupported(cond_c, "side effect in a loop condition")
             cspan = self.span(cond_c)
             body = _continues_test(body, cond, cspan) + [ir.If(ir.UnOp("!", cond), [ir.Break(cspan)], [], cspan)]
-            return carry + [ir.Loop([], None, self.carried_update(c, carried), body, span, next(self.loop_ids))]
+            return carry + [ir.Loop([], None, [], body, span, next(self.loop_ids))]
         if k == CK.SWITCH_STMT:
             return self._switch(c)
         if k in (CK.UNEXPOSED_STMT,):   # an attributed statement (`[[likely]]`, `#pragma unroll`)
@@ -148,6 +147,7 @@ class ClangStmts:
             label = next((x.spelling for x in c.get_children() if x.kind == CK.LABEL_REF), None)
             if label is None:
                 raise Unsupported(c, "goto without a label")
+            self.after_goto = True   # (pointer_moves.py)
             return self.flush([Goto(label, c, span)])
         if k == CK.LABEL_STMT:
             inner = children(c)
@@ -210,13 +210,12 @@ class ClangStmts:
                     inc_c = p
         self.scopes.append({})
         init = self.stmt(init_c) if init_c is not None else []
-        carry, carried = self.carry_pointers(c)
+        carry = self.carry_pointers(c)
         cond = self.cond(cond_c) if cond_c is not None else None
         if self.pending:
             raise Unsupported(cond_c, "side effect in a loop condition")
         body = self.stmt(body_c)   # (before the update, which may move a pointer the body uses)
         update = self.flush(self.effect(inc_c)) if inc_c is not None else []
-        update += self.carried_update(c, carried)
         self.scopes.pop()
         return init + carry + [ir.Loop([], cond, update, body, self.span(c), next(self.loop_ids))]
 
@@ -251,7 +250,7 @@ class ClangStmts:
         value = self.cond(value_c)
         sel, fell, broke = self.fresh_var("switch"), self.fresh_var("switch.fell"), self.fresh_var("switch.broke")
         out = self.flush([ir.Assign(sel, value, span), ir.Assign(fell, ir.Const(0), span),
-                          ir.Assign(broke, ir.Const(0), span)])
+                          ir.Assign(broke, ir.Const(0), span)]) + self.carry_pointers(body_c)
         groups: list[tuple[list, list]] = []
         items = children(body_c) if body_c.kind == CK.COMPOUND_STMT else [body_c]
         for it in items:

@@ -66,8 +66,7 @@ class ClangStores:
             if isinstance(ref, SharedScalar):
                 return [self._access_stmt(ref.ptr, True, val, span)]
             if isinstance(ref, Pointer) and isinstance(val, Pointer):
-                self.rebind(t, replace(val, elem=ref.elem if ref.buffer != "?" and False else val.elem))
-                return []
+                return self.rebind(t, val, span)   # (pointer_moves.py)
             if isinstance(ref, Pointer) and ref.buffer == "?":
                 raise Unsupported(t, "pointer variable given a value that is not a pointer")
             raise Unsupported(t, f"assignment to '{t.spelling}'")
