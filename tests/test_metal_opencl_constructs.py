@@ -74,6 +74,9 @@ def test_pointer_moves_in_updates_do_continue_break_switch_and_goto(frontend):
         "goto_skips_move", "another_buffer"}
     assert "after a goto" in by_kernel["goto_skips_move"][0]["message"]
     assert "another buffer" in by_kernel["another_buffer"][0]["message"]
+    # a step before the `continue` is an induction: the witnesses replay
+    cont = [f for f in report["findings"] if f["kernel"] == "continue_runs"]
+    assert cont and all(f["severity"] == "error" and f["witness"]["replayed"] for f in cont)
     # line 44 stores at 2 * (gid + 1), distinct per work-item: the analysis does not follow which
     # iteration a `break` leaves, so its witness there does not replay, and it is only a warning
     at_44 = [f for f in report["findings"] if f["second"]["line"] == 44 and f["first"]["line"] == 44]

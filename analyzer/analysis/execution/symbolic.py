@@ -393,7 +393,8 @@ class SymbolicExecutor(AtomicOrder):
         """Variables stepped once per iteration by a loop-invariant amount: closed forms in the
         iteration number, whatever thread-dependent value they start from. A step is either the
         update clause's only store to the variable, or the body's, as a statement of the body
-        itself (not under a branch) in a body no `continue` can cut short."""
+        itself (not under a branch) before any statement that may `continue` (every iteration
+        that reaches the `continue` has stepped; a `break` ends the iterations)."""
         out: dict = {}
         counts: dict = {}
         for x in ir.walk_stmts(s.body + s.update, updates=True):
@@ -401,8 +402,10 @@ class SymbolicExecutor(AtomicOrder):
             if key is not None:
                 counts[key] = counts.get(key, 0) + 1
         steps = list(s.update)
-        if not any(isinstance(x, ir.Continue) for x in this_loop(s.body)):
-            steps += s.body
+        for x in s.body:
+            if any(isinstance(y, ir.Continue) for y in this_loop([x])):
+                break
+            steps.append(x)
         for u in steps:
             key = step_key(u)
             if key is None or counts.get(key) != 1:
