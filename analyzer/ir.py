@@ -451,6 +451,29 @@ def _atomic_write_sites(kernel: "Kernel") -> dict[str, set]:
 
 
 @per_kernel
+def draw_loops(kernel: "Kernel") -> dict[int, "tuple[int, ...] | None"]:
+    """Per atomic access id, the ids of the loops around it, outermost first (None for a site in
+    two nests). A draw is named by these loops' iterations wherever its result is read, so that
+    one thread's draws in two iterations have two names and one draw, read again in a later
+    loop, keeps its one name (analysis/decision/tickets.py parts draws by them)."""
+    out: dict[int, "tuple[int, ...] | None"] = {}
+
+    def walk(stmts, stack: tuple) -> None:
+        for s in stmts:
+            if isinstance(s, MemOp) and s.access.atomic:
+                out[s.access.id] = stack if out.get(s.access.id, stack) == stack else None
+            elif isinstance(s, If):
+                walk(s.then, stack)
+                walk(s.orelse, stack)
+            elif isinstance(s, Loop):
+                walk(s.init, stack)
+                walk(s.body, stack + (s.id,))
+                walk(s.update, stack + (s.id,))
+    walk(kernel.body, ())
+    return out
+
+
+@per_kernel
 def ticket_draws(kernel: "Kernel") -> dict[str, Opaque]:
     """The kernel's fetch-and-adds that may be tickets, by `ticket_name` (what the solver and the
     replay call their results)."""
