@@ -208,7 +208,18 @@ class Access:
 # a negative one) and a decrement are told apart from the other read-modify-writes: draws from a
 # counter that only moves one way are tickets (`ticket_holds`). A "grow" is a fetch-add of an
 # unsigned amount not known as a constant: it moves the counter up (a counter never wraps around).
-ATOMIC_OPS = ("load", "store", "increment", "decrement", "grow", "rmw")
+# An "add" is a fetch-add of a signed amount not known as a constant: a grow where the IR proves
+# the amount non-negative (`atomic_op_of`), else a read-modify-write.
+ATOMIC_OPS = ("load", "store", "increment", "decrement", "grow", "add", "rmw")
+
+
+def atomic_op_of(kernel: "Kernel", acc: "Access") -> str:
+    """What an atomic does to its element: its `atomic_op`, a signed "add" read as a grow or a
+    read-modify-write (analyzer/signed_amounts.py)."""
+    if acc.atomic_op != "add":
+        return acc.atomic_op
+    from analyzer.signed_amounts import grows
+    return "grow" if grows(kernel, acc) else "rmw"
 
 
 def default_scope(space: str) -> str:
@@ -418,8 +429,8 @@ def ticket_holds(kernel: "Kernel", o: Opaque) -> bool:
     ticket's counter may be moved by both: each only moves it up."""
     if o.ticket is None or o.fetch is None:
         return False
-    ops = atomic_writes_at(kernel, o.fetch)
-    return ops == {o.fetch.atomic_op} or (o.fetch.atomic_op in GROWS and bool(ops) and ops <= GROWS)
+    ops, op = atomic_writes_at(kernel, o.fetch), atomic_op_of(kernel, o.fetch)
+    return ops == {op} and op != "rmw" or (op in GROWS and bool(ops) and ops <= GROWS)
 
 
 GROWS = frozenset({"increment", "grow"})
@@ -446,7 +457,7 @@ def _atomic_write_sites(kernel: "Kernel") -> dict[str, set]:
     for acc in accesses(kernel.body):
         if acc.atomic and acc.is_write and acc.atomic_op != "load":
             at = acc.offset.value if isinstance(acc.offset, Const) else None
-            out.setdefault(acc.buffer, set()).add((acc.atomic_op, atomic_among_all(acc), at, acc.width))
+            out.setdefault(acc.buffer, set()).add((atomic_op_of(kernel, acc), atomic_among_all(acc), at, acc.width))
     return out
 
 

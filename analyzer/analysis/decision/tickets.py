@@ -36,7 +36,7 @@ def range_draw(kernel: ir.Kernel, name: str) -> ir.Opaque | None:
     """The draw `name` names where it takes part in the range facts: a range ticket, or a
     constant step's ticket, drawn from an element only increments and grows move."""
     o = ir.ticket_draws(kernel).get(name)
-    if o is None or o.fetch is None or o.fetch.atomic_op not in ir.GROWS or not ir.ticket_holds(kernel, o):
+    if o is None or o.fetch is None or ir.atomic_op_of(kernel, o.fetch) not in ir.GROWS or not ir.ticket_holds(kernel, o):
         return None
     if o.amount is None and "grow" not in ir.atomic_writes_at(kernel, o.fetch):
         return None   # constant steps alone: the same-site fact says all there is
