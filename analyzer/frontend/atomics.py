@@ -18,7 +18,7 @@ here what an atomic read-modify-write returns, so that the dialects cannot drift
   counter that only grows hold apart ranges, `r1 + n1 <= r2` or `r2 + n2 <= r1`, where the IR's
   values of both amounts are non-negative (analysis/decision/tickets.py). A signed amount may be
   negative: its fetch-add ("add") is a read-modify-write whose result is the thread's own value,
-  unless the IR proves the amount in [0, 2**31) in every thread (analyzer/signed_amounts.py:
+  unless the IR proves the amount in [0, 2**31) in every thread (`ir.atomic_op_of`:
   `atomicAdd(&count, __popc(mask))` on an `int`), where it is a grow as an unsigned one is.
 """
 
@@ -56,7 +56,7 @@ def fetch_result(fn: str, site: int, acc: ir.Access, step: ir.Expr | None, subtr
     otherwise the thread's own value. `step` is None
     for operations other than add and subtract."""
     if step is not None and not isinstance(step, ir.Const) and not subtract:
-        # a signed amount grows the counter only where the IR proves it non-negative (signed_amounts.py)
+        # a signed amount grows the counter only where the IR proves it non-negative (`ir.atomic_op_of`)
         mark(acc, "grow" if unsigned else "add", scope)
         return ir.Opaque(f"result of {fn}", site, ticket=acc.offset, grid_counter=acc.scope == ir.GRID,
                          amount=step, fetch=acc)
