@@ -208,7 +208,17 @@ class Access:
 # a negative one) and a decrement are told apart from the other read-modify-writes: draws from a
 # counter that only moves one way are tickets (`ticket_holds`). A "grow" is a fetch-add of an
 # unsigned amount not known as a constant: it moves the counter up (a counter never wraps around).
-ATOMIC_OPS = ("load", "store", "increment", "decrement", "grow", "rmw")
+# An "add" is a fetch-add of a signed amount not known as a constant: a grow where the IR proves
+# the amount non-negative (`atomic_op_of`), else a read-modify-write.
+ATOMIC_OPS = ("load", "store", "increment", "decrement", "grow", "add", "rmw")
+
+
+def atomic_op_of(kernel: "Kernel", acc: "Access") -> str:
+    """What an atomic does to its element: its `atomic_op`, a signed "add" read as a grow or a
+    read-modify-write (`ir.atomic_op_of`)."""
+    if acc.atomic_op != "add":
+        return acc.atomic_op
+    return "grow" if _signed_grows(kernel, acc) else "rmw"
 
 
 def default_scope(space: str) -> str:
@@ -418,8 +428,8 @@ def ticket_holds(kernel: "Kernel", o: Opaque) -> bool:
     ticket's counter may be moved by both: each only moves it up."""
     if o.ticket is None or o.fetch is None:
         return False
-    ops = atomic_writes_at(kernel, o.fetch)
-    return ops == {o.fetch.atomic_op} or (o.fetch.atomic_op in GROWS and bool(ops) and ops <= GROWS)
+    ops, op = atomic_writes_at(kernel, o.fetch), atomic_op_of(kernel, o.fetch)
+    return ops == {op} and op != "rmw" or (op in GROWS and bool(ops) and ops <= GROWS)
 
 
 GROWS = frozenset({"increment", "grow"})
@@ -446,7 +456,30 @@ def _atomic_write_sites(kernel: "Kernel") -> dict[str, set]:
     for acc in accesses(kernel.body):
         if acc.atomic and acc.is_write and acc.atomic_op != "load":
             at = acc.offset.value if isinstance(acc.offset, Const) else None
-            out.setdefault(acc.buffer, set()).add((acc.atomic_op, atomic_among_all(acc), at, acc.width))
+            out.setdefault(acc.buffer, set()).add((atomic_op_of(kernel, acc), atomic_among_all(acc), at, acc.width))
+    return out
+
+
+@per_kernel
+def draw_loops(kernel: "Kernel") -> dict[int, "tuple[int, ...] | None"]:
+    """Per atomic access id, the ids of the loops around it, outermost first (None for a site in
+    two nests). A draw is named by these loops' iterations wherever its result is read, so that
+    one thread's draws in two iterations have two names and one draw, read again in a later
+    loop, keeps its one name (analysis/decision/tickets.py parts draws by them)."""
+    out: dict[int, "tuple[int, ...] | None"] = {}
+
+    def walk(stmts, stack: tuple) -> None:
+        for s in stmts:
+            if isinstance(s, MemOp) and s.access.atomic:
+                out[s.access.id] = stack if out.get(s.access.id, stack) == stack else None
+            elif isinstance(s, If):
+                walk(s.then, stack)
+                walk(s.orelse, stack)
+            elif isinstance(s, Loop):
+                walk(s.init, stack)
+                walk(s.body, stack + (s.id,))
+                walk(s.update, stack + (s.id,))
+    walk(kernel.body, ())
     return out
 
 
@@ -633,3 +666,181 @@ class Kernel:
             return ""
         lines = self.origin_lines.get(span.file, [])
         return lines[span.line - 1].strip() if 0 < span.line <= len(lines) else ""
+
+
+# ---------- which signed fetch-adds ("add") grow their counter ----------
+# Which fetch-adds of a signed computed amount grow their counter (frontend/atomics.py's "add").
+#
+# A signed amount may be negative and move the counter down: such a fetch-add is a read-modify-write
+# whose result is the thread's own value. It grows the counter (a range ticket's draw, `ir.GROWS`)
+# only where the IR proves its amount in [0, 2**31) in every thread and every execution: built from
+# constants, thread and block indices and extents, bit counts, comparisons and parameters whose type
+# allows no negative value, by operations that keep a non-negative value non-negative (+, *, /, %,
+# >>, &, |, min, max, a selection), or from local variables assigned before the atomic on every way
+# to it whose every assignment in the kernel is such a value. A read of memory (a shared counter's
+# value, a host's buffer) is never proven: its contents may be anything. The bound below 2**31 keeps
+# the amount inside a signed 32-bit counter's range, where the IR's integer is what the atomic adds.
+#
+# Example: `atomicAdd(&count, __popc(mask))` on an `int` counter, GLSL's `atomicAdd(c, bitCount(m))`,
+# WGSL's `atomicAdd(&c, i32(countOneBits(m)))` grow; `atomicAdd(tail, tot_sum)` with `tot_sum` read
+# from shared memory (Parboil's bfs) does not.
+_AMOUNT_LIMIT = 1 << 31
+# The most threads a block has on every target (solver._MAX_BLOCK), the most blocks a dimension.
+_MAX_BLOCK, _MAX_GRID = 1024, (1 << 31) - 1
+_BIT_COUNTS = {"__popc": 32, "__popcll": 64, "popcount": 64, "popc": 64, "countOneBits": 64,
+              "bitCount": 64, "OpBitCount": 64}
+_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
+
+
+def _signed_grows(kernel: "Kernel", acc: Access) -> bool:
+    """Whether the signed fetch-add `acc` ("add") adds an amount the IR proves in [0, 2**31)."""
+    amount = _signed_amounts(kernel).get(acc.id)
+    known = _assigned_before(kernel).get(acc.id)
+    return amount is not None and known is not None and _AmountBounds(kernel).of(amount, known) is not None
+
+
+@per_kernel
+def _signed_amounts(kernel: "Kernel") -> dict[int, Expr]:
+    """Per signed fetch-add's access id, its amount (its result's `amount`; one whose result the
+    IR drops has none: not proven)."""
+    out: dict[int, Expr] = {}
+    for o in ticket_draws(kernel).values():
+        if o.fetch is not None and o.fetch.atomic_op == "add" and o.amount is not None:
+            out[o.fetch.id] = o.amount
+    return out
+
+
+@per_kernel
+def _var_assignments(kernel: "Kernel") -> dict[str, list[tuple[Expr, frozenset[str]]]]:
+    """Per variable, each assignment's value and the variables assigned on every way to it."""
+    out: dict[str, list] = {}
+    known = _assigned_before(kernel)
+    for key, (target, value) in _assign_stmts(kernel).items():
+        out.setdefault(target, []).append((value, known[key]))
+    return out
+
+
+@per_kernel
+def _assign_stmts(kernel: "Kernel") -> dict[int, tuple[str, Expr]]:
+    return {id(s): (s.target, s.value) for s in _every_stmt(kernel.body) if isinstance(s, Assign)}
+
+
+def _every_stmt(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from _every_stmt(s.then)
+            yield from _every_stmt(s.orelse)
+        elif isinstance(s, Loop):
+            yield from _every_stmt(s.init)
+            yield from _every_stmt(s.body)
+            yield from _every_stmt(s.update)
+
+
+@per_kernel
+def _assigned_before(kernel: "Kernel") -> dict[int, frozenset[str]]:
+    """Per atomic access id and per assignment (its `id`), the variables assigned on every way
+    from the kernel's start to it (structured code: an earlier statement of an enclosing block, a
+    loop's init)."""
+    out: dict[int, frozenset[str]] = {}
+
+    def walk(stmts, known: frozenset[str]) -> frozenset[str]:
+        for s in stmts:
+            if isinstance(s, Assign):
+                out[id(s)] = known
+                known = known | {s.target}
+            elif isinstance(s, MemOp) and s.access.atomic:
+                seen = out.get(s.access.id)
+                out[s.access.id] = known if seen is None else seen & known
+            elif isinstance(s, If):
+                then, orelse = walk(s.then, known), walk(s.orelse, known)
+                known = then & orelse
+            elif isinstance(s, Loop):
+                known = walk(s.init, known)
+                walk(s.body, known)
+                walk(s.update, known)   # a `continue` skips the rest of the body
+        return known
+    walk(kernel.body, frozenset())
+    return out
+
+
+class _AmountBounds:
+    """An upper bound of a non-negative IR value below 2**31, or None where none is proven."""
+
+    def __init__(self, kernel: "Kernel"):
+        self.kernel = kernel
+        self.defs = _var_assignments(kernel)
+        self.vars: dict[str, int | None] = {}
+
+    def of(self, e, known: frozenset[str]) -> int | None:
+        """`e`'s bound where the variables `known` are assigned on every way to it."""
+        b = self._bound(e, known)
+        return b if b is not None and 0 <= b < _AMOUNT_LIMIT else None
+
+    def _bound(self, e, known: frozenset[str]) -> int | None:
+        if isinstance(e, Const):
+            return e.value if isinstance(e.value, int) and 0 <= e.value < _AMOUNT_LIMIT else None
+        if isinstance(e, Builtin):
+            return _builtin_bound(e.name)
+        if isinstance(e, Param):
+            lo, hi = self.kernel.param_ranges.get(e.name, (-1, 0))
+            return hi if lo >= 0 and hi < _AMOUNT_LIMIT else None
+        if isinstance(e, Var):
+            return self._var(e.name) if e.name in known else None   # else it may hold anything
+        if isinstance(e, BinOp):
+            return self._binop(e, known)
+        if isinstance(e, UnOp):
+            return 1 if e.op == "!" else None
+        if isinstance(e, Select):
+            a, b = self.of(e.a, known), self.of(e.b, known)
+            return None if a is None or b is None else max(a, b)
+        if isinstance(e, Call):
+            if e.fn in _BIT_COUNTS:
+                return _BIT_COUNTS[e.fn]
+            args = [self.of(a, known) for a in e.args]
+            if e.fn == "min" and len(args) == 2:
+                known = [a for a in args if a is not None]
+                return min(known) if len(known) == 2 else None
+            if e.fn == "max" and len(args) == 2 and None not in args:
+                return max(args)
+        return None
+
+    def _var(self, name: str) -> int | None:
+        if name not in self.defs:
+            return None
+        if name in self.vars:
+            return self.vars[name]
+        self.vars[name] = None   # a variable its own assignments read (a loop's sum): not proven
+        bounds = [self.of(v, known) for v, known in self.defs[name]]
+        out = None if None in bounds else max(bounds)
+        self.vars[name] = out
+        return out
+
+    def _binop(self, e: BinOp, known: frozenset[str]) -> int | None:
+        if e.op in _COMPARISONS:
+            return 1
+        a, b = self.of(e.a, known), self.of(e.b, known)
+        if e.op == "&":   # one non-negative operand clears the sign
+            known = [x for x in (a, b) if x is not None]
+            return min(known) if known else None
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "*":
+            return a * b
+        if e.op in ("/", ">>"):
+            return a
+        if e.op == "%":
+            return min(a, max(b - 1, 0))
+        if e.op == "|":
+            return (1 << max(a, b).bit_length()) - 1
+        return None
+
+
+def _builtin_bound(name: str) -> int | None:
+    if name.startswith(("tid.", "bdim.")) or name in ("lane", "warp", "linear_tid"):
+        return _MAX_BLOCK
+    if name.startswith(("bid.", "gdim.")):
+        return _MAX_GRID
+    return None

@@ -17,7 +17,9 @@ here what an atomic read-modify-write returns, so that the dialects cannot drift
   a range ticket: it moves the counter up (a counter never wraps around), and two draws from a
   counter that only grows hold apart ranges, `r1 + n1 <= r2` or `r2 + n2 <= r1`, where the IR's
   values of both amounts are non-negative (analysis/decision/tickets.py). A signed amount may be
-  negative: its fetch-add stays a read-modify-write whose result is the thread's own value.
+  negative: its fetch-add ("add") is a read-modify-write whose result is the thread's own value,
+  unless the IR proves the amount in [0, 2**31) in every thread (`ir.atomic_op_of`:
+  `atomicAdd(&count, __popc(mask))` on an `int`), where it is a grow as an unsigned one is.
 """
 
 from __future__ import annotations
@@ -50,10 +52,12 @@ def fetch_result(fn: str, site: int, acc: ir.Access, step: ir.Expr | None, subtr
                  scope: str | None = None, unsigned: bool = False) -> ir.Opaque:
     """What the read-modify-write `fn` on `acc` returns, `acc` marked atomic: a ticket when it adds
     (or, with `subtract`, subtracts) the constant non-zero `step`; a range ticket when it adds an
-    `unsigned` amount that is not a constant; otherwise the thread's own value. `step` is None
+    amount that is not a constant (a signed one where proven non-negative, `ir.atomic_op_of`);
+    otherwise the thread's own value. `step` is None
     for operations other than add and subtract."""
-    if step is not None and not isinstance(step, ir.Const) and unsigned and not subtract:
-        mark(acc, "grow", scope)
+    if step is not None and not isinstance(step, ir.Const) and not subtract:
+        # a signed amount grows the counter only where the IR proves it non-negative (`ir.atomic_op_of`)
+        mark(acc, "grow" if unsigned else "add", scope)
         return ir.Opaque(f"result of {fn}", site, ticket=acc.offset, grid_counter=acc.scope == ir.GRID,
                          amount=step, fetch=acc)
     value = step.value if isinstance(step, ir.Const) else 0

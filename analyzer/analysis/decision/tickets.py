@@ -1,15 +1,17 @@
 """What the solver states of fetch-and-add results (frontend/atomics.py's tickets), for two threads.
 
-- A ticket of a constant step s (`ticketN`, `ticketNxS`): two different threads drawing at one
-  site from one element in the same iterations receive values at least s apart.
+- A ticket of a constant step s (`ticketN`, `ticketNxS`): two draws at one site from one element
+  (two threads', or one thread's in two iterations) receive values at least s apart.
 - A range ticket (`ticketNr`, a fetch-add of an unsigned amount the IR computes) and, on a counter
   a range ticket also moves, a constant step's: a counter that only grows (`ir.ticket_holds`: every
   atomic write that may reach the element an increment or a grow, a counter never wrapping around)
   hands out each draw r of amount n the range [r, r + n) before or after every other draw's:
   `r1 + n1 <= r2` or `r2 + n2 <= r1`, where both amounts are non-negative (the IR's value of an
   amount that underflows, `hi - lo` with `hi < lo`, is not what a u32 adds: then nothing is said).
-  Two draws are distinct when their threads differ or their sites do; any two sites of one
-  element count, so `atomicAdd(&n, 3u)` and `atomicAdd(&n, count)` part too.
+  Two draws are distinct when their threads differ, their sites do, or their iterations of the
+  loops around the site do (a draw is named by those, `ir.draw_loops`, wherever its result is
+  read); any two sites of one element count, so `atomicAdd(&n, 3u)` and `atomicAdd(&n, count)`
+  part too.
 
 Between blocks, draws from a grid-wide counter (`gticket`) are apart; a block's counter (shared
 memory, or a block-scoped atomic) is each block's own. The replay (witness/replay.py) checks the
@@ -34,7 +36,7 @@ def range_draw(kernel: ir.Kernel, name: str) -> ir.Opaque | None:
     """The draw `name` names where it takes part in the range facts: a range ticket, or a
     constant step's ticket, drawn from an element only increments and grows move."""
     o = ir.ticket_draws(kernel).get(name)
-    if o is None or o.fetch is None or o.fetch.atomic_op not in ir.GROWS or not ir.ticket_holds(kernel, o):
+    if o is None or o.fetch is None or ir.atomic_op_of(kernel, o.fetch) not in ir.GROWS or not ir.ticket_holds(kernel, o):
         return None
     if o.amount is None and "grow" not in ir.atomic_writes_at(kernel, o.fetch):
         return None   # constant steps alone: the same-site fact says all there is
@@ -67,6 +69,13 @@ class Tickets:
         return z3.Or([self.tid[1][d] != self.tid[2][d] for d in DIMS]
                      + ([self.bid[d] != self.bid2[d] for d in DIMS] if blocks else []))
 
+    def _distinct(self, blocks: bool, iters, other_iters):
+        """Two draws at one site are two draws: their threads differ, or their iterations of the
+        loops around the site do (`ir.draw_loops`: a draw is named by those wherever it is read).
+        A block's counter (without `blocks`, in a grid) is shared by one block's threads only."""
+        differ = z3.Or(self._differ(blocks), *[as_int(a) != as_int(b) for a, b in zip(iters, other_iters)])
+        return z3.And(differ, self._one_block()) if self.grid and not blocks else differ
+
     def _one_block(self):
         return z3.And([self.bid[d] == self.bid2[d] for d in DIMS])
 
@@ -75,10 +84,8 @@ class Tickets:
         blocks = self.grid and name.startswith("gticket")
         step = int(name.rpartition("x")[2]) if "x" in name else 1   # the later draw sees the earlier's add
         for other_args, other in seen[3 - k]:
-            differ = self._differ(blocks)
-            if self.grid and not blocks:   # a block's counter: threads of two blocks draw from two
-                differ = z3.And(differ, self._one_block())
-            same = z3.And([as_int(a) == as_int(b) for a, b in zip(args, other_args)])
+            differ = self._distinct(blocks, args[1:], other_args[1:])
+            same = as_int(args[0]) == as_int(other_args[0])
             apart = out != other if step == 1 else z3.Or(out - other >= step, other - out >= step)
             self.base.append(z3.Implies(z3.And(differ, same), apart))
         seen[k].append((args, out))
@@ -94,12 +101,10 @@ class Tickets:
             m = z3.IntVal(m) if isinstance(m, int) else as_int(m)
             blocks = self.grid and o.grid_counter and other_o.grid_counter
             cond = [as_int(args[0]) == as_int(other_args[0]), n >= 0, m >= 0]
-            if self.grid and not blocks:   # a block's counter: the two threads share it in one block
+            if other_name == name:   # one site's: two draws where threads or iterations differ
+                skip = 2 if o.amount is not None else 1
+                cond.append(self._distinct(blocks, args[skip:], other_args[skip:]))
+            elif self.grid and not blocks:   # a block's counter: the two threads share it in one block
                 cond.append(self._one_block())
-            if other_name == name:
-                # One site's draws of two threads. (One thread's, in two iterations, are distinct
-                # too, but a result the IR reads again inside a later loop names one draw with that
-                # loop's iterations: not stated.)
-                cond.append(self._differ(blocks))
             self.base.append(z3.Implies(z3.And(cond), z3.Or(out + n <= other, other + m <= out)))
         seen[k].append((name, o, args, out))

@@ -94,8 +94,9 @@ class AtomicOrder:
         acc = e.fetch
         if ir.loaded_unchanged(self.kernel, e):   # the element's one value, as a plain load's
             return self.loaded(acc, self.term(acc.offset, st))
-        if ir.ticket_holds(self.kernel, e):   # the solver keeps two threads' tickets apart (solver.py)
-            name, args = ir.ticket_name(e), (self.term(e.ticket, st),) + self._amount(e, st) + self.iters()
+        iters = self._draw_iters(acc) if ir.ticket_holds(self.kernel, e) else None
+        if iters is not None:   # the solver keeps draws apart (decision/tickets.py)
+            name, args = ir.ticket_name(e), (self.term(e.ticket, st),) + self._amount(e, st) + iters
         else:
             name, args = f"opaque{e.site}", self.iters()
         head = st.atomics.get(acc.buffer)
@@ -104,6 +105,14 @@ class AtomicOrder:
         if not head.pending:
             return head.value
         return self._ordered(acc, head.offset, head.before, name, args, st)
+
+    def _draw_iters(self, acc: ir.Access) -> tuple | None:
+        """The iterations that name a draw: those of the loops around its atomic (`ir.draw_loops`),
+        where they all enclose this point; else None (the result is then the thread's own value)."""
+        loops = ir.draw_loops(self.kernel).get(acc.id)
+        if loops is None or not set(loops) <= set(self.loop_stack):
+            return None
+        return tuple(self.iter(lid) for lid in loops)
 
     def _amount(self, e: ir.Opaque, st) -> tuple:
         """A range ticket's amount, as its term's second argument (none for a constant step). Its

@@ -275,12 +275,15 @@ class Replay:
         (the atomic recorded them). (The draws a query did not name get the model's default value,
         which may equal another thread's: a real execution draws them apart, where the witness
         does not look.)"""
+        loops, at = ir.draw_loops(self.kernel).get(e.fetch.id), dict(t.loops)
+        if loops is None or not set(loops) <= set(at):   # as the solver names it (atomic_order.py)
+            return _Lazy(self, f"opaque{e.site}", self._iters(t), t.k)
         quiet, self._quiet = self._quiet, True
         try:
             amount = None if e.amount is None else self._int(e.amount, t)
         finally:
             self._quiet = quiet
-        args = (self._int(e.ticket, t),) + (() if amount is None else (amount,)) + self._iters(t)
+        args = (self._int(e.ticket, t),) + (() if amount is None else (amount,)) + tuple(at[lid] for lid in loops)
         return _Lazy(self, ir.ticket_name(e), args, t.k)
 
     def _int(self, e, t: _Thread) -> int:
