@@ -54,3 +54,20 @@ def test_a_pointer_moved_in_a_loop_or_a_branch_is_where_the_program_left_it():
     assert code == 1, err
     assert findings(report) == {("write-after-write", 8), ("write-after-write", 27)}
     assert {f["kernel"] for f in report["findings"]} == {"runs_overlap", "moved_on_odd"}
+
+
+def test_a_local_structs_pointer_members_are_its_constructors_and_move_with_it():
+    # (before: a `threadgroup T* dst;` member was made static (clang: the constructor's `dst(dst_)`
+    # names no member) and a local struct built by a constructor of the user's was not read: exit 2)
+    code, report, err = check("metal_loader_members.metal", "--block-dim", "64")
+    assert code == 1, err
+    # `unsynced` reads the neighbour's staged element with no barrier after the load; in `sliding`
+    # next_dst() moves the threadgroup pointer one element an iteration (a race between iterations)
+    assert findings(report) == {("read-after-write", 48), ("write-after-write", 16)}
+    assert {f["kernel"] for f in report["findings"]} == {"unsynced", "sliding"}
+    kernels, _ = lowered("metal_loader_members.metal")
+    assert all(k.unsupported is None for k in kernels)
+    # `staged`: the device pointer the loader's next() advances is carried by the loop (the load of
+    # iteration k reads in + gid * 64 + lid + k * n); the threadgroup one is never moved
+    loop = next(s for s in kernels[0].body if isinstance(s, ir.Loop))
+    assert [a.target for a in loop.update if a.target.endswith(".moved")] == ["in.moved"]

@@ -506,7 +506,7 @@ class ClangCalls:
             outer, self.pending = self.pending + stmts, []
             try:
                 body = next(k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT)
-                body_ir = self.block(body)
+                body_ir = self.member_inits(fn, span) + self.block(body)   # (a constructor's initialisers first)
             finally:
                 self.inline_depth -= 1
                 ret_var, ret_struct = self.return_var, self.return_struct

@@ -55,9 +55,8 @@ class ClangPointerMoves:
         """On entry to loop `c`: each pointer it moves rebound to its offset held in a variable (set
         here to the entry offset). Returns the statements and what carried_update needs."""
         carried, pre = {}, []
-        keys = self._moved_targets(c)
-        if keys and any(n.kind == CK.CONTINUE_STMT for n in c.walk_preorder()):
-            raise Unsupported(c, "a pointer moved in a loop with `continue` (its offset at the `continue` is not carried)")
+        # (and the pointer members of the local structs it names, which a member function may move)
+        keys = self._moved_targets(c) + self.carried_member_keys(c)
         for key in keys:
             ptr = self._bound(key)
             var = self.fresh_var(f"{ptr.buffer}.moved")
@@ -74,6 +73,11 @@ class ClangPointerMoves:
             now = self._bound(key)
             if not isinstance(now, Pointer) or (now.buffer, now.space) != (entry.buffer, entry.space):
                 raise Unsupported(c, "a pointer a loop moves to another buffer")
+            if now.offset == ir.Var(var):
+                continue   # not moved: its variable holds the entry offset throughout
+            if any(n.kind == CK.CONTINUE_STMT for n in c.walk_preorder()):
+                raise Unsupported(c, "a pointer moved in a loop with `continue` (its offset at the `continue` is not "
+                                     "carried)")
             out.append(ir.Assign(var, now.offset, self.span(c)))
             self._rebind_key(key, replace(now, offset=ir.Var(var), bounds=(), row=None, shape_at=None))
         return out
