@@ -71,3 +71,12 @@ def test_a_local_structs_pointer_members_are_its_constructors_and_move_with_it()
     # iteration k reads in + gid * 64 + lid + k * n); the threadgroup one is never moved
     loop = next(s for s in kernels[0].body if isinstance(s, ir.Loop))
     assert [a.target for a in loop.update if a.target.endswith(".moved")] == ["in.moved"]
+
+
+def test_simdgroup_thread_elements_are_the_lanes_own_values():
+    # (before: `thread_elements()` was no member of our simdgroup_matrix (clang's error), a matrix
+    # built from a scalar, `Aligned<true>{}` passed by value and `(void)tag` were not read: exit 2)
+    code, report, err = check("metal_thread_elements.metal", "--block-dim", "64")
+    assert code == 1, err
+    # the lanes' elements are values of their own registers: the threads' stores to out[gid] differ
+    assert findings(report) == {("write-after-write", 28)}

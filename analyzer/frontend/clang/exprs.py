@@ -317,6 +317,8 @@ class ClangExprs:
                 return val
             raise Unsupported(c, "cast of an integer to a pointer")
         name = self.note_type(target)
+        if isinstance(val, LocalStruct) and name in (val.ty, "void"):
+            return val   # `Tag{}`: the struct value built; `(void)tag`
         if is_vector(target) and not isinstance(val, Vector):
             # a scalar converted to a vector is in every lane (OpenCL's `(float4)(2.0f)`)
             return Vector((self._scalar(self._convert(val, (vector_shape(name) or ("float", 0))[0])),)
@@ -358,6 +360,8 @@ class ClangExprs:
             kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
             if len(kids) <= 1:
                 return self._convert(self.rvalue(kids[0]) if kids else Scalar(ir.Const(0), "int"), self.note_type(c.type))
+        if canonical(c.type).kind == TK.RECORD and not list(canonical(c.type).get_fields()):
+            return LocalStruct(self.fresh_var("tag"), self.note_type(c.type))   # of no state (`Align<true>{}`)
         raise Unsupported(c, "initializer list")
 
     # ---------- places ----------

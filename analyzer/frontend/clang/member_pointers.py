@@ -87,32 +87,48 @@ class ClangMemberPointers:
             self.set_member_pointer(f"{dst.name}.{path}", t, val, c)
 
     def member_inits(self, fn, span) -> list[ir.Stmt]:
-        """A constructor's member initialisers (`: dst(dst_ + bi), src(src_)`), in order, on the object
-        it is inlined on (this_val), before its body; a base class's initialiser is not modelled."""
+        """A constructor's member initialisers (`: dst(dst_ + bi), src(src_)`) and the members' own
+        default initialisers, in the members' order (C++'s), on the object it is inlined on (this_val),
+        before its body; a base class's initialiser is not modelled."""
         if fn.kind != CK.CONSTRUCTOR:
             return []
-        out: list[ir.Stmt] = []
-        member = None
+        given, member = {}, None
         for k in fn.get_children():
             if k.kind == CK.MEMBER_REF:
                 member = k
             elif k.kind.is_expression():
                 if member is None:
                     raise Unsupported(k, "a base class's initialiser in a constructor")
-                out.extend(self.flush(self._init_member(member, k, span)))
+                given[member.spelling] = (member, k)
                 member = None
+        obj = self.this_val
+        record = self.records.get(obj.ty if isinstance(obj, LocalStruct) else getattr(obj, "elem", None))
+        out: list[ir.Stmt] = []
+        for f in canonical(record).get_fields() if record is not None else ():
+            m, init = given.get(f.spelling, (f, None))
+            if init is None:
+                own = [k for k in f.get_children() if k.kind.is_expression()]
+                init = own[-1] if own else None
+            if init is not None:
+                out.extend(self.flush(self._init_member(m, f, init, span)))
         return out
 
-    def _init_member(self, member, init, span) -> list[ir.Stmt]:
+    def _init_member(self, member, field, init, span) -> list[ir.Stmt]:
         obj = self.this_val
-        field = member.referenced
-        if field is None or field.kind != CK.FIELD_DECL:
-            raise Unsupported(member, f"initialiser of '{member.spelling}', not a data member")
-        if not isinstance(obj, LocalStruct):
-            raise Unsupported(member, f"constructor of '{getattr(obj, 'elem', '?')}' with member initialisers")
-        t = self._field_type(obj.ty, field)
+        t = canonical(field.type)
         s = strip(init)
         empty = s.kind in (CK.INIT_LIST_EXPR, CK.UNEXPOSED_EXPR) and not children(s)   # `x()`, `x{}`
+        elem = canonical(t.element_type) if t.kind == TK.CONSTANTARRAY else t
+        if elem.kind == TK.RECORD and not list(elem.get_fields()):
+            return []   # a value of no state (a SIMD-group matrix), or an array of them
+        if isinstance(obj, Pointer):   # a struct held in private memory (it holds an array)
+            if t.kind in (TK.POINTER, TK.CONSTANTARRAY, TK.RECORD):
+                raise Unsupported(member, f"initialiser of the member '{field.spelling}' of a struct held in memory")
+            place = self.member_of(obj, field, member)
+            val = Scalar(ir.Const(0), place.elem) if empty else self.rvalue(init)
+            return self.flush([]) + [self._access_stmt(place, True, self._convert(val, place.elem), span)]
+        if not isinstance(obj, LocalStruct):
+            raise Unsupported(member, f"initialiser of '{field.spelling}' outside a struct")
         target = self.local_member(obj, field.spelling, t)
         if t.kind == TK.POINTER:
             val = Scalar(ir.Const(0), "int") if empty else self.rvalue(init)

@@ -41,6 +41,9 @@ class ClangStores:
     def store(self, target_c, val: Value, span) -> list[ir.Stmt]:
         t = strip(target_c)
         k = t.kind
+        if self.lang == "metal" and self.stores_thread_elements(t):
+            # a SIMD-group matrix's lane elements (metal.py): no memory, the value's own reads kept
+            return [ir.Eval(self._scalar(val), span)] if _reads(val) else []
         if self.lang == "metal" and k in (CK.CALL_EXPR, CK.ARRAY_SUBSCRIPT_EXPR):
             column = self.matrix_store(t, val, span)
             if column is not None:

@@ -9,7 +9,7 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _add, BuiltinVec, LocalStruct, ParamStruct, Pointer, Scalar
 from analyzer.frontend.clang.calls import _CUDA_BUILTINS
-from analyzer.frontend.clang.cursors import CK, children, strip
+from analyzer.frontend.clang.cursors import CK, canonical, children, strip
 from analyzer.frontend.types import vector_shape
 
 
@@ -29,6 +29,9 @@ class ClangStructCopies:
                 built = self.construct_into(local, s, span)
                 if built is not None:
                     return built
+            if self.lang == "metal" and self.in_headers(s.referenced) and isinstance(local, LocalStruct) and \
+                    not list(canonical(self.records[local.ty]).get_fields()):
+                return []   # `simdgroup_float8x8 m(0)`: a value of no state here (metal.py)
             if len(args) == 1:
                 return self.copy_into(local, args[0], span)
             if self.lang == "metal" and self.in_headers(s.referenced):
