@@ -106,7 +106,8 @@ class ClangMemberPointers:
         out: list[ir.Stmt] = []
         for f in canonical(record).get_fields() if record is not None else ():
             m, init = given.get(f.spelling, (f, None))
-            if init is None:
+            if init is None and any(t.spelling in ("=", "{") for t in f.get_tokens()):
+                # (its own initialiser, `short k = 0;`: the last expression, never an array's extent)
                 own = [k for k in f.get_children() if k.kind.is_expression()]
                 init = own[-1] if own else None
             if init is not None:
