@@ -81,3 +81,30 @@ def test_pointer_moves_in_updates_do_continue_break_switch_and_goto(frontend):
     # iteration a `break` leaves, so its witness there does not replay, and it is only a warning
     at_44 = [f for f in report["findings"] if f["second"]["line"] == 44 and f["first"]["line"] == 44]
     assert at_44 and all(f["severity"] == "warning" and not f["witness"]["replayed"] for f in at_44)
+
+
+def test_a_local_structs_pointer_members_are_its_constructors_and_move_with_it():
+    # (before: a `threadgroup T* dst;` member was made static (clang: the constructor's `dst(dst_)`
+    # names no member) and a local struct built by a constructor of the user's was not read: exit 2)
+    code, report, err = check("metal_loader_members.metal", "--block-dim", "64")
+    assert code == 1, err
+    # `unsynced` reads the neighbour's staged element with no barrier after the load; in `sliding`
+    # next_dst() moves the threadgroup pointer one element an iteration (a race between iterations)
+    assert findings(report) == {("read-after-write", 48), ("write-after-write", 16)}
+    assert {f["kernel"] for f in report["findings"]} == {"unsynced", "sliding"}
+    kernels, _ = lowered("metal_loader_members.metal")
+    assert all(k.unsupported is None for k in kernels)
+    # `staged`: the device pointer the loader's next() advances is carried by the loop (the load of
+    # iteration k reads in + gid * 64 + lid + k * n); the threadgroup one is never moved
+    loop = next(s for s in kernels[0].body if isinstance(s, ir.Loop))
+    assert [a.target for a in ir.walk_stmts(loop.body + loop.update)
+            if isinstance(a, ir.Assign) and a.target.endswith(".moved")] == ["in.moved"]
+
+
+def test_simdgroup_thread_elements_are_the_lanes_own_values():
+    # (before: `thread_elements()` was no member of our simdgroup_matrix (clang's error), a matrix
+    # built from a scalar, `Aligned<true>{}` passed by value and `(void)tag` were not read: exit 2)
+    code, report, err = check("metal_thread_elements.metal", "--block-dim", "64")
+    assert code == 1, err
+    # the lanes' elements are values of their own registers: the threads' stores to out[gid] differ
+    assert findings(report) == {("write-after-write", 28)}

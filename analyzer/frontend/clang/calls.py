@@ -61,6 +61,8 @@ class ClangCalls:
         if self.lang == "metal" and (fn in SIMDGROUP_OPS or fn.startswith("operator")) and \
                 "simdgroup_matrix" in canonical(c.type).spelling + " ".join(canonical(a.type).spelling for a in args):
             return self._simdgroup(fn, args, c, into)
+        if self.lang == "metal" and fn == "thread_elements" and ref is not None and self.in_headers(ref):
+            return self.thread_elements(c)
         if self.lang == "cuda":
             wmma = self.wmma_call(c, fn, ref, kids, args)
             if wmma is not None:
@@ -506,7 +508,7 @@ class ClangCalls:
             outer, self.pending = self.pending + stmts, []
             try:
                 body = next(k for k in fn.get_children() if k.kind == CK.COMPOUND_STMT)
-                body_ir = self.block(body)
+                body_ir = self.member_inits(fn, span) + self.block(body)   # (a constructor's initialisers first)
             finally:
                 self.inline_depth -= 1
                 ret_var, ret_struct = self.return_var, self.return_struct

@@ -317,6 +317,8 @@ class ClangExprs:
                 return val
             raise Unsupported(c, "cast of an integer to a pointer")
         name = self.note_type(target)
+        if isinstance(val, LocalStruct) and name in (val.ty, "void"):
+            return val   # `Tag{}`: the struct value built; `(void)tag`
         if is_vector(target) and not isinstance(val, Vector):
             # a scalar converted to a vector is in every lane (OpenCL's `(float4)(2.0f)`)
             return Vector((self._scalar(self._convert(val, (vector_shape(name) or ("float", 0))[0])),)
@@ -358,6 +360,8 @@ class ClangExprs:
             kids = [k for k in children(c) if k.kind != CK.TYPE_REF]
             if len(kids) <= 1:
                 return self._convert(self.rvalue(kids[0]) if kids else Scalar(ir.Const(0), "int"), self.note_type(c.type))
+        if canonical(c.type).kind == TK.RECORD and not list(canonical(c.type).get_fields()):
+            return LocalStruct(self.fresh_var("tag"), self.note_type(c.type))   # of no state (`Align<true>{}`)
         raise Unsupported(c, "initializer list")
 
     # ---------- places ----------
@@ -436,8 +440,8 @@ class ClangExprs:
         """`p[i].f`, `p->f`, `(*p).f`, `p[i].a.b`: the member's place in memory, or None."""
         kids = children(c)
         if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
-            this = self.this_member(c)   # inside a member function, the member of its object
-            return this if isinstance(this, Pointer) else None
+            this = self.this_member(c)   # inside a member function, the member of its object (in memory)
+            return this if isinstance(this, Pointer) and not isinstance(self.this_val, LocalStruct) else None
         base_c = kids[0]
         base_t = canonical(strip(base_c).type)
         if base_t.kind == TK.POINTER:
@@ -475,8 +479,8 @@ class ClangExprs:
             this = self.this_member(c)   # inside a member function, the member of its object
             if this is None:
                 raise Unsupported(c, f"member '{field}' of this object")
-            if not isinstance(this, Pointer) or self._is_struct(this.elem) or \
-                    canonical(c.type).kind in (TK.CONSTANTARRAY, TK.DEPENDENTSIZEDARRAY):
+            if not isinstance(this, Pointer) or self._is_struct(this.elem) or isinstance(self.this_val, LocalStruct) \
+                    or canonical(c.type).kind in (TK.CONSTANTARRAY, TK.DEPENDENTSIZEDARRAY):
                 return this
             return self.load(this, self.span(c))
         base_c = kids[0]
@@ -496,15 +500,11 @@ class ClangExprs:
         if isinstance(base, ParamStruct):
             return self.param_field(base, field, c)
         if isinstance(base, LocalStruct):
-            ty = self.note_type(c.type)
-            path = f"{base.name}.{field}"
-            return LocalStruct(path, ty) if self._is_struct(ty) else Scalar(ir.Var(path), ty)
+            return self.local_member(base, field, c.type)
         if sb.kind == CK.MEMBER_REF_EXPR:
             inner = self.value(sb)
             if isinstance(inner, LocalStruct):
-                ty = self.note_type(c.type)
-                path = f"{inner.name}.{field}"
-                return LocalStruct(path, ty) if self._is_struct(ty) else Scalar(ir.Var(path), ty)
+                return self.local_member(inner, field, c.type)
             if isinstance(inner, ParamStruct):
                 return self.param_field(inner, field, c)
         comp = COMPONENTS.get(field)

@@ -30,6 +30,7 @@ from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.instances import ClangInstances, instance_arguments, same_instance
 from analyzer.frontend.clang.lanes import ClangLanes
 from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
+from analyzer.frontend.clang.member_pointers import ClangMemberPointers
 from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.metal_matrices import ClangMetalMatrices
@@ -55,7 +56,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
 class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
                     ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMetalMatrices, ClangPointerMoves, ClangMethods,
                     ClangLanes, ClangRanges, ClangWmma, ClangCub, ClangMemset, ClangParamArrays, ClangStructCopies,
-                    AccessLowering, ExprLowering):
+                    ClangMemberPointers, AccessLowering, ExprLowering):
     """One file's kernels from clang's AST."""
 
     def __init__(self, parsed: Parsed):

@@ -110,6 +110,28 @@ class ClangMetal:
             return into
         return LocalStruct(self.fresh_var("simdgroup"), self.note_type(c.type))
 
+    def thread_elements(self, c) -> Value:
+        """`m.thread_elements()`: the lane's own elements of a SIMD-group matrix, which holds no state
+        here: values of this lane's registers, never taken to equal another thread's (a store to them
+        is no access: stores_thread_elements)."""
+        ty = self.note_type(c.type)
+        shape = vector_shape(ty)
+        if not shape:
+            return Scalar(self.opaque("a SIMD-group matrix's element"), ty)
+        return Vector(tuple(self.opaque("a SIMD-group matrix's element") for _ in range(shape[1])), ty)
+
+    def stores_thread_elements(self, t) -> bool:
+        """Whether a store's target is (a lane of, or a cast of) `m.thread_elements()`."""
+        s = strip(t)
+        while s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.CXX_REINTERPRET_CAST_EXPR, CK.CSTYLE_CAST_EXPR, CK.PAREN_EXPR,
+                         CK.UNEXPOSED_EXPR) and children(s):
+            kids = [k for k in children(s) if k.kind.is_expression()]
+            if not kids:
+                return False
+            s = strip(kids[0] if s.kind == CK.ARRAY_SUBSCRIPT_EXPR else kids[-1])
+        return s.kind == CK.CALL_EXPR and s.spelling == "thread_elements" and s.referenced is not None and \
+            self.in_headers(s.referenced)
+
     def _sincos(self, args, c) -> Value:
         """sincos(x, cosval): the sine of x; the cosine is stored through the reference, a local or
         memory (a write like any other), before the expression that uses the sine."""

@@ -259,12 +259,10 @@ class ClangMethods:
     def _run_constructor(self, local: Pointer, d, ref, args, s) -> list[ir.Stmt] | None:
         if self.in_headers(d) or not any(k.kind == CK.COMPOUND_STMT for k in d.get_children()):
             return None
-        if any(k.kind == CK.MEMBER_REF for k in d.get_children()):
-            raise Unsupported(s, f"constructor of '{local.elem}' with member initialisers")
         saved, saved_t = self.this_val, (dict(self.template_values), dict(self.template_types))
         self.this_val = local
         try:
-            self.bind_class_template(d, ref, local.elem)
+            self.bind_class_template(d, ref, local.elem if isinstance(local, Pointer) else local.ty)
             self.inline(d, ref, list(args), s)
         finally:
             self.this_val = saved
@@ -370,11 +368,16 @@ class ClangMethods:
         n = t.get_num_template_arguments()
         tparams = [p for p in primary.get_children() if p.kind in (CK.TEMPLATE_TYPE_PARAMETER,
                                                                     CK.TEMPLATE_NON_TYPE_PARAMETER)]
+        decl = t.get_declaration()
         for i, tp in enumerate(tparams[:max(n, 0)]):
             if tp.kind == CK.TEMPLATE_TYPE_PARAMETER:
                 at = t.get_template_argument_type(i)
                 if at.kind != TK.INVALID:
                     self.template_types[tp.spelling] = self.note_type(at)
+            elif decl is not None and decl.kind != CK.NO_DECL_FOUND and \
+                    decl.get_template_argument_kind(i).name == "INTEGRAL":
+                # (`8 * (simd_group_id / WN)` in the pattern's constructor: the specialization's value)
+                self.template_values[tp.spelling] = Scalar(ir.Const(decl.get_template_argument_value(i)), "int")
 
     def dependent_method(self, c):
         """`value.get_bits()` inside a template, where clang leaves the member unresolved: a
@@ -486,9 +489,7 @@ class ClangMethods:
         if obj is None or field is None or field.kind != CK.FIELD_DECL:
             return None
         if isinstance(obj, LocalStruct):
-            ty = self.note_type(self._field_type(obj.ty, field))
-            path = f"{obj.name}.{field.spelling}"
-            return LocalStruct(path, ty) if self._is_struct(ty) else Scalar(ir.Var(path), ty)
+            return self.local_member(obj, field.spelling, self._field_type(obj.ty, field))
         return self.member_of(obj, field, c)
 
     def _field_type(self, record_name: str, field):

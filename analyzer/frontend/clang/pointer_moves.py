@@ -58,9 +58,10 @@ class ClangPointerMoves:
         here to the entry offset; every move after this sets it again (see `rebind`), so the
         offset is right at a `continue`, a `break` and the end of any iteration alike."""
         pre = []
-        for key in self._moved_targets(c):
-            scope = next(s for s in reversed(self.scopes) if key in s)
-            if ("held", key) in scope:
+        # (and the pointer members of the local structs it names, which a member function may move)
+        for key in self._moved_targets(c) + self.carried_member_keys(c):
+            scope = next((s for s in reversed(self.scopes) if key in s), None)
+            if scope is None or ("held", key) in scope or not isinstance(scope[key], Pointer):
                 continue
             ptr = scope[key]
             var = self.fresh_var(f"{ptr.buffer}.moved")

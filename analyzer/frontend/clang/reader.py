@@ -81,6 +81,8 @@ _PARAM_DECL = re.compile(r"^\s*(?:const\s+|thread\s+|device\s+|constant\s+|threa
                          r"(?:\s+|\s*[&*]+\s*)[A-Za-z_]\w*\s*(?:=[^,]*)?$")
 
 
+# `threadgroup T* p`, `threadgroup const T *p`: a pointer (the declarator's `*`), not threadgroup storage
+_POINTER_DECL = re.compile(r"\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^;]*>)?\s*(?:const\s*)?\*")
 _CODE_BLOCK_AFTER = re.compile(r"(?:\)|\)\s*const|\belse|\bdo|[;{}:])\s*$")
 
 
@@ -110,6 +112,30 @@ def _vector_direct_inits(text: str) -> str:
             continue
         out.append(text[last:m.end() - 1])
         out.append(f"= {_CTOR_ALIAS[m.group(2)]}(")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _local_threadgroups(text: str) -> str:
+    """A threadgroup variable declared in a function is one per threadgroup: a static local for clang
+    (C++ allows no automatic variable in another address space). A struct's member `threadgroup T* dst;`
+    is not one (static, the constructor's `dst(dst_)` names no member: clang's error), nor is a
+    function's pointer to threadgroup memory, `threadgroup T* p = tile + lid;` (one a thread)."""
+    out, last = [], 0
+    stack: list[bool] = []   # for each open brace: whether it opens a block of statements
+    at = 0
+    for m in _LOCAL_TG.finditer(text):
+        for i in range(at, m.start()):
+            if text[i] == "{":
+                stack.append(bool(_CODE_BLOCK_AFTER.search(text[max(0, i - 40):i])))
+            elif text[i] == "}" and stack:
+                stack.pop()
+        at = m.start()
+        decl = text[m.end():text.find(";", m.end())]
+        if not stack or not stack[-1] or _POINTER_DECL.match(decl):
+            continue
+        out.append(text[last:m.start()] + m.group(1) + "static threadgroup")
         last = m.end()
     out.append(text[last:])
     return "".join(out)
@@ -175,9 +201,7 @@ def metal_attributes(text: str) -> tuple[str, list[str]]:
     out = _DEFAULTED_SPACE.sub(lambda m: re.sub(r"[^\s\\]", " ", m.group(0)), out)
     out = _method_spaces(out)
     out = _ARRAY_PARAM.sub(lambda m: f"{m.group(1)}*{m.group(2)}{m.group(3)}" + " " * len(m.group(4)), out)
-    # A threadgroup variable declared in a function is one per threadgroup: a static local for clang
-    # (C++ allows no automatic variable in another address space).
-    out = _LOCAL_TG.sub(lambda m: m.group(1) + "static threadgroup", out)
+    out = _local_threadgroups(out)
     defs = []
     for name in names:
         defs.append(f'#define _k_{name} __attribute__((annotate("kr:{name}")))')

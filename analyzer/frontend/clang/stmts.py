@@ -187,7 +187,9 @@ class ClangStmts:
         n = const_int(cond)
         if n is not None and self.source.after(c, 40).replace(" ", "").startswith("ifconstexpr"):
             return pre + (then if n else orelse)
-        return pre + [ir.If(cond, then, orelse, self.span(c))]
+        # (`!M_aligned` of a template's `true`: folded, so that the executor, like the graph of the
+        # threads' paths, runs only the branch taken: an access of the other is in neither)
+        return pre + [ir.If(ir.Const(n) if n is not None else cond, then, orelse, self.span(c))]
 
     def _for(self, c) -> list[ir.Stmt]:
         kids = children(c)
@@ -320,6 +322,11 @@ class ClangStmts:
                 else:
                     self.scopes[-1][d.hash] = SharedScalar(val)
                 return []
+            if self.lang == "metal" and self.stores_thread_elements(init):
+                # `auto& e = m.thread_elements();`: the lane's elements as a local of their own (metal.py)
+                ref = LocalRef(self.fresh_var(name), self.note_type(t))
+                self.scopes[-1][d.hash] = ref
+                return self._assign_local(ref, self.rvalue(init), span)
             raise Unsupported(d, "local reference variable")
         ty = self.note_type(t)
         if self.group_type(t):

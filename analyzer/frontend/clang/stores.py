@@ -41,6 +41,9 @@ class ClangStores:
     def store(self, target_c, val: Value, span) -> list[ir.Stmt]:
         t = strip(target_c)
         k = t.kind
+        if self.lang == "metal" and self.stores_thread_elements(t):
+            # a SIMD-group matrix's lane elements (metal.py): no memory, the value's own reads kept
+            return [ir.Eval(self._scalar(val), span)] if _reads(val) else []
         if self.lang == "metal" and k in (CK.CALL_EXPR, CK.ARRAY_SUBSCRIPT_EXPR):
             column = self.matrix_store(t, val, span)
             if column is not None:
@@ -71,6 +74,9 @@ class ClangStores:
                 raise Unsupported(t, "pointer variable given a value that is not a pointer")
             raise Unsupported(t, f"assignment to '{t.spelling}'")
         if k == CK.MEMBER_REF_EXPR:
+            moved = self.store_member_pointer(t, val)   # (member_pointers.py)
+            if moved is not None:
+                return moved
             kids = children(t)
             sb = strip(kids[0]) if kids else None
             base = self.value(sb) if sb is not None and sb.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
@@ -178,6 +184,8 @@ class ClangStores:
             raise Unsupported(src_c, f"copy of struct '{struct}'")
         if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
             return self.flush([]) + self.copy_elements(dst, src, span, self.span(src_c))
+        if not isinstance(src, Vector) and self.pointer_member_paths(record):   # (member_pointers.py)
+            return self.flush([]) + self.copy_struct_values(dst, src, span, self.span(src_c))
         out: list[ir.Stmt] = []
         leaves = list(self.struct_leaves(record))
         if isinstance(src, Vector) and len(src.comps) != len(leaves):

@@ -9,7 +9,7 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import _add, BuiltinVec, LocalStruct, ParamStruct, Pointer, Scalar
 from analyzer.frontend.clang.calls import _CUDA_BUILTINS
-from analyzer.frontend.clang.cursors import CK, children, strip
+from analyzer.frontend.clang.cursors import CK, canonical, children, strip
 from analyzer.frontend.types import vector_shape
 
 
@@ -25,10 +25,13 @@ class ClangStructCopies:
             args = list(s.get_arguments())
             if not args:
                 return []
-            if isinstance(local, Pointer):
+            if isinstance(local, (Pointer, LocalStruct)):
                 built = self.construct_into(local, s, span)
                 if built is not None:
                     return built
+            if self.lang == "metal" and self.in_headers(s.referenced) and isinstance(local, LocalStruct) and \
+                    not list(canonical(self.records[local.ty]).get_fields()):
+                return []   # `simdgroup_float8x8 m(0)`: a value of no state here (metal.py)
             if len(args) == 1:
                 return self.copy_into(local, args[0], span)
             if self.lang == "metal" and self.in_headers(s.referenced):
@@ -46,9 +49,13 @@ class ClangStructCopies:
             vals = children(s)
             if len(vals) > len(leaves):
                 raise Unsupported(init, "struct initializer with nested braces")
+            pointers = dict(self.pointer_member_paths(record))
             for (path, _, ty), v in zip(leaves, vals):
                 if ty is None:
                     raise Unsupported(init, "struct initializer of an array member")
+                if path in pointers:
+                    out.extend(self.set_member_pointer(f"{local.name}.{path}", pointers[path], self.rvalue(v), v))
+                    continue
                 out.append(ir.Assign(f"{local.name}.{path}", self._scalar(self.rvalue(v)), span))
             return out
         if s.kind == CK.CALL_EXPR and s.referenced is not None and s.referenced.kind != CK.CONSTRUCTOR:
@@ -81,10 +88,25 @@ class ClangStructCopies:
         if isinstance(dst, Pointer) and isinstance(src, Pointer) and self.holds_array(struct):
             return self.copy_elements(dst, src, span, read_span)
         out = []
+        pointers = dict(self.pointer_member_paths(self.records[struct]))
+        if pointers and isinstance(dst, LocalStruct):
+            out.extend(self.copy_member_pointers(dst, src, None, span))
         for path, off, ty in self.struct_leaves(self.records[struct]):
+            if path in pointers:
+                # a pointer member: in memory its 8 bytes are read and written (a value of no meaning
+                # here); a local's is the source's pointer (member_pointers.py)
+                ty = "ulong"
+                if isinstance(dst, LocalStruct) and not isinstance(src, Pointer):
+                    continue
+                if isinstance(dst, LocalStruct):
+                    out.append(ir.Eval(self._scalar(self.load(Pointer(src.buffer, src.space, ty, _add(
+                        src.offset, ir.Const(off))), read_span or span)), span))
+                    continue
             if ty is None or vector_shape(ty):
                 raise Unsupported(None, f"copy of struct '{struct}', which has an array or vector member '{path}'")
-            if isinstance(src, LocalStruct):
+            if path in pointers and not isinstance(src, Pointer):
+                val = Scalar(self.opaque("a pointer's bits"), ty)
+            elif isinstance(src, LocalStruct):
                 val = Scalar(ir.Var(f"{src.name}.{path}"), ty)
             elif isinstance(src, ParamStruct):
                 val = Scalar(ir.Param(self._field_param(src, path)), ty)
