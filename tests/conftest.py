@@ -48,7 +48,10 @@ def cli_in_process(args) -> tuple[int, str, str]:
     handed to `map_in_processes`, where pytest's capsys is not there."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(args))
+        try:
+            code = main(list(args))
+        except SystemExit as exc:   # argparse's exit on a bad argument, as the process would end
+            code = exc.code if isinstance(exc.code, int) else 1
     return code, out.getvalue(), err.getvalue()
 
 

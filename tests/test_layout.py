@@ -23,11 +23,23 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
 
 
+_TREES: dict[tuple[str, str], ast.Module] = {}
+
+
+def _tree(path: Path) -> ast.Module:
+    """The module's syntax tree, parsed once per text (four tests walk every module: 3 s each)."""
+    text = path.read_text()
+    key = (str(path), text)
+    if key not in _TREES:
+        _TREES[key] = ast.parse(text, str(path))
+    return _TREES[key]
+
+
 def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """The project modules `name` imports (a package counts as its `__init__`)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -142,7 +154,7 @@ def test_a_cycle_is_found():
 def test_no_class_is_over_500_lines():
     big = sorted(f"{m}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
                  for m, path in _modules().items()
-                 for node in ast.walk(ast.parse(path.read_text(), str(path)))
+                 for node in ast.walk(_tree(path))
                  if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 500)
     assert big == []
 
