@@ -138,6 +138,7 @@ _SPIRV = {"OpFAdd": "f+", "OpFSub": "f-", "OpFMul": "f*", "OpFDiv": "f/", "OpFRe
           "UClamp": "clamp", "SClamp": "clamp", "FMix": "mix", "Exp": "exp", "Exp2": "exp2", "Log": "log",
           "Log2": "log2", "Sqrt": "sqrt", "Pow": "pow", "Floor": "floor", "Ceil": "ceil", "Trunc": "trunc",
           "Round": "round", "RoundEven": "rint", "Tanh": "tanh", "Sin": "sin", "Cos": "cos",
+          "OpBitCount": "__popc", "OpBitReverse": "__brev",   # (GLSL's bitCount, bitfieldReverse: 32-bit)
           # WGSL's conversions
           "f32": "cvt:float", "f16": "cvt:half", "i32": "cvt:int", "u32": "cvt:uint", "f64": "cvt:double",
           "i64": "cvt:int64_t", "u64": "cvt:uint64_t",
