@@ -108,3 +108,13 @@ def test_simdgroup_thread_elements_are_the_lanes_own_values():
     assert code == 1, err
     # the lanes' elements are values of their own registers: the threads' stores to out[gid] differ
     assert findings(report) == {("write-after-write", 28)}
+
+
+def test_a_pointer_moved_through_a_reference_parameter_is_unknown():
+    # (before: the callee's move rebound its own parameter, the caller's pointer stayed where it was,
+    # and `moved_by_callee` was clean: a race missed)
+    code, report, err = check("pointer_by_reference.cu", "--block-dim", "64")
+    assert code == 0, err
+    (f,) = report["findings"]
+    assert (f["rule"], f["kernel"]) == ("unknown", "moved_by_callee")
+    assert "passed by reference" in f["message"]

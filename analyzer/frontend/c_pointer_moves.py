@@ -7,7 +7,8 @@ either lost or leaked past the `if`. Races between the threads' runs of elements
 
 Here a pointer that a loop, a branch or a `switch` may move holds its offset in a variable of the
 IR, set before the construct and again at each move inside it; the executor then carries it like
-any loop state or merged branch value. A move inside to another buffer is `unknown`."""
+any loop state or merged branch value. A move inside to another buffer is `unknown`, and so is a
+move after a `goto` (which may skip it)."""
 
 from __future__ import annotations
 

@@ -457,7 +457,7 @@ class ClangCalls:
                     if s.kind == CK.DECL_REF_EXPR:
                         bound = self.value(s)
                         if isinstance(bound, (LocalRef, LocalStruct, SharedScalar, Pointer, ParamStruct)):
-                            scope[p.hash] = bound
+                            scope[p.hash], scope[("byref", p.hash)] = bound, isinstance(bound, Pointer)  # pointer_moves.py
                             continue
                     if s.kind in (CK.ARRAY_SUBSCRIPT_EXPR, CK.MEMBER_REF_EXPR) or (
                             s.kind == CK.UNARY_OPERATOR):

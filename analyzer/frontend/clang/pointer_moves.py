@@ -5,7 +5,8 @@ pointer had on entry (`for (...) { *p = v; p += 1; }` wrote one element, and a r
 threads' runs of elements went unseen), and a switch's case moved it for every path. Here a
 pointer a loop or a switch may move holds its offset in a variable, set on entry and at each move;
 one a branch moves is, after the `if`, the offset the taken branch left (`c ? then : else`); a move
-after a goto is `unknown` (the goto may skip it). Mixed into ClangLowering; the Lark lowering's
+after a goto is `unknown` (the goto may skip it), and so is a move of a pointer passed by reference
+(`T *&p`) inside the function it is passed to. Mixed into ClangLowering; the Lark lowering's
 counterpart is frontend/c_pointer_moves.py."""
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class ClangPointerMoves:
         held in a variable, that variable takes the new offset."""
         key = decl_ref.referenced.hash
         scope = next((s for s in reversed(self.scopes) if key in s), self.scopes[-1])
+        if scope.get(("byref", key)):   # `T *&p`: the move would be the caller's variable's
+            raise Unsupported(decl_ref, "a pointer passed by reference, moved by the function it is passed to")
         var = scope.get(("held", key))
         if var is None:
             if self.after_goto:   # the move may be one a forward goto skips
