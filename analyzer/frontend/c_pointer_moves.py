@@ -21,25 +21,11 @@ from analyzer.frontend.c_tree import Unsupported, kind
 from analyzer.frontend.c_values import Pointer
 
 
-def _moved_names(node) -> list[str]:
-    """The plain names that `node` assigns or steps (`p = ..`, `p += ..`, `p++`, `--p`), in order."""
-    names: list[str] = []
-    if not isinstance(node, Tree):
-        return names
-    for n in node.iter_subtrees_topdown():
-        k = kind(n)
-        target = None
-        if k == "assign":
-            target = n.children[0]
-        elif k == "pre_incdec":
-            target = n.children[1]
-        elif k == "post_incdec":
-            target = n.children[0]
-        if isinstance(target, Tree) and kind(target) == "name":
-            name = str(target.children[0])
-            if name not in names:
-                names.append(name)
-    return names
+def _own_target(n: Tree) -> str | None:
+    """The plain name `n` itself assigns or steps (`p = ..`, `p += ..`, `p++`, `--p`), if any."""
+    k = kind(n)
+    target = n.children[0] if k in ("assign", "post_incdec") else n.children[1] if k == "pre_incdec" else None
+    return str(target.children[0]) if isinstance(target, Tree) and kind(target) == "name" else None
 
 
 class PointerMoves:
@@ -51,17 +37,42 @@ class PointerMoves:
                 return scope if isinstance(scope[name], Pointer) else None
         return None
 
-    def hold_moved_pointers(self, node, span) -> list[ir.Stmt]:
-        """Before a loop, branch or switch `node`: each pointer variable it may move is rebound to
-        an offset held in a fresh variable, set here to its offset on entry."""
+    def moved_names(self, nodes) -> list[str]:
+        """The plain names the parse trees `nodes` assign or step, each subtree's found once per file
+        (bottom up, no recursion): nested loops ask again of what an outer one walked."""
+        memo = self.__dict__.setdefault("_moved_memo", {})   # id -> (node, names): the node kept alive
+        out: dict = {}
+        for node in nodes:
+            if not isinstance(node, Tree):
+                continue
+            stack = [(node, False)]
+            while stack:
+                n, ready = stack.pop()
+                if id(n) in memo:
+                    continue
+                kids = [c for c in n.children if isinstance(c, Tree)]
+                if not ready:
+                    stack.append((n, True))
+                    stack.extend((c, False) for c in kids)
+                    continue
+                names = dict.fromkeys([t] if (t := _own_target(n)) else [])
+                for c in kids:
+                    names.update(dict.fromkeys(memo[id(c)][1]))
+                memo[id(n)] = (n, tuple(names))
+            out.update(dict.fromkeys(memo[id(node)][1]))
+        return list(out)
+
+    def hold_moved_pointers(self, nodes, span) -> list[ir.Stmt]:
+        """Before a loop, branch or switch made of the parse trees `nodes`: each pointer variable they
+        may move is rebound to an offset held in a fresh variable, set here to its offset on entry."""
         out = []
-        for name in _moved_names(node):
+        for name in self.moved_names(nodes):
             scope = self._pointer_scope(name)
             if scope is None or ("held", name) in scope:
                 continue
             ptr = scope[name]
             if ptr.buffer == "?":
-                raise Unsupported(node, f"pointer '{name}' first assigned inside a loop or a branch")
+                raise Unsupported(next(n for n in nodes if isinstance(n, Tree)), f"pointer '{name}' first assigned inside a loop or a branch")
             var = self.fresh_var(f"{name}.moved")
             out.append(ir.Assign(var, ptr.offset, span))
             scope[("held", name)] = var   # beside the name: gone with its scope
@@ -72,6 +83,8 @@ class PointerMoves:
         """`name = val` for a pointer variable: rebound where it was declared (a nested block's end
         does not undo it); where its offset is held, the variable takes the new offset."""
         scope = self._pointer_scope(name)
+        if scope is None:   # (not a variable of a scope: as the innermost's)
+            scope = self.scopes[-1]
         var = scope.get(("held", name))
         if var is None:
             if getattr(self, "after_goto", False):   # the move may be one a forward goto skips

@@ -128,7 +128,7 @@ class StmtLowering:
         cond_n, then_n = parts[0], parts[1]
         else_n = parts[2] if len(parts) > 2 else None
         cond = self.cond(cond_n)
-        pre = self._flush([]) + self.hold_moved_pointers(Tree("branches", parts[1:]), self.span(node))
+        pre = self._flush([]) + self.hold_moved_pointers(parts[1:], self.span(node))
         self.scopes.append({})
         then = self.stmt(then_n)
         self.scopes.pop()
@@ -139,7 +139,7 @@ class StmtLowering:
 
     def stmt_while_stmt(self, node):
         cond_n, body_n = self.parts(node)
-        held = self.hold_moved_pointers(node, self.span(node))
+        held = self.hold_moved_pointers([node], self.span(node))
         cond = self.cond(cond_n)
         if self.pending:
             raise Unsupported(cond_n, "side effect in a loop condition")
@@ -168,7 +168,7 @@ class StmtLowering:
         value = self.cond(value_n)
         sel, fell, broke = self.fresh_var("switch"), self.fresh_var("switch.fell"), self.fresh_var("switch.broke")
         out = self._flush([ir.Assign(sel, value, span), ir.Assign(fell, ir.Const(0), span),
-                           ir.Assign(broke, ir.Const(0), span)]) + self.hold_moved_pointers(Tree("cases", items), span)
+                           ir.Assign(broke, ir.Const(0), span)]) + self.hold_moved_pointers(items, span)
         groups: list[tuple[list, list]] = []     # (labels: case expressions or None for default, statements)
         for it in items:
             if isinstance(it, Tree) and kind(it) in ("case_label", "default_label"):
@@ -188,7 +188,7 @@ class StmtLowering:
         """`do body while (c);` as `for (;;) { body; if (!c) break; }`, where a `continue` of this
         loop also tests c first (it jumps to the test, not to the next iteration)."""
         body_n, cond_n = self.parts(node)
-        held = self.hold_moved_pointers(node, self.span(node))
+        held = self.hold_moved_pointers([node], self.span(node))
         self.scopes.append({})
         body = self.stmt(body_n)
         self.scopes.pop()
@@ -204,7 +204,7 @@ class StmtLowering:
         init_n, cond_n, upd_n, body_n = self.parts(node)
         self.scopes.append({})
         init = self.stmt(init_n)
-        init += self.hold_moved_pointers(Tree("loop", [cond_n, upd_n, body_n]), self.span(node))
+        init += self.hold_moved_pointers([cond_n, upd_n, body_n], self.span(node))
         cond = self.cond(cond_n) if cond_n is not None else None
         if self.pending:
             raise Unsupported(cond_n, "side effect in a loop condition")

@@ -88,18 +88,10 @@ _CODE_BLOCK_AFTER = re.compile(r"(?:\)|\)\s*const|\belse|\bdo|[;{}:])\s*$")
 
 def _vector_direct_inits(text: str) -> str:
     out, last = [], 0
-    stack: list[bool] = []   # for each open brace: whether it opens a block of statements
-    at = 0
-    for m in _VECTOR_DIRECT_INIT.finditer(text):
+    for m, in_code in _in_code_blocks(text, _VECTOR_DIRECT_INIT.finditer(text)):
         if m.start() < last:
             continue
-        for i in range(at, m.start()):
-            if text[i] == "{":
-                stack.append(bool(_CODE_BLOCK_AFTER.search(text[max(0, i - 40):i])))
-            elif text[i] == "}" and stack:
-                stack.pop()
-        at = m.start()
-        if not stack or not stack[-1]:
+        if not in_code:
             continue   # a declaration at file, namespace or class scope: a function's, never a variable's
         depth, j = 1, m.end()
         while j < len(text) and depth:
@@ -117,23 +109,30 @@ def _vector_direct_inits(text: str) -> str:
     return "".join(out)
 
 
+def _in_code_blocks(text: str, matches):
+    """Each match (in order) with whether the innermost brace before it opens a block of statements
+    (a function's body), not a file's, namespace's or class's scope."""
+    stack: list[bool] = []   # for each open brace: whether it opens a block of statements
+    at = 0
+    for m in matches:
+        for i in range(at, m.start()):
+            if text[i] == "{":
+                stack.append(bool(_CODE_BLOCK_AFTER.search(text[max(0, i - 40):i])))
+            elif text[i] == "}" and stack:
+                stack.pop()
+        at = max(at, m.start())
+        yield m, bool(stack) and stack[-1]
+
+
 def _local_threadgroups(text: str) -> str:
     """A threadgroup variable declared in a function is one per threadgroup: a static local for clang
     (C++ allows no automatic variable in another address space). A struct's member `threadgroup T* dst;`
     is not one (static, the constructor's `dst(dst_)` names no member: clang's error), nor is a
     function's pointer to threadgroup memory, `threadgroup T* p = tile + lid;` (one a thread)."""
     out, last = [], 0
-    stack: list[bool] = []   # for each open brace: whether it opens a block of statements
-    at = 0
-    for m in _LOCAL_TG.finditer(text):
-        for i in range(at, m.start()):
-            if text[i] == "{":
-                stack.append(bool(_CODE_BLOCK_AFTER.search(text[max(0, i - 40):i])))
-            elif text[i] == "}" and stack:
-                stack.pop()
-        at = m.start()
+    for m, in_code in _in_code_blocks(text, _LOCAL_TG.finditer(text)):
         decl = text[m.end():text.find(";", m.end())]
-        if not stack or not stack[-1] or _POINTER_DECL.match(decl):
+        if not in_code or _POINTER_DECL.match(decl):
             continue
         out.append(text[last:m.start()] + m.group(1) + "static threadgroup")
         last = m.end()
