@@ -346,32 +346,28 @@ def accesses(stmts):
                 stack.extend(operands(e))
 
 
-def reads_memory(e) -> bool:
-    """Does an expression read memory (a `Read` anywhere inside it)? Each shared subterm once."""
+def _any_subterm(e, test) -> bool:
+    """Does `test` hold of some subterm of `e` (itself included)? Each shared subterm once."""
     stack, seen = [e], set()
     while stack:
         x = stack.pop()
         if id(x) in seen:
             continue
         seen.add(id(x))
-        if isinstance(x, Read):
+        if test(x):
             return True
         stack.extend(operands(x))
     return False
+
+
+def reads_memory(e) -> bool:
+    """Does an expression read memory (a `Read` anywhere inside it)?"""
+    return _any_subterm(e, lambda x: isinstance(x, Read))
 
 
 def reads_names(e, names) -> bool:
-    """Does an expression read one of the variables `names`? Each shared subterm once."""
-    stack, seen = [e], set()
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, Var) and x.name in names:
-            return True
-        stack.extend(operands(x))
-    return False
+    """Does an expression read one of the variables `names`?"""
+    return _any_subterm(e, lambda x: isinstance(x, Var) and x.name in names)
 
 
 def per_kernel(fn):
