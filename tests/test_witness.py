@@ -187,6 +187,8 @@ DETERMINISM = [(DATA / "witness" / "nested_loops.metal", ()),
                (FIXTURES / "cuda" / "double_buffer.cu", ("--block-dim", "128"))]
 
 
+# The slow set's, beside test_determinism.py's hash seeds (two fresh processes a case: 14 s of CPU).
+@pytest.mark.slow
 @pytest.mark.parametrize("path,args", DETERMINISM, ids=lambda x: getattr(x, "name", ""))
 def test_witnesses_do_not_depend_on_string_hashing(path, args):
     """The same JSON whatever PYTHONHASHSEED is: nothing that reaches Z3 (the order of an And's
