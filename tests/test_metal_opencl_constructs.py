@@ -119,6 +119,22 @@ def test_pointer_members_of_a_struct_held_in_private_memory():
             if isinstance(a, ir.Assign) and a.target.endswith(".moved")] == ["tile.moved"]
 
 
+def test_arrays_of_pointers_hold_their_elements_offsets():
+    # (before: an array of pointers was an array of its pointees' type, `rows[0][0]` "memory access
+    # through a non-pointer": mlx's conv input loaders' `const device T* src[n_rows]`)
+    code, report, err = check("metal_pointer_arrays.metal", "--block-dim", "64")
+    assert code == 1, err
+    by_kernel = {(f["kernel"], f["rule"]) for f in report["findings"] if f["severity"] != "note"}
+    # moved_row's `rows[1] += 1` makes thread t's row 1 thread t + 1's row 0; pointers into two
+    # buffers are not followed; the loader's rows, set and moved in loops, read the input only
+    assert by_kernel == {("moved_row", "write-after-write"), ("two_buffers", "unknown")}
+    assert findings(report) >= {("write-after-write", 26)}
+    kernels, _ = lowered("metal_pointer_arrays.metal")
+    loader = next(k for k in kernels if k.name == "loader_rows")
+    assert loader.unsupported is None
+    assert any(n.endswith(".ptr") and b.space == ir.PRIVATE for n, b in loader.buffers.items())
+
+
 def test_simdgroup_thread_elements_are_the_lanes_own_values():
     # (before: `thread_elements()` was no member of our simdgroup_matrix (clang's error), a matrix
     # built from a scalar, `Aligned<true>{}` passed by value and `(void)tag` were not read: exit 2)
