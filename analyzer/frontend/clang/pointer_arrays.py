@@ -35,10 +35,11 @@ class ClangPointerArrays:
         if t.kind != TK.CONSTANTARRAY or canonical(t.element_type).kind != TK.POINTER:
             return None
         base = self.rvalue(base_c)
-        # (a function's `threadgroup T* rows[2]` is one a thread, whatever space the lowering gave it)
+        # (a Metal or OpenCL function's `threadgroup T* rows[2]` is one a thread, whatever space the
+        # lowering gave it after its pointees'; CUDA's `__shared__ T* rows[2]` is one a block)
         sb = strip(base_c)
-        local = sb.kind == CK.DECL_REF_EXPR and sb.referenced is not None and sb.referenced.kind == CK.VAR_DECL \
-            and sb.referenced.storage_class != StorageClass.STATIC
+        local = self.lang in ("metal", "opencl") and sb.kind == CK.DECL_REF_EXPR and sb.referenced is not None \
+            and sb.referenced.kind == CK.VAR_DECL and sb.referenced.storage_class != StorageClass.STATIC
         at = const_int(base.offset) if isinstance(base, Pointer) and (base.space == ir.PRIVATE or local) else None
         if at is None:
             raise Unsupported(c, "an array of pointers that is not a thread's own at a fixed place")
