@@ -135,6 +135,12 @@ def test_arrays_of_pointers_hold_their_elements_offsets():
     assert any(n.endswith(".ptr") and b.space == ir.PRIVATE for n, b in loader.buffers.items())
 
 
+def test_a_shared_array_of_pointers_is_not_taken_for_a_threads_own():
+    # (a guard of pointer_arrays.py: read as one a thread, this kernel would be clean)
+    code, _, err = check("shared_pointer_array.cu", "--block-dim", "64")
+    assert code == 2 and "an array of pointers that is not a thread's own" in err, err
+
+
 def test_simdgroup_thread_elements_are_the_lanes_own_values():
     # (before: `thread_elements()` was no member of our simdgroup_matrix (clang's error), a matrix
     # built from a scalar, `Aligned<true>{}` passed by value and `(void)tag` were not read: exit 2)
