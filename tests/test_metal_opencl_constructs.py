@@ -101,6 +101,46 @@ def test_a_local_structs_pointer_members_are_its_constructors_and_move_with_it()
             if isinstance(a, ir.Assign) and a.target.endswith(".moved")] == ["in.moved"]
 
 
+def test_pointer_members_of_a_struct_held_in_private_memory():
+    # (before: a struct with an array member lives in a private buffer, and its pointer members'
+    # initialisers were `unknown`: every kernel of mlx's steel conv loaders)
+    code, report, err = check("metal_held_loader_members.metal", "--block-dim", "64")
+    assert code == 1, err
+    assert findings(report) == {("read-after-write", 39), ("write-after-write", 19), ("write-after-write", 63)}
+    assert {f["kernel"] for f in report["findings"]} == {"held_unsynced", "held_sliding", "held_outside"}
+    kernels, _ = lowered("metal_held_loader_members.metal")
+    assert all(k.unsupported is None for k in kernels)
+    # the loader is held in memory (its `rows` are stores to a private buffer), next_dst() in the
+    # loop moves the threadgroup pointer through a variable the loop carries
+    sliding = kernels[2]
+    assert any(b.space == ir.PRIVATE for b in sliding.buffers.values())
+    loop = next(s for s in sliding.body if isinstance(s, ir.Loop))
+    assert [a.target for a in ir.walk_stmts(loop.body + loop.update)
+            if isinstance(a, ir.Assign) and a.target.endswith(".moved")] == ["tile.moved"]
+
+
+def test_arrays_of_pointers_hold_their_elements_offsets():
+    # (before: an array of pointers was an array of its pointees' type, `rows[0][0]` "memory access
+    # through a non-pointer": mlx's conv input loaders' `const device T* src[n_rows]`)
+    code, report, err = check("metal_pointer_arrays.metal", "--block-dim", "64")
+    assert code == 1, err
+    by_kernel = {(f["kernel"], f["rule"]) for f in report["findings"] if f["severity"] != "note"}
+    # moved_row's `rows[1] += 1` makes thread t's row 1 thread t + 1's row 0; pointers into two
+    # buffers are not followed; the loader's rows, set and moved in loops, read the input only
+    assert by_kernel == {("moved_row", "write-after-write"), ("two_buffers", "unknown")}
+    assert findings(report) >= {("write-after-write", 26)}
+    kernels, _ = lowered("metal_pointer_arrays.metal")
+    loader = next(k for k in kernels if k.name == "loader_rows")
+    assert loader.unsupported is None
+    assert any(n.endswith(".ptr") and b.space == ir.PRIVATE for n, b in loader.buffers.items())
+
+
+def test_a_shared_array_of_pointers_is_not_taken_for_a_threads_own():
+    # (a guard of pointer_arrays.py: read as one a thread, this kernel would be clean)
+    code, _, err = check("shared_pointer_array.cu", "--block-dim", "64")
+    assert code == 2 and "an array of pointers that is not a thread's own" in err, err
+
+
 def test_simdgroup_thread_elements_are_the_lanes_own_values():
     # (before: `thread_elements()` was no member of our simdgroup_matrix (clang's error), a matrix
     # built from a scalar, `Aligned<true>{}` passed by value and `(void)tag` were not read: exit 2)

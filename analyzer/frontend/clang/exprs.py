@@ -475,6 +475,8 @@ class ClangExprs:
         field = c.spelling
         if c.referenced is not None and c.referenced.kind == CK.VAR_DECL:
             return self.static_member(c)   # `packed.size`
+        if (held := self.held_member_pointer(c)) is not None:   # (member_pointers.py)
+            return held
         if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
             this = self.this_member(c)   # inside a member function, the member of its object
             if this is None:

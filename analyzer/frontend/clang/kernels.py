@@ -36,6 +36,7 @@ from analyzer.frontend.clang.metal import ClangMetal
 from analyzer.frontend.clang.metal_matrices import ClangMetalMatrices
 from analyzer.frontend.clang.methods import ClangMethods
 from analyzer.frontend.clang.param_arrays import ClangParamArrays
+from analyzer.frontend.clang.pointer_arrays import ClangPointerArrays
 from analyzer.frontend.clang.pointer_moves import ClangPointerMoves
 from analyzer.frontend.clang.ranges import ClangRanges
 from analyzer.frontend.clang.reader import INCLUDE, PARAM_PREFIX, Parsed, evaluate_int, is_float_constant, unary_op
@@ -53,7 +54,7 @@ _FUNCTIONS = (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE, CK.CXX_METHOD, CK.CONSTRUC
               CK.CONVERSION_FUNCTION)
 
 
-class ClangLowering(ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
+class ClangLowering(ClangPointerArrays, ClangChosen, ClangExprs, ClangInstances, ClangDependent, ClangStores, ClangAsm, ClangConversions, ClangStmts,
                     ClangCalls, ClangGroups, ClangImages, ClangMetal, ClangMetalMatrices, ClangPointerMoves, ClangMethods,
                     ClangLanes, ClangRanges, ClangWmma, ClangCub, ClangMemset, ClangParamArrays, ClangStructCopies,
                     ClangMemberPointers, AccessLowering, ExprLowering):

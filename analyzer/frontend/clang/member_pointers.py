@@ -17,6 +17,18 @@ from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, Value
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
 
 MEMBER = "member"
+HELD = "inmem:"   # the path of a struct held in private memory starts so (never a C name)
+
+
+def struct_path(obj) -> str | None:
+    """The name a local struct's pointer members are bound under: a local struct's variable, or a
+    struct held in private memory at a constant offset (`inmem:buffer@offset`); None for others (one
+    at an offset that varies, an element of a struct array at a symbolic index, is not followed)."""
+    if isinstance(obj, LocalStruct):
+        return obj.name
+    if isinstance(obj, Pointer) and obj.space == ir.PRIVATE and isinstance(obj.offset, ir.Const):
+        return f"{HELD}{obj.buffer}@{obj.offset.value}"
+    return None
 
 
 class ClangMemberPointers:
@@ -67,7 +79,17 @@ class ClangMemberPointers:
                 obj = self.value(sb) if sb.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
             except Unsupported:
                 obj = None
-        return f"{obj.name}.{t.spelling}" if isinstance(obj, LocalStruct) else None
+        name = struct_path(obj)
+        return f"{name}.{t.spelling}" if name is not None else None
+
+    def held_member_pointer(self, t) -> Pointer | None:
+        """A pointer member read of a struct held in private memory (it holds an array: mlx's conv
+        loaders' `threadgroup T* dst` next to `int read_n[n_rows]`): the pointer its initialiser or
+        last assignment bound, as for a local struct's; None for any other member expression."""
+        path = self.member_pointer_target(t)
+        if path is None or not path.startswith(HELD):
+            return None
+        return self.scopes[0].get((MEMBER, path)) or Pointer("?", ir.GLOBAL, self.note_type(t.type), ir.Const(0))
 
     def store_member_pointer(self, t, val: Value) -> list[ir.Stmt] | None:
         """A store to a pointer member of a local struct: the member rebound (no statement); None for
@@ -137,6 +159,10 @@ class ClangMemberPointers:
         if elem.kind == TK.RECORD and not list(elem.get_fields()):
             return []   # a value of no state (a SIMD-group matrix), or an array of them
         if isinstance(obj, Pointer):   # a struct held in private memory (it holds an array)
+            name = struct_path(obj)
+            if t.kind == TK.POINTER and name is not None:
+                val = Scalar(ir.Const(0), "int") if empty else self.rvalue(init)
+                return self.set_member_pointer(f"{name}.{field.spelling}", t, val, init)
             if t.kind in (TK.POINTER, TK.CONSTANTARRAY, TK.RECORD):
                 raise Unsupported(member, f"initialiser of the member '{field.spelling}' of a struct held in memory")
             place = self.member_of(obj, field, member)
@@ -159,15 +185,16 @@ class ClangMemberPointers:
         """The pointer members a loop may move: those of every local struct it names (or of the object
         of the member function being inlined, where the loop uses it), held in the kernel's scope."""
         names = set()
+        this = struct_path(self.this_val)
         for n in c.walk_preorder():
             if n.kind == CK.DECL_REF_EXPR and n.referenced is not None:
-                val = self._bound(n.referenced.hash)
-                if isinstance(val, LocalStruct):
-                    names.add(val.name)
-            elif isinstance(self.this_val, LocalStruct) and (
+                name = struct_path(self._bound(n.referenced.hash))
+                if name is not None:
+                    names.add(name)
+            elif this is not None and (
                     n.kind == CK.CXX_THIS_EXPR or n.kind in (CK.MEMBER_REF_EXPR, CK.CALL_EXPR) and
                     n.referenced is not None and n.referenced.kind in (CK.FIELD_DECL, CK.CXX_METHOD)):
-                names.add(self.this_val.name)
+                names.add(this)
         if not names:
             return []
         return [k for k, v in self.scopes[0].items() if isinstance(k, tuple) and k[0] == MEMBER and
