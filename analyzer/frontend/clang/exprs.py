@@ -500,11 +500,11 @@ class ClangExprs:
         if isinstance(base, ParamStruct):
             return self.param_field(base, field, c)
         if isinstance(base, LocalStruct):
-            return self.local_member(base, field, c.type)
+            return self.local_member(base, field, c.type, c)
         if sb.kind == CK.MEMBER_REF_EXPR:
             inner = self.value(sb)
             if isinstance(inner, LocalStruct):
-                return self.local_member(inner, field, c.type)
+                return self.local_member(inner, field, c.type, c)
             if isinstance(inner, ParamStruct):
                 return self.param_field(inner, field, c)
         comp = COMPONENTS.get(field)
@@ -516,6 +516,8 @@ class ClangExprs:
                 return Scalar(ir.Var(f"{vec.name}.{comp}"), vector_shape(vec.ty)[0])
             if isinstance(vec, Vector) and comp is not None and comp < len(vec.comps):
                 return Scalar(vec.comps[comp], (vector_shape(vec.ty) or ("int", 0))[0])
+            if (lane := self.packed_lane(vec, comp)) is not None:
+                return lane   # a lane of a local struct's packed vector member
         ptr = self.member_place(c)
         if ptr is not None:
             if ptr.inner is not None and canonical(c.type).kind == TK.CONSTANTARRAY:
