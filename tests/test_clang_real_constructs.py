@@ -451,17 +451,17 @@ def test_a_struct_of_vector_members_is_copied_by_value_and_its_lanes_read_and_se
     assert [(a.width, a.elem_size) for a in writes] == [(12, 24), (12, 24)]   # each member in one access
 
 
-def test_a_member_of_a_local_union_is_unknown():
+def test_a_local_union_lives_in_private_memory_its_members_at_their_offsets():
     """rodinia's mummergpu writes a node's `uint4 data` and reads `start.x`, a byte of it through an
-    anonymous struct in the union: both kernels were clean (the member read was a variable never set);
-    they are `unknown` naming the union, the kernel without one analysed."""
+    anonymous struct in the union (was `unknown`: "member '.x'"): the union is private memory, each
+    member at its offset (an anonymous member's from clang's layout)."""
     kernels, _ = lowered("local_union.cu")
-    reasons = {k.name: str(k.unsupported) for k in kernels}
-    assert "local union" in reasons["node_starts"] and "local union" in reasons["float_bits"]
-    assert reasons["plain"] == "None"
+    assert [k.name for k in kernels if k.unsupported] == []
+    assert all(any(b.space == ir.PRIVATE for b in k.buffers.values()) for k in kernels)
     code, report, err = check("local_union.cu", "--frontend", "clang")
-    assert code == 0, err
-    assert {f["kernel"] for f in report["findings"] if f["rule"] == "unknown"} == {"node_starts", "float_bits"}
+    assert code == 1, err
+    assert races(report) == {("node_starts", "write-after-write", 26, 26),
+                             ("float_bits", "write-after-write", 33, 33)}
 
 
 def test_a_function_given_as_a_template_argument_is_the_function_called():

@@ -1,6 +1,6 @@
-// A local union read through another member than the one written (a node of packed byte triples,
-// a float read as its bits): the member read is the other's bytes, which the lowering does not
-// model, so the kernel is unknown (it was clean: the member read was a variable never set).
+// A local union, read through another member than the one written (a node of packed byte triples
+// in an anonymous struct, a float read as its bits): it lives in private memory, each member at its
+// offset, so a member read is the bytes another member wrote.
 struct Node {
     union {
         uint4 data;
@@ -23,16 +23,19 @@ struct Bits {
 __global__ void node_starts(float *out, const uint4 *nodes) {
     Node n;
     n.data = nodes[threadIdx.x];
-    out[n.start.x] = 1.0f;
+    out[n.start.x] = (float)threadIdx.x;
 }
 
+// equal bits in two floats: one slot
 __global__ void float_bits(float *out, const float *in) {
     Bits b;
     b.f = in[threadIdx.x];
-    out[b.u & 1023] = 1.0f;
+    out[b.u & 1023] = (float)threadIdx.x;
 }
 
-// no union: analysed
-__global__ void plain(float *out, const float *in) {
-    out[threadIdx.x] = in[threadIdx.x];
+// the member written is the member read: each thread its own slot
+__global__ void own_bits(float *out) {
+    Bits b;
+    b.u = threadIdx.x;
+    out[b.u] = (float)threadIdx.x;
 }

@@ -78,6 +78,14 @@ def in_union(field) -> bool:
     return False
 
 
+def has_union(t) -> bool:
+    """Whether a record type is a union or holds one, however deep."""
+    t = canonical(t)
+    if t.kind != TK.RECORD:
+        return False
+    return t.get_declaration().kind == CK.UNION_DECL or any(has_union(f.type) for f in t.get_fields())
+
+
 def canonical(t):
     return t.get_canonical()
 

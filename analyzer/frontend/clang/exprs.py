@@ -556,6 +556,10 @@ def field_offset(record_t, field) -> int | None:
     if off is not None and off >= 0:
         return off
     decl = record_t.get_declaration()
+    if field.kind == CK.FIELD_DECL and field.semantic_parent is not None and field.semantic_parent == decl:
+        off = field.get_field_offsetof()   # an anonymous struct or union member, which has no name to look up
+        if off is not None and off >= 0:
+            return off
     for base in decl.get_children():
         if base.kind != CK.CXX_BASE_SPECIFIER or base.is_virtual_base():
             continue
