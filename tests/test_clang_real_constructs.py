@@ -461,7 +461,11 @@ def test_a_local_union_lives_in_private_memory_its_members_at_their_offsets():
     code, report, err = check("local_union.cu", "--frontend", "clang")
     assert code == 1, err
     assert races(report) == {("node_starts", "write-after-write", 26, 26),
-                             ("float_bits", "write-after-write", 33, 33)}
+                             ("float_bits", "write-after-write", 33, 33),
+                             ("child_edges", "write-after-write", 58, 58)}
+    kids = [k for k in kernels if k.name == "child_edges"][0]
+    assert [(a.offset, a.width) for a in ir.accesses(kids.body) if a.buffer not in ("out", "nodes")] == [
+        (ir.Const(0), 16), (ir.Const(3), 3)]   # `data` written whole, `c` read at its offset
 
 
 def test_a_function_given_as_a_template_argument_is_the_function_called():

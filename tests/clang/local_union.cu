@@ -39,3 +39,21 @@ __global__ void own_bits(float *out) {
     b.u = threadIdx.x;
     out[b.u] = (float)threadIdx.x;
 }
+
+// anonymous unions nested in an anonymous union (a node's children): `c` is bytes 3 to 5 of `data`
+struct Kids {
+    union {
+        uint4 data;
+        union {
+            struct { uchar3 a; uchar3 c; char leaf; };
+            struct { uchar3 id; unsigned char pad[12]; };
+        };
+    };
+};
+
+__global__ void child_edges(float *out, const uint4 *nodes) {
+    Kids k;
+    k.data = nodes[threadIdx.x];
+    uchar3 next = k.c;
+    out[next.x] = (float)threadIdx.x;
+}

@@ -556,10 +556,9 @@ def field_offset(record_t, field) -> int | None:
     if off is not None and off >= 0:
         return off
     decl = record_t.get_declaration()
-    if field.kind == CK.FIELD_DECL and field.semantic_parent is not None and field.semantic_parent == decl:
-        off = field.get_field_offsetof()   # an anonymous struct or union member, which has no name to look up
-        if off is not None and off >= 0:
-            return off
+    off = _anonymous_offset(field, record_t) if field.kind == CK.FIELD_DECL else None
+    if off is not None:
+        return off
     for base in decl.get_children():
         if base.kind != CK.CXX_BASE_SPECIFIER or base.is_virtual_base():
             continue
@@ -570,3 +569,23 @@ def field_offset(record_t, field) -> int | None:
         if at is not None and at >= 0:
             return at + inner
     return None
+
+
+def _anonymous_offset(field, record_t) -> int | None:
+    """The offset in bits in `record_t` of a member of an anonymous struct or union nested in it
+    (its name cannot be looked up): its offset in that anonymous record plus the record's, which is
+    a named member's offset in `record_t` less its offset in the anonymous record (clang's layout)."""
+    parent = field.semantic_parent
+    inner = field.get_field_offsetof()
+    if parent is None or inner is None or inner < 0:
+        return None
+    if parent == record_t.get_declaration():
+        return inner
+    named = next((f for f in parent.walk_preorder() if f.kind == CK.FIELD_DECL and f.spelling
+                  and "(anonymous" not in f.spelling), None)
+    if named is None or not parent.is_anonymous():
+        return None
+    outer, there = record_t.get_offset(named.spelling), parent.type.get_offset(named.spelling)
+    if outer is None or there is None or outer < 0 or there < 0:
+        return None
+    return outer - there + inner
