@@ -6,6 +6,7 @@ whole, curand's Sobol generators, and Tensor Core fragments."""
 import json
 from pathlib import Path
 
+from analyzer import ir
 from analyzer.frontend.clang import lower_clang
 from conftest import cli_in_process
 
@@ -433,3 +434,51 @@ def test_an_object_of_a_dependent_class_built_by_its_constructor_is_unknown_nami
     assert {k["kernel"]: k["status"] for k in report["kernels"]} == {"reduce_rows": "unknown", "plain": "clean"}
     (why,) = [f["message"] for f in report["findings"] if f["rule"] == "unknown"]
     assert "an object of the dependent type 'Reducer' built by its constructor" in why
+
+
+def test_a_struct_of_vector_members_is_copied_by_value_and_its_lanes_read_and_set():
+    """The samples' ray marcher: `Ray r = rays[i]` of two float3 members passed by value, `r.o + r.d * t`
+    (a free operator whose first operand is a member), `r.o.x = t`; was `unknown` ("copy of struct
+    'Ray', which has an array or vector member 'o'")."""
+    kernels, _ = lowered("struct_vector_members.cu")
+    assert [k.name for k in kernels if k.unsupported] == []
+    code, report, err = check("struct_vector_members.cu", "--frontend", "clang")
+    assert code == 1, err
+    assert races(report) == {("march_one_slot", "write-after-write", 27, 27),
+                             ("shift_rays", "write-after-read", 42, 44)}
+    store = [k for k in kernels if k.name == "store_rays"][0]
+    writes = [a for a in ir.accesses(store.body) if a.is_write]
+    assert [(a.width, a.elem_size) for a in writes] == [(12, 24), (12, 24)]   # each member in one access
+
+
+def test_a_local_union_lives_in_private_memory_its_members_at_their_offsets():
+    """rodinia's mummergpu writes a node's `uint4 data` and reads `start.x`, a byte of it through an
+    anonymous struct in the union (was `unknown`: "member '.x'"): the union is private memory, each
+    member at its offset (an anonymous member's from clang's layout)."""
+    kernels, _ = lowered("local_union.cu")
+    assert [k.name for k in kernels if k.unsupported] == []
+    assert all(any(b.space == ir.PRIVATE for b in k.buffers.values()) for k in kernels)
+    code, report, err = check("local_union.cu", "--frontend", "clang")
+    assert code == 1, err
+    assert races(report) == {("node_starts", "write-after-write", 26, 26),
+                             ("float_bits", "write-after-write", 33, 33),
+                             ("child_edges", "write-after-write", 58, 58)}
+    kids = [k for k in kernels if k.name == "child_edges"][0]
+    assert [(a.offset, a.width) for a in ir.accesses(kids.body) if a.buffer not in ("out", "nodes")] == [
+        (ir.Const(0), 16), (ir.Const(3), 3)]   # `data` written whole, `c` read at its offset
+
+
+def test_a_function_given_as_a_template_argument_is_the_function_called():
+    """candle's `moe_gemm_gguf_kernel<qk, qi, block_q_t, vdr, vec_dot_q_cuda>` launched per quantized
+    type with its `vec_dot_*` function: a call through the parameter was `unknown` ("call of
+    'vec_dot_q_cuda' with a pointer argument"); it is the launch's function, inlined."""
+    kernels, _ = lowered("function_template_args.cu")
+    reasons = {k.name: k.unsupported and k.unsupported[1] for k in kernels}
+    assert reasons["apply<1, read_own>"] is None and reasons["apply<2, write_first>"] is None
+    assert reasons["apply<3, packed_dot>"] is None   # `__dp4a`, `__vsubss4`, `__byte_perm` declared
+    # a pointer argument to a struct holding an array is the pointer, not the struct copied
+    assert reasons["apply_blocks<Block, block_first>"] is None
+    assert "pointer argument" in reasons["apply_unlaunched"]
+    code, report, err = check("function_template_args.cu", "--frontend", "clang")
+    assert code == 1, err
+    assert races(report) == {("apply<2, write_first>", "write-after-write", 9, 9)}

@@ -49,7 +49,7 @@ class ClangCalls:
     def call(self, c, into=None) -> Value:
         fn = c.spelling
         args = list(c.get_arguments())
-        ref = c.referenced
+        ref = _bound_callee(self, c)
         kids = children(c)
         bindings = None
         if self.lang == "metal" and kids and strip(kids[0]).spelling in METAL_VECTOR_CTORS:
@@ -109,7 +109,7 @@ class ClangCalls:
             raise Unsupported(c, f"'{fn}', a function no file found declares (its effects are unknown)")
         # a member call: `g.sync()`, `tile.shfl_down(v, 1)`, `s.method()`
         callee = strip(kids[0]) if kids else None
-        if callee is not None and callee.kind == CK.MEMBER_REF_EXPR:
+        if callee is not None and callee.kind == CK.MEMBER_REF_EXPR and not _free_operator(ref, fn):
             obj_kids = children(callee)
             obj = self.rvalue(obj_kids[0]) if obj_kids else None
             if isinstance(obj, Group):
@@ -469,7 +469,7 @@ class ClangCalls:
                             scope[p.hash] = ptr if (self._is_struct(ptr.elem) or ptr.inner) else SharedScalar(ptr)
                             continue
                     val = self.rvalue(a)
-                elif self.holds_array(self.note_type(a.type)):
+                elif pt.kind != TK.POINTER and self.holds_array(self.note_type(a.type)):   # (note_type drops a `*`)
                     val = self.struct_value(a)
                 else:
                     val = self.rvalue(a)
@@ -577,3 +577,16 @@ def _index_helper(fn) -> bool:
     return len(stmts) == 1 and stmts[0].kind == CK.RETURN_STMT and canonical(fn.result_type).kind in (
         TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.SHORT, TK.USHORT)
 
+
+def _free_operator(ref, fn) -> bool:
+    """A call of a free operator function, whose first operand may be a member (`r.o + r.d`)."""
+    return ref is not None and ref.kind in (CK.FUNCTION_DECL, CK.FUNCTION_TEMPLATE) and fn.startswith("operator")
+
+
+def _bound_callee(lowering, c):
+    """The function a call names: through a template parameter a launch binds to a function
+    (`template <vec_dot_t dot> ... dot(x, i)`), that function."""
+    ref = c.referenced
+    if ref is not None and ref.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
+        return getattr(lowering, "template_functions", {}).get(ref.spelling, ref)
+    return ref

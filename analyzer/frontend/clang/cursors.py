@@ -65,6 +65,27 @@ def _implicit_copy(c) -> bool:
     return len(kids) == 1 and kids[0].kind.is_expression()
 
 
+def in_union(field) -> bool:
+    """Whether a member shares its bytes with others: it is a union's, or a member of an anonymous
+    struct inside one (`union { uint4 data; struct { uchar3 start; ... }; }`)."""
+    p = field.semantic_parent if field is not None and field.kind == CK.FIELD_DECL else None
+    while p is not None and p.kind in (CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL):
+        if p.kind == CK.UNION_DECL:
+            return True
+        if not p.is_anonymous():
+            return False
+        p = p.semantic_parent
+    return False
+
+
+def has_union(t) -> bool:
+    """Whether a record type is a union or holds one, however deep."""
+    t = canonical(t)
+    if t.kind != TK.RECORD:
+        return False
+    return t.get_declaration().kind == CK.UNION_DECL or any(has_union(f.type) for f in t.get_fields())
+
+
 def canonical(t):
     return t.get_canonical()
 

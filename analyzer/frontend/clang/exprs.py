@@ -502,11 +502,11 @@ class ClangExprs:
         if isinstance(base, ParamStruct):
             return self.param_field(base, field, c)
         if isinstance(base, LocalStruct):
-            return self.local_member(base, field, c.type)
+            return self.local_member(base, field, c.type, c)
         if sb.kind == CK.MEMBER_REF_EXPR:
             inner = self.value(sb)
             if isinstance(inner, LocalStruct):
-                return self.local_member(inner, field, c.type)
+                return self.local_member(inner, field, c.type, c)
             if isinstance(inner, ParamStruct):
                 return self.param_field(inner, field, c)
         comp = COMPONENTS.get(field)
@@ -518,6 +518,8 @@ class ClangExprs:
                 return Scalar(ir.Var(f"{vec.name}.{comp}"), vector_shape(vec.ty)[0])
             if isinstance(vec, Vector) and comp is not None and comp < len(vec.comps):
                 return Scalar(vec.comps[comp], (vector_shape(vec.ty) or ("int", 0))[0])
+            if (lane := self.packed_lane(vec, comp)) is not None:
+                return lane   # a lane of a local struct's packed vector member
         ptr = self.member_place(c)
         if ptr is not None:
             if ptr.inner is not None and canonical(c.type).kind == TK.CONSTANTARRAY:
@@ -556,6 +558,9 @@ def field_offset(record_t, field) -> int | None:
     if off is not None and off >= 0:
         return off
     decl = record_t.get_declaration()
+    off = _anonymous_offset(field, record_t) if field.kind == CK.FIELD_DECL else None
+    if off is not None:
+        return off
     for base in decl.get_children():
         if base.kind != CK.CXX_BASE_SPECIFIER or base.is_virtual_base():
             continue
@@ -566,3 +571,23 @@ def field_offset(record_t, field) -> int | None:
         if at is not None and at >= 0:
             return at + inner
     return None
+
+
+def _anonymous_offset(field, record_t) -> int | None:
+    """The offset in bits in `record_t` of a member of an anonymous struct or union nested in it
+    (its name cannot be looked up): its offset in that anonymous record plus the record's, which is
+    a named member's offset in `record_t` less its offset in the anonymous record (clang's layout)."""
+    parent = field.semantic_parent
+    inner = field.get_field_offsetof()
+    if parent is None or inner is None or inner < 0:
+        return None
+    if parent == record_t.get_declaration():
+        return inner
+    named = next((f for f in parent.walk_preorder() if f.kind == CK.FIELD_DECL and f.spelling
+                  and "(anonymous" not in f.spelling), None)
+    if named is None or not parent.is_anonymous():
+        return None
+    outer, there = record_t.get_offset(named.spelling), parent.type.get_offset(named.spelling)
+    if outer is None or there is None or outer < 0 or there < 0:
+        return None
+    return outer - there + inner

@@ -29,7 +29,7 @@ from analyzer.frontend.clang.exprs import ClangExprs
 from analyzer.frontend.clang.groups import ClangGroups
 from analyzer.frontend.clang.instances import ClangInstances, instance_arguments, same_instance
 from analyzer.frontend.clang.lanes import ClangLanes
-from analyzer.frontend.clang.launches import explicit_instances, host_launches, launch_bounds, work_group_size
+from analyzer.frontend.clang.launches import FunctionArg, explicit_instances, host_launches, launch_bounds, work_group_size
 from analyzer.frontend.clang.member_pointers import ClangMemberPointers
 from analyzer.frontend.clang.memset import ClangMemset
 from analyzer.frontend.clang.metal import ClangMetal
@@ -296,6 +296,7 @@ class ClangLowering(ClangPointerArrays, ClangChosen, ClangExprs, ClangInstances,
         self.return_var = None
         self.return_struct = None
         self.template_values, self.template_types, self.template_params = {}, {}, [t.spelling for t in tparams]
+        self.template_functions = {}   # a template parameter -> the function a launch gives it
         # a specialization clang instantiated (reader.instance_markers): its body and its callees' are
         # clang's instantiations, types and constants resolved
         self.instantiated = fn.kind == CK.FUNCTION_DECL and fn.specialized_template is not None
@@ -303,7 +304,9 @@ class ClangLowering(ClangPointerArrays, ClangChosen, ClangExprs, ClangInstances,
         self.dynamic_shared = None   # the buffer every `extern __shared__` array of the kernel names
         for i, tp in enumerate(tparams):
             arg = targs[i] if targs is not None and i < len(targs) else None
-            if tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
+            if tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER and isinstance(arg, FunctionArg):
+                self.template_functions[tp.spelling] = arg.cursor
+            elif tp.kind == CK.TEMPLATE_NON_TYPE_PARAMETER:
                 if isinstance(arg, int):
                     self.template_values[tp.spelling] = Scalar(ir.Const(arg), "int")
                 else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analyzer import ir
 
@@ -20,6 +20,27 @@ from analyzer.frontend.clang.reader import evaluate_int
 _BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*([^,)]+)")
 _WG = re.compile(r"reqd_work_group_size\s*\(([^)]*)\)")
 _CONFIG = ("cudaConfigureCall", "__cudaPushCallConfiguration")
+
+
+@dataclass(frozen=True)
+class FunctionArg:
+    """A function given as a template argument (`k<32, vec_dot_q8_0><<<g, b>>>`): calls through the
+    template's parameter are calls of it."""
+    name: str
+    usr: str
+    cursor: object = field(compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _function_args(launch, ref) -> list:
+    """The functions a launch names among its kernel's template arguments, in order."""
+    callee = next((n for n in launch.walk_preorder() if n.kind == CK.DECL_REF_EXPR and n.referenced is not None
+                   and n.referenced.hash == ref.hash), None)
+    return [FunctionArg(k.spelling, k.referenced.get_usr(), k.referenced) for k in children(callee)
+            if k.kind == CK.DECL_REF_EXPR and k.referenced is not None and k.referenced.kind == CK.FUNCTION_DECL] \
+        if callee is not None else []
 
 
 @dataclass
@@ -156,12 +177,15 @@ def _record(lowering, out: dict, ref, grid_c, block_c, fn) -> None:
     kernel = tmpl if tmpl is not None else ref
     kernel = kernel.get_definition() or kernel
     targs = []
+    functions = _function_args(fn, ref) if ref.get_num_template_arguments() > 0 else []
     for i in range(max(ref.get_num_template_arguments(), 0)):
         kind = ref.get_template_argument_kind(i).name
         if kind == "INTEGRAL":
             targs.append(ref.get_template_argument_value(i))
         elif kind == "TYPE":
             targs.append(lowering.note_type(ref.get_template_argument_type(i)))
+        elif kind == "DECLARATION" and functions:
+            targs.append(functions.pop(0))
         else:
             targs.append(None)
     grid = _dims(grid_c, fn) if grid_c is not None else None

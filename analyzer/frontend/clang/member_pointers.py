@@ -14,7 +14,8 @@ from dataclasses import replace
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, Value
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, in_union, strip
+from analyzer.frontend.types import vector_shape
 
 MEMBER = "member"
 HELD = "inmem:"   # the path of a struct held in private memory starts so (never a C name)
@@ -34,13 +35,24 @@ def struct_path(obj) -> str | None:
 class ClangMemberPointers:
     """Pointer members of local structs; mixed into ClangLowering."""
 
-    def local_member(self, obj: LocalStruct, field: str, t) -> Value:
-        """Member `field` (of type `t`) of a local struct: a nested struct, its pointer, or its variable."""
+    def local_member(self, obj: LocalStruct, field: str, t, c=None) -> Value:
+        """Member `field` (of type `t`) of a local struct: a nested struct, its pointer, or its variable;
+        a union's member (`c` the reference) is another member's bytes, not modelled."""
+        if c is not None and in_union(c.referenced):
+            raise Unsupported(c, f"member '{field}' of a local union (its bytes are another member's)")
         ty = self.note_type(t)
         path = f"{obj.name}.{field}"
         if canonical(t).kind == TK.POINTER:
             return self.scopes[0].get((MEMBER, path)) or Pointer("?", ir.GLOBAL, ty, ir.Const(0))
         return LocalStruct(path, ty) if self._is_struct(ty) else Scalar(ir.Var(path), ty)
+
+    @staticmethod
+    def packed_lane(vec, comp) -> Scalar | None:
+        """Lane `comp` of a vector member of a local struct, held as one packed variable (`r.o.x`)."""
+        shape = vector_shape(vec.ty) if isinstance(vec, Scalar) and isinstance(vec.expr, ir.Var) else None
+        if shape and comp is not None and comp < shape[1]:
+            return Scalar(ir.Call(f"lane{comp}", (vec.expr,)), shape[0])
+        return None
 
     def set_member_pointer(self, path: str, t, val: Value, c, span=None) -> list[ir.Stmt]:
         """`obj.p = q` for a pointer member (the struct's path `obj.p`), `t` the member's type; where

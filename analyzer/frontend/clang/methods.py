@@ -14,7 +14,7 @@ from __future__ import annotations
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, SharedScalar, Value, _add
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, has_union, strip, type_name
 from analyzer.frontend.clang.exprs import field_offset
 from analyzer.frontend.clang.reader import evaluate_int, unary_op
 from analyzer.frontend.types import vector_shape
@@ -30,8 +30,9 @@ class ClangMethods:
     this_val = None   # the object a member function being inlined was called on (a Pointer or LocalStruct)
 
     def holds_array(self, ty: str) -> bool:
+        """Whether a struct lives in memory: it holds an array, or a union (whose members share bytes)."""
         record = self.records.get(ty)
-        return record is not None and any(t is None for _, _, t in self.struct_leaves(record))
+        return record is not None and (any(t is None for _, _, t in self.struct_leaves(record)) or has_union(record))
 
     def private_struct(self, name: str, ty: str) -> Pointer:
         """A fresh local struct value held in a private buffer of its own."""

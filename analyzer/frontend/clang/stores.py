@@ -9,7 +9,7 @@ from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
 from analyzer.frontend.c_values import (LocalRef, LocalStruct, ParamStruct, Pointer, Scalar, SharedScalar, Value, Vector,
                                         _add, const_int)
-from analyzer.frontend.clang.cursors import CK, TK, canonical, children, strip, type_name
+from analyzer.frontend.clang.cursors import CK, TK, canonical, children, in_union, strip, type_name
 from analyzer.frontend.clang.exprs import _ASSIGN_OPS, _reads
 from analyzer.frontend.clang.macro_accessors import accessor
 from analyzer.frontend.clang.reader import unary_op
@@ -80,6 +80,8 @@ class ClangStores:
             kids = children(t)
             sb = strip(kids[0]) if kids else None
             base = self.value(sb) if sb is not None and sb.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR) else None
+            if isinstance(base, LocalStruct) and in_union(t.referenced):
+                raise Unsupported(t, f"member '{t.spelling}' of a local union (its bytes are another member's)")
             if isinstance(base, LocalStruct):
                 return [ir.Assign(f"{base.name}.{t.spelling}", self._scalar(val), span)]
             if not kids or strip(kids[0]).kind == CK.CXX_THIS_EXPR:
@@ -90,6 +92,11 @@ class ClangStores:
             comp = COMPONENTS.get(t.spelling)
             if isinstance(base, LocalRef) and comp is not None and vector_shape(base.ty):
                 return [ir.Assign(f"{base.name}.{comp}", self._scalar(val), span)]
+            shape = vector_shape(base.ty) if isinstance(base, Scalar) and isinstance(base.expr, ir.Var) else None
+            if shape and comp is not None and comp < shape[1]:   # a lane of a local struct's packed vector member
+                lanes = [ir.Call(f"lane{i}", (base.expr,)) for i in range(shape[1])]
+                lanes[comp] = self._scalar(val)
+                return [ir.Assign(base.expr.name, ir.Call("vec", tuple(lanes)), span)]
             ptr = self.member_place(t)
             if ptr is not None:
                 return [self._access_stmt(ptr, True, val, span)]
@@ -191,7 +198,9 @@ class ClangStores:
         if isinstance(src, Vector) and len(src.comps) != len(leaves):
             raise Unsupported(src_c, f"struct '{struct}' built from {len(src.comps)} values")
         for i, (path, off, ty) in enumerate(leaves):
-            if ty is None or vector_shape(ty):
+            # a vector member is one packed value: a local's copied whole, memory's read or written in
+            # one access of its width; an argument's (one parameter a lane) and a vector's lanes are not
+            if ty is None or vector_shape(ty) and isinstance(src, (ParamStruct, Vector)):
                 raise Unsupported(src_c, f"copy of struct '{struct}', which has an array or vector member '{path}'")
             if isinstance(src, Vector):
                 val = Scalar(src.comps[i], ty)

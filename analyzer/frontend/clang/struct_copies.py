@@ -102,7 +102,7 @@ class ClangStructCopies:
                     out.append(ir.Eval(self._scalar(self.load(Pointer(src.buffer, src.space, ty, _add(
                         src.offset, ir.Const(off))), read_span or span)), span))
                     continue
-            if ty is None or vector_shape(ty):
+            if ty is None or vector_shape(ty) and isinstance(src, ParamStruct):
                 raise Unsupported(None, f"copy of struct '{struct}', which has an array or vector member '{path}'")
             if path in pointers and not isinstance(src, Pointer):
                 val = Scalar(self.opaque("a pointer's bits"), ty)

@@ -113,6 +113,19 @@ __device__ float __sinf(float);
 __device__ float __cosf(float);
 __device__ float __powf(float, float);
 __device__ float __saturatef(float);
+// SIMD within a word and byte permutes (sm_61+): values of their arguments, no memory touched
+__device__ int __dp4a(int, int, int);
+__device__ unsigned __dp4a(unsigned, unsigned, unsigned);
+__device__ int __dp2a_lo(int, int, int);
+__device__ int __dp2a_hi(int, int, int);
+__device__ unsigned __byte_perm(unsigned, unsigned, unsigned);
+#define __KR_SIMD(name) __device__ unsigned name##2(unsigned, unsigned); __device__ unsigned name##4(unsigned, unsigned);
+__KR_SIMD(__vadd) __KR_SIMD(__vsub) __KR_SIMD(__vaddss) __KR_SIMD(__vsubss) __KR_SIMD(__vaddus) __KR_SIMD(__vsubus)
+__KR_SIMD(__vabsdiffs) __KR_SIMD(__vabsdiffu) __KR_SIMD(__vavgs) __KR_SIMD(__vavgu) __KR_SIMD(__vmaxs) __KR_SIMD(__vmaxu)
+__KR_SIMD(__vmins) __KR_SIMD(__vminu) __KR_SIMD(__vcmpeq) __KR_SIMD(__vcmpne) __KR_SIMD(__vcmpges) __KR_SIMD(__vcmpgeu)
+__KR_SIMD(__vcmpgts) __KR_SIMD(__vcmpgtu) __KR_SIMD(__vcmples) __KR_SIMD(__vcmpleu) __KR_SIMD(__vcmplts) __KR_SIMD(__vcmpltu)
+__KR_SIMD(__vseteq) __KR_SIMD(__vsetne) __KR_SIMD(__vsetges) __KR_SIMD(__vsetgts) __KR_SIMD(__vsetles) __KR_SIMD(__vsetlts)
+#undef __KR_SIMD
 /* the arithmetic intrinsics with a rounding mode (values: uninterpreted functions) */
 __device__ float __fmaf_rn(float, float, float);
 __device__ float __fmaf_rz(float, float, float);
