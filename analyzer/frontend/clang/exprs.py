@@ -514,12 +514,8 @@ class ClangExprs:
             vec = base if base is not None else None
             if vec is None and vector_shape(type_name(sb.type)) and not self._is_struct(type_name(sb.type)):
                 vec = self.value(sb) if sb.kind != CK.DECL_REF_EXPR else base
-            if isinstance(vec, LocalRef) and vector_shape(vec.ty) and comp is not None:
-                return Scalar(ir.Var(f"{vec.name}.{comp}"), vector_shape(vec.ty)[0])
-            if isinstance(vec, Vector) and comp is not None and comp < len(vec.comps):
-                return Scalar(vec.comps[comp], (vector_shape(vec.ty) or ("int", 0))[0])
-            if (lane := self.packed_lane(vec, comp)) is not None:
-                return lane   # a lane of a local struct's packed vector member
+            if (lane := self.lane_of(vec, comp)) is not None:   # (member_pointers.py)
+                return lane
         ptr = self.member_place(c)
         if ptr is not None:
             if ptr.inner is not None and canonical(c.type).kind == TK.CONSTANTARRAY:

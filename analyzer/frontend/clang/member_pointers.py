@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from analyzer import ir
 from analyzer.frontend.c_tree import Unsupported
-from analyzer.frontend.c_values import LocalStruct, Pointer, Scalar, Value
+from analyzer.frontend.c_values import LocalRef, LocalStruct, Pointer, Scalar, Value, Vector
 from analyzer.frontend.clang.cursors import CK, TK, canonical, children, in_union, strip
 from analyzer.frontend.types import vector_shape
 
@@ -45,6 +45,17 @@ class ClangMemberPointers:
         if canonical(t).kind == TK.POINTER:
             return self.scopes[0].get((MEMBER, path)) or Pointer("?", ir.GLOBAL, ty, ir.Const(0))
         return LocalStruct(path, ty) if self._is_struct(ty) else Scalar(ir.Var(path), ty)
+
+    def lane_of(self, vec, comp) -> Scalar | None:
+        """Lane `comp` of a local vector's variables, of a vector value, or of a local struct's
+        vector member held as one packed variable (`r.o.x`); None for anything else."""
+        if comp is None:
+            return None
+        if isinstance(vec, LocalRef) and vector_shape(vec.ty):
+            return Scalar(ir.Var(f"{vec.name}.{comp}"), vector_shape(vec.ty)[0])
+        if isinstance(vec, Vector) and comp < len(vec.comps):
+            return Scalar(vec.comps[comp], (vector_shape(vec.ty) or ("int", 0))[0])
+        return self.packed_lane(vec, comp)
 
     @staticmethod
     def packed_lane(vec, comp) -> Scalar | None:
