@@ -15,7 +15,6 @@ Part of `races.PairChecker` (and `grid.GridChecker`): uses its `kernel`, `ev`, `
 
 from __future__ import annotations
 
-import contextlib
 import copy
 
 import z3
@@ -47,8 +46,7 @@ class OutOfBounds:
         try:
             for a, b in self._apart_pairs:
                 buf = self.kernel.buffers.get(a.access.buffer)
-                if (buf is None or not buf.bounded or self._out_of_time()
-                        or self._cache.get(("unbounded", a.access.id, b.access.id))):
+                if buf is None or not buf.bounded or self._out_of_time():
                     continue
                 res, _ = self._solve(self._any_overlap(self.exact, a, b), out)
                 if res != z3.unsat:
@@ -59,63 +57,32 @@ class OutOfBounds:
             self.bounded = True
         return said
 
-    def _bounds_matter(self, a: AccessEvent, b: AccessEvent) -> bool:
-        """Would the pair's queries state bounds that a query without them could do without? Only
-        where bounds are stated for the pair and the solver-free proof (which uses none) did not
-        settle it."""
+    def _outside_bounds(self, a: AccessEvent, b: AccessEvent, ask, out: PairAnalysis) -> None:
+        """A pair that never collides in bounds, asked again without the in-bounds facts: a
+        collision there needs an index outside a buffer or a fixed-size dimension, the
+        `out-of-bounds` finding (hazards with `outside` set), not a race. Only where bounds were
+        stated for the pair and the solver-free proof (which uses none) did not settle it; one
+        overlap query first, and the pair's queries (`ask(analysis)`) only when that finds an overlap."""
         if not self.bounded or ("proved", a.access.id, b.access.id) in self._cache or self._out_of_time():
-            return False
+            return
         buf = self.kernel.buffers.get(a.access.buffer)
         if buf is not None and (buf.param_row or buf.extent_params or buf.host_shape):
             # A host's shape (TVM's, ir.Buffer.host_shape) is a stated assumption, which `-v`
             # lists (`rests_on_bounds`). (Without a symbolic shape's rows, `(N, H, D)`, the
             # flattened products were nonlinear too, and each query ran to its budget.)
-            return False
-        return bool(a.bounds or b.bounds or (buf is not None and buf.bounded))
-
-    @contextlib.contextmanager
-    def _unbounded(self, out: PairAnalysis):
-        """Queries without the in-bounds facts, on OUTSIDE_SHARE of the budget and no escalation
-        (undecided there leaves the verdict in bounds as it is; the race pass's own undecided
-        queries may need the escalations)."""
+            return
+        if not (a.bounds or b.bounds or (buf is not None and buf.bounded)):
+            return
+        outside = PairAnalysis()
+        # Undecided here leaves the verdict in bounds as it is: no escalation is spent, which the
+        # race pass's own undecided queries may need (each kernel has a few).
         self.bounded, escalations, self.escalations = False, self.escalations, 0
         try:
             with self._scaled(share=OUTSIDE_SHARE):
-                yield
-        finally:
-            self.bounded, self.escalations = True, escalations
-
-    def _apart_unbounded(self, a: AccessEvent, b: AccessEvent, out: PairAnalysis) -> bool:
-        """Do a and b never overlap even without the bounds? Asked before the query in bounds,
-        where bounds matter (`_bounds_matter`): unsat here is unsat there (the bounds only add
-        constraints), and settles `_outside_bounds` too, so a pair apart either way costs one
-        query, not two (vello's `flatten`: 235 such pairs of 236, each asked twice). The answer
-        is kept for `_outside_bounds` (undecided counts as not apart, as it does there)."""
-        if not self._bounds_matter(a, b):
-            return False
-        with self._unbounded(out):
-            apart = self._apart_by_solver(a, b, out)
-        self._cache[("unbounded", a.access.id, b.access.id)] = apart
-        return apart
-
-    def _outside_bounds(self, a: AccessEvent, b: AccessEvent, ask, out: PairAnalysis) -> None:
-        """A pair that never collides in bounds, asked again without the in-bounds facts: a
-        collision there needs an index outside a buffer or a fixed-size dimension, the
-        `out-of-bounds` finding (hazards with `outside` set), not a race. Only where bounds
-        matter (`_bounds_matter`); one overlap query first (or its answer from
-        `_apart_unbounded`), and the pair's queries (`ask(analysis)`) only when it finds an
-        overlap."""
-        if not self._bounds_matter(a, b):
-            return
-        apart = self._cache.get(("unbounded", a.access.id, b.access.id))
-        if apart:
-            return
-        outside = PairAnalysis()
-        try:
-            with self._unbounded(outside):
-                if apart is False or not self._apart_by_solver(a, b, outside):
+                if not self._apart_by_solver(a, b, outside):
                     ask(outside)
         finally:
+            self.bounded, self.escalations = True, escalations
             out.queries += outside.queries
         # Undecided without the bounds: the verdict in bounds stands (no race), and nothing is said.
         out.hazards.extend(h for h in outside.hazards if not h.benign and h.outside is not None)

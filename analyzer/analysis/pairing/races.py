@@ -233,7 +233,7 @@ class PairChecker(PairShapes, CollisionConstraints, SolverBudget, WitnessSearch,
                 self._cache[("proved", a.access.id, b.access.id)] = True   # with no bounds at all
             if proved and CROSS_CHECK:
                 self._cross_check(a, b, out)
-            hit = self._cache[key] = proved or self._apart_unbounded(a, b, out) or self._apart_by_solver(a, b, out)
+            hit = self._cache[key] = proved or self._apart_by_solver(a, b, out)
             if hit:
                 self._apart_pairs.append((a, b))
         return hit
