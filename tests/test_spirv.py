@@ -121,6 +121,17 @@ def test_glsl_compile_error_is_one_line_naming_the_file(cli, tmp_path):
     assert err.count("\n") == 1 and "bad.comp" in err and "glslangValidator" in err
 
 
+def test_glsl_rejected_after_an_extension_glslang_does_not_know_says_so(cli, tmp_path):
+    # glslang only warns at the `#extension` (a type of the extension's own is then a syntax
+    # error that does not say why); the one line names the extension and where it is enabled.
+    bad = tmp_path / "ext.comp"
+    bad.write_text("#version 460\n#extension GL_KR_no_such_extension : enable\nlayout(local_size_x = 8) in;\n"
+                   "layout(binding = 0) uniform kernelraceTensor<float, 4> t;\nvoid main() {}\n")
+    code, _, err = cli("check", str(bad))
+    assert code == 2 and err.count("\n") == 1 and "ext.comp:4:" in err
+    assert "line 2 enables GL_KR_no_such_extension, which this glslangValidator does not support" in err
+
+
 def test_glsl_includes_and_macros_reach_glslang_with_lines_kept(cli, tmp_path):
     # `#include` is on as glslc has it, found beside the shader or under -I; -D reaches glslang.
     (tmp_path / "inc").mkdir()

@@ -78,6 +78,20 @@ def _first_error(text: str) -> str:
     return (errors or lines or ["failed"])[0]
 
 
+# glslang warns, and goes on, where a shader enables an extension it does not know; the error that
+# follows (a syntax error at the extension's own types: `tensorARM<float, 4>`) does not say why.
+_UNSUPPORTED_EXTENSION = re.compile(r":(\d+): '#extension' : extension not supported: (\w+)")
+
+
+def _unsupported_extensions(text: str) -> str:
+    """The extensions glslang's output says it does not support, said after its first error."""
+    found = {name: line for line, name in _UNSUPPORTED_EXTENSION.findall(text)}
+    if not found:
+        return ""
+    return ("; " + ", ".join(f"line {line} enables {name}" for name, line in found.items())
+            + ", which this glslangValidator does not support (a newer glslang may)")
+
+
 _INCLUDE = re.compile(r"^\s*#\s*include\b", re.M)
 _VERSION = re.compile(r"^\s*#\s*version\b.*$", re.M)
 _UNDECLARED = re.compile(r"'(\w+)' : undeclared identifier")
@@ -167,7 +181,8 @@ def _glslang(source: str, filename: str, stage: str, include_dirs, macros, optio
         proc = _run([tool("glslangValidator"), "-V", "--target-env", TARGET_ENV, "-g", "-S", stage, *options,
                      *(f"-I{d}" for d in dirs), *defines, src.name, "-o", str(out)], f"compiling {filename}", cwd=tmp)
         if proc.returncode != 0 or not out.exists():
-            msg = _first_error(proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
+            text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+            msg = _first_error(text) + _unsupported_extensions(text)
             # glslang names the temporary copy: name the user's file instead.
             return None, msg.replace(src.name, filename)
         return out.read_bytes(), ""

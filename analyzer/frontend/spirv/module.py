@@ -270,13 +270,13 @@ class Module:
             self.types[r] = Type("matrix", elem=self._element(a[0]), count=_number(a[1], "column count"))
         elif op == "OpTypeArray":
             elem = self._element(a[0])
-            if self.types[elem].kind == "rtarray" or (
-                    self.specialised(a[1]) and self.types[elem].kind == "array"):
+            if self.types[elem].kind == "rtarray":
                 raise Unsupported(ins.node, "an array of arrays whose length is a specialization constant")
             if self.specialised(a[1]):
                 # A length the host sets (`shared float t[SIZE]`, SIZE a specialization constant):
                 # unknown here, so the array is sized as a runtime array is, and only where that
-                # is its only dimension: another would make a row stride or the size unknown.
+                # is its outermost dimension (`t[SIZE][4]`: rows of a known stride); an inner one
+                # would make a row stride unknown.
                 self.types[r] = Type("rtarray", elem=elem)
                 return
             count = self.const_int(a[1], ins)
