@@ -113,10 +113,16 @@ def test_spvasm_syntax_error_names_line_and_column(cli, tmp_path):
     assert f"{bad}:18:41:" in err and "syntax error" in err and "Traceback" not in err
 
 
+def _check_shader(cli, path, text) -> tuple[int, str]:
+    """`kernelrace check` of a shader written to `path`: (exit status, stderr)."""
+    path.write_text(text)
+    code, _, err = cli("check", str(path))
+    return code, err
+
+
 def test_glsl_compile_error_is_one_line_naming_the_file(cli, tmp_path):
-    bad = tmp_path / "bad.comp"
-    bad.write_text("#version 450\nlayout(local_size_x = 8) in;\nvoid main() { int x = ; }\n")
-    code, _, err = cli("check", str(bad))
+    code, err = _check_shader(cli, tmp_path / "bad.comp",
+                              "#version 450\nlayout(local_size_x = 8) in;\nvoid main() { int x = ; }\n")
     assert code == 2
     assert err.count("\n") == 1 and "bad.comp" in err and "glslangValidator" in err
 
@@ -124,10 +130,9 @@ def test_glsl_compile_error_is_one_line_naming_the_file(cli, tmp_path):
 def test_glsl_rejected_after_an_extension_glslang_does_not_know_says_so(cli, tmp_path):
     # glslang only warns at the `#extension` (a type of the extension's own is then a syntax
     # error that does not say why); the one line names the extension and where it is enabled.
-    bad = tmp_path / "ext.comp"
-    bad.write_text("#version 460\n#extension GL_KR_no_such_extension : enable\nlayout(local_size_x = 8) in;\n"
-                   "layout(binding = 0) uniform kernelraceTensor<float, 4> t;\nvoid main() {}\n")
-    code, _, err = cli("check", str(bad))
+    code, err = _check_shader(cli, tmp_path / "ext.comp",
+                              "#version 460\n#extension GL_KR_no_such_extension : enable\nlayout(local_size_x = 8) in;\n"
+                              "layout(binding = 0) uniform kernelraceTensor<float, 4> t;\nvoid main() {}\n")
     assert code == 2 and err.count("\n") == 1 and "ext.comp:4:" in err
     assert "line 2 enables GL_KR_no_such_extension, which this glslangValidator does not support" in err
 
@@ -433,10 +438,8 @@ def test_an_opengl_shader_is_compiled_with_opengl_rules_and_says_so(cli):
 
 
 def test_an_opengl_shader_that_fails_for_another_reason_is_one_line(cli, tmp_path):
-    shader = tmp_path / "gl.comp"
-    shader.write_text("#version 430\nlayout(local_size_x = 8) in;\nuniform uint n;\n"
-                      "layout(std430) buffer B { float b[]; };\nvoid main() { b[n] = ; }\n")
-    code, _, err = cli("check", str(shader))
+    code, err = _check_shader(cli, tmp_path / "gl.comp", "#version 430\nlayout(local_size_x = 8) in;\nuniform uint n;\n"
+                              "layout(std430) buffer B { float b[]; };\nvoid main() { b[n] = ; }\n")
     assert code == 2 and err.count("\n") == 1 and "gl.comp:5" in err
 
 
